@@ -1,0 +1,12 @@
+# Warnings and sanitizers per target; global flags are never edited.
+function(attnprop_target_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+  if(ATTNPROP_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(ATTNPROP_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=${ATTNPROP_SANITIZE} -fno-omit-frame-pointer
+                                             -fno-sanitize-recover=all)
+    target_link_options(${target} PRIVATE -fsanitize=${ATTNPROP_SANITIZE})
+  endif()
+endfunction()

@@ -1,0 +1,194 @@
+#include "analysis/evaluate.hpp"
+
+#include "attention/hard_exact.hpp"
+#include "attention/soft.hpp"
+
+#include <cmath>
+
+namespace attnprop::analysis {
+
+using numeric::arb_ball;
+using numeric::mpfr_real;
+
+std::optional<scalar_choice> parse_scalar_choice(std::string_view s) {
+    if (s == "auto") return scalar_choice::automatic;
+    if (s == "exact") return scalar_choice::exact;
+    if (s == "double") return scalar_choice::double_;
+    if (s == "mpfr") return scalar_choice::mpfr;
+    if (s == "ball") return scalar_choice::ball;
+    return std::nullopt;
+}
+
+const char* to_string(scalar_choice c) {
+    switch (c) {
+    case scalar_choice::automatic: return "auto";
+    case scalar_choice::exact: return "exact";
+    case scalar_choice::double_: return "double";
+    case scalar_choice::mpfr: return "mpfr";
+    case scalar_choice::ball: return "ball";
+    }
+    return "?";
+}
+
+namespace {
+
+template <class S> std::vector<std::string> show(const vec<S>& v, int digits) {
+    std::vector<std::string> out;
+    for (const auto& x : v) out.push_back(numeric::to_display_string(x, digits));
+    return out;
+}
+
+template <class S> std::vector<std::string> radii(const vec<S>& v) {
+    std::vector<std::string> out;
+    if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure)
+        for (const auto& x : v) out.push_back(numeric::radius_string(x));
+    return out;
+}
+
+// Readout for any S: verdict or logits/probabilities. Exact logits get ball probabilities.
+template <class S>
+void fill_readout(evaluation& ev, const model::model<S>& m, const vec<S>& y,
+                  const numeric::context& ctx) {
+    ev.recognizer = m.out.is_recognizer();
+    if (ev.recognizer) {
+        ev.accept = attention::recognize(m.out, y, ctx);
+        return;
+    }
+    ev.output_symbols = m.out.symbols;
+    vec<S> z = attention::readout_logits(m.out, y, ctx);
+    ev.logits = show(z, ev.digits);
+    ev.logits_radius = radii(z);
+    if constexpr (numeric::ExpScalar<S>) {
+        vec<S> p = attention::softmax(z, ctx);
+        ev.probabilities = show(p, ev.digits);
+        ev.probabilities_radius = radii(p);
+    } else {
+        vec<arb_ball> zb;
+        for (const auto& q : z) zb.push_back(arb_ball::from_rational(q, ctx));
+        vec<arb_ball> p = attention::softmax(zb, ctx);
+        ev.probabilities = show(p, ev.digits);
+        ev.probabilities_radius = radii(p);
+    }
+}
+
+template <class S>
+void fill_hard_trace(evaluation& ev, const attention::hard_trace<S>& t) {
+    for (std::size_t k = 0; k < t.y.size(); ++k) {
+        trace_layer tl;
+        for (const auto& row : t.y[k]) tl.y.push_back(show(row, ev.digits));
+        if (k > 0)
+            for (const auto& row : t.choice[k - 1]) {
+                std::vector<std::size_t> c;
+                for (auto j : row) c.push_back(j + 1);
+                tl.choice.push_back(std::move(c));
+            }
+        ev.trace.push_back(std::move(tl));
+    }
+}
+
+template <class S>
+void run_hard(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
+              const numeric::context& ctx, bool trace) {
+    model::model<S> ms = model::to_scalar<S>(m, ctx);
+    attention::hard_output<S> r = attention::hard_forward(ms, x, ctx, trace);
+    if (r.undecided) {
+        ev.undecided = r.undecided;
+        ev.recognizer = m.out.is_recognizer();
+        if (ev.recognizer) ev.accept = attention::verdict::undecided;
+        return;
+    }
+    ev.y = show(r.y, ev.digits);
+    ev.y_radius = radii(r.y);
+    fill_readout(ev, ms, r.y, ctx);
+    if (r.trace) fill_hard_trace(ev, *r.trace);
+}
+
+template <class S>
+void run_soft(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
+              const numeric::context& ctx, bool trace) {
+    model::model<S> ms = model::to_scalar<S>(m, ctx);
+    attention::soft_options so;
+    so.trace = trace;
+    so.trace_weights = trace;
+    attention::soft_output<S> r = attention::soft_forward(ms, x, ctx, so);
+    ev.y = show(r.y, ev.digits);
+    ev.y_radius = radii(r.y);
+    fill_readout(ev, ms, r.y, ctx);
+    if (r.trace) {
+        for (std::size_t k = 0; k < r.trace->y.size(); ++k) {
+            trace_layer tl;
+            for (const auto& row : r.trace->y[k]) tl.y.push_back(show(row, ev.digits));
+            if (k > 0)
+                for (const auto& row : r.trace->weights[k - 1]) {
+                    std::vector<std::vector<std::string>> heads;
+                    for (const auto& w : row) heads.push_back(show(w, ev.digits));
+                    tl.weights.push_back(std::move(heads));
+                }
+            ev.trace.push_back(std::move(tl));
+        }
+    }
+}
+
+int default_digits(long precision_bits) {
+    return static_cast<int>(std::ceil(static_cast<double>(precision_bits) * 0.30102999566398120));
+}
+
+} // namespace
+
+evaluation evaluate(const model::model<rational>& m, const model::input_sequence& x,
+                    const eval_options& opt) {
+    model::check_length(m, static_cast<long>(x.size()));
+    evaluation ev;
+    ev.model_name = m.name;
+    ev.attention = m.attention;
+    ev.input = model::format_input(m.sigma, x);
+    ev.n = x.size();
+    const bool hard = m.attention == model::attention_kind::hard;
+    scalar_choice sc = opt.scalar;
+    if (sc == scalar_choice::automatic)
+        sc = hard && model::exact_blockers(m).empty() ? scalar_choice::exact : scalar_choice::ball;
+    numeric::context ctx{opt.precision};
+    switch (sc) {
+    case scalar_choice::exact: {
+        auto blockers = model::exact_blockers(m);
+        if (!blockers.empty())
+            throw numeric::numeric_error("the exact scalar cannot evaluate this model (" +
+                                         blockers.front() +
+                                         "); use --scalar ball for a rigorous enclosure");
+        ev.scalar = "exact";
+        ev.precision = 0;
+        ev.digits = opt.digits > 0 ? opt.digits : default_digits(opt.precision);
+        attention::exact_hard_output r = attention::hard_forward_exact(m, x, ctx, opt.trace);
+        ev.y = show(r.y, ev.digits);
+        fill_readout(ev, m, r.y, ctx);
+        if (r.trace) fill_hard_trace(ev, *r.trace);
+        ev.exact_stats = r.stats;
+        break;
+    }
+    case scalar_choice::double_:
+        ev.scalar = "double";
+        ev.precision = 53;
+        ev.digits = opt.digits > 0 ? opt.digits : 17;
+        if (hard) run_hard<double>(ev, m, x, ctx, opt.trace);
+        else run_soft<double>(ev, m, x, ctx, opt.trace);
+        break;
+    case scalar_choice::mpfr:
+        ev.scalar = "mpfr";
+        ev.precision = opt.precision;
+        ev.digits = opt.digits > 0 ? opt.digits : default_digits(opt.precision);
+        if (hard) run_hard<mpfr_real>(ev, m, x, ctx, opt.trace);
+        else run_soft<mpfr_real>(ev, m, x, ctx, opt.trace);
+        break;
+    case scalar_choice::ball:
+    case scalar_choice::automatic:
+        ev.scalar = "ball";
+        ev.precision = opt.precision;
+        ev.digits = opt.digits > 0 ? opt.digits : default_digits(opt.precision);
+        if (hard) run_hard<arb_ball>(ev, m, x, ctx, opt.trace);
+        else run_soft<arb_ball>(ev, m, x, ctx, opt.trace);
+        break;
+    }
+    return ev;
+}
+
+} // namespace attnprop::analysis

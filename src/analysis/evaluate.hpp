@@ -1,0 +1,68 @@
+#pragma once
+/// @file evaluate.hpp
+/// One evaluation of a model on one input, for a scalar kind chosen at run time, with every
+/// number rendered as text (p/q for exact values, decimals and radii otherwise). This is what
+/// `attnprop eval` prints; the kernels stay typed.
+
+#include "attention/common.hpp"
+#include "attention/hard_exact.hpp"
+#include "model/model.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnprop::analysis {
+
+using model::vec;
+using numeric::rational;
+
+/// The scalar kinds a user can ask for. `automatic`: exact for hard models the exact scalar
+/// can evaluate, otherwise Arb balls.
+enum class scalar_choice { automatic, exact, double_, mpfr, ball };
+
+/// Parses "auto", "exact", "double", "mpfr", "ball".
+std::optional<scalar_choice> parse_scalar_choice(std::string_view s);
+const char* to_string(scalar_choice c);
+
+struct eval_options {
+    scalar_choice scalar = scalar_choice::automatic;
+    long precision = 256; ///< bits, for mpfr and ball
+    int digits = 0;       ///< significant digits; 0 = what the precision supports
+    bool trace = false;
+};
+
+/// One layer of a trace, rendered.
+struct trace_layer {
+    std::vector<std::vector<std::string>> y;                 ///< [position][coordinate]
+    std::vector<std::vector<std::size_t>> choice;            ///< hard: [position][head], 1-based
+    std::vector<std::vector<std::vector<std::string>>> weights; ///< soft: [position][head][key]
+};
+
+struct evaluation {
+    std::string model_name;
+    model::attention_kind attention = model::attention_kind::soft;
+    std::string input;        ///< without eos
+    std::size_t n = 0;        ///< positions including eos
+    std::string scalar;       ///< "exact", "double", "mpfr", "ball"
+    long precision = 0;       ///< bits; 0 for exact
+    int digits = 0;
+    std::vector<std::string> y;          ///< y_n^(L)
+    std::vector<std::string> y_radius;   ///< balls only
+    bool recognizer = false;
+    std::optional<attention::verdict> accept;                 ///< recognizers
+    std::optional<attention::undecided_argmax> undecided;     ///< an argmax a ball could not decide
+    std::vector<std::string> output_symbols;                  ///< softmax readouts
+    std::vector<std::string> logits, logits_radius;
+    std::vector<std::string> probabilities, probabilities_radius;
+    std::vector<trace_layer> trace;
+    std::optional<attention::exact_path_stats> exact_stats;
+};
+
+/// Evaluates; throws numeric::numeric_error when the chosen scalar cannot evaluate the model
+/// (exact rationals on a soft model or on tanh / layer norm / sinusoids) and model::input_error
+/// for an input the model cannot take.
+evaluation evaluate(const model::model<rational>& m, const model::input_sequence& x,
+                    const eval_options& opt);
+
+} // namespace attnprop::analysis

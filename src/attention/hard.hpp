@@ -1,0 +1,65 @@
+#pragma once
+/// @file hard.hpp
+/// Hard attention (model.md): every head puts weight 1 on the smallest key position attaining
+/// the maximal score. One kernel for every scalar kind; the exact kind additionally has a
+/// filtered path (hard_exact.hpp) that is as fast as doubles when nothing is close.
+
+#include "attention/common.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace attnprop::attention {
+
+/// Where an enclosure could not decide an argmax.
+struct undecided_argmax {
+    std::size_t layer = 0;    ///< 1-based
+    std::size_t position = 0; ///< 1-based query position
+    std::size_t head = 0;     ///< 1-based
+    std::vector<std::size_t> candidates; ///< 1-based key positions that may be selected
+};
+
+/// Per-layer activations and attention choices, for every position.
+template <class S> struct hard_trace {
+    std::vector<std::vector<vec<S>>> y;                     ///< y[k][j], k = 0..L
+    std::vector<std::vector<std::vector<std::size_t>>> choice; ///< choice[k-1][j][h], 0-based
+};
+
+template <class S> struct hard_output {
+    vec<S> y;                                  ///< y_n^(L) (valid when !undecided)
+    std::optional<undecided_argmax> undecided; ///< set only for enclosures
+    std::optional<hard_trace<S>> trace;
+};
+
+/// Forward pass computing only what y_n^(L) needs (the last layer at position n only), unless
+/// `with_trace`. The dot-product scale is not applied: it is positive, so the leftmost argmax
+/// does not depend on it. Stops at the first argmax an enclosure cannot decide.
+template <numeric::Scalar S>
+hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
+                            const numeric::context& ctx, bool with_trace = false);
+
+/// Scores of one query row against every key (unscaled dot products or the score map).
+template <numeric::Scalar S>
+std::vector<S> hard_scores(const model::head<S>& h, const vec<S>& yi,
+                           const std::vector<vec<S>>& keys_or_states, bool dot,
+                           const numeric::context& ctx);
+
+extern template hard_output<rational> hard_forward(const model::model<rational>&,
+                                                   const input_sequence&,
+                                                   const numeric::context&, bool);
+extern template hard_output<double> hard_forward(const model::model<double>&,
+                                                 const input_sequence&, const numeric::context&,
+                                                 bool);
+extern template hard_output<numeric::mpfr_real>
+hard_forward(const model::model<numeric::mpfr_real>&, const input_sequence&,
+             const numeric::context&, bool);
+extern template hard_output<numeric::arb_ball> hard_forward(const model::model<numeric::arb_ball>&,
+                                                            const input_sequence&,
+                                                            const numeric::context&, bool);
+extern template hard_output<numeric::interval> hard_forward(const model::model<numeric::interval>&,
+                                                            const input_sequence&,
+                                                            const numeric::context&, bool);
+
+} // namespace attnprop::attention
+
+#include "attention/hard_impl.hpp"

@@ -1,0 +1,152 @@
+#include "attention/hard_exact.hpp"
+
+#include <functional>
+
+namespace attnprop::attention {
+
+namespace {
+
+using numeric::interval;
+
+vec<interval> enclose(const vec<rational>& v, const numeric::context& ctx) {
+    return model::convert<interval>(v, ctx);
+}
+
+class filtered_pass {
+public:
+    filtered_pass(const model::model<rational>& m, const input_sequence& x,
+                  const numeric::context& ctx)
+        : m_(m), mi_(model::to_scalar<interval>(m, ctx)), x_(x), ctx_(ctx), n_(x.size()),
+          L_(m.layers.size()), yi_(L_ + 1), ye_(L_ + 1, std::vector<std::optional<vec<rational>>>(n_)),
+          choice_(L_) {}
+
+    exact_hard_output run(bool with_trace) {
+        exact_hard_output out;
+        yi_[0] = initial_states(mi_, x_, ctx_);
+        for (std::size_t k = 1; k <= L_; ++k) layer(k, with_trace || k < L_);
+        out.y = exact_at(L_, n_ - 1);
+        if (with_trace) {
+            hard_trace<rational> t;
+            for (std::size_t k = 0; k <= L_; ++k) {
+                std::vector<vec<rational>> row;
+                for (std::size_t j = 0; j < n_; ++j) row.push_back(exact_at(k, j));
+                t.y.push_back(std::move(row));
+            }
+            t.choice = choice_;
+            out.trace = std::move(t);
+        }
+        out.stats = stats_;
+        return out;
+    }
+
+private:
+    using score_kind = model::score_spec<interval>::kind;
+
+    void layer(std::size_t k, bool all_rows) {
+        const auto& lay = mi_.layers[k - 1];
+        const auto& laye = m_.layers[k - 1];
+        const std::size_t H = lay.heads.size();
+        const auto& y = yi_[k - 1];
+        std::vector<std::vector<vec<interval>>> keys(H);
+        for (std::size_t h = 0; h < H; ++h) {
+            const auto& hd = lay.heads[h];
+            if (hd.score.type == score_kind::dot && !constant_scores(hd))
+                for (std::size_t j = 0; j < n_; ++j) keys[h].push_back(key(hd, y[j], ctx_));
+        }
+        choice_[k - 1].assign(n_, std::vector<std::size_t>(H, 0));
+        yi_[k].assign(n_, {});
+        const std::size_t first = all_rows ? 0 : n_ - 1;
+        for (std::size_t i = first; i < n_; ++i) {
+            std::vector<vec<interval>> b(H);
+            for (std::size_t h = 0; h < H; ++h) {
+                const auto& hd = lay.heads[h];
+                std::size_t jstar = 0;
+                if (!constant_scores(hd)) {
+                    const bool dot = hd.score.type == score_kind::dot;
+                    std::vector<interval> s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx_);
+                    argmax_result a = leftmost_argmax(s);
+                    if (a.decided) {
+                        jstar = a.index;
+                        ++stats_.rows_filtered;
+                    } else {
+                        jstar = exact_argmax(k, i, laye.heads[h], a.candidates);
+                        ++stats_.rows_exact;
+                    }
+                }
+                choice_[k - 1][i][h] = jstar;
+                b[h] = value(hd, y[jstar], ctx_);
+            }
+            yi_[k][i] = update(lay, y[i], b, ctx_);
+        }
+    }
+
+    // Decides the leftmost argmax exactly among the filter's candidates (which contain it).
+    std::size_t exact_argmax(std::size_t k, std::size_t i, const model::head<rational>& hd,
+                             const std::vector<std::size_t>& cand) {
+        const vec<rational>& yq = exact_at(k - 1, i);
+        const bool dot = hd.score.type == model::score_spec<rational>::kind::dot;
+        vec<rational> q;
+        if (dot) q = query(hd, yq, ctx_);
+        std::size_t best = cand.front();
+        rational best_s;
+        for (std::size_t t = 0; t < cand.size(); ++t) {
+            const std::size_t j = cand[t];
+            const vec<rational>& yk = exact_at(k - 1, j);
+            rational s;
+            if (dot) {
+                vec<rational> kk = key(hd, yk, ctx_);
+                s = model::dot(q.data(), kk.data(), q.size(), ctx_);
+            } else {
+                s = map_score(hd, yq, yk, ctx_);
+            }
+            if (t == 0 || s > best_s) {
+                best = j;
+                best_s = std::move(s);
+            }
+        }
+        return best;
+    }
+
+    // Exact y_j^(k), from the already-decided choices; memoised. Tightens the filter value.
+    const vec<rational>& exact_at(std::size_t k, std::size_t j) {
+        if (ye_[k][j]) return *ye_[k][j];
+        vec<rational> v;
+        if (k == 0) {
+            v = initial_state(m_, x_[j], static_cast<long>(j + 1), static_cast<long>(n_), ctx_);
+        } else {
+            const auto& lay = m_.layers[k - 1];
+            std::vector<vec<rational>> b;
+            for (std::size_t h = 0; h < lay.heads.size(); ++h)
+                b.push_back(value(lay.heads[h], exact_at(k - 1, choice_[k - 1][j][h]), ctx_));
+            v = update(lay, exact_at(k - 1, j), b, ctx_);
+        }
+        ++stats_.exact_states;
+        if (!yi_[k].empty() && !yi_[k][j].empty()) yi_[k][j] = enclose(v, ctx_);
+        ye_[k][j] = std::move(v);
+        return *ye_[k][j];
+    }
+
+    const model::model<rational>& m_;
+    model::model<interval> mi_;
+    const input_sequence& x_;
+    numeric::context ctx_;
+    std::size_t n_;
+    std::size_t L_;
+    std::vector<std::vector<vec<interval>>> yi_;                     // filter values [k][j]
+    std::vector<std::vector<std::optional<vec<rational>>>> ye_;      // exact values [k][j]
+    std::vector<std::vector<std::vector<std::size_t>>> choice_;      // [k-1][j][h]
+    exact_path_stats stats_;
+};
+
+} // namespace
+
+exact_hard_output hard_forward_exact(const model::model<rational>& m, const input_sequence& x,
+                                     const numeric::context& ctx, bool with_trace) {
+    if (auto blockers = model::exact_blockers(m); !blockers.empty())
+        throw numeric::numeric_error("the exact scalar cannot evaluate this model: " +
+                                     blockers.front());
+    filtered_pass pass(m, x, ctx);
+    return pass.run(with_trace);
+}
+
+} // namespace attnprop::attention

@@ -1,0 +1,84 @@
+#pragma once
+// Template bodies of hard.hpp.
+
+namespace attnprop::attention {
+
+template <numeric::Scalar S>
+std::vector<S> hard_scores(const model::head<S>& h, const vec<S>& yi,
+                           const std::vector<vec<S>>& keys_or_states, bool dot,
+                           const numeric::context& ctx) {
+    std::vector<S> s;
+    s.reserve(keys_or_states.size());
+    if (dot) {
+        vec<S> q = query(h, yi, ctx);
+        for (const auto& k : keys_or_states) s.push_back(model::dot(q.data(), k.data(), q.size(), ctx));
+    } else {
+        for (const auto& yj : keys_or_states) s.push_back(map_score(h, yi, yj, ctx));
+    }
+    return s;
+}
+
+template <numeric::Scalar S>
+hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
+                            const numeric::context& ctx, bool with_trace) {
+    using score_kind = typename model::score_spec<S>::kind;
+    hard_output<S> out;
+    const std::size_t n = x.size();
+    const std::size_t L = m.layers.size();
+    std::vector<vec<S>> y = initial_states(m, x, ctx);
+    if (with_trace) {
+        out.trace.emplace();
+        out.trace->y.push_back(y);
+    }
+    for (std::size_t k = 1; k <= L; ++k) {
+        const auto& lay = m.layers[k - 1];
+        const bool all_rows = with_trace || k < L;
+        const std::size_t first = all_rows ? 0 : n - 1;
+        const std::size_t H = lay.heads.size();
+        // Keys (dot heads) for every position; value vectors are computed on demand.
+        std::vector<std::vector<vec<S>>> keys(H);
+        std::vector<std::vector<std::optional<vec<S>>>> values(H,
+                                                               std::vector<std::optional<vec<S>>>(n));
+        for (std::size_t h = 0; h < H; ++h) {
+            const auto& hd = lay.heads[h];
+            if (hd.score.type == score_kind::dot && !constant_scores(hd)) {
+                keys[h].reserve(n);
+                for (std::size_t j = 0; j < n; ++j) keys[h].push_back(key(hd, y[j], ctx));
+            }
+        }
+        std::vector<vec<S>> next(n);
+        std::vector<std::vector<std::size_t>> choices(n, std::vector<std::size_t>(H, 0));
+        for (std::size_t i = first; i < n; ++i) {
+            std::vector<vec<S>> b(H);
+            for (std::size_t h = 0; h < H; ++h) {
+                const auto& hd = lay.heads[h];
+                std::size_t jstar = 0; // constant scores: every key ties, the leftmost wins
+                if (!constant_scores(hd)) {
+                    const bool dot = hd.score.type == score_kind::dot;
+                    std::vector<S> s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx);
+                    argmax_result a = leftmost_argmax(s);
+                    if (!a.decided) {
+                        undecided_argmax u{k, i + 1, h + 1, {}};
+                        for (auto c : a.candidates) u.candidates.push_back(c + 1);
+                        out.undecided = std::move(u);
+                        return out;
+                    }
+                    jstar = a.index;
+                }
+                choices[i][h] = jstar;
+                if (!values[h][jstar]) values[h][jstar] = value(hd, y[jstar], ctx);
+                b[h] = *values[h][jstar];
+            }
+            next[i] = update(lay, y[i], b, ctx);
+        }
+        if (with_trace) {
+            out.trace->choice.push_back(std::move(choices));
+            out.trace->y.push_back(next);
+        }
+        y = std::move(next);
+    }
+    out.y = std::move(y[n - 1]);
+    return out;
+}
+
+} // namespace attnprop::attention

@@ -1,0 +1,60 @@
+#pragma once
+/// @file soft.hpp
+/// Soft attention (model.md): softmax of the scaled scores over all n keys. Needs exp, so the
+/// kernel requires ExpScalar: over exact rationals it does not compile (the exact reference for
+/// the soft model is an Arb ball enclosure at high precision).
+
+#include "attention/common.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace attnprop::attention {
+
+/// Per-layer activations for every position, and (optionally) the attention weights.
+template <class S> struct soft_trace {
+    std::vector<std::vector<vec<S>>> y;                      ///< y[k][j], k = 0..L
+    std::vector<std::vector<std::vector<vec<S>>>> weights;   ///< weights[k-1][i][h][j]
+};
+
+template <class S> struct soft_output {
+    vec<S> y; ///< y_n^(L)
+    std::optional<soft_trace<S>> trace;
+};
+
+/// Options of the soft forward pass.
+struct soft_options {
+    bool trace = false;         ///< keep y^(k) for every position
+    bool trace_weights = false; ///< also keep every attention weight (n^2 per head and layer)
+};
+
+/// Forward pass computing only what y_n^(L) needs unless a trace is asked for. A head whose
+/// scores cannot vary is uniform (O(n) per layer); within a row the exponential of a score
+/// value already seen is reused (when exp is expensive for S).
+template <numeric::ExpScalar S>
+soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
+                            const numeric::context& ctx, soft_options opt = {});
+
+/// One attention row: b = sum_j w_j v_j with w = softmax(scale * q . k_j). `keys` and `values`
+/// hold K y_j and V y_j for every j. Writes the weights into `weights` when non-null.
+template <numeric::ExpScalar S>
+vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
+                const std::vector<vec<S>>& values, const numeric::context& ctx,
+                vec<S>* weights = nullptr);
+
+/// Mean of the value vectors (a uniform head).
+template <numeric::Scalar S>
+vec<S> mean_value(const std::vector<vec<S>>& values, const numeric::context& ctx);
+
+extern template soft_output<double> soft_forward(const model::model<double>&, const input_sequence&,
+                                                 const numeric::context&, soft_options);
+extern template soft_output<numeric::mpfr_real>
+soft_forward(const model::model<numeric::mpfr_real>&, const input_sequence&,
+             const numeric::context&, soft_options);
+extern template soft_output<numeric::arb_ball> soft_forward(const model::model<numeric::arb_ball>&,
+                                                            const input_sequence&,
+                                                            const numeric::context&, soft_options);
+
+} // namespace attnprop::attention
+
+#include "attention/soft_impl.hpp"

@@ -1,0 +1,14 @@
+#pragma once
+/// @file commands.hpp
+/// Factories of the subcommands (one file each).
+
+#include "cli/common.hpp"
+
+#include <memory>
+
+namespace attnprop::cli {
+
+std::unique_ptr<command> make_eval_command(CLI::App& parent);
+std::unique_ptr<command> make_models_command(CLI::App& parent);
+
+} // namespace attnprop::cli

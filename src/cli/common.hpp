@@ -1,0 +1,48 @@
+#pragma once
+/// @file common.hpp
+/// Shared command-line plumbing: exit codes, model lookup, error reporting.
+
+#include "model/model.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace attnprop::cli {
+
+/// Exit codes of the command-line contract (design.md).
+enum exit_code : int {
+    exit_ok = 0,        ///< everything held
+    exit_failed = 1,    ///< a claim failed (counterexample written)
+    exit_usage = 2,     ///< bad usage or input
+    exit_internal = 3   ///< internal error
+};
+
+/// Raised for bad usage detected after parsing (conflicting options, bad values).
+class usage_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// The directories searched for bundled models, in order: $ATTNPROP_MODELS_DIR, the source
+/// tree's models/, the installed share/attnprop/models.
+std::vector<std::filesystem::path> model_dirs();
+
+/// Resolves --model: an existing file path, or the name of a bundled model (with or without
+/// ".json"). Throws usage_error listing the bundled models when nothing matches.
+std::filesystem::path resolve_model(const std::string& arg);
+
+/// Every bundled model file, sorted by name (first directory that exists wins).
+std::vector<std::filesystem::path> bundled_models();
+
+/// A subcommand: registers its options on construction, runs when selected.
+class command {
+public:
+    virtual ~command() = default;
+    virtual CLI::App* app() = 0;
+    virtual int run() = 0;
+};
+
+} // namespace attnprop::cli

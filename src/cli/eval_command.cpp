@@ -1,0 +1,69 @@
+// attnprop eval: evaluate one model on one input.
+#include "analysis/evaluate.hpp"
+#include "cli/commands.hpp"
+#include "model/model_file.hpp"
+#include "report/eval_output.hpp"
+
+#include <iostream>
+
+namespace attnprop::cli {
+
+namespace {
+
+class eval_command final : public command {
+public:
+    explicit eval_command(CLI::App& parent) {
+        app_ = parent.add_subcommand("eval", "Evaluate a model on one input (eos is appended)");
+        app_->add_option("--model,-m", model_, "Model file, or the name of a bundled model")
+            ->required();
+        app_->add_option("--input,-i", input_,
+                         "Input string of single-character symbols of the alphabet; empty "
+                         "(`--input ''` or `--input=`) gives n = 1")
+            ->required()
+            ->expected(0, 1);
+        app_->add_option("--scalar,-s", scalar_,
+                         "Scalar kind: auto (exact for hard models when possible, else ball), "
+                         "exact, mpfr, ball, double")
+            ->check(CLI::IsMember({"auto", "exact", "mpfr", "ball", "double"}))
+            ->capture_default_str();
+        app_->add_option("--precision,-p", precision_, "Working precision in bits (mpfr, ball)")
+            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
+            ->capture_default_str();
+        app_->add_option("--digits", digits_,
+                         "Significant digits printed (default: what the precision supports)")
+            ->check(CLI::Range(1, 100000));
+        app_->add_flag("--trace", trace_, "Print every layer's activations and attention");
+        app_->add_flag("--json", json_, "Print one JSON object instead of text");
+    }
+    CLI::App* app() override { return app_; }
+
+    int run() override {
+        auto path = resolve_model(model_);
+        model::model<numeric::rational> m = model::read_model_file(path.string());
+        model::input_sequence x = model::parse_input(m, input_);
+        analysis::eval_options opt;
+        opt.scalar = *analysis::parse_scalar_choice(scalar_);
+        opt.precision = precision_;
+        opt.digits = digits_;
+        opt.trace = trace_;
+        analysis::evaluation ev = analysis::evaluate(m, x, opt);
+        if (json_) std::cout << json::dump(report::eval_to_json(ev), 2) << "\n";
+        else std::cout << report::eval_to_text(ev);
+        return exit_ok;
+    }
+
+private:
+    CLI::App* app_ = nullptr;
+    std::string model_, input_, scalar_ = "auto";
+    long precision_ = 256;
+    int digits_ = 0;
+    bool trace_ = false, json_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<command> make_eval_command(CLI::App& parent) {
+    return std::make_unique<eval_command>(parent);
+}
+
+} // namespace attnprop::cli

@@ -1,0 +1,67 @@
+// attnprop models: list the bundled model files.
+#include "cli/commands.hpp"
+#include "model/model_file.hpp"
+
+#include <iomanip>
+#include <iostream>
+
+namespace attnprop::cli {
+
+namespace {
+
+std::string first_sentence(const std::string& s) {
+    auto p = s.find(". ");
+    std::string out = p == std::string::npos ? s : s.substr(0, p + 1);
+    if (out.size() > 100) out = out.substr(0, 97) + "...";
+    return out;
+}
+
+class models_command final : public command {
+public:
+    explicit models_command(CLI::App& parent) {
+        app_ = parent.add_subcommand("models", "List the bundled model files");
+        app_->add_flag("--json", json_, "Print a JSON array");
+    }
+    CLI::App* app() override { return app_; }
+
+    int run() override {
+        auto files = bundled_models();
+        json::value arr = json::value::array();
+        for (const auto& f : files) {
+            model::model<numeric::rational> m = model::read_model_file(f.string());
+            std::size_t heads = m.layers.empty() ? 0 : m.layers.front().heads.size();
+            if (json_) {
+                json::value o = json::value::object();
+                o.set("name", json::value::string(f.stem().string()));
+                o.set("file", json::value::string(f.string()));
+                o.set("attention", json::value::string(model::to_string(m.attention)));
+                o.set("layers", json::value::number(static_cast<long long>(m.layers.size())));
+                o.set("heads", json::value::number(static_cast<long long>(heads)));
+                o.set("d", json::value::number(static_cast<long long>(m.d)));
+                o.set("description", json::value::string(m.description));
+                o.set("source", json::value::string(m.source));
+                arr.push_back(std::move(o));
+            } else {
+                std::cout << std::left << std::setw(22) << f.stem().string() << std::setw(5)
+                          << model::to_string(m.attention) << " L=" << m.layers.size()
+                          << " H=" << heads << " d=" << std::setw(3) << m.d << "  "
+                          << first_sentence(m.description) << "\n";
+            }
+        }
+        if (json_) std::cout << json::dump(arr, 2) << "\n";
+        else if (files.empty()) std::cout << "no bundled models found\n";
+        return exit_ok;
+    }
+
+private:
+    CLI::App* app_ = nullptr;
+    bool json_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<command> make_models_command(CLI::App& parent) {
+    return std::make_unique<models_command>(parent);
+}
+
+} // namespace attnprop::cli

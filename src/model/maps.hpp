@@ -1,0 +1,113 @@
+#pragma once
+/// @file maps.hpp
+/// Positionwise maps R^in -> R^out: affine, layered MLP, computation graph, and the arbitrary
+/// maps of the hard-attention claim (exact lookup table, seeded hash). One evaluation template
+/// serves every scalar kind. Enclosures stay rigorous: a step or lookup whose argument is not
+/// known exactly returns the hull of its possible values.
+
+#include "model/matrix.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace attnprop::model {
+
+/// Elementwise nonlinearity of an MLP layer or graph node.
+enum class activation { identity, relu, tanh, step, floor };
+
+/// "identity", "relu", "tanh", "step", "floor".
+const char* to_string(activation a);
+
+/// Layered MLP: x -> act_L(W_L ... act_1(W_1 x + b_1) ... + b_L).
+template <class S> struct mlp_map {
+    std::vector<affine_map<S>> layers;
+    std::vector<activation> activations; ///< one per layer
+};
+
+/// Operation of a computation-graph node.
+enum class graph_op {
+    input,      ///< a named slice of the map's input (e.g. "y", "b1", "b")
+    linear,     ///< W x + b of one argument
+    add,        ///< sum of two or more arguments of equal dimension
+    sub,        ///< first argument minus second
+    mul,        ///< elementwise product of two arguments
+    concat,     ///< concatenation of the arguments
+    relu,       ///< elementwise max(x, 0)
+    tanh,       ///< elementwise tanh
+    step,       ///< elementwise [x > 0]
+    floor,      ///< elementwise floor
+    layer_norm, ///< gamma * (x - mean) / sqrt(var + eps) + beta (biased variance)
+    scale,      ///< factor * x
+    slice       ///< x[from, from + dim)
+};
+
+const char* to_string(graph_op op);
+
+/// One node of a computation graph. Arguments refer to earlier nodes by index.
+template <class S> struct graph_node {
+    std::string id;
+    graph_op op = graph_op::input;
+    std::vector<std::size_t> args;
+    std::size_t dim = 0;        ///< output dimension
+    std::string input_name;     ///< input: the slice's name
+    std::size_t offset = 0;     ///< input: offset in the map's input; slice: `from`
+    affine_map<S> lin;          ///< linear
+    rational factor_exact;      ///< scale
+    S factor{};                 ///< scale
+    rational eps_exact;         ///< layer_norm
+    S eps{};                    ///< layer_norm
+    vec<S> gamma;               ///< layer_norm (empty: all ones)
+    vec<S> beta;                ///< layer_norm (empty: all zeros)
+    vec<rational> gamma_exact;  ///< layer_norm, exact copy for analysis and writing
+    vec<rational> beta_exact;
+};
+
+/// A finite feedforward computation graph; nodes are in topological order.
+template <class S> struct graph_map {
+    std::vector<graph_node<S>> nodes;
+    std::size_t output = 0; ///< index of the output node
+};
+
+/// Arbitrary map given by an exact lookup table with a default for unlisted inputs.
+struct table_map {
+    std::map<std::vector<rational>, std::vector<rational>> entries;
+    std::vector<rational> fallback; ///< the "default" output
+};
+
+/// Arbitrary map: a seeded hash of the exact input to small rationals: each output coordinate
+/// is (h mod (2 range + 1) - range) / denominator, h a 64-bit hash of (seed, coordinate, the
+/// exact input in canonical p/q text). Deterministic on every platform.
+struct hash_map {
+    std::uint64_t seed = 0;
+    long range = 1;
+    long denominator = 1;
+};
+
+/// A map R^in_dim -> R^out_dim.
+template <class S> struct map {
+    std::size_t in_dim = 0;
+    std::size_t out_dim = 0;
+    std::variant<affine_map<S>, mlp_map<S>, graph_map<S>, table_map, hash_map> impl;
+};
+
+/// The hash map's output for an exact input (shared by all scalar kinds).
+std::vector<rational> hash_output(const hash_map& h, std::size_t out_dim,
+                                  const std::vector<rational>& input);
+
+/// Converts parameters with from_rational<S>; exact tables and hashes are shared.
+template <numeric::Scalar S> map<S> convert(const map<rational>& m, const numeric::context& ctx);
+
+/// Evaluates the map at x (length in_dim). Throws numeric_error when the map needs an operation
+/// S cannot do (tanh or layer norm over exact rationals).
+template <numeric::Scalar S>
+vec<S> evaluate(const map<S>& m, const vec<S>& x, const numeric::context& ctx);
+
+/// Whether evaluating the map needs transcendental functions (tanh, square roots).
+template <class S> bool needs_real_arithmetic(const map<S>& m);
+
+} // namespace attnprop::model
+
+#include "model/maps_impl.hpp"

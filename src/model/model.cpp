@@ -1,0 +1,164 @@
+#include "model/model.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <set>
+
+namespace attnprop::model {
+
+const char* to_string(attention_kind k) {
+    switch (k) {
+    case attention_kind::hard: return "hard";
+    case attention_kind::soft: return "soft";
+    }
+    return "?";
+}
+
+int alphabet::index_of(std::string_view s) const {
+    for (std::size_t k = 0; k < symbols.size(); ++k)
+        if (symbols[k] == s) return static_cast<int>(k);
+    if (s == eos) return eos_index();
+    return -1;
+}
+
+const std::string& alphabet::name(int index) const {
+    if (index == eos_index()) return eos;
+    if (index < 0 || index > eos_index())
+        throw std::out_of_range("symbol index " + std::to_string(index) + " is not in 0.." +
+                                std::to_string(eos_index()));
+    return symbols[static_cast<std::size_t>(index)];
+}
+
+std::optional<long> positional_spec::max_length() const {
+    if (type == kind::table) return static_cast<long>(table.size());
+    return std::nullopt;
+}
+
+bool positional_spec::needs_real_arithmetic() const {
+    if (type == kind::sinusoidal) return true;
+    if (type == kind::formula)
+        for (const auto& f : formulas)
+            if (f && !f->is_rational()) return true;
+    return false;
+}
+
+namespace {
+
+/// A byte as it should appear in a message: itself when printable, else \xNN.
+std::string show_byte(char c) {
+    auto u = static_cast<unsigned char>(c);
+    if (std::isprint(u)) return std::string(1, c);
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(u));
+    return buf;
+}
+
+std::string show_alphabet(const alphabet& sigma) {
+    std::string s = "{";
+    for (std::size_t k = 0; k < sigma.symbols.size(); ++k) {
+        if (k > 0) s += ", ";
+        s += sigma.symbols[k];
+    }
+    return s + "}";
+}
+
+} // namespace
+
+input_sequence parse_input(const model<rational>& m, std::string_view text) {
+    const alphabet& sigma = m.sigma;
+    if (!sigma.eos.empty() && text.find(sigma.eos) != std::string_view::npos)
+        throw input_error("the input must not contain eos '" + sigma.eos + "'; it is appended");
+    input_sequence x;
+    x.reserve(text.size() + 1);
+    for (std::size_t p = 0; p < text.size(); ++p) {
+        int k = -1;
+        for (std::size_t s = 0; s < sigma.symbols.size(); ++s)
+            if (sigma.symbols[s].size() == 1 && sigma.symbols[s][0] == text[p]) {
+                k = static_cast<int>(s);
+                break;
+            }
+        if (k < 0)
+            throw input_error("symbol '" + show_byte(text[p]) + "' at position " +
+                              std::to_string(p + 1) + " is not in the alphabet " +
+                              show_alphabet(sigma));
+        x.push_back(k);
+    }
+    x.push_back(sigma.eos_index());
+    return x;
+}
+
+std::string format_input(const alphabet& sigma, const input_sequence& x) {
+    std::string s;
+    for (int k : x)
+        if (k != sigma.eos_index()) s += sigma.name(k);
+    return s;
+}
+
+void check_length(const model<rational>& m, long n) {
+    if (n < 1)
+        throw input_error("the input length n must be at least 1 (eos alone), got " +
+                          std::to_string(n));
+    if (!m.positional) return;
+    if (auto max = m.positional->max_length(); max && n > *max)
+        throw input_error("the model's positional table has " + std::to_string(*max) +
+                          " rows; an input of length n = " + std::to_string(n) + " needs " +
+                          std::to_string(n));
+}
+
+namespace {
+
+/// Appends "<where>: <feature>" for every distinct feature of `f` that needs real arithmetic.
+void map_blockers(const map<rational>& f, const std::string& where,
+                  std::vector<std::string>& out) {
+    std::set<std::string> seen;
+    auto add = [&](const std::string& feature) {
+        if (seen.insert(feature).second) out.push_back(where + ": " + feature);
+    };
+    if (const auto* p = std::get_if<mlp_map<rational>>(&f.impl)) {
+        for (auto a : p->activations)
+            if (a == activation::tanh) add("tanh");
+    }
+    if (const auto* g = std::get_if<graph_map<rational>>(&f.impl)) {
+        for (const auto& nd : g->nodes) {
+            if (nd.op == graph_op::tanh) add("tanh");
+            if (nd.op == graph_op::layer_norm) add("layer_norm (needs a square root)");
+        }
+    }
+}
+
+} // namespace
+
+std::vector<std::string> exact_blockers(const model<rational>& m) {
+    std::vector<std::string> out;
+    if (m.attention == attention_kind::soft) out.push_back("attention is soft (softmax needs exp)");
+    if (m.positional) {
+        const positional_spec& p = *m.positional;
+        if (p.type == positional_spec::kind::sinusoidal)
+            out.push_back("positional: sinusoidal encoding");
+        if (p.type == positional_spec::kind::formula)
+            for (std::size_t c = 0; c < p.formulas.size(); ++c)
+                if (p.formulas[c] && !p.formulas[c]->is_rational())
+                    out.push_back("positional coordinate " + std::to_string(c) + ": '" +
+                                  p.formulas[c]->text() + "'");
+    }
+    if (m.input_fn) map_blockers(*m.input_fn, "input map", out);
+    for (std::size_t k = 0; k < m.layers.size(); ++k) {
+        const std::string layer_name = "layer " + std::to_string(k + 1);
+        const auto& l = m.layers[k];
+        for (std::size_t h = 0; h < l.heads.size(); ++h) {
+            const std::string head_name = layer_name + " head " + std::to_string(h + 1);
+            if (l.heads[h].score.fn)
+                map_blockers(*l.heads[h].score.fn, head_name + " score map", out);
+            if (l.heads[h].value.fn)
+                map_blockers(*l.heads[h].value.fn, head_name + " value map", out);
+        }
+        map_blockers(l.update, layer_name + " update", out);
+    }
+    if (m.out.fn) map_blockers(*m.out.fn, "readout map", out);
+    // A softmax readout is no blocker: its logits are exact, and the probabilities are then
+    // enclosed in Arb balls at the requested precision.
+    return out;
+}
+
+} // namespace attnprop::model

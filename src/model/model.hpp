@@ -1,0 +1,152 @@
+#pragma once
+/// @file model.hpp
+/// The two attention models of model.md as one data structure, templated on the scalar.
+/// `model<rational>` is what a model file holds; `to_scalar<S>` converts it for evaluation.
+
+#include "model/expr.hpp"
+#include "model/maps.hpp"
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace attnprop::model {
+
+/// Hard: weight 1 on the leftmost position attaining the maximal score. Soft: softmax.
+enum class attention_kind { hard, soft };
+const char* to_string(attention_kind k);
+
+/// Raised for an input the model cannot take (a symbol outside the alphabet, an n beyond a
+/// finite positional table). The CLI maps it to exit code 2.
+class input_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Σ and eos. Symbols are single characters so that inputs can be written as strings; the
+/// symbol index of eos is `symbols.size()`.
+struct alphabet {
+    std::vector<std::string> symbols;
+    std::string eos;
+    int eos_index() const { return static_cast<int>(symbols.size()); }
+    /// Index of a symbol of Σ ∪ {eos}, or -1.
+    int index_of(std::string_view s) const;
+    /// Name of a symbol index (eos included).
+    const std::string& name(int index) const;
+};
+
+/// A sequence x_1 .. x_{n-1} eos as symbol indices (eos last).
+using input_sequence = std::vector<int>;
+
+/// Positional embedding p_i for 1 <= i <= n; may depend on n.
+struct positional_spec {
+    enum class kind { table, formula, sinusoidal };
+    kind type = kind::formula;
+    std::size_t dim = 0;
+    std::vector<std::vector<rational>> table;       ///< row r is position r + 1
+    std::vector<std::optional<expr>> formulas;      ///< per coordinate; nullopt = 0
+    rational base = 10000;                          ///< sinusoidal base
+    /// Longest n a table supports; std::nullopt for formulas and sinusoids.
+    std::optional<long> max_length() const;
+    /// Whether evaluating needs sin/cos/exp (not available for exact rationals).
+    bool needs_real_arithmetic() const;
+    /// p_i at length n in S. Throws input_error if i exceeds a table.
+    template <numeric::Scalar S> vec<S> at(long i, long n, const numeric::context& ctx) const;
+};
+
+/// How y_i^(0) is formed from v_{x_i} and p_i.
+enum class input_kind { add, concat, map };
+
+/// Score of one head: scaled dot product of affine query/key projections, or an arbitrary map
+/// of (y_i, y_j).
+template <class S> struct score_spec {
+    enum class kind { dot, map };
+    kind type = kind::dot;
+    affine_map<S> Q, K;                 ///< dot: d -> d_k
+    rational scale_factor = 1;          ///< scale = scale_factor / sqrt(scale_inv_sqrt)
+    rational scale_inv_sqrt = 1;
+    bool default_scale = true;          ///< scale = 1/sqrt(d_k) as in Vaswani et al.
+    std::optional<S> scale;             ///< the scale in S when S can represent it
+    std::optional<map<S>> fn;           ///< map: R^{2d} -> R, input (y_i, y_j)
+};
+
+/// Value of one head: an affine map or an arbitrary map R^d -> R^{d_v}.
+template <class S> struct value_spec {
+    enum class kind { linear, map };
+    kind type = kind::linear;
+    affine_map<S> V;
+    std::optional<map<S>> fn;
+    std::size_t out_dim() const { return type == kind::linear ? V.out_dim() : fn->out_dim; }
+};
+
+template <class S> struct head {
+    score_spec<S> score;
+    value_spec<S> value;
+};
+
+/// One layer: heads, then y_i^(k) = F_k(y_i^(k-1), b_1, ..., b_H), F_k's input being the
+/// concatenation (y, b_1, ..., b_H).
+template <class S> struct layer {
+    std::vector<head<S>> heads;
+    map<S> update;
+};
+
+/// Readout of y_n^(L): a hard recognizer (threshold or map: accept iff value > 0) or a soft
+/// next-token predictor (softmax of W y + c over named output symbols).
+template <class S> struct readout {
+    enum class kind { threshold, map, softmax };
+    kind type = kind::threshold;
+    vec<S> w;                           ///< threshold: accept iff w . y > t
+    S t{};
+    rational t_exact;
+    vec<rational> w_exact;
+    std::optional<map<S>> fn;           ///< map: accept iff fn(y)[0] > 0
+    std::vector<std::string> symbols;   ///< softmax output alphabet
+    affine_map<S> logits;               ///< softmax: z = W y + c
+    bool is_recognizer() const { return type != kind::softmax; }
+};
+
+/// A transformer of model.md with parameters in S.
+template <class S> struct model {
+    // Metadata (free text, kept through round trips).
+    std::string name;
+    std::string description;
+    std::string source;
+
+    attention_kind attention = attention_kind::soft;
+    alphabet sigma;
+    std::size_t d = 0;                      ///< width of y^(k)
+    std::vector<vec<S>> token;              ///< token embedding per symbol index (eos last)
+    std::shared_ptr<const positional_spec> positional;
+    input_kind input = input_kind::add;
+    std::optional<map<S>> input_fn;         ///< input_kind::map: input (v, p)
+    std::vector<layer<S>> layers;
+    readout<S> out;
+
+    std::size_t token_dim() const { return token.empty() ? 0 : token.front().size(); }
+    std::size_t num_layers() const { return layers.size(); }
+};
+
+/// Converts every parameter with from_rational<S> at the context's precision.
+template <numeric::Scalar S> model<S> to_scalar(const model<rational>& m, const numeric::context& ctx);
+
+/// Parses an input string of single-character symbols of Σ and appends eos.
+/// Throws input_error naming the first symbol outside Σ (and its 1-based position).
+input_sequence parse_input(const model<rational>& m, std::string_view text);
+
+/// The input string without eos, as written on the command line.
+std::string format_input(const alphabet& sigma, const input_sequence& x);
+
+/// Checks that the model can take inputs of length n (finite positional tables).
+void check_length(const model<rational>& m, long n);
+
+/// Features that need transcendental arithmetic (tanh, layer norm, sinusoids, soft attention,
+/// irrational score scales are not needed for hard attention): empty when the exact scalar can
+/// evaluate the model. Each entry names the feature and where it is.
+std::vector<std::string> exact_blockers(const model<rational>& m);
+
+} // namespace attnprop::model
+
+#include "model/model_impl.hpp"

@@ -1,0 +1,1373 @@
+#include "model/model_file.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <new>
+#include <optional>
+#include <set>
+#include <utility>
+
+namespace attnprop::model {
+
+// ---------------------------------------------------------------------------------------------
+// model_file_error
+
+namespace {
+
+std::string format_error(const std::string& file, json::location where,
+                         const std::string& pointer, const std::string& message) {
+    std::string s = file;
+    if (where.known())
+        s += ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
+    s += ": error: " + message;
+    if (!pointer.empty()) s += " (at " + pointer + ")";
+    return s;
+}
+
+} // namespace
+
+model_file_error::model_file_error(std::string file, json::location where, std::string pointer,
+                                   std::string message)
+    : std::runtime_error(format_error(file, where, pointer, message)), file_(std::move(file)),
+      where_(where), pointer_(std::move(pointer)), message_(std::move(message)) {}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+namespace {
+
+using json::value;
+using numeric::integer;
+
+/// Largest accepted dimension (d, positional dim, matrix rows and columns, hash out_dim).
+constexpr std::size_t max_dim = std::size_t{1} << 20;
+/// Largest accepted number of entries of a matrix given by its size (sparse or identity).
+constexpr std::size_t max_entries = std::size_t{1} << 24;
+/// Largest accepted hash range.
+constexpr long max_hash_range = 1L << 62;
+
+const char* with_article(json::kind k) {
+    switch (k) {
+    case json::kind::null: return "null";
+    case json::kind::boolean: return "a boolean";
+    case json::kind::number: return "a number";
+    case json::kind::string: return "a string";
+    case json::kind::array: return "an array";
+    case json::kind::object: return "an object";
+    }
+    return "?";
+}
+
+/// 'text' for messages, shortened when long.
+std::string in_quotes(std::string_view s) {
+    constexpr std::size_t max_shown = 60;
+    if (s.size() > max_shown) return "'" + std::string(s.substr(0, max_shown)) + "...'";
+    return "'" + std::string(s) + "'";
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+    std::string s;
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+        if (k > 0) s += sep;
+        s += parts[k];
+    }
+    return s;
+}
+
+std::string show_vector(const std::vector<rational>& v) {
+    std::vector<std::string> parts;
+    for (const auto& q : v) parts.push_back(numeric::to_exact_string(q));
+    return "(" + join(parts, ", ") + ")";
+}
+
+/// A value of the document together with its RFC 6901 pointer.
+struct node {
+    const value& v;
+    std::string ptr;
+
+    node child(std::string_view key, const value& c) const {
+        return {c, ptr + "/" + json::pointer_escape(key)};
+    }
+    node at(std::size_t i) const { return {v[i], ptr + "/" + std::to_string(i)}; }
+};
+
+/// One named slice of a map's input.
+struct role_input {
+    std::string name;
+    std::size_t offset = 0;
+    std::size_t dim = 0;
+    bool alias = false; ///< covers other inputs ("b" = b1 .. bH); left out of descriptions
+};
+
+/// Where a map is used: its input names and, possibly, a required output dimension.
+struct map_role {
+    std::vector<role_input> inputs;
+    std::size_t in_dim = 0;
+    std::optional<std::size_t> out_dim;
+    std::string out_reason; ///< e.g. "the update must output d = 4"
+
+    std::string describe_in() const {
+        std::vector<std::string> parts;
+        for (const auto& in : inputs)
+            if (!in.alias) parts.push_back(in.name + ": " + std::to_string(in.dim));
+        return std::to_string(in_dim) + " (" + join(parts, ", ") + ")";
+    }
+    std::string names() const {
+        std::vector<std::string> parts;
+        for (const auto& in : inputs) parts.push_back(in.name);
+        return join(parts, ", ");
+    }
+    const role_input* find(std::string_view name) const {
+        for (const auto& in : inputs)
+            if (in.name == name) return &in;
+        return nullptr;
+    }
+};
+
+const std::vector<std::pair<std::string_view, activation>> activation_names = {
+    {"identity", activation::identity}, {"relu", activation::relu}, {"tanh", activation::tanh},
+    {"step", activation::step},         {"floor", activation::floor}};
+
+const std::vector<std::pair<std::string_view, graph_op>> graph_op_names = {
+    {"linear", graph_op::linear}, {"add", graph_op::add},
+    {"sub", graph_op::sub},       {"mul", graph_op::mul},
+    {"concat", graph_op::concat}, {"relu", graph_op::relu},
+    {"tanh", graph_op::tanh},     {"step", graph_op::step},
+    {"floor", graph_op::floor},   {"layer_norm", graph_op::layer_norm},
+    {"scale", graph_op::scale},   {"slice", graph_op::slice}};
+
+class reader {
+public:
+    explicit reader(std::string file) : file_(std::move(file)) {}
+
+    model<rational> read(const value& root);
+
+private:
+    // --- errors and JSON structure ------------------------------------------------------------
+    [[noreturn]] void fail(const node& n, std::string message) const {
+        throw model_file_error(file_, n.v.where(), n.ptr, std::move(message));
+    }
+
+    void expect(const node& n, json::kind k) const {
+        if (n.v.type() != k)
+            fail(n, std::string("expected ") + with_article(k) + ", got " +
+                        with_article(n.v.type()));
+    }
+
+    /// Rejects keys outside `allowed` (n must be an object).
+    void check_keys(const node& n, const std::vector<std::string_view>& allowed) const {
+        for (const auto& [key, val] : n.v.members()) {
+            bool ok = false;
+            for (auto a : allowed) ok = ok || a == key;
+            if (!ok) {
+                std::vector<std::string> names(allowed.begin(), allowed.end());
+                fail(n.child(key, val), "unknown key " + in_quotes(key) +
+                                            " (allowed here: " + join(names, ", ") + ")");
+            }
+        }
+    }
+
+    std::optional<node> member(const node& n, std::string_view key) const {
+        if (const value* c = n.v.find(key)) return n.child(key, *c);
+        return std::nullopt;
+    }
+
+    node required(const node& n, std::string_view key) const {
+        if (auto c = member(n, key)) return *c;
+        fail(n, "missing key " + in_quotes(key));
+    }
+
+    std::string string_value(const node& n) const {
+        expect(n, json::kind::string);
+        return n.v.as_string();
+    }
+
+    /// The "kind" member of an object, which must be one of `kinds`.
+    std::string kind_of(const node& n, const std::vector<std::string_view>& kinds) const {
+        expect(n, json::kind::object);
+        node k = required(n, "kind");
+        std::string s = string_value(k);
+        for (auto a : kinds)
+            if (a == s) return s;
+        std::vector<std::string> names(kinds.begin(), kinds.end());
+        fail(k, "unknown kind " + in_quotes(s) + " (expected one of: " + join(names, ", ") + ")");
+    }
+
+    // --- numbers ------------------------------------------------------------------------------
+    /// NUMBER: a JSON number (its exact decimal value) or a string with a decimal or "p/q".
+    rational number(const node& n) const {
+        std::string text;
+        if (n.v.is_number()) {
+            text = n.v.raw_number();
+        } else if (n.v.is_string()) {
+            text = n.v.as_string();
+        } else {
+            fail(n, std::string("expected a number, got ") + with_article(n.v.type()));
+        }
+        std::string error;
+        auto q = numeric::parse_rational(text, &error);
+        if (!q) {
+            if (error == "zero denominator") fail(n, "zero denominator in " + in_quotes(text));
+            if (error == "exponent too large")
+                fail(n, "number " + in_quotes(text) + " is out of range (exponent too large)");
+            fail(n, "malformed number " + in_quotes(text));
+        }
+        return *q;
+    }
+
+    rational positive_number(const node& n, std::string_view what) const {
+        rational q = number(n);
+        if (q <= 0)
+            fail(n, std::string(what) + " must be > 0, got " + numeric::to_exact_string(q));
+        return q;
+    }
+
+    /// A JSON number whose exact value is an integer.
+    integer integer_value(const node& n) const {
+        if (!n.v.is_number())
+            fail(n, std::string("expected an integer, got ") + with_article(n.v.type()));
+        rational q = number(n);
+        if (boost::multiprecision::denominator(q) != 1)
+            fail(n, "expected an integer, got " + n.v.raw_number());
+        return boost::multiprecision::numerator(q);
+    }
+
+    /// An integer in [lo, hi].
+    long bounded_integer(const node& n, long lo, long hi, std::string_view what) const {
+        integer k = integer_value(n);
+        if (k < lo || k > hi) {
+            std::string range = hi == std::numeric_limits<long>::max()
+                                    ? ">= " + std::to_string(lo)
+                                    : "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+            fail(n, std::string(what) + " must be " + range + ", got " + k.str());
+        }
+        return k.convert_to<long>();
+    }
+
+    /// A dimension in [1, max_dim].
+    std::size_t dimension(const node& n, std::string_view what) const {
+        return static_cast<std::size_t>(
+            bounded_integer(n, 1, static_cast<long>(max_dim), what));
+    }
+
+    /// VEC: an array of NUMBER.
+    vec<rational> vector(const node& n) const {
+        expect(n, json::kind::array);
+        vec<rational> out;
+        out.reserve(n.v.size());
+        for (std::size_t k = 0; k < n.v.size(); ++k) out.push_back(number(n.at(k)));
+        return out;
+    }
+
+    /// VEC of a required length.
+    vec<rational> vector(const node& n, std::size_t len, std::string_view what) const {
+        vec<rational> v = vector(n);
+        if (v.size() != len)
+            fail(n, std::string(what) + " has length " + std::to_string(v.size()) + "; expected " +
+                        std::to_string(len));
+        return v;
+    }
+
+    // --- matrices and maps --------------------------------------------------------------------
+    matrix<rational> read_matrix(const node& n) const;
+    /// A matrix with `cols` columns (and `rows` rows, when given).
+    matrix<rational> read_matrix(const node& n, std::string_view what, std::size_t cols,
+                                 std::string_view cols_reason,
+                                 std::optional<std::size_t> rows = std::nullopt,
+                                 std::string_view rows_reason = {}) const;
+    map<rational> read_map(const node& n, const map_role& role) const;
+    affine_map<rational> read_affine(const node& n, const map_role& role) const;
+    mlp_map<rational> read_mlp(const node& n, const map_role& role) const;
+    graph_map<rational> read_graph(const node& n, const map_role& role) const;
+    table_map read_table(const node& n, const map_role& role) const;
+    hash_map read_hash(const node& n, std::size_t& out_dim) const;
+    /// b (optional VEC of length rows) into an affine map.
+    void read_bias(const std::optional<node>& n, affine_map<rational>& a,
+                   std::string_view what) const {
+        if (!n) return;
+        a.b = vector(*n, a.W.rows, what);
+        a.b_is_zero = true;
+        for (const auto& q : a.b) a.b_is_zero = a.b_is_zero && q == 0;
+    }
+
+    // --- the model ----------------------------------------------------------------------------
+    void read_alphabet(const node& root, model<rational>& m) const;
+    void read_tokens(const node& n, model<rational>& m) const;
+    std::shared_ptr<const positional_spec> read_positional(const node& n) const;
+    std::optional<expr> read_formula(const node& n) const;
+    void read_input(const node& n, model<rational>& m) const;
+    layer<rational> read_layer(const node& n, std::size_t d) const;
+    head<rational> read_head(const node& n, std::size_t d) const;
+    void read_readout(const node& n, model<rational>& m) const;
+
+    std::string file_;
+};
+
+model<rational> reader::read(const value& root) {
+    const node top{root, ""};
+    expect(top, json::kind::object);
+    model<rational> m;
+
+    // format and version first, so that a newer file gets a version error, not a key error.
+    const value* fmt = root.find("format");
+    if (!fmt)
+        fail(top, "missing key 'format' (an attnprop model file starts with \"format\": "
+                  "\"attnprop-model\")");
+    node format = top.child("format", *fmt);
+    if (string_value(format) != "attnprop-model")
+        fail(format, "not an attnprop model file: format is " + in_quotes(format.v.as_string()) +
+                         ", expected 'attnprop-model'");
+    node version = required(top, "version");
+    if (!version.v.is_number())
+        fail(version, std::string("expected a number, got ") + with_article(version.v.type()));
+    if (number(version) != 1)
+        fail(version, "unsupported version " + version.v.raw_number() +
+                          "; this attnprop reads version 1");
+
+    check_keys(top, {"format", "version", "name", "description", "source", "attention",
+                     "alphabet", "eos", "d", "token_embedding", "positional", "input", "layers",
+                     "readout"});
+    m.name = string_value(required(top, "name"));
+    if (auto n = member(top, "description")) m.description = string_value(*n);
+    if (auto n = member(top, "source")) m.source = string_value(*n);
+
+    node attention = required(top, "attention");
+    std::string a = string_value(attention);
+    if (a == "hard")
+        m.attention = attention_kind::hard;
+    else if (a == "soft")
+        m.attention = attention_kind::soft;
+    else
+        fail(attention, "attention must be 'hard' or 'soft', got " + in_quotes(a));
+
+    read_alphabet(top, m);
+    m.d = dimension(required(top, "d"), "d");
+    read_tokens(required(top, "token_embedding"), m);
+    m.positional = read_positional(required(top, "positional"));
+    read_input(required(top, "input"), m);
+
+    node layers = required(top, "layers");
+    expect(layers, json::kind::array);
+    for (std::size_t k = 0; k < layers.v.size(); ++k)
+        m.layers.push_back(read_layer(layers.at(k), m.d));
+
+    read_readout(required(top, "readout"), m);
+    return m;
+}
+
+void reader::read_alphabet(const node& top, model<rational>& m) const {
+    node sigma = required(top, "alphabet");
+    expect(sigma, json::kind::array);
+    if (sigma.v.empty()) fail(sigma, "the alphabet must not be empty");
+    for (std::size_t k = 0; k < sigma.v.size(); ++k) {
+        node s = sigma.at(k);
+        std::string sym = string_value(s);
+        if (sym.size() != 1 || static_cast<unsigned char>(sym[0]) >= 0x80)
+            fail(s, "alphabet symbols must be single ASCII characters, got " + in_quotes(sym));
+        auto c = static_cast<unsigned char>(sym[0]);
+        if (c <= 0x20 || c == 0x7f)
+            fail(s, "alphabet symbols must not be whitespace or control characters");
+        if (sym == "*") fail(s, "'*' is reserved for free positions and cannot be a symbol");
+        for (std::size_t j = 0; j < k; ++j)
+            if (m.sigma.symbols[j] == sym)
+                fail(s, "symbol " + in_quotes(sym) + " appears twice in the alphabet");
+        m.sigma.symbols.push_back(sym);
+    }
+    node eos = required(top, "eos");
+    m.sigma.eos = string_value(eos);
+    if (m.sigma.eos.empty()) fail(eos, "eos must not be empty");
+    for (const auto& s : m.sigma.symbols)
+        if (s == m.sigma.eos) fail(eos, "eos " + in_quotes(s) + " is also in the alphabet");
+}
+
+void reader::read_tokens(const node& n, model<rational>& m) const {
+    expect(n, json::kind::object);
+    const alphabet& sigma = m.sigma;
+    for (const auto& [key, val] : n.v.members())
+        if (sigma.index_of(key) < 0)
+            fail(n.child(key, val), "unknown symbol " + in_quotes(key) + " (the alphabet is " +
+                                        join(sigma.symbols, ", ") + " and eos " +
+                                        in_quotes(sigma.eos) + ")");
+    std::optional<node> first;
+    for (int k = 0; k <= sigma.eos_index(); ++k) {
+        const std::string& sym = sigma.name(k);
+        auto e = member(n, sym);
+        if (!e) fail(n, "symbol " + in_quotes(sym) + " has no embedding");
+        vec<rational> v = vector(*e);
+        if (v.empty()) fail(*e, "the embedding of " + in_quotes(sym) + " is empty");
+        if (!m.token.empty() && v.size() != m.token.front().size())
+            fail(*e, "the embedding of " + in_quotes(sym) + " has length " +
+                         std::to_string(v.size()) + ", but that of " + in_quotes(sigma.name(0)) +
+                         " has length " + std::to_string(m.token.front().size()));
+        m.token.push_back(std::move(v));
+    }
+}
+
+std::optional<expr> reader::read_formula(const node& n) const {
+    if (n.v.is_number()) {
+        if (number(n) == 0) return std::nullopt;
+        try {
+            return expr::parse(n.v.raw_number());
+        } catch (const expr_error& e) {
+            fail(n, "bad formula " + in_quotes(n.v.raw_number()) + ": " + e.message());
+        }
+    }
+    if (!n.v.is_string())
+        fail(n, std::string("expected a formula (a string or a number), got ") +
+                    with_article(n.v.type()));
+    const std::string& text = n.v.as_string();
+    try {
+        return expr::parse(text);
+    } catch (const expr_error& e) {
+        json::location where = n.v.where();
+        // The string's opening quote is at where.column; its first character one further.
+        if (where.known()) where.column += e.column();
+        throw model_file_error(file_, where, n.ptr,
+                               "bad formula " + in_quotes(text) + ": " + e.message() +
+                                   " (column " + std::to_string(e.column()) + " of the formula)");
+    }
+}
+
+std::shared_ptr<const positional_spec> reader::read_positional(const node& n) const {
+    auto p = std::make_shared<positional_spec>();
+    std::string kind = kind_of(n, {"formula", "table", "sinusoidal"});
+    if (kind == "formula") {
+        check_keys(n, {"kind", "dim", "coordinates"});
+        p->type = positional_spec::kind::formula;
+        p->dim = dimension(required(n, "dim"), "dim");
+        p->formulas.assign(p->dim, std::nullopt);
+        node coords = required(n, "coordinates");
+        if (coords.v.is_array()) {
+            if (coords.v.size() != p->dim)
+                fail(coords, "coordinates has " + std::to_string(coords.v.size()) +
+                                 " entries; expected dim = " + std::to_string(p->dim));
+            for (std::size_t k = 0; k < p->dim; ++k) p->formulas[k] = read_formula(coords.at(k));
+        } else if (coords.v.is_object()) {
+            for (const auto& [key, val] : coords.v.members()) {
+                node c = coords.child(key, val);
+                bool digits = !key.empty() && key.size() <= 9 && (key == "0" || key[0] != '0');
+                for (char ch : key) digits = digits && ch >= '0' && ch <= '9';
+                if (!digits)
+                    fail(c, "coordinate keys must be 0-based indices like \"3\", got " +
+                                in_quotes(key));
+                std::size_t k = std::stoul(key);
+                if (k >= p->dim)
+                    fail(c, "coordinate " + key + " is out of range (dim = " +
+                                std::to_string(p->dim) + ")");
+                p->formulas[k] = read_formula(c);
+            }
+        } else {
+            fail(coords, std::string("expected an array or an object, got ") +
+                             with_article(coords.v.type()));
+        }
+    } else if (kind == "table") {
+        check_keys(n, {"kind", "rows"});
+        p->type = positional_spec::kind::table;
+        node rows = required(n, "rows");
+        expect(rows, json::kind::array);
+        if (rows.v.empty()) fail(rows, "the positional table needs at least one row");
+        for (std::size_t r = 0; r < rows.v.size(); ++r) {
+            node row = rows.at(r);
+            vec<rational> v = vector(row);
+            if (v.empty()) fail(row, "positional table rows must not be empty");
+            if (r > 0 && v.size() != p->dim)
+                fail(row, "row " + std::to_string(r) + " has length " + std::to_string(v.size()) +
+                              "; row 0 has length " + std::to_string(p->dim));
+            p->dim = v.size();
+            p->table.push_back(std::move(v));
+        }
+    } else {
+        check_keys(n, {"kind", "dim", "base"});
+        p->type = positional_spec::kind::sinusoidal;
+        p->dim = dimension(required(n, "dim"), "dim");
+        if (auto b = member(n, "base")) {
+            p->base = number(*b);
+            if (p->base <= 1)
+                fail(*b, "base must be > 1, got " + numeric::to_exact_string(p->base));
+        }
+    }
+    return p;
+}
+
+void reader::read_input(const node& n, model<rational>& m) const {
+    const std::size_t dt = m.token_dim();
+    const std::size_t dp = m.positional->dim;
+    const std::string dims = "the token embeddings have dimension " + std::to_string(dt) +
+                             ", the positional embedding " + std::to_string(dp) + " and d = " +
+                             std::to_string(m.d);
+    if (n.v.is_string()) {
+        const std::string& s = n.v.as_string();
+        if (s == "add") {
+            if (dt != m.d || dp != m.d) fail(n, "input 'add' needs equal dimensions, but " + dims);
+            m.input = input_kind::add;
+        } else if (s == "concat") {
+            if (dt + dp != m.d)
+                fail(n, "input 'concat' needs " + std::to_string(dt) + " + " +
+                            std::to_string(dp) + " = d, but " + dims);
+            m.input = input_kind::concat;
+        } else {
+            fail(n,
+                 "input must be 'add', 'concat' or {\"kind\": \"map\", ...}, got " + in_quotes(s));
+        }
+        return;
+    }
+    if (!n.v.is_object())
+        fail(n, std::string("expected a string or an object, got ") + with_article(n.v.type()));
+    kind_of(n, {"map"});
+    check_keys(n, {"kind", "map"});
+    map_role role;
+    role.inputs = {{"v", 0, dt, false}, {"p", dt, dp, false}};
+    role.in_dim = dt + dp;
+    role.out_dim = m.d;
+    role.out_reason = "the input map must output d = " + std::to_string(m.d);
+    m.input = input_kind::map;
+    m.input_fn = read_map(required(n, "map"), role);
+}
+
+head<rational> reader::read_head(const node& n, std::size_t d) const {
+    expect(n, json::kind::object);
+    check_keys(n, {"score", "value"});
+    head<rational> h;
+    const std::string ds = "d = " + std::to_string(d);
+
+    node score = required(n, "score");
+    std::string sk = kind_of(score, {"dot", "map"});
+    if (sk == "dot") {
+        check_keys(score, {"kind", "Q", "K", "q_bias", "k_bias", "scale"});
+        h.score.type = score_spec<rational>::kind::dot;
+        h.score.Q.W = read_matrix(required(score, "Q"), "Q", d, ds);
+        const std::size_t dk = h.score.Q.W.rows;
+        h.score.K.W = read_matrix(required(score, "K"), "K", d, ds, dk,
+                                  "as many as Q (" + std::to_string(dk) + ")");
+        read_bias(member(score, "q_bias"), h.score.Q, "q_bias");
+        read_bias(member(score, "k_bias"), h.score.K, "k_bias");
+        h.score.default_scale = true;
+        h.score.scale_factor = 1;
+        h.score.scale_inv_sqrt = static_cast<long>(dk);
+        if (auto s = member(score, "scale")) {
+            if (s->v.is_string() && s->v.as_string() == "default") {
+                // the default, written explicitly
+            } else if (s->v.is_object()) {
+                check_keys(*s, {"factor", "inv_sqrt"});
+                h.score.default_scale = false;
+                h.score.scale_factor = positive_number(required(*s, "factor"), "factor");
+                h.score.scale_inv_sqrt = positive_number(required(*s, "inv_sqrt"), "inv_sqrt");
+            } else {
+                h.score.default_scale = false;
+                h.score.scale_factor = positive_number(*s, "scale");
+                h.score.scale_inv_sqrt = 1;
+            }
+        }
+        if (h.score.scale_inv_sqrt == 1) h.score.scale = h.score.scale_factor;
+    } else {
+        check_keys(score, {"kind", "map"});
+        h.score.type = score_spec<rational>::kind::map;
+        map_role role;
+        role.inputs = {{"q", 0, d, false}, {"k", d, d, false}};
+        role.in_dim = 2 * d;
+        role.out_dim = 1;
+        role.out_reason = "a score map must output 1 value";
+        h.score.fn = read_map(required(score, "map"), role);
+    }
+
+    node val = required(n, "value");
+    std::string vk = kind_of(val, {"linear", "map"});
+    if (vk == "linear") {
+        check_keys(val, {"kind", "V", "bias"});
+        h.value.type = value_spec<rational>::kind::linear;
+        h.value.V.W = read_matrix(required(val, "V"), "V", d, ds);
+        read_bias(member(val, "bias"), h.value.V, "bias");
+    } else {
+        check_keys(val, {"kind", "map"});
+        h.value.type = value_spec<rational>::kind::map;
+        map_role role;
+        role.inputs = {{"y", 0, d, false}};
+        role.in_dim = d;
+        h.value.fn = read_map(required(val, "map"), role);
+    }
+    return h;
+}
+
+layer<rational> reader::read_layer(const node& n, std::size_t d) const {
+    expect(n, json::kind::object);
+    check_keys(n, {"heads", "update"});
+    layer<rational> l;
+    node heads = required(n, "heads");
+    expect(heads, json::kind::array);
+    if (heads.v.empty()) fail(heads, "a layer needs at least one head");
+    map_role role;
+    role.inputs.push_back({"y", 0, d, false});
+    std::size_t offset = d;
+    for (std::size_t k = 0; k < heads.v.size(); ++k) {
+        l.heads.push_back(read_head(heads.at(k), d));
+        const std::size_t dv = l.heads.back().value.out_dim();
+        role.inputs.push_back({"b" + std::to_string(k + 1), offset, dv, false});
+        offset += dv;
+    }
+    role.inputs.push_back({"b", d, offset - d, true});
+    role.in_dim = offset;
+    role.out_dim = d;
+    role.out_reason = "the update must output d = " + std::to_string(d);
+    l.update = read_map(required(n, "update"), role);
+    return l;
+}
+
+void reader::read_readout(const node& n, model<rational>& m) const {
+    std::string kind = kind_of(n, {"threshold", "map", "softmax"});
+    readout<rational>& r = m.out;
+    const std::string ds = "d = " + std::to_string(m.d);
+    if (kind == "threshold") {
+        check_keys(n, {"kind", "w", "t"});
+        r.type = readout<rational>::kind::threshold;
+        r.w_exact = vector(required(n, "w"), m.d, "w");
+        r.w = r.w_exact;
+        r.t_exact = number(required(n, "t"));
+        r.t = r.t_exact;
+    } else if (kind == "map") {
+        check_keys(n, {"kind", "map"});
+        r.type = readout<rational>::kind::map;
+        map_role role;
+        role.inputs = {{"y", 0, m.d, false}};
+        role.in_dim = m.d;
+        role.out_dim = 1;
+        role.out_reason = "the readout map must output 1 value";
+        r.fn = read_map(required(n, "map"), role);
+    } else {
+        check_keys(n, {"kind", "symbols", "W", "c"});
+        r.type = readout<rational>::kind::softmax;
+        node syms = required(n, "symbols");
+        expect(syms, json::kind::array);
+        if (syms.v.size() < 2) fail(syms, "a softmax readout needs at least 2 symbols");
+        for (std::size_t k = 0; k < syms.v.size(); ++k) {
+            node s = syms.at(k);
+            std::string name = string_value(s);
+            if (name.empty()) fail(s, "output symbols must not be empty");
+            for (const auto& prev : r.symbols)
+                if (prev == name) fail(s, "output symbol " + in_quotes(name) + " appears twice");
+            r.symbols.push_back(std::move(name));
+        }
+        const std::size_t ms = r.symbols.size();
+        r.logits.W = read_matrix(required(n, "W"), "W", m.d, ds, ms,
+                                 "one per output symbol (" + std::to_string(ms) + ")");
+        read_bias(member(n, "c"), r.logits, "c");
+    }
+}
+
+// --- matrices ----------------------------------------------------------------------------------
+
+matrix<rational> reader::read_matrix(const node& n) const {
+    if (n.v.is_array()) {
+        if (n.v.empty()) fail(n, "a matrix needs at least one row");
+        std::size_t cols = 0;
+        std::vector<rational> data;
+        for (std::size_t r = 0; r < n.v.size(); ++r) {
+            node row = n.at(r);
+            if (!row.v.is_array())
+                fail(row, std::string("expected a matrix row (an array), got ") +
+                              with_article(row.v.type()));
+            if (row.v.empty()) fail(row, "a matrix needs at least one column");
+            if (r == 0) cols = row.v.size();
+            if (row.v.size() != cols)
+                fail(row, "row " + std::to_string(r) + " has " + std::to_string(row.v.size()) +
+                              " entries; row 0 has " + std::to_string(cols));
+            for (std::size_t c = 0; c < cols; ++c) data.push_back(number(row.at(c)));
+        }
+        return make_matrix(n.v.size(), cols, std::move(data));
+    }
+    if (!n.v.is_object())
+        fail(n, std::string("expected a matrix (an array of rows or an object), got ") +
+                    with_article(n.v.type()));
+    if (auto id = member(n, "identity")) {
+        check_keys(n, {"identity", "scale"});
+        std::size_t size = dimension(*id, "identity");
+        if (size * size > max_entries)
+            fail(*id, "identity " + std::to_string(size) + " is too large (at most " +
+                          std::to_string(max_entries) + " entries)");
+        rational s = 1;
+        if (auto sc = member(n, "scale")) s = number(*sc);
+        std::vector<rational> data(size * size);
+        for (std::size_t k = 0; k < size; ++k) data[k * size + k] = s;
+        return make_matrix(size, size, std::move(data));
+    }
+    check_keys(n, {"rows", "cols", "entries"});
+    std::size_t rows = dimension(required(n, "rows"), "rows");
+    std::size_t cols = dimension(required(n, "cols"), "cols");
+    if (rows * cols > max_entries)
+        fail(n, "a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                    " matrix is too large (at most " + std::to_string(max_entries) + " entries)");
+    node entries = required(n, "entries");
+    expect(entries, json::kind::array);
+    std::vector<rational> data(rows * cols);
+    std::map<std::pair<std::size_t, std::size_t>, std::size_t> seen;
+    for (std::size_t k = 0; k < entries.v.size(); ++k) {
+        node e = entries.at(k);
+        expect(e, json::kind::array);
+        if (e.v.size() != 3) fail(e, "a sparse entry is [row, column, value]");
+        auto i = static_cast<std::size_t>(
+            bounded_integer(e.at(0), 0, static_cast<long>(rows) - 1, "the row index"));
+        auto j = static_cast<std::size_t>(
+            bounded_integer(e.at(1), 0, static_cast<long>(cols) - 1, "the column index"));
+        auto [it, fresh] = seen.emplace(std::pair{i, j}, k);
+        if (!fresh)
+            fail(e, "entry (" + std::to_string(i) + ", " + std::to_string(j) +
+                        ") appears twice (first at " + entries.ptr + "/" +
+                        std::to_string(it->second) + ")");
+        data[i * cols + j] = number(e.at(2));
+    }
+    return make_matrix(rows, cols, std::move(data));
+}
+
+matrix<rational> reader::read_matrix(const node& n, std::string_view what, std::size_t cols,
+                                     std::string_view cols_reason, std::optional<std::size_t> rows,
+                                     std::string_view rows_reason) const {
+    matrix<rational> m = read_matrix(n);
+    if (m.cols != cols)
+        fail(n, std::string(what) + " has " + std::to_string(m.cols) +
+                    " columns; it must have " + std::string(cols_reason));
+    if (rows && m.rows != *rows)
+        fail(n, std::string(what) + " has " + std::to_string(m.rows) + " rows; it must have " +
+                    std::string(rows_reason));
+    return m;
+}
+
+// --- maps ----------------------------------------------------------------------------------------
+
+map<rational> reader::read_map(const node& n, const map_role& role) const {
+    std::string kind = kind_of(n, {"affine", "mlp", "graph", "table", "hash"});
+    map<rational> m;
+    m.in_dim = role.in_dim;
+    if (kind == "affine") {
+        auto a = read_affine(n, role);
+        m.out_dim = a.out_dim();
+        m.impl = std::move(a);
+    } else if (kind == "mlp") {
+        auto p = read_mlp(n, role);
+        m.out_dim = p.layers.back().out_dim();
+        m.impl = std::move(p);
+    } else if (kind == "graph") {
+        auto g = read_graph(n, role);
+        m.out_dim = g.nodes[g.output].dim;
+        m.impl = std::move(g);
+    } else if (kind == "table") {
+        auto t = read_table(n, role);
+        m.out_dim = t.fallback.size();
+        m.impl = std::move(t);
+    } else {
+        m.impl = read_hash(n, m.out_dim);
+    }
+    if (m.out_dim == 0) fail(n, "the map's output dimension is 0");
+    if (role.out_dim && m.out_dim != *role.out_dim)
+        fail(n, "the map's output dimension is " + std::to_string(m.out_dim) + "; " +
+                    role.out_reason);
+    return m;
+}
+
+affine_map<rational> reader::read_affine(const node& n, const map_role& role) const {
+    check_keys(n, {"kind", "W", "b"});
+    affine_map<rational> a;
+    a.W = read_matrix(required(n, "W"), "W", role.in_dim,
+                      "the map's input dimension " + role.describe_in());
+    read_bias(member(n, "b"), a, "b");
+    return a;
+}
+
+mlp_map<rational> reader::read_mlp(const node& n, const map_role& role) const {
+    check_keys(n, {"kind", "layers"});
+    mlp_map<rational> p;
+    node layers = required(n, "layers");
+    expect(layers, json::kind::array);
+    if (layers.v.empty()) fail(layers, "an mlp needs at least one layer");
+    for (std::size_t k = 0; k < layers.v.size(); ++k) {
+        node l = layers.at(k);
+        expect(l, json::kind::object);
+        check_keys(l, {"W", "b", "activation"});
+        affine_map<rational> a;
+        std::string reason = k == 0
+                                 ? "the map's input dimension " + role.describe_in()
+                                 : std::to_string(p.layers.back().out_dim()) +
+                                       ", the output dimension of layer " + std::to_string(k - 1);
+        std::size_t cols = k == 0 ? role.in_dim : p.layers.back().out_dim();
+        a.W = read_matrix(required(l, "W"), "W", cols, reason);
+        read_bias(member(l, "b"), a, "b");
+        node act = required(l, "activation");
+        std::string name = string_value(act);
+        bool found = false;
+        for (const auto& [s, v] : activation_names)
+            if (s == name) {
+                p.activations.push_back(v);
+                found = true;
+            }
+        if (!found)
+            fail(act, "unknown activation " + in_quotes(name) +
+                          " (expected identity, relu, tanh, step or floor)");
+        p.layers.push_back(std::move(a));
+    }
+    return p;
+}
+
+graph_map<rational> reader::read_graph(const node& n, const map_role& role) const {
+    check_keys(n, {"kind", "nodes", "output"});
+    graph_map<rational> g;
+    node nodes = required(n, "nodes");
+    expect(nodes, json::kind::array);
+    if (nodes.v.empty()) fail(nodes, "a graph needs at least one node");
+
+    // All ids, to tell a forward reference from an unknown name.
+    std::set<std::string> all_ids;
+    for (const auto& e : nodes.v.elements())
+        if (e.is_object())
+            if (const value* id = e.find("id"); id && id->is_string())
+                all_ids.insert(id->as_string());
+
+    std::map<std::string, std::size_t> index; // node id or used input name -> node index
+    std::map<std::string, std::string> defined_at;
+    auto resolve = [&](const node& ref) -> std::size_t {
+        std::string name = string_value(ref);
+        if (auto it = index.find(name); it != index.end()) return it->second;
+        if (const role_input* in = role.find(name)) {
+            graph_node<rational> inode;
+            inode.id = in->name;
+            inode.op = graph_op::input;
+            inode.dim = in->dim;
+            inode.input_name = in->name;
+            inode.offset = in->offset;
+            g.nodes.push_back(std::move(inode));
+            index.emplace(name, g.nodes.size() - 1);
+            return g.nodes.size() - 1;
+        }
+        if (all_ids.count(name) != 0)
+            fail(ref, "node " + in_quotes(name) +
+                          " is used before it is defined (nodes must be listed in order)");
+        fail(ref, "unknown input " + in_quotes(name) + ": neither an input of this map (" +
+                      role.names() + ") nor the id of an earlier node");
+    };
+
+    for (std::size_t k = 0; k < nodes.v.size(); ++k) {
+        node nd = nodes.at(k);
+        expect(nd, json::kind::object);
+        node idn = required(nd, "id");
+        std::string id = string_value(idn);
+        if (id.empty()) fail(idn, "node ids must not be empty");
+        if (role.find(id)) fail(idn, "node id " + in_quotes(id) + " is an input name of this map");
+        if (auto it = defined_at.find(id); it != defined_at.end())
+            fail(idn, "duplicate node id " + in_quotes(id) + " (first at " + it->second + ")");
+
+        node opn = required(nd, "op");
+        std::string op_name = string_value(opn);
+        std::optional<graph_op> op;
+        for (const auto& [s, v] : graph_op_names)
+            if (s == op_name) op = v;
+        if (!op) {
+            std::vector<std::string> names;
+            for (const auto& [s, v] : graph_op_names) names.emplace_back(s);
+            fail(opn, "unknown op " + in_quotes(op_name) +
+                          " (expected one of: " + join(names, ", ") + ")");
+        }
+        switch (*op) {
+        case graph_op::linear: check_keys(nd, {"id", "op", "in", "W", "b"}); break;
+        case graph_op::layer_norm:
+            check_keys(nd, {"id", "op", "in", "eps", "gamma", "beta"});
+            break;
+        case graph_op::scale: check_keys(nd, {"id", "op", "in", "factor"}); break;
+        case graph_op::slice: check_keys(nd, {"id", "op", "in", "from", "to"}); break;
+        default: check_keys(nd, {"id", "op", "in"}); break;
+        }
+
+        // Arguments.
+        node in = required(nd, "in");
+        graph_node<rational> out;
+        out.id = id;
+        out.op = *op;
+        if (in.v.is_string()) {
+            out.args.push_back(resolve(in));
+        } else if (in.v.is_array()) {
+            for (std::size_t t = 0; t < in.v.size(); ++t) out.args.push_back(resolve(in.at(t)));
+        } else {
+            fail(in, std::string("expected a string or an array of strings, got ") +
+                         with_article(in.v.type()));
+        }
+        const std::size_t argc = out.args.size();
+        auto arity = [&](bool ok, const std::string& wanted) {
+            if (!ok)
+                fail(in, "op '" + op_name + "' takes " + wanted + ", got " + std::to_string(argc));
+        };
+        auto arg_dim = [&](std::size_t t) { return g.nodes[out.args[t]].dim; };
+        auto equal_dims = [&] {
+            for (std::size_t t = 1; t < argc; ++t)
+                if (arg_dim(t) != arg_dim(0))
+                    fail(in, "op '" + op_name + "' needs inputs of equal dimension; input 0 has " +
+                                 std::to_string(arg_dim(0)) + ", input " + std::to_string(t) +
+                                 " has " + std::to_string(arg_dim(t)));
+        };
+        switch (*op) {
+        case graph_op::add:
+            arity(argc >= 2, "at least 2 inputs");
+            equal_dims();
+            break;
+        case graph_op::sub:
+        case graph_op::mul:
+            arity(argc == 2, "2 inputs");
+            equal_dims();
+            break;
+        case graph_op::concat: arity(argc >= 1, "at least 1 input"); break;
+        default: arity(argc == 1, "1 input"); break;
+        }
+
+        // Dimension and parameters.
+        switch (*op) {
+        case graph_op::input: break;
+        case graph_op::linear:
+            out.lin.W = read_matrix(required(nd, "W"), "W", arg_dim(0),
+                                    "the input's dimension " + std::to_string(arg_dim(0)));
+            read_bias(member(nd, "b"), out.lin, "b");
+            out.dim = out.lin.out_dim();
+            break;
+        case graph_op::add:
+        case graph_op::sub:
+        case graph_op::mul:
+        case graph_op::relu:
+        case graph_op::tanh:
+        case graph_op::step:
+        case graph_op::floor: out.dim = arg_dim(0); break;
+        case graph_op::concat:
+            for (std::size_t t = 0; t < argc; ++t) out.dim += arg_dim(t);
+            break;
+        case graph_op::layer_norm: {
+            out.dim = arg_dim(0);
+            if (out.dim == 0) fail(in, "layer_norm needs an input of dimension at least 1");
+            node eps = required(nd, "eps");
+            out.eps_exact = number(eps);
+            if (out.eps_exact < 0)
+                fail(eps, "layer_norm eps must be >= 0, got " +
+                              numeric::to_exact_string(out.eps_exact));
+            out.eps = out.eps_exact;
+            if (auto gm = member(nd, "gamma")) out.gamma_exact = vector(*gm, out.dim, "gamma");
+            if (auto bt = member(nd, "beta")) out.beta_exact = vector(*bt, out.dim, "beta");
+            out.gamma = out.gamma_exact;
+            out.beta = out.beta_exact;
+            break;
+        }
+        case graph_op::scale:
+            out.dim = arg_dim(0);
+            out.factor_exact = number(required(nd, "factor"));
+            out.factor = out.factor_exact;
+            break;
+        case graph_op::slice: {
+            const std::size_t dim = arg_dim(0);
+            node from = required(nd, "from");
+            node to = required(nd, "to");
+            long f = bounded_integer(from, 0, std::numeric_limits<long>::max(), "from");
+            long t = bounded_integer(to, 0, std::numeric_limits<long>::max(), "to");
+            if (static_cast<std::size_t>(t) > dim)
+                fail(to, "slice 'to' = " + std::to_string(t) + " exceeds the input's dimension " +
+                             std::to_string(dim));
+            if (f >= t)
+                fail(from, "slice needs from < to, got from = " + std::to_string(f) +
+                               " and to = " + std::to_string(t));
+            out.offset = static_cast<std::size_t>(f);
+            out.dim = static_cast<std::size_t>(t - f);
+            break;
+        }
+        }
+        g.nodes.push_back(std::move(out));
+        index.emplace(id, g.nodes.size() - 1);
+        defined_at.emplace(id, idn.ptr);
+    }
+
+    node output = required(n, "output");
+    std::string out_name = string_value(output);
+    if (defined_at.count(out_name) == 0)
+        fail(output, "output " + in_quotes(out_name) + " is not the id of a node");
+    g.output = index.at(out_name);
+    return g;
+}
+
+table_map reader::read_table(const node& n, const map_role& role) const {
+    check_keys(n, {"kind", "entries", "default"});
+    table_map t;
+    node def = required(n, "default");
+    t.fallback = vector(def);
+    if (t.fallback.empty()) fail(def, "the default output must not be empty");
+    node entries = required(n, "entries");
+    expect(entries, json::kind::array);
+    std::map<std::vector<rational>, std::size_t> first;
+    for (std::size_t k = 0; k < entries.v.size(); ++k) {
+        node e = entries.at(k);
+        expect(e, json::kind::object);
+        check_keys(e, {"in", "out"});
+        node in = required(e, "in");
+        vec<rational> key = vector(in);
+        if (key.size() != role.in_dim)
+            fail(in, "'in' has length " + std::to_string(key.size()) +
+                         "; the map's input dimension is " + role.describe_in());
+        vec<rational> out = vector(required(e, "out"), t.fallback.size(),
+                                   "'out' (like 'default')");
+        if (auto [it, fresh] = first.emplace(key, k); !fresh)
+            fail(in, "duplicate table input " + show_vector(key) + " (first at " + entries.ptr +
+                         "/" + std::to_string(it->second) + ")");
+        t.entries.emplace(std::move(key), std::move(out));
+    }
+    return t;
+}
+
+hash_map reader::read_hash(const node& n, std::size_t& out_dim) const {
+    check_keys(n, {"kind", "seed", "out_dim", "range", "denominator"});
+    hash_map h;
+    node seed = required(n, "seed");
+    integer s = integer_value(seed);
+    if (s < 0 || s >= (integer(1) << 64))
+        fail(seed, "seed must be in [0, 2^64), got " + s.str());
+    h.seed = s.convert_to<std::uint64_t>();
+    out_dim = dimension(required(n, "out_dim"), "out_dim");
+    h.range = bounded_integer(required(n, "range"), 0, max_hash_range, "range");
+    h.denominator = bounded_integer(required(n, "denominator"), 1,
+                                    std::numeric_limits<long>::max(), "denominator");
+    return h;
+}
+
+} // namespace
+
+model<rational> parse_model(std::string_view text, const std::string& file_name) {
+    json::value root;
+    try {
+        root = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw model_file_error(file_name, e.where(), "", e.message());
+    }
+    try {
+        return reader(file_name).read(root);
+    } catch (const std::bad_alloc&) {
+        throw model_file_error(file_name, {}, "", "out of memory while reading the model");
+    }
+}
+
+model<rational> read_model_file(const std::string& path) {
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"),
+                                                     &std::fclose);
+    if (!f)
+        throw model_file_error(path, {}, "", std::string("cannot open: ") + std::strerror(errno));
+    std::string text;
+    char buf[65536];
+    std::size_t got;
+    while ((got = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, got);
+    if (std::ferror(f.get()))
+        throw model_file_error(path, {}, "", std::string("cannot read: ") + std::strerror(errno));
+    return parse_model(text, path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+namespace {
+
+json::value num(const rational& q) {
+    if (auto d = numeric::exact_decimal(q, 40); d && json::is_number_lexeme(*d))
+        return json::value::number_raw(*d);
+    return json::value::string(numeric::to_exact_string(q));
+}
+
+json::value size_value(std::size_t k) { return json::value::number(static_cast<long long>(k)); }
+
+json::value vec_json(const vec<rational>& v) {
+    json::value a = json::value::array();
+    for (const auto& q : v) a.push_back(num(q));
+    return a;
+}
+
+json::value matrix_json(const matrix<rational>& w) {
+    std::size_t nnz = 0;
+    for (const auto& row : w.nonzero) nnz += row.size();
+    // A nonzero multiple of an identity of size >= 2.
+    if (w.rows == w.cols && w.rows >= 2 && nnz == w.rows && w.at(0, 0) != 0) {
+        bool scaled_identity = true;
+        for (std::size_t k = 0; k < w.rows; ++k)
+            scaled_identity = scaled_identity && w.at(k, k) == w.at(0, 0);
+        if (scaled_identity) {
+            json::value o = json::value::object();
+            o.set("identity", size_value(w.rows));
+            if (w.at(0, 0) != 1) o.set("scale", num(w.at(0, 0)));
+            return o;
+        }
+    }
+    if (4 * nnz < w.rows * w.cols) {
+        json::value o = json::value::object();
+        o.set("rows", size_value(w.rows));
+        o.set("cols", size_value(w.cols));
+        json::value entries = json::value::array();
+        for (std::size_t r = 0; r < w.rows; ++r)
+            for (std::size_t c : w.nonzero[r]) {
+                json::value e = json::value::array();
+                e.push_back(size_value(r));
+                e.push_back(size_value(c));
+                e.push_back(num(w.at(r, c)));
+                entries.push_back(std::move(e));
+            }
+        o.set("entries", std::move(entries));
+        return o;
+    }
+    json::value rows = json::value::array();
+    for (std::size_t r = 0; r < w.rows; ++r) {
+        json::value row = json::value::array();
+        for (std::size_t c = 0; c < w.cols; ++c) row.push_back(num(w.at(r, c)));
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+json::value str(std::string_view s) { return json::value::string(std::string(s)); }
+
+json::value graph_json(const graph_map<rational>& g) {
+    auto name_of = [&](std::size_t k) {
+        const auto& nd = g.nodes[k];
+        return nd.op == graph_op::input ? nd.input_name : nd.id;
+    };
+    json::value nodes = json::value::array();
+    for (const auto& nd : g.nodes) {
+        if (nd.op == graph_op::input) continue;
+        json::value o = json::value::object();
+        o.set("id", str(nd.id));
+        o.set("op", str(to_string(nd.op)));
+        if (nd.args.size() == 1) {
+            o.set("in", str(name_of(nd.args[0])));
+        } else {
+            json::value in = json::value::array();
+            for (auto a : nd.args) in.push_back(str(name_of(a)));
+            o.set("in", std::move(in));
+        }
+        switch (nd.op) {
+        case graph_op::linear:
+            o.set("W", matrix_json(nd.lin.W));
+            if (!nd.lin.b.empty()) o.set("b", vec_json(nd.lin.b));
+            break;
+        case graph_op::layer_norm:
+            o.set("eps", num(nd.eps_exact));
+            if (!nd.gamma_exact.empty()) o.set("gamma", vec_json(nd.gamma_exact));
+            if (!nd.beta_exact.empty()) o.set("beta", vec_json(nd.beta_exact));
+            break;
+        case graph_op::scale: o.set("factor", num(nd.factor_exact)); break;
+        case graph_op::slice:
+            o.set("from", size_value(nd.offset));
+            o.set("to", size_value(nd.offset + nd.dim));
+            break;
+        default: break;
+        }
+        nodes.push_back(std::move(o));
+    }
+    json::value o = json::value::object();
+    o.set("kind", str("graph"));
+    o.set("nodes", std::move(nodes));
+    o.set("output", str(name_of(g.output)));
+    return o;
+}
+
+json::value map_json(const map<rational>& m) {
+    return std::visit(
+        [&](const auto& impl) -> json::value {
+            using T = std::decay_t<decltype(impl)>;
+            json::value o = json::value::object();
+            if constexpr (std::is_same_v<T, affine_map<rational>>) {
+                o.set("kind", str("affine"));
+                o.set("W", matrix_json(impl.W));
+                if (!impl.b.empty()) o.set("b", vec_json(impl.b));
+            } else if constexpr (std::is_same_v<T, mlp_map<rational>>) {
+                o.set("kind", str("mlp"));
+                json::value layers = json::value::array();
+                for (std::size_t k = 0; k < impl.layers.size(); ++k) {
+                    json::value l = json::value::object();
+                    l.set("W", matrix_json(impl.layers[k].W));
+                    if (!impl.layers[k].b.empty()) l.set("b", vec_json(impl.layers[k].b));
+                    l.set("activation", str(to_string(impl.activations[k])));
+                    layers.push_back(std::move(l));
+                }
+                o.set("layers", std::move(layers));
+            } else if constexpr (std::is_same_v<T, graph_map<rational>>) {
+                o = graph_json(impl);
+            } else if constexpr (std::is_same_v<T, table_map>) {
+                o.set("kind", str("table"));
+                json::value entries = json::value::array();
+                for (const auto& [in, out] : impl.entries) {
+                    json::value e = json::value::object();
+                    e.set("in", vec_json(in));
+                    e.set("out", vec_json(out));
+                    entries.push_back(std::move(e));
+                }
+                o.set("entries", std::move(entries));
+                o.set("default", vec_json(impl.fallback));
+            } else {
+                o.set("kind", str("hash"));
+                o.set("seed", json::value::number_raw(std::to_string(impl.seed)));
+                o.set("out_dim", size_value(m.out_dim));
+                o.set("range", json::value::number(impl.range));
+                o.set("denominator", json::value::number(impl.denominator));
+            }
+            return o;
+        },
+        m.impl);
+}
+
+json::value positional_json(const positional_spec& p) {
+    json::value o = json::value::object();
+    switch (p.type) {
+    case positional_spec::kind::formula: {
+        o.set("kind", str("formula"));
+        o.set("dim", size_value(p.dim));
+        std::size_t present = 0;
+        for (const auto& f : p.formulas) present += f ? 1 : 0;
+        if (p.dim > 1 && 2 * present < p.dim) {
+            json::value c = json::value::object();
+            for (std::size_t k = 0; k < p.formulas.size(); ++k)
+                if (p.formulas[k]) c.set(std::to_string(k), str(p.formulas[k]->text()));
+            o.set("coordinates", std::move(c));
+        } else {
+            json::value c = json::value::array();
+            for (const auto& f : p.formulas)
+                c.push_back(f ? str(f->text()) : json::value::number(0));
+            o.set("coordinates", std::move(c));
+        }
+        break;
+    }
+    case positional_spec::kind::table: {
+        o.set("kind", str("table"));
+        json::value rows = json::value::array();
+        for (const auto& r : p.table) rows.push_back(vec_json(r));
+        o.set("rows", std::move(rows));
+        break;
+    }
+    case positional_spec::kind::sinusoidal:
+        o.set("kind", str("sinusoidal"));
+        o.set("dim", size_value(p.dim));
+        if (p.base != 10000) o.set("base", num(p.base));
+        break;
+    }
+    return o;
+}
+
+json::value head_json(const head<rational>& h) {
+    json::value score = json::value::object();
+    if (h.score.type == score_spec<rational>::kind::dot) {
+        score.set("kind", str("dot"));
+        score.set("Q", matrix_json(h.score.Q.W));
+        score.set("K", matrix_json(h.score.K.W));
+        if (!h.score.Q.b.empty()) score.set("q_bias", vec_json(h.score.Q.b));
+        if (!h.score.K.b.empty()) score.set("k_bias", vec_json(h.score.K.b));
+        if (!h.score.default_scale) {
+            if (h.score.scale_inv_sqrt == 1) {
+                score.set("scale", num(h.score.scale_factor));
+            } else {
+                json::value s = json::value::object();
+                s.set("factor", num(h.score.scale_factor));
+                s.set("inv_sqrt", num(h.score.scale_inv_sqrt));
+                score.set("scale", std::move(s));
+            }
+        }
+    } else {
+        score.set("kind", str("map"));
+        score.set("map", map_json(*h.score.fn));
+    }
+    json::value value = json::value::object();
+    if (h.value.type == value_spec<rational>::kind::linear) {
+        value.set("kind", str("linear"));
+        value.set("V", matrix_json(h.value.V.W));
+        if (!h.value.V.b.empty()) value.set("bias", vec_json(h.value.V.b));
+    } else {
+        value.set("kind", str("map"));
+        value.set("map", map_json(*h.value.fn));
+    }
+    json::value o = json::value::object();
+    o.set("score", std::move(score));
+    o.set("value", std::move(value));
+    return o;
+}
+
+json::value readout_json(const readout<rational>& r) {
+    json::value o = json::value::object();
+    switch (r.type) {
+    case readout<rational>::kind::threshold:
+        o.set("kind", str("threshold"));
+        o.set("w", vec_json(r.w_exact));
+        o.set("t", num(r.t_exact));
+        break;
+    case readout<rational>::kind::map:
+        o.set("kind", str("map"));
+        o.set("map", map_json(*r.fn));
+        break;
+    case readout<rational>::kind::softmax: {
+        o.set("kind", str("softmax"));
+        json::value syms = json::value::array();
+        for (const auto& s : r.symbols) syms.push_back(str(s));
+        o.set("symbols", std::move(syms));
+        o.set("W", matrix_json(r.logits.W));
+        if (!r.logits.b.empty()) o.set("c", vec_json(r.logits.b));
+        break;
+    }
+    }
+    return o;
+}
+
+} // namespace
+
+json::value model_to_json(const model<rational>& m) {
+    json::value o = json::value::object();
+    o.set("format", str("attnprop-model"));
+    o.set("version", json::value::number(1));
+    o.set("name", str(m.name));
+    if (!m.description.empty()) o.set("description", str(m.description));
+    if (!m.source.empty()) o.set("source", str(m.source));
+    o.set("attention", str(to_string(m.attention)));
+    json::value sigma = json::value::array();
+    for (const auto& s : m.sigma.symbols) sigma.push_back(str(s));
+    o.set("alphabet", std::move(sigma));
+    o.set("eos", str(m.sigma.eos));
+    o.set("d", size_value(m.d));
+    json::value tokens = json::value::object();
+    for (std::size_t k = 0; k < m.token.size(); ++k)
+        tokens.set(m.sigma.name(static_cast<int>(k)), vec_json(m.token[k]));
+    o.set("token_embedding", std::move(tokens));
+    if (m.positional) o.set("positional", positional_json(*m.positional));
+    switch (m.input) {
+    case input_kind::add: o.set("input", str("add")); break;
+    case input_kind::concat: o.set("input", str("concat")); break;
+    case input_kind::map: {
+        json::value in = json::value::object();
+        in.set("kind", str("map"));
+        in.set("map", map_json(*m.input_fn));
+        o.set("input", std::move(in));
+        break;
+    }
+    }
+    json::value layers = json::value::array();
+    for (const auto& l : m.layers) {
+        json::value lo = json::value::object();
+        json::value heads = json::value::array();
+        for (const auto& h : l.heads) heads.push_back(head_json(h));
+        lo.set("heads", std::move(heads));
+        lo.set("update", map_json(l.update));
+        layers.push_back(std::move(lo));
+    }
+    o.set("layers", std::move(layers));
+    o.set("readout", readout_json(m.out));
+    return o;
+}
+
+std::string write_model(const model<rational>& m) { return json::dump(model_to_json(m), 2) + "\n"; }
+
+void write_model_file(const model<rational>& m, const std::string& path) {
+    const std::string text = write_model(m);
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f)
+        throw model_file_error(path, {}, "", std::string("cannot write: ") + std::strerror(errno));
+    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    int err = errno;
+    if (std::fclose(f) != 0 && ok) {
+        ok = false;
+        err = errno;
+    }
+    if (!ok)
+        throw model_file_error(path, {}, "", std::string("cannot write: ") + std::strerror(err));
+}
+
+} // namespace attnprop::model

@@ -1,0 +1,112 @@
+#pragma once
+/// @file arb_ball.hpp
+/// Arb ball (midpoint-radius enclosure) with an explicit per-value working precision.
+/// Enclosure kind: every operation returns a ball that contains the exact result of the
+/// operation applied to every point of the operand balls. Comparisons answer `unknown` when the
+/// balls overlap and are not the same exact point.
+
+#include "numeric/context.hpp"
+#include "numeric/mpfr_real.hpp"
+#include "numeric/order.hpp"
+#include "numeric/rational.hpp"
+
+#include <arb.h>
+
+#include <optional>
+#include <string>
+
+namespace attnprop::numeric {
+
+/// A rigorous enclosure of a real number; operations work at the larger `precision()` of their
+/// operands. A default-constructed ball is the exact point 0 at 53 bits.
+class arb_ball {
+public:
+    arb_ball() : arb_ball(53) {}
+    /// The exact point 0 with the given working precision.
+    explicit arb_ball(long precision_bits) : prec_(precision_bits) { arb_init(v_); }
+    arb_ball(const arb_ball& o) : prec_(o.prec_) {
+        arb_init(v_);
+        arb_set(v_, o.v_);
+    }
+    arb_ball(arb_ball&& o) noexcept : prec_(o.prec_) {
+        arb_init(v_);
+        arb_swap(v_, o.v_);
+    }
+    arb_ball& operator=(const arb_ball& o) {
+        arb_set(v_, o.v_);
+        prec_ = o.prec_;
+        return *this;
+    }
+    arb_ball& operator=(arb_ball&& o) noexcept {
+        arb_swap(v_, o.v_);
+        prec_ = o.prec_;
+        return *this;
+    }
+    ~arb_ball() { arb_clear(v_); }
+
+    /// The tightest ball at the context's precision that contains q.
+    static arb_ball from_rational(const rational& q, const context& ctx);
+    /// The exact point x.
+    static arb_ball from_double(double x, const context& ctx);
+
+    long precision() const { return prec_; }
+    /// Sets the working precision used by later operations on this value.
+    void set_precision(long precision_bits) { prec_ = precision_bits; }
+    arb_ptr raw() { return v_; }
+    arb_srcptr raw() const { return v_; }
+
+    arb_ball& operator+=(const arb_ball& b);
+    arb_ball& operator-=(const arb_ball& b);
+    arb_ball& operator*=(const arb_ball& b);
+    arb_ball& operator/=(const arb_ball& b);
+
+private:
+    arb_t v_;
+    long prec_;
+};
+
+arb_ball operator+(const arb_ball& a, const arb_ball& b);
+arb_ball operator-(const arb_ball& a, const arb_ball& b);
+arb_ball operator*(const arb_ball& a, const arb_ball& b);
+/// Division; a divisor ball containing 0 gives an indeterminate (infinite) ball.
+arb_ball operator/(const arb_ball& a, const arb_ball& b);
+arb_ball operator-(const arb_ball& a);
+
+/// less/greater when proved for every pair of points, equal when both are the same exact point,
+/// unknown otherwise.
+order compare(const arb_ball& a, const arb_ball& b);
+/// acc += a * b, rigorously.
+void fma_acc(arb_ball& acc, const arb_ball& a, const arb_ball& b);
+
+arb_ball exp(const arb_ball& x);
+arb_ball log(const arb_ball& x);
+arb_ball sqrt(const arb_ball& x);
+arb_ball tanh(const arb_ball& x);
+arb_ball sin(const arb_ball& x);
+arb_ball cos(const arb_ball& x);
+arb_ball abs(const arb_ball& x);
+arb_ball floor(const arb_ball& x);
+arb_ball pi_ball(const context& ctx);
+
+/// True when the ball is finite and its radius is zero.
+bool is_exact(const arb_ball& x);
+/// True when every operand is finite (no NaN midpoint, no infinite radius).
+bool is_finite(const arb_ball& x);
+/// The exact value of an exact ball; std::nullopt when the radius is nonzero or not finite.
+std::optional<rational> exact_value(const arb_ball& x);
+/// Whether the ball contains the rational / the MPFR value.
+bool contains(const arb_ball& x, const rational& q);
+bool contains(const arb_ball& x, const mpfr_real& y);
+/// Midpoint as a decimal with `digits` significant digits.
+std::string midpoint_decimal_string(const arb_ball& x, int digits);
+/// Radius (an upper bound) as a decimal with 3 significant digits, rounded up.
+std::string radius_decimal_string(const arb_ball& x);
+/// Midpoint rounded to the nearest double.
+double to_double(const arb_ball& x);
+/// Radius, rounded up to a double.
+double radius_as_double(const arb_ball& x);
+/// Hash and equality of the representation (midpoint and radius).
+std::size_t repr_hash(const arb_ball& x);
+bool same_value(const arb_ball& a, const arb_ball& b);
+
+} // namespace attnprop::numeric

@@ -1,0 +1,48 @@
+#include "numeric/scalar.hpp"
+
+#include <cstdio>
+#include <functional>
+
+namespace attnprop::numeric {
+
+rational floor(const rational& x) {
+    integer q = boost::multiprecision::numerator(x) / boost::multiprecision::denominator(x);
+    rational r(q); // truncated toward zero
+    if (r > x) r -= 1;
+    return r;
+}
+
+std::size_t repr_hash(const rational& x) {
+    std::size_t h = std::hash<std::string>{}(boost::multiprecision::numerator(x).str(16));
+    return h ^ (std::hash<std::string>{}(boost::multiprecision::denominator(x).str(16)) + (h << 6));
+}
+
+std::string to_display_string(const rational& x, int) { return to_exact_string(x); }
+std::string to_display_string(double x, int digits) { return to_decimal(x, digits); }
+std::string to_display_string(const mpfr_real& x, int digits) { return to_decimal(x, digits); }
+std::string to_display_string(const arb_ball& x, int digits) { return to_decimal(x, digits); }
+std::string to_display_string(const interval& x, int digits) { return to_decimal(x, digits); }
+
+std::string to_decimal(const rational& x, int digits) { return to_decimal_string(x, digits); }
+std::string to_decimal(double x, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", std::clamp(digits, 1, 17), x);
+    return buf;
+}
+std::string to_decimal(const mpfr_real& x, int digits) { return to_decimal_string(x, digits); }
+std::string to_decimal(const arb_ball& x, int digits) {
+    return midpoint_decimal_string(x, digits);
+}
+std::string to_decimal(const interval& x, int digits) { return to_decimal(to_double(x), digits); }
+
+std::string radius_string(const rational&) { return "0"; }
+std::string radius_string(double) { return "0"; }
+std::string radius_string(const mpfr_real&) { return "0"; }
+std::string radius_string(const arb_ball& x) { return radius_decimal_string(x); }
+std::string radius_string(const interval& x) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3e", (x.hi() - x.lo()) / 2);
+    return buf;
+}
+
+} // namespace attnprop::numeric

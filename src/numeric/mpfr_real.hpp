@@ -1,0 +1,104 @@
+#pragma once
+/// @file mpfr_real.hpp
+/// MPFR real with an explicit per-value precision (RAII over mpfr_t). Rounded kind: every
+/// operation rounds to nearest at the larger precision of its operands.
+
+#include "numeric/context.hpp"
+#include "numeric/order.hpp"
+#include "numeric/rational.hpp"
+
+#include <mpfr.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace attnprop::numeric {
+
+/// A real number rounded to `precision()` bits. Copy keeps the precision of the source.
+/// A default-constructed value is 0 at 53 bits; kernels always build values from a context.
+class mpfr_real {
+public:
+    mpfr_real() : mpfr_real(53) {}
+    /// Zero at the given precision.
+    explicit mpfr_real(long precision_bits) {
+        mpfr_init2(v_, static_cast<mpfr_prec_t>(precision_bits));
+        mpfr_set_zero(v_, 1);
+    }
+    mpfr_real(const mpfr_real& o) {
+        mpfr_init2(v_, mpfr_get_prec(o.v_));
+        mpfr_set(v_, o.v_, MPFR_RNDN);
+    }
+    mpfr_real(mpfr_real&& o) noexcept {
+        mpfr_init2(v_, MPFR_PREC_MIN);
+        mpfr_swap(v_, o.v_);
+    }
+    mpfr_real& operator=(const mpfr_real& o) {
+        if (this != &o) {
+            mpfr_set_prec(v_, mpfr_get_prec(o.v_));
+            mpfr_set(v_, o.v_, MPFR_RNDN);
+        }
+        return *this;
+    }
+    mpfr_real& operator=(mpfr_real&& o) noexcept {
+        mpfr_swap(v_, o.v_);
+        return *this;
+    }
+    ~mpfr_real() { mpfr_clear(v_); }
+
+    /// Nearest value to q at the context's precision.
+    static mpfr_real from_rational(const rational& q, const context& ctx);
+    /// Exact value of a double (precision max(53, ctx)).
+    static mpfr_real from_double(double x, const context& ctx);
+
+    long precision() const { return static_cast<long>(mpfr_get_prec(v_)); }
+    mpfr_ptr raw() { return v_; }
+    mpfr_srcptr raw() const { return v_; }
+
+    mpfr_real& operator+=(const mpfr_real& b);
+    mpfr_real& operator-=(const mpfr_real& b);
+    mpfr_real& operator*=(const mpfr_real& b);
+    mpfr_real& operator/=(const mpfr_real& b);
+
+private:
+    mpfr_t v_;
+};
+
+mpfr_real operator+(const mpfr_real& a, const mpfr_real& b);
+mpfr_real operator-(const mpfr_real& a, const mpfr_real& b);
+mpfr_real operator*(const mpfr_real& a, const mpfr_real& b);
+/// Division; dividing by zero is a numeric_error.
+mpfr_real operator/(const mpfr_real& a, const mpfr_real& b);
+mpfr_real operator-(const mpfr_real& a);
+
+/// Never unknown; NaN operands are a numeric_error.
+order compare(const mpfr_real& a, const mpfr_real& b);
+/// acc += a * b with one rounding.
+void fma_acc(mpfr_real& acc, const mpfr_real& a, const mpfr_real& b);
+
+mpfr_real exp(const mpfr_real& x);
+/// Natural log; x <= 0 is a numeric_error.
+mpfr_real log(const mpfr_real& x);
+/// Square root; x < 0 is a numeric_error.
+mpfr_real sqrt(const mpfr_real& x);
+mpfr_real tanh(const mpfr_real& x);
+mpfr_real sin(const mpfr_real& x);
+mpfr_real cos(const mpfr_real& x);
+mpfr_real abs(const mpfr_real& x);
+/// Largest integer <= x.
+mpfr_real floor(const mpfr_real& x);
+/// Pi at the context's precision.
+mpfr_real pi_mpfr(const context& ctx);
+
+/// The exact (dyadic) rational value; NaN/Inf are a numeric_error.
+rational to_rational(const mpfr_real& x);
+/// Nearest double.
+double to_double(const mpfr_real& x);
+/// Decimal text with `digits` significant digits.
+std::string to_decimal_string(const mpfr_real& x, int digits);
+/// Hash of the exact value (equal values at equal precision hash equally).
+std::size_t repr_hash(const mpfr_real& x);
+/// True when both hold the same number (regardless of precision).
+bool same_value(const mpfr_real& a, const mpfr_real& b);
+
+} // namespace attnprop::numeric

@@ -1,0 +1,304 @@
+#pragma once
+/// @file scalar.hpp
+/// Scalar concepts by capability, scalar traits, and the generic helpers every kernel uses.
+///
+/// Four user-facing kinds: `rational` (exact), `double` and `mpfr_real` (rounded), `arb_ball`
+/// (enclosure); plus `interval`, the internal double-interval filter of the exact hard path.
+/// Kernels are written once, `template <Scalar S>`, and compare only through `compare()`.
+
+#include "numeric/arb_ball.hpp"
+#include "numeric/context.hpp"
+#include "numeric/interval.hpp"
+#include "numeric/mpfr_real.hpp"
+#include "numeric/order.hpp"
+#include "numeric/rational.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace attnprop::numeric {
+
+/// What a scalar's results mean.
+enum class scalar_kind {
+    exact,     ///< the value is the true value
+    rounded,   ///< an approximation with no error bound
+    enclosure  ///< a set guaranteed to contain the true value
+};
+
+/// "exact", "rounded" or "enclosure".
+constexpr std::string_view to_string(scalar_kind k) {
+    switch (k) {
+    case scalar_kind::exact: return "exact";
+    case scalar_kind::rounded: return "rounded";
+    case scalar_kind::enclosure: return "enclosure";
+    }
+    return "?";
+}
+
+// --- double: free functions so that kernels can call numeric::exp(x) for every kind ---------
+/// Never unknown; NaN is a numeric_error.
+inline order compare(double a, double b) {
+    if (a < b) return order::less;
+    if (a > b) return order::greater;
+    if (a == b) return order::equal;
+    throw numeric_error("NaN in a double comparison");
+}
+inline void fma_acc(double& acc, double a, double b) { acc = std::fma(a, b, acc); }
+inline double exp(double x) { return std::exp(x); }
+inline double log(double x) { return std::log(x); }
+inline double sqrt(double x) { return std::sqrt(x); }
+inline double tanh(double x) { return std::tanh(x); }
+inline double sin(double x) { return std::sin(x); }
+inline double cos(double x) { return std::cos(x); }
+inline double abs(double x) { return std::fabs(x); }
+inline double floor(double x) { return std::floor(x); }
+inline std::size_t repr_hash(double x) { return std::hash<double>{}(x); }
+inline bool same_value(double a, double b) { return a == b; }
+
+// --- rational --------------------------------------------------------------------------------
+inline void fma_acc(rational& acc, const rational& a, const rational& b) { acc += a * b; }
+inline rational abs(const rational& x) { return x < 0 ? rational(-x) : x; }
+/// Largest integer <= x.
+rational floor(const rational& x);
+std::size_t repr_hash(const rational& x);
+inline bool same_value(const rational& a, const rational& b) { return a == b; }
+
+/// Per-type facts and conversions. Specialised for every scalar type.
+template <class S> struct scalar_traits;
+
+template <> struct scalar_traits<rational> {
+    static constexpr scalar_kind kind = scalar_kind::exact;
+    static constexpr std::string_view name = "exact";
+    /// Whether exp() is costly enough that repeated arguments are worth caching.
+    static constexpr bool expensive_exp = false;
+    static rational from_rational(const rational& q, const context&) { return q; }
+    static rational from_long(long v, const context&) { return rational(v); }
+    static long precision(const rational&) { return 0; }
+};
+template <> struct scalar_traits<double> {
+    static constexpr scalar_kind kind = scalar_kind::rounded;
+    static constexpr std::string_view name = "double";
+    static constexpr bool expensive_exp = false;
+    static double from_rational(const rational& q, const context&) { return to_double_nearest(q); }
+    static double from_long(long v, const context&) { return static_cast<double>(v); }
+    static long precision(double) { return 53; }
+};
+template <> struct scalar_traits<mpfr_real> {
+    static constexpr scalar_kind kind = scalar_kind::rounded;
+    static constexpr std::string_view name = "mpfr";
+    static constexpr bool expensive_exp = true;
+    static mpfr_real from_rational(const rational& q, const context& ctx) {
+        return mpfr_real::from_rational(q, ctx);
+    }
+    static mpfr_real from_long(long v, const context& ctx) {
+        mpfr_real r(ctx.precision_bits);
+        mpfr_set_si(r.raw(), v, MPFR_RNDN);
+        return r;
+    }
+    static long precision(const mpfr_real& x) { return x.precision(); }
+};
+template <> struct scalar_traits<arb_ball> {
+    static constexpr scalar_kind kind = scalar_kind::enclosure;
+    static constexpr std::string_view name = "ball";
+    static constexpr bool expensive_exp = true;
+    static arb_ball from_rational(const rational& q, const context& ctx) {
+        return arb_ball::from_rational(q, ctx);
+    }
+    static arb_ball from_long(long v, const context& ctx) {
+        arb_ball r(ctx.precision_bits);
+        arb_set_si(r.raw(), v);
+        arb_set_round(r.raw(), r.raw(), ctx.precision_bits);
+        return r;
+    }
+    static long precision(const arb_ball& x) { return x.precision(); }
+};
+template <> struct scalar_traits<interval> {
+    static constexpr scalar_kind kind = scalar_kind::enclosure;
+    static constexpr std::string_view name = "interval";
+    static constexpr bool expensive_exp = false;
+    static interval from_rational(const rational& q, const context& ctx) {
+        return interval::from_rational(q, ctx);
+    }
+    static interval from_long(long v, const context& ctx) {
+        return interval::from_rational(rational(v), ctx);
+    }
+    static long precision(const interval&) { return 53; }
+};
+
+/// Arithmetic plus a comparison that may say `unknown`. What every kernel needs.
+/// Division by a value that is exactly zero is a numeric_error (rational, double via NaN/inf
+/// checks at comparisons, MPFR); enclosures return an unbounded set instead.
+template <class S>
+concept Scalar = std::copyable<S> && requires(const S a, const S b, S& m, const rational& q,
+                                              const context& ctx) {
+    { scalar_traits<S>::kind } -> std::convertible_to<scalar_kind>;
+    { scalar_traits<S>::from_rational(q, ctx) } -> std::same_as<S>;
+    { scalar_traits<S>::from_long(1L, ctx) } -> std::same_as<S>;
+    { a + b } -> std::same_as<S>;
+    { a - b } -> std::same_as<S>;
+    { a * b } -> std::same_as<S>;
+    { a / b } -> std::same_as<S>;
+    { -a } -> std::same_as<S>;
+    { compare(a, b) } -> std::same_as<order>;
+    fma_acc(m, a, b);
+    { abs(a) } -> std::same_as<S>;
+    { floor(a) } -> std::same_as<S>;
+};
+
+/// Adds the transcendental functions the soft model and real-valued maps need. Exact
+/// rationals do not model it, so soft attention over rationals does not compile.
+template <class S>
+concept ExpScalar = Scalar<S> && requires(const S a) {
+    { exp(a) } -> std::same_as<S>;
+    { log(a) } -> std::same_as<S>;
+    { sqrt(a) } -> std::same_as<S>;
+    { tanh(a) } -> std::same_as<S>;
+    { sin(a) } -> std::same_as<S>;
+    { cos(a) } -> std::same_as<S>;
+};
+
+static_assert(Scalar<rational> && Scalar<double> && Scalar<mpfr_real> && Scalar<arb_ball> &&
+              Scalar<interval>);
+static_assert(!ExpScalar<rational> && !ExpScalar<interval>);
+static_assert(ExpScalar<double> && ExpScalar<mpfr_real> && ExpScalar<arb_ball>);
+
+/// Converts an exact rational to S: exact, nearest, or enclosing depending on S.
+template <Scalar S> S from_rational(const rational& q, const context& ctx) {
+    return scalar_traits<S>::from_rational(q, ctx);
+}
+template <Scalar S> S from_int(long v, const context& ctx) {
+    return scalar_traits<S>::from_long(v, ctx);
+}
+template <Scalar S> S zero(const context& ctx) { return from_int<S>(0, ctx); }
+template <Scalar S> S one(const context& ctx) { return from_int<S>(1, ctx); }
+
+/// An exactly representable value near x: x itself, or the midpoint of an enclosure. Used as a
+/// shift that must not widen enclosures (a softmax shift may be any value).
+template <Scalar S> S representative(const S& x) {
+    if constexpr (std::is_same_v<S, arb_ball>) {
+        arb_ball r(x.precision());
+        arf_set(arb_midref(r.raw()), arb_midref(x.raw()));
+        return r;
+    } else if constexpr (std::is_same_v<S, interval>) {
+        return interval(to_double(x));
+    } else {
+        return x;
+    }
+}
+
+/// Pi in S (ExpScalar only).
+template <ExpScalar S> S pi(const context& ctx) {
+    if constexpr (std::is_same_v<S, double>) return 3.141592653589793;
+    else if constexpr (std::is_same_v<S, mpfr_real>) return pi_mpfr(ctx);
+    else return pi_ball(ctx);
+}
+
+/// The sign of x as a comparison with zero.
+template <Scalar S> order sign(const S& x, const context& ctx) { return compare(x, zero<S>(ctx)); }
+
+/// Maximum of a and b when decidable; for enclosures an undecided comparison returns a value
+/// that encloses both (for balls, the union is not formed: use `max_upper` semantics only in
+/// bounds code). For exact and rounded kinds this is the ordinary maximum.
+template <Scalar S> S max_of(const S& a, const S& b) {
+    return compare(a, b) == order::less ? b : a;
+}
+
+/// The exact rational value of x when it is known exactly: always for rational, double and
+/// MPFR (their values are dyadic rationals); for enclosures only for exact points.
+inline std::optional<rational> exact_of(const rational& x) { return x; }
+inline std::optional<rational> exact_of(double x) {
+    if (!std::isfinite(x)) return std::nullopt;
+    return rational_from_double(x);
+}
+inline std::optional<rational> exact_of(const mpfr_real& x) {
+    if (!mpfr_number_p(x.raw())) return std::nullopt;
+    return to_rational(x);
+}
+inline std::optional<rational> exact_of(const arb_ball& x) { return exact_value(x); }
+inline std::optional<rational> exact_of(const interval& x) { return exact_value(x); }
+
+/// The set [0, 1] as an enclosure (for a step function whose argument straddles 0).
+/// Only enclosure kinds can be asked: exact and rounded kinds always decide their comparisons.
+template <Scalar S> S unit_enclosure(const context& ctx) {
+    if constexpr (std::is_same_v<S, interval>) {
+        return interval(0.0, 1.0);
+    } else if constexpr (std::is_same_v<S, arb_ball>) {
+        arb_ball r(ctx.precision_bits);
+        arb_unit_interval(r.raw());
+        return r;
+    } else {
+        throw numeric_error("unit_enclosure requested for a non-enclosure scalar");
+    }
+}
+
+/// The smallest enclosure (of the kind's shape) containing both a and b. Enclosure kinds only.
+template <Scalar S> S hull(const S& a, const S& b) {
+    if constexpr (std::is_same_v<S, interval>) {
+        return interval(std::min(a.lo(), b.lo()), std::max(a.hi(), b.hi()));
+    } else if constexpr (std::is_same_v<S, arb_ball>) {
+        arb_ball r(std::max(a.precision(), b.precision()));
+        arb_union(r.raw(), a.raw(), b.raw(), r.precision());
+        return r;
+    } else {
+        throw numeric_error("hull requested for a non-enclosure scalar");
+    }
+}
+
+/// max(x, 0), rigorous for enclosures (the part of the set at or above 0).
+template <Scalar S> S relu(const S& x, const context& ctx) {
+    order c = sign(x, ctx);
+    if (c == order::greater || c == order::equal) return x;
+    if (c == order::less) return zero<S>(ctx);
+    if constexpr (std::is_same_v<S, interval>) {
+        return interval(std::max(0.0, x.lo()), std::max(0.0, x.hi()));
+    } else if constexpr (std::is_same_v<S, arb_ball>) {
+        arb_ball r(x.precision());
+        arb_nonnegative_part(r.raw(), x.raw());
+        return r;
+    } else {
+        throw numeric_error("undecided sign for a non-enclosure scalar");
+    }
+}
+
+/// Heaviside step: 1 if x > 0, else 0; the enclosure [0, 1] when the sign is unknown.
+template <Scalar S> S step(const S& x, const context& ctx) {
+    order c = sign(x, ctx);
+    if (c == order::greater) return one<S>(ctx);
+    if (c == order::less || c == order::equal) return zero<S>(ctx);
+    return unit_enclosure<S>(ctx);
+}
+
+/// Human-readable decimal text for S with `digits` significant digits (midpoint for
+/// enclosures). Exact rationals print exactly as p/q.
+std::string to_display_string(const rational& x, int digits);
+std::string to_display_string(double x, int digits);
+std::string to_display_string(const mpfr_real& x, int digits);
+std::string to_display_string(const arb_ball& x, int digits);
+std::string to_display_string(const interval& x, int digits);
+
+/// Decimal text with `digits` significant digits (also for rationals).
+std::string to_decimal(const rational& x, int digits);
+std::string to_decimal(double x, int digits);
+std::string to_decimal(const mpfr_real& x, int digits);
+std::string to_decimal(const arb_ball& x, int digits);
+std::string to_decimal(const interval& x, int digits);
+
+/// Radius text for enclosures ("0" for the other kinds).
+std::string radius_string(const rational&);
+std::string radius_string(double);
+std::string radius_string(const mpfr_real&);
+std::string radius_string(const arb_ball& x);
+std::string radius_string(const interval& x);
+
+/// Nearest double of the value (midpoint for enclosures).
+inline double approx_double(const rational& x) { return to_double_nearest(x); }
+inline double approx_double(double x) { return x; }
+inline double approx_double(const mpfr_real& x) { return to_double(x); }
+inline double approx_double(const arb_ball& x) { return to_double(x); }
+inline double approx_double(const interval& x) { return to_double(x); }
+
+} // namespace attnprop::numeric

@@ -1,0 +1,166 @@
+#include "report/eval_output.hpp"
+
+#include <sstream>
+
+namespace attnprop::report {
+
+namespace {
+
+json::value string_array(const std::vector<std::string>& v) {
+    json::value a = json::value::array();
+    for (const auto& s : v) a.push_back(json::value::string(s));
+    return a;
+}
+
+json::value symbol_object(const std::vector<std::string>& keys, const std::vector<std::string>& v) {
+    json::value o = json::value::object();
+    for (std::size_t r = 0; r < keys.size() && r < v.size(); ++r)
+        o.set(keys[r], json::value::string(v[r]));
+    return o;
+}
+
+json::value size_array(const std::vector<std::size_t>& v) {
+    json::value a = json::value::array();
+    for (auto s : v) a.push_back(json::value::number(static_cast<long long>(s)));
+    return a;
+}
+
+std::string join(const std::vector<std::string>& v, const std::vector<std::string>& rad) {
+    std::string s = "[";
+    for (std::size_t c = 0; c < v.size(); ++c) {
+        if (c) s += ", ";
+        s += v[c];
+        if (c < rad.size()) s += " +/- " + rad[c];
+    }
+    return s + "]";
+}
+
+} // namespace
+
+json::value eval_to_json(const analysis::evaluation& ev) {
+    json::value o = json::value::object();
+    o.set("model", json::value::string(ev.model_name));
+    o.set("attention", json::value::string(model::to_string(ev.attention)));
+    o.set("input", json::value::string(ev.input));
+    o.set("n", json::value::number(static_cast<long long>(ev.n)));
+    o.set("scalar", json::value::string(ev.scalar));
+    o.set("precision", ev.precision > 0 ? json::value::number(ev.precision) : json::value::null_value());
+    if (ev.undecided) {
+        json::value u = json::value::object();
+        u.set("layer", json::value::number(static_cast<long long>(ev.undecided->layer)));
+        u.set("position", json::value::number(static_cast<long long>(ev.undecided->position)));
+        u.set("head", json::value::number(static_cast<long long>(ev.undecided->head)));
+        u.set("candidates", size_array(ev.undecided->candidates));
+        o.set("undecided", std::move(u));
+        o.set("y", json::value::null_value());
+    } else {
+        o.set("y", string_array(ev.y));
+        if (!ev.y_radius.empty()) o.set("y_radius", string_array(ev.y_radius));
+    }
+    if (ev.recognizer) {
+        json::value acc = json::value::null_value();
+        if (ev.accept == attention::verdict::accept) acc = json::value::boolean(true);
+        if (ev.accept == attention::verdict::reject) acc = json::value::boolean(false);
+        o.set("accept", std::move(acc));
+    } else if (!ev.undecided) {
+        o.set("logits", symbol_object(ev.output_symbols, ev.logits));
+        if (!ev.logits_radius.empty())
+            o.set("logits_radius", symbol_object(ev.output_symbols, ev.logits_radius));
+        o.set("probabilities", symbol_object(ev.output_symbols, ev.probabilities));
+        if (!ev.probabilities_radius.empty())
+            o.set("probabilities_radius", symbol_object(ev.output_symbols, ev.probabilities_radius));
+    }
+    if (ev.exact_stats) {
+        json::value s = json::value::object();
+        s.set("argmax_rows_filtered",
+              json::value::number(static_cast<long long>(ev.exact_stats->rows_filtered)));
+        s.set("argmax_rows_exact",
+              json::value::number(static_cast<long long>(ev.exact_stats->rows_exact)));
+        s.set("exact_states", json::value::number(static_cast<long long>(ev.exact_stats->exact_states)));
+        o.set("exact_path", std::move(s));
+    }
+    if (!ev.trace.empty()) {
+        json::value layers = json::value::array();
+        for (std::size_t k = 0; k < ev.trace.size(); ++k) {
+            const auto& tl = ev.trace[k];
+            json::value l = json::value::object();
+            l.set("layer", json::value::number(static_cast<long long>(k)));
+            json::value ys = json::value::array();
+            for (const auto& row : tl.y) ys.push_back(string_array(row));
+            l.set("y", std::move(ys));
+            if (!tl.choice.empty()) {
+                json::value ch = json::value::array();
+                for (const auto& row : tl.choice) ch.push_back(size_array(row));
+                l.set("choice", std::move(ch));
+            }
+            if (!tl.weights.empty()) {
+                json::value ws = json::value::array();
+                for (const auto& row : tl.weights) {
+                    json::value heads = json::value::array();
+                    for (const auto& w : row) heads.push_back(string_array(w));
+                    ws.push_back(std::move(heads));
+                }
+                l.set("weights", std::move(ws));
+            }
+            layers.push_back(std::move(l));
+        }
+        o.set("trace", std::move(layers));
+    }
+    return o;
+}
+
+std::string eval_to_text(const analysis::evaluation& ev) {
+    std::ostringstream os;
+    os << "model      " << ev.model_name << " (" << model::to_string(ev.attention) << " attention)\n";
+    os << "input      \"" << ev.input << "\" + eos, n = " << ev.n << "\n";
+    os << "scalar     " << ev.scalar;
+    if (ev.precision > 0) os << ", " << ev.precision << " bits";
+    os << "\n";
+    if (ev.undecided) {
+        os << "undecided  layer " << ev.undecided->layer << ", position " << ev.undecided->position
+           << ", head " << ev.undecided->head << ": the argmax could be any of positions";
+        for (auto c : ev.undecided->candidates) os << " " << c;
+        os << "\n           (raise --precision, or use --scalar exact for hard attention)\n";
+        return os.str();
+    }
+    os << "y_n^(L)    " << join(ev.y, ev.y_radius) << "\n";
+    if (ev.recognizer) {
+        os << "readout    " << attention::to_string(*ev.accept) << "\n";
+    } else {
+        os << "logits    ";
+        for (std::size_t r = 0; r < ev.output_symbols.size(); ++r) {
+            os << " " << ev.output_symbols[r] << ": " << ev.logits[r];
+            if (r < ev.logits_radius.size()) os << " +/- " << ev.logits_radius[r];
+            if (r + 1 < ev.output_symbols.size()) os << ",";
+        }
+        os << "\nP(next)   ";
+        for (std::size_t r = 0; r < ev.output_symbols.size(); ++r) {
+            os << " " << ev.output_symbols[r] << ": " << ev.probabilities[r];
+            if (r < ev.probabilities_radius.size()) os << " +/- " << ev.probabilities_radius[r];
+            if (r + 1 < ev.output_symbols.size()) os << ",";
+        }
+        os << "\n";
+    }
+    if (ev.exact_stats && ev.exact_stats->rows_filtered + ev.exact_stats->rows_exact > 0)
+        os << "exact path " << ev.exact_stats->rows_filtered << " argmax rows decided by the interval filter, "
+           << ev.exact_stats->rows_exact << " on exact rationals\n";
+    for (std::size_t k = 0; k < ev.trace.size(); ++k) {
+        const auto& tl = ev.trace[k];
+        os << "-- layer " << k << "\n";
+        for (std::size_t j = 0; j < tl.y.size(); ++j) {
+            os << "  position " << j + 1;
+            if (!tl.choice.empty()) {
+                os << "  attends";
+                for (std::size_t h = 0; h < tl.choice[j].size(); ++h)
+                    os << " h" << h + 1 << "->" << tl.choice[j][h];
+            }
+            os << "  y = " << join(tl.y[j], {}) << "\n";
+            if (!tl.weights.empty() && !tl.weights[j].empty())
+                for (std::size_t h = 0; h < tl.weights[j].size(); ++h)
+                    os << "      weights h" << h + 1 << " = " << join(tl.weights[j][h], {}) << "\n";
+        }
+    }
+    return os.str();
+}
+
+} // namespace attnprop::report

@@ -1,0 +1,33 @@
+# Command-line contract tests: exit codes and key output, one add_test per case.
+# attnprop_cli_test(NAME EXIT REGEX args...) runs `attnprop args...` through expect.sh.
+function(attnprop_cli_test name exit_code regex)
+  add_test(NAME "golden: cli ${name}"
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh ${exit_code} "${regex}" --
+                   $<TARGET_FILE:attnprop_cli> ${ARGN})
+  set_tests_properties("golden: cli ${name}" PROPERTIES LABELS golden
+                       ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+endfunction()
+
+attnprop_cli_test(help 0 "eval" --help)
+attnprop_cli_test(eval-help 0 "--scalar" eval --help)
+attnprop_cli_test(no-subcommand 2 "subcommand" )
+attnprop_cli_test(unknown-subcommand 2 "frobnicate" frobnicate)
+attnprop_cli_test(models 0 "hard-parity-attempt +hard" models)
+attnprop_cli_test(models-json 0 "\"name\": \"cc-parity\"" models --json)
+attnprop_cli_test(eval-hard-accept 0 "readout +accept" eval --model hard-first --input 10)
+attnprop_cli_test(eval-hard-reject 0 "readout +reject" eval --model hard-first --input 01)
+attnprop_cli_test(eval-hard-json 0 "\"accept\": true" eval --model hard-contains-one --input 0010 --json)
+attnprop_cli_test(eval-hard-exact-y 0 "\"y\": \\[\"1\"\\]" eval --model hard-first --input 1 --json)
+attnprop_cli_test(eval-empty-input 0 "n = 1" eval --model hard-first --input=)
+attnprop_cli_test(eval-trace 0 "attends h1->1" eval --model hard-first --input 10 --trace)
+attnprop_cli_test(eval-soft-ball 0 "\"probabilities_radius\"" eval --model cc-parity --input 0110 --json)
+attnprop_cli_test(eval-soft-mpfr 0 "P\\(next\\)" eval --model cc-first --input 1 --scalar mpfr)
+attnprop_cli_test(eval-soft-double 0 "\"precision\": 53" eval --model cc-first --input 1 --scalar double --json)
+attnprop_cli_test(eval-soft-exact-refused 2 "cannot evaluate this model.*softmax" eval --model cc-parity --input 01 --scalar exact)
+attnprop_cli_test(eval-ln-exact-refused 2 "cannot evaluate" eval --model cc-parity-ln0 --input 01 --scalar exact)
+attnprop_cli_test(eval-unknown-model 2 "no model file or bundled model named 'nope'" eval --model nope --input 0)
+attnprop_cli_test(eval-bad-scalar 2 "--scalar" eval --model hard-first --input 0 --scalar quad)
+attnprop_cli_test(eval-bad-precision 2 "--precision" eval --model hard-first --input 0 --precision 3)
+attnprop_cli_test(eval-missing-input 2 "--input" eval --model hard-first)
+attnprop_cli_test(eval-symbol-outside 2 "symbol '2' at position 2 is not in the alphabet" eval --model hard-first --input 02)
+attnprop_cli_test(eval-eos-in-input 2 "must not contain eos" eval --model hard-first --input "0$")

@@ -1,0 +1,59 @@
+// Exact parsing and printing of rationals.
+#include "numeric/rational.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace attnprop::numeric;
+
+TEST_CASE("decimal literals parse to their exact value", "[numeric][rational]") {
+    REQUIRE(*parse_rational("0.1") == rational(1, 10));
+    REQUIRE(*parse_rational("-1.25e-3") == rational(-1, 800));
+    REQUIRE(*parse_rational("1e-5") == rational(1, 100000));
+    REQUIRE(*parse_rational("1E+3") == rational(1000));
+    REQUIRE(*parse_rational(".5") == rational(1, 2));
+    REQUIRE(*parse_rational("7") == rational(7));
+    // Leading zeros are decimal, never octal.
+    REQUIRE(*parse_rational("0.125") == rational(1, 8));
+    REQUIRE(*parse_rational("0.08") == rational(2, 25));
+    REQUIRE(*parse_rational("010/3") == rational(10, 3));
+    REQUIRE(*parse_rational("007") == rational(7));
+    REQUIRE(*parse_rational("09") == rational(9));
+    REQUIRE(*parse_rational(" -3/4 ") == rational(-3, 4));
+    REQUIRE(*parse_rational("6/8") == rational(3, 4));
+    REQUIRE(*parse_rational("123456789012345678901234567890") ==
+            rational(integer("123456789012345678901234567890")));
+}
+
+TEST_CASE("bad rational text is rejected with a reason", "[numeric][rational]") {
+    std::string err;
+    REQUIRE_FALSE(parse_rational("1/0", &err));
+    REQUIRE(err == "zero denominator");
+    REQUIRE_FALSE(parse_rational("1.2.3", &err));
+    REQUIRE_FALSE(parse_rational("abc", &err));
+    REQUIRE_FALSE(parse_rational("", &err));
+    REQUIRE_FALSE(parse_rational("1e", &err));
+    REQUIRE_FALSE(parse_rational("1/-2", &err));
+    REQUIRE_FALSE(parse_rational(".", &err));
+    REQUIRE_FALSE(parse_rational("1e99999999999", &err));
+}
+
+TEST_CASE("exact printing", "[numeric][rational]") {
+    REQUIRE(to_exact_string(rational(6, 8)) == "3/4");
+    REQUIRE(to_exact_string(rational(-5)) == "-5");
+    REQUIRE(*exact_decimal(rational(1, 8)) == "0.125");
+    REQUIRE(*exact_decimal(rational(-5, 2)) == "-2.5");
+    REQUIRE(*exact_decimal(rational(12)) == "12");
+    REQUIRE_FALSE(exact_decimal(rational(1, 3)));
+    REQUIRE(to_decimal_string(rational(1, 3), 5) == "0.33333");
+    REQUIRE(to_decimal_string(rational(1, 8), 20) == "0.125");
+}
+
+TEST_CASE("double conversions are exact or correctly rounded", "[numeric][rational]") {
+    REQUIRE(rational_from_double(0.1) != rational(1, 10));
+    REQUIRE(to_double_nearest(rational(1, 10)) == 0.1);
+    REQUIRE(to_double_nearest(rational(1, 3)) == 1.0 / 3.0);
+    REQUIRE(rational_from_double(0.5) == rational(1, 2));
+    // Halfway between 1 and the next double rounds to even (1).
+    rational half_ulp = rational(1) + rational(1, integer(1) << 53);
+    REQUIRE(to_double_nearest(half_ulp) == 1.0);
+}
