@@ -46,10 +46,21 @@ template <class S> std::vector<std::string> radii(const vec<S>& v) {
 }
 
 // Readout for any S: verdict or logits/probabilities. Exact logits get ball probabilities.
+// A rounded y with NaN components (an unresolvable 0/0) has no readout.
 template <class S>
 void fill_readout(evaluation& ev, const model::model<S>& m, const vec<S>& y,
                   const numeric::context& ctx) {
     ev.recognizer = m.out.is_recognizer();
+    for (const auto& v : y)
+        if (numeric::is_nan(v)) {
+            if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure)
+                ev.undefined = "the enclosure of y_n^(L) is unbounded: the value is undefined "
+                               "or not resolvable at this precision (e.g. 0/0 in a layer norm "
+                               "with eps = 0)";
+            else
+                ev.undefined = "y_n^(L) is NaN (an operation without a value, such as 0/0)";
+            return;
+        }
     if (ev.recognizer) {
         ev.accept = attention::recognize(m.out, y, ctx);
         return;
@@ -148,6 +159,10 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
     if (sc == scalar_choice::automatic)
         sc = hard && model::exact_blockers(m).empty() ? scalar_choice::exact : scalar_choice::ball;
     numeric::context ctx{opt.precision};
+    if ((sc == scalar_choice::double_ || sc == scalar_choice::mpfr) && model::has_singular_layer_norm(m))
+        ev.notes.push_back("the model has a layer norm with eps = 0, which is discontinuous at "
+                           "constant vectors: rounded arithmetic cannot tell a 0/0 from a tiny "
+                           "variance, so check with --scalar ball");
     switch (sc) {
     case scalar_choice::exact: {
         auto blockers = model::exact_blockers(m);

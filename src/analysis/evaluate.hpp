@@ -52,6 +52,8 @@ struct evaluation {
     bool recognizer = false;
     std::optional<attention::verdict> accept;                 ///< recognizers
     std::optional<attention::undecided_argmax> undecided;     ///< an argmax a ball could not decide
+    std::string undefined;    ///< why y_n^(L) is NaN for a rounded kind (readout then skipped)
+    std::vector<std::string> notes; ///< cautions about the chosen scalar for this model
     std::vector<std::string> output_symbols;                  ///< softmax readouts
     std::vector<std::string> logits, logits_radius;
     std::vector<std::string> probabilities, probabilities_radius;

@@ -47,14 +47,26 @@ private:
         const auto& laye = m_.layers[k - 1];
         const std::size_t H = lay.heads.size();
         const auto& y = yi_[k - 1];
+        // Keys of dot heads, as intervals (for the tight second stage) and in midpoint-radius
+        // form (for the cheap first stage).
         std::vector<std::vector<vec<interval>>> keys(H);
+        std::vector<numeric::dot_rows> fast_keys(H);
         for (std::size_t h = 0; h < H; ++h) {
             const auto& hd = lay.heads[h];
-            if (hd.score.type == score_kind::dot && !constant_scores(hd))
+            if (hd.score.type == score_kind::dot && !constant_scores(hd)) {
+                keys[h].reserve(n_);
                 for (std::size_t j = 0; j < n_; ++j) keys[h].push_back(key(hd, y[j], ctx_));
+                fast_keys[h] = numeric::dot_rows(hd.score.K.out_dim());
+                fast_keys[h].reserve(n_);
+                for (std::size_t j = 0; j < n_; ++j) fast_keys[h].push_back(keys[h][j].data());
+            }
         }
+        // Value vectors on demand, once per (head, key position).
+        std::vector<std::vector<std::optional<vec<interval>>>> values(
+            H, std::vector<std::optional<vec<interval>>>(n_));
         choice_[k - 1].assign(n_, std::vector<std::size_t>(H, 0));
         yi_[k].assign(n_, {});
+        std::vector<interval> s;
         const std::size_t first = all_rows ? 0 : n_ - 1;
         for (std::size_t i = first; i < n_; ++i) {
             std::vector<vec<interval>> b(H);
@@ -62,9 +74,13 @@ private:
                 const auto& hd = lay.heads[h];
                 std::size_t jstar = 0;
                 if (!constant_scores(hd)) {
-                    const bool dot = hd.score.type == score_kind::dot;
-                    std::vector<interval> s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx_);
-                    argmax_result a = leftmost_argmax(s);
+                    argmax_result a;
+                    if (hd.score.type == score_kind::dot) {
+                        a = filtered_dot_argmax(hd, y[i], keys[h], fast_keys[h], s);
+                    } else {
+                        s = hard_scores(hd, y[i], y, false, ctx_);
+                        a = leftmost_argmax(s);
+                    }
                     if (a.decided) {
                         jstar = a.index;
                         ++stats_.rows_filtered;
@@ -74,10 +90,43 @@ private:
                     }
                 }
                 choice_[k - 1][i][h] = jstar;
-                b[h] = value(hd, y[jstar], ctx_);
+                if (!values[h][jstar]) values[h][jstar] = value(hd, y[jstar], ctx_);
+                b[h] = *values[h][jstar];
             }
             yi_[k][i] = update(lay, y[i], b, ctx_);
         }
+    }
+
+    // The leftmost argmax of q . k_j in two interval stages. Stage 1 encloses every score
+    // cheaply (numeric::dot_all: a double dot product of midpoints plus a radius from norms).
+    // If that cannot decide, stage 2 recomputes the candidates' scores with the generic
+    // interval dot product, which keeps exact points exact (integer ties are decided there).
+    // The true leftmost argmax j* is among stage 1's candidates and is also the leftmost
+    // argmax of the candidates' scores alone (it attains their maximum, and no candidate left
+    // of it does), so stage 2 may work on the candidates only. Undecided candidates of stage 2
+    // go to exact_argmax.
+    argmax_result filtered_dot_argmax(const model::head<interval>& hd, const vec<interval>& yq,
+                                      const std::vector<vec<interval>>& keys,
+                                      const numeric::dot_rows& fast_keys,
+                                      std::vector<interval>& s) {
+        const vec<interval> q = query(hd, yq, ctx_);
+        s.resize(n_);
+        numeric::dot_all(q.data(), fast_keys, s.data());
+        argmax_result a = leftmost_argmax(s);
+        if (a.decided) return a;
+        std::vector<interval> t;
+        t.reserve(a.candidates.size());
+        for (std::size_t c : a.candidates)
+            t.push_back(model::dot(q.data(), keys[c].data(), q.size(), ctx_));
+        argmax_result b = leftmost_argmax(t);
+        argmax_result r;
+        if (b.decided) {
+            r.index = a.candidates[b.index];
+            return r;
+        }
+        r.decided = false;
+        for (std::size_t c : b.candidates) r.candidates.push_back(a.candidates[c]);
+        return r;
     }
 
     // Decides the leftmost argmax exactly among the filter's candidates (which contain it).

@@ -127,7 +127,7 @@ struct expr_constant_cache {
         std::variant<double, numeric::mpfr_real, numeric::arb_ball> value;
     };
     std::mutex mutex;
-    std::vector<entry> entries;
+    std::vector<std::unique_ptr<entry>> entries; // stable addresses: no variant moves
 };
 
 /// The fraction p/q (q > 0) converted with from_rational<S>; doubles divide directly when
@@ -305,15 +305,16 @@ S expr::eval_node(std::uint32_t idx, long i, long n, const numeric::context& ctx
             {
                 std::lock_guard<std::mutex> lock(cache_->mutex);
                 for (const auto& e : cache_->entries)
-                    if (e.node == idx && e.precision == ctx.precision_bits &&
-                        std::holds_alternative<S>(e.value))
-                        return std::get<S>(e.value);
+                    if (e->node == idx && e->precision == ctx.precision_bits &&
+                        std::holds_alternative<S>(e->value))
+                        return std::get<S>(e->value);
             }
             S v = compute_node<S>(idx, i, n, ctx);
             std::lock_guard<std::mutex> lock(cache_->mutex);
             if (cache_->entries.size() >= 256)
                 cache_->entries.clear();
-            cache_->entries.push_back({idx, ctx.precision_bits, v});
+            cache_->entries.push_back(std::make_unique<detail::expr_constant_cache::entry>(
+                detail::expr_constant_cache::entry{idx, ctx.precision_bits, v}));
             return v;
         }
     }

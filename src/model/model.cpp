@@ -161,4 +161,28 @@ std::vector<std::string> exact_blockers(const model<rational>& m) {
     return out;
 }
 
+namespace {
+
+bool map_has_singular_layer_norm(const map<rational>& m) {
+    if (const auto* g = std::get_if<graph_map<rational>>(&m.impl))
+        for (const auto& nd : g->nodes)
+            if (nd.op == graph_op::layer_norm && nd.eps_exact == 0) return true;
+    return false;
+}
+
+} // namespace
+
+bool has_singular_layer_norm(const model<rational>& m) {
+    auto any = [](const std::optional<map<rational>>& f) {
+        return f && map_has_singular_layer_norm(*f);
+    };
+    if (any(m.input_fn) || any(m.out.fn)) return true;
+    for (const auto& l : m.layers) {
+        if (map_has_singular_layer_norm(l.update)) return true;
+        for (const auto& h : l.heads)
+            if (any(h.score.fn) || any(h.value.fn)) return true;
+    }
+    return false;
+}
+
 } // namespace attnprop::model

@@ -142,6 +142,9 @@ std::string format_input(const alphabet& sigma, const input_sequence& x);
 /// Checks that the model can take inputs of length n (finite positional tables).
 void check_length(const model<rational>& m, long n);
 
+/// Whether some graph map of the model has a layer norm with eps = 0.
+bool has_singular_layer_norm(const model<rational>& m);
+
 /// Features that need transcendental arithmetic (tanh, layer norm, sinusoids, soft attention,
 /// irrational score scales are not needed for hard attention): empty when the exact scalar can
 /// evaluate the model. Each entry names the feature and where it is.

@@ -62,7 +62,7 @@ public:
 
 private:
     arb_t v_;
-    long prec_;
+    long prec_ = 53;
 };
 
 arb_ball operator+(const arb_ball& a, const arb_ball& b);

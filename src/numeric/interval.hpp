@@ -3,15 +3,23 @@
 /// Closed double interval with outward rounding: the cheap filter of the exact hard-attention
 /// path. Enclosure kind. An operation whose rounded result is exact keeps a point interval a
 /// point, so integer-valued models decide their ties in the filter without the exact fallback.
+///
+/// Addition, subtraction and multiplication are inline (they run d^2 times per position in the
+/// filter). `dot_rows` / `dot_all` give a much cheaper, never-tight enclosure of many dot
+/// products against one vector: the first stage of the hard-attention score filter.
 
 #include "numeric/context.hpp"
 #include "numeric/order.hpp"
 #include "numeric/rational.hpp"
 
+#include <bit>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attnprop::numeric {
 
@@ -46,12 +54,112 @@ private:
     double hi_ = 0.0;
 };
 
-interval operator+(const interval& a, const interval& b);
-interval operator-(const interval& a, const interval& b);
-interval operator*(const interval& a, const interval& b);
+namespace interval_detail {
+
+inline constexpr double inf = std::numeric_limits<double>::infinity();
+
+/// The next double above a finite x: std::nextafter(x, +inf), inlined.
+inline double next_up(double x) {
+    if (x == 0) return std::numeric_limits<double>::denorm_min();
+    const auto b = std::bit_cast<std::uint64_t>(x);
+    return std::bit_cast<double>(x > 0 ? b + 1 : b - 1);
+}
+/// The next double below a finite x: std::nextafter(x, -inf), inlined.
+inline double next_down(double x) { return -next_up(-x); }
+
+/// a + b rounded down / up, using the exact error term of TwoSum to stay tight when exact.
+inline double add_down(double a, double b) {
+    const double s = a + b;
+    if (!std::isfinite(s)) return std::isnan(s) ? -inf : s;
+    const double bb = s - a;
+    const double err = (a - (s - bb)) + (b - bb);
+    return err < 0 ? next_down(s) : s;
+}
+inline double add_up(double a, double b) {
+    const double s = a + b;
+    if (!std::isfinite(s)) return std::isnan(s) ? inf : s;
+    const double bb = s - a;
+    const double err = (a - (s - bb)) + (b - bb);
+    return err > 0 ? next_up(s) : s;
+}
+
+/// a * b rounded down / up, using the exact error term of the fused multiply-add. A zero factor
+/// gives 0 (also against an infinite one: the point 0 times any real is 0). Products below
+/// 1e-290 in magnitude are widened by one ulp (their error term may underflow).
+inline double mul_down(double a, double b) {
+    if (a == 0 || b == 0) return 0.0;
+    const double p = a * b;
+    if (!std::isfinite(p)) return std::isnan(p) ? -inf : p;
+    if (std::fabs(p) < 1e-290) return next_down(p);
+    return std::fma(a, b, -p) < 0 ? next_down(p) : p;
+}
+inline double mul_up(double a, double b) {
+    if (a == 0 || b == 0) return 0.0;
+    const double p = a * b;
+    if (!std::isfinite(p)) return std::isnan(p) ? inf : p;
+    if (std::fabs(p) < 1e-290) return next_up(p);
+    return std::fma(a, b, -p) > 0 ? next_up(p) : p;
+}
+
+inline interval normalise(double lo, double hi) {
+    if (std::isnan(lo) || std::isnan(hi) || lo > hi) return interval::entire();
+    return {lo, hi};
+}
+
+} // namespace interval_detail
+
+inline interval operator+(const interval& a, const interval& b) {
+    using namespace interval_detail;
+    return normalise(add_down(a.lo(), b.lo()), add_up(a.hi(), b.hi()));
+}
+inline interval operator-(const interval& a, const interval& b) {
+    using namespace interval_detail;
+    return normalise(add_down(a.lo(), -b.hi()), add_up(a.hi(), -b.lo()));
+}
+/// Product by the signs of the endpoints: two directed products unless both factors contain 0
+/// in their interior (then four). The same bounds as the minimum / maximum over the four
+/// corner products, since directed rounding is monotone.
+inline interval operator*(const interval& a, const interval& b) {
+    using namespace interval_detail;
+    const double al = a.lo(), ah = a.hi(), bl = b.lo(), bh = b.hi();
+    if (al == ah && bl == bh) {
+        if (al == 0 || bl == 0) return interval(0.0);
+        const double p = al * bl;
+        if (!std::isfinite(p) || std::fabs(p) < 1e-290) return normalise(mul_down(al, bl), mul_up(al, bl));
+        const double err = std::fma(al, bl, -p);
+        return {err < 0 ? next_down(p) : p, err > 0 ? next_up(p) : p};
+    }
+    // Sign classes: nonnegative (lo >= 0), nonpositive (hi <= 0), or mixed.
+    const int sa = al >= 0 ? 1 : (ah <= 0 ? -1 : 0);
+    const int sb = bl >= 0 ? 1 : (bh <= 0 ? -1 : 0);
+    double lo, hi;
+    if (sa == 1) {
+        if (sb == 1) lo = mul_down(al, bl), hi = mul_up(ah, bh);
+        else if (sb == -1) lo = mul_down(ah, bl), hi = mul_up(al, bh);
+        else lo = mul_down(ah, bl), hi = mul_up(ah, bh);
+    } else if (sa == -1) {
+        if (sb == 1) lo = mul_down(al, bh), hi = mul_up(ah, bl);
+        else if (sb == -1) lo = mul_down(ah, bh), hi = mul_up(al, bl);
+        else lo = mul_down(al, bh), hi = mul_up(al, bl);
+    } else {
+        if (sb == 1) lo = mul_down(al, bh), hi = mul_up(ah, bh);
+        else if (sb == -1) lo = mul_down(ah, bl), hi = mul_up(al, bl);
+        else {
+            const double l1 = mul_down(al, bh), l2 = mul_down(ah, bl);
+            const double h1 = mul_up(al, bl), h2 = mul_up(ah, bh);
+            lo = l1 < l2 ? l1 : l2;
+            hi = h1 > h2 ? h1 : h2;
+        }
+    }
+    return normalise(lo, hi);
+}
 /// Division; a divisor containing 0 gives the whole line.
 interval operator/(const interval& a, const interval& b);
 inline interval operator-(const interval& a) { return {-a.hi(), -a.lo()}; }
+
+inline interval& interval::operator+=(const interval& b) { return *this = *this + b; }
+inline interval& interval::operator-=(const interval& b) { return *this = *this - b; }
+inline interval& interval::operator*=(const interval& b) { return *this = *this * b; }
 
 /// less/greater when proved, equal when both are the same point, unknown otherwise.
 inline order compare(const interval& a, const interval& b) {
@@ -74,5 +182,45 @@ std::size_t repr_hash(const interval& x);
 inline bool same_value(const interval& a, const interval& b) {
     return a.lo() == b.lo() && a.hi() == b.hi();
 }
+
+// --- fast enclosure of many dot products ----------------------------------------------------
+
+/// Interval vectors of one width in midpoint-radius form, prepared for `dot_all`: each row
+/// keeps its midpoints (contiguous, so the score loop is a plain double dot product) and two
+/// norm bounds from which the radius of a dot product follows in O(1).
+class dot_rows {
+public:
+    /// Rows of `width` entries; width must be below 2^20.
+    explicit dot_rows(std::size_t width = 0);
+    /// Appends the interval vector v[0 .. width).
+    void push_back(const interval* v);
+    std::size_t size() const { return mid_terms_.size(); }
+    std::size_t width() const { return width_; }
+    void reserve(std::size_t rows);
+
+    /// Midpoints of row j.
+    const double* mid(std::size_t j) const { return mids_.data() + j * width_; }
+    /// gamma_w ||m_j||_1 + ||r_j||_1 (infinite for a row with an unbounded entry).
+    double mid_term(std::size_t j) const { return mid_terms_[j]; }
+    /// ||m_j||_1 + ||r_j||_1 (infinite for a row with an unbounded entry).
+    double rad_term(std::size_t j) const { return rad_terms_[j]; }
+    /// gamma_w = (width + 1) 2^-52, at least twice the classical bound w u / (1 - w u) on the
+    /// relative rounding error of a w-term double dot product.
+    double gamma() const { return gamma_; }
+
+private:
+    std::size_t width_;
+    double gamma_;
+    std::vector<double> mids_;
+    std::vector<double> mid_terms_, rad_terms_;
+};
+
+/// Encloses q . k_j for every row k_j of `rows` into out[j] (q has rows.width() entries, out
+/// rows.size()). Every enclosure is rigorous and costs one double dot product of the midpoints
+/// plus O(1): the radius is |q_m|_inf (gamma |k_m|_1 + |k_r|_1) + |q_r|_inf (|k_m|_1 +
+/// |k_r|_1), inflated for its own rounding, plus 2^-1000 for underflow. Never tight: even exact
+/// data give a non-point enclosure (relative width about 1e-15), so exact ties need the
+/// generic interval dot product (which keeps exact points exact) or rationals.
+void dot_all(const interval* q, const dot_rows& rows, interval* out);
 
 } // namespace attnprop::numeric

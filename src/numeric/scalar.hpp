@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <concepts>
 #include <optional>
 #include <string>
@@ -47,7 +48,11 @@ inline order compare(double a, double b) {
     if (a == b) return order::equal;
     throw numeric_error("NaN in a double comparison");
 }
-inline void fma_acc(double& acc, double a, double b) { acc = std::fma(a, b, acc); }
+/// acc += a * b with two roundings, as a plain C++ loop does: std::fma is a library call
+/// unless the target has FMA instructions, and doubles are a rounded kind anyway. Deterministic
+/// for a given build (the compiler may contract it into one fused operation when the target has
+/// FMA).
+inline void fma_acc(double& acc, double a, double b) { acc += a * b; }
 inline double exp(double x) { return std::exp(x); }
 inline double log(double x) { return std::log(x); }
 inline double sqrt(double x) { return std::sqrt(x); }
@@ -270,6 +275,28 @@ template <Scalar S> S step(const S& x, const context& ctx) {
     if (c == order::greater) return one<S>(ctx);
     if (c == order::less || c == order::equal) return zero<S>(ctx);
     return unit_enclosure<S>(ctx);
+}
+
+/// Whether x is NaN (rounded kinds only can be; exact values and enclosures never are --
+/// an enclosure of an undefined value is the whole line).
+inline bool is_nan(const rational&) { return false; }
+inline bool is_nan(double x) { return std::isnan(x); }
+inline bool is_nan(const mpfr_real& x) { return mpfr_nan_p(x.raw()) != 0; }
+inline bool is_nan(const arb_ball& x) { return arf_is_nan(arb_midref(x.raw())) != 0; }
+inline bool is_nan(const interval&) { return false; }
+
+/// NaN in a rounded kind (the result of an operation the precision cannot resolve, such as
+/// 0/0). Other kinds throw: exact values are never NaN, enclosures widen instead.
+template <Scalar S> S not_a_number(const context& ctx) {
+    if constexpr (std::is_same_v<S, double>) {
+        return std::numeric_limits<double>::quiet_NaN();
+    } else if constexpr (std::is_same_v<S, mpfr_real>) {
+        mpfr_real r(ctx.precision_bits);
+        mpfr_set_nan(r.raw());
+        return r;
+    } else {
+        throw numeric_error("NaN requested for a scalar kind that has none");
+    }
 }
 
 /// Human-readable decimal text for S with `digits` significant digits (midpoint for

@@ -57,7 +57,15 @@ json::value eval_to_json(const analysis::evaluation& ev) {
         o.set("y", string_array(ev.y));
         if (!ev.y_radius.empty()) o.set("y_radius", string_array(ev.y_radius));
     }
-    if (ev.recognizer) {
+    if (!ev.undefined.empty()) o.set("undefined", json::value::string(ev.undefined));
+    if (!ev.notes.empty()) {
+        json::value notes = json::value::array();
+        for (const auto& n : ev.notes) notes.push_back(json::value::string(n));
+        o.set("notes", std::move(notes));
+    }
+    if (!ev.undefined.empty()) {
+        // no readout
+    } else if (ev.recognizer) {
         json::value acc = json::value::null_value();
         if (ev.accept == attention::verdict::accept) acc = json::value::boolean(true);
         if (ev.accept == attention::verdict::reject) acc = json::value::boolean(false);
@@ -124,7 +132,9 @@ std::string eval_to_text(const analysis::evaluation& ev) {
         return os.str();
     }
     os << "y_n^(L)    " << join(ev.y, ev.y_radius) << "\n";
-    if (ev.recognizer) {
+    if (!ev.undefined.empty()) {
+        os << "undefined  " << ev.undefined << "\n";
+    } else if (ev.recognizer) {
         os << "readout    " << attention::to_string(*ev.accept) << "\n";
     } else {
         os << "logits    ";
@@ -141,6 +151,7 @@ std::string eval_to_text(const analysis::evaluation& ev) {
         }
         os << "\n";
     }
+    for (const auto& n : ev.notes) os << "note       " << n << "\n";
     if (ev.exact_stats && ev.exact_stats->rows_filtered + ev.exact_stats->rows_exact > 0)
         os << "exact path " << ev.exact_stats->rows_filtered << " argmax rows decided by the interval filter, "
            << ev.exact_stats->rows_exact << " on exact rationals\n";

@@ -1,0 +1,57 @@
+// The Chiang & Cholak constructions at n = 10^5, one evaluation as `attnprop eval` does it.
+#include "bench_models.hpp"
+#include "registry.hpp"
+
+#include "analysis/evaluate.hpp"
+#include "model/model_file.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+namespace attnprop::bench {
+
+namespace {
+
+constexpr std::uint64_t input_seed = 99;
+
+void run_cc(benchmark::State& state, const std::string& file, analysis::scalar_choice kind,
+            long prec, std::size_t n) {
+    const auto m = model::read_model_file(std::string(ATTNPROP_MODELS_DIR) + "/" + file);
+    const auto x = random_input(n, input_seed);
+    analysis::eval_options opt;
+    opt.scalar = kind;
+    opt.precision = prec;
+    for (auto _ : state) {
+        auto ev = analysis::evaluate(m, x, opt);
+        benchmark::DoNotOptimize(ev.y.data());
+    }
+}
+
+} // namespace
+
+void register_cc_benchmarks(const bench_config& cfg) {
+    const std::size_t n = cfg.quick ? 10000 : 100000;
+    const long p = cfg.precision;
+    for (std::string model_name : {"cc-parity", "cc-first"}) {
+        for (auto kind : {analysis::scalar_choice::mpfr, analysis::scalar_choice::ball}) {
+            const std::string kname =
+                std::string(kind == analysis::scalar_choice::mpfr ? "mpfr-" : "arb-") +
+                std::to_string(p);
+            const std::string name = "cc/" + model_name + "/" + kname + "/n:" + std::to_string(n);
+            const std::string file = model_name + ".json";
+            benchmark::RegisterBenchmark(name.c_str(),
+                                         [file, kind, p, n](benchmark::State& st) {
+                                             run_cc(st, file, kind, p, n);
+                                         })
+                ->Unit(benchmark::kMillisecond)
+                
+                ->Iterations(1)
+                ->Repetitions(cfg.quick ? 1 : 3)
+                ->ReportAggregatesOnly(true);
+            registry().push_back({name, "cc", kname, model_name, n});
+        }
+    }
+}
+
+} // namespace attnprop::bench
