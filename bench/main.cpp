@@ -1,9 +1,11 @@
 // attnprop_bench: Google Benchmark cases plus a compact table of ratios against the baselines.
 //
-//   attnprop_bench [--full] [--quick] [--precision=BITS] [--csv=FILE] [--benchmark_... flags]
+//   attnprop_bench [--full] [--quick] [--quiet] [--precision=BITS] [--csv=FILE]
+//                  [--benchmark_... flags]
 //
 // --full adds n = 4096 for the MPFR and Arb soft cases (several minutes each); --quick runs the
-// smallest sizes once (a smoke test). The table uses the median CPU time of the repetitions.
+// smallest sizes once (a smoke test); --quiet prints one line per case instead of Google
+// Benchmark's table. The ratio table uses the median CPU time of the repetitions.
 #include "registry.hpp"
 
 #include <benchmark/benchmark.h>
@@ -31,9 +33,16 @@ struct measurement {
     std::string error;
 };
 
-/// The console reporter, also keeping the median (or the single run) of every case.
+/// The console reporter, also keeping the median (or the single run) of every case. With
+/// `quiet`, prints one progress line per case to stderr instead of Google Benchmark's table.
 class collecting_reporter : public benchmark::ConsoleReporter {
 public:
+    explicit collecting_reporter(bool quiet) : quiet_(quiet) {}
+
+    bool ReportContext(const Context& context) override {
+        return quiet_ || ConsoleReporter::ReportContext(context);
+    }
+
     void ReportRuns(const std::vector<Run>& runs) override {
         for (const auto& r : runs) {
             const std::string& name = r.run_name.function_name;
@@ -47,10 +56,15 @@ public:
             measurement& m = results[name];
             m.seconds = r.GetAdjustedCPUTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
             for (const auto& [k, c] : r.counters) m.counters[k] = c.value;
+            if (quiet_)
+                std::fprintf(stderr, "  %-40s %12.4f s\n", name.c_str(), m.seconds);
         }
-        ConsoleReporter::ReportRuns(runs);
+        if (!quiet_) ConsoleReporter::ReportRuns(runs);
     }
     std::map<std::string, measurement> results;
+
+private:
+    bool quiet_;
 };
 
 double budget_of(const bench_case& c) {
@@ -125,6 +139,7 @@ int main(int argc, char** argv) {
     using namespace attnprop::bench;
     bench_config cfg;
     std::string csv_path;
+    bool quiet = false;
     std::vector<char*> rest{argv[0]};
     for (int a = 1; a < argc; ++a) {
         const std::string arg = argv[a];
@@ -132,6 +147,7 @@ int main(int argc, char** argv) {
         else if (arg == "--quick") cfg.quick = true;
         else if (arg.rfind("--precision=", 0) == 0) cfg.precision = std::stol(arg.substr(12));
         else if (arg.rfind("--csv=", 0) == 0) csv_path = arg.substr(6);
+        else if (arg == "--quiet") quiet = true;
         else rest.push_back(argv[a]);
     }
     int rargc = static_cast<int>(rest.size());
@@ -141,7 +157,7 @@ int main(int argc, char** argv) {
     register_soft_benchmarks(cfg);
     register_hard_benchmarks(cfg);
     register_cc_benchmarks(cfg);
-    collecting_reporter rep;
+    collecting_reporter rep(quiet);
     benchmark::RunSpecifiedBenchmarks(&rep);
     std::ofstream csv;
     if (!csv_path.empty()) {

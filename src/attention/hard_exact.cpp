@@ -98,26 +98,30 @@ private:
     }
 
     // The leftmost argmax of q . k_j in two interval stages. Stage 1 encloses every score
-    // cheaply (numeric::dot_all: a double dot product of midpoints plus a radius from norms).
-    // If that cannot decide, stage 2 recomputes the candidates' scores with the generic
-    // interval dot product, which keeps exact points exact (integer ties are decided there).
-    // The true leftmost argmax j* is among stage 1's candidates and is also the leftmost
-    // argmax of the candidates' scores alone (it attains their maximum, and no candidate left
-    // of it does), so stage 2 may work on the candidates only. Undecided candidates of stage 2
-    // go to exact_argmax.
+    // cheaply (a double dot product of midpoints plus a radius from norms): numeric::dot_argmax
+    // decides when one score is certainly above all others, else numeric::dot_all and the
+    // candidate scan of leftmost_argmax. If that cannot decide, stage 2 recomputes the
+    // candidates' scores with interval operations term by term (tight_dot), which keep exact
+    // points exact (integer ties are decided there). The true leftmost argmax j* is among
+    // stage 1's candidates and is also the leftmost argmax of the candidates' scores alone (it
+    // attains their maximum, and no candidate left of it does), so stage 2 may work on the
+    // candidates only. Undecided candidates of stage 2 go to exact_argmax.
     argmax_result filtered_dot_argmax(const model::head<interval>& hd, const vec<interval>& yq,
                                       const std::vector<vec<interval>>& keys,
                                       const numeric::dot_rows& fast_keys,
                                       std::vector<interval>& s) {
         const vec<interval> q = query(hd, yq, ctx_);
+        argmax_result a;
+        a.index = numeric::dot_argmax(q.data(), fast_keys);
+        if (a.index < n_) return a;
         s.resize(n_);
         numeric::dot_all(q.data(), fast_keys, s.data());
-        argmax_result a = leftmost_argmax(s);
+        a = leftmost_argmax(s);
         if (a.decided) return a;
         std::vector<interval> t;
         t.reserve(a.candidates.size());
         for (std::size_t c : a.candidates)
-            t.push_back(model::dot(q.data(), keys[c].data(), q.size(), ctx_));
+            t.push_back(tight_dot(q, keys[c]));
         argmax_result b = leftmost_argmax(t);
         argmax_result r;
         if (b.decided) {
@@ -127,6 +131,14 @@ private:
         r.decided = false;
         for (std::size_t c : b.candidates) r.candidates.push_back(a.candidates[c]);
         return r;
+    }
+
+    // q . k by repeated fma_acc: every operation rounded outward on its own (tighter than
+    // numeric::dot_acc's single error bound for non-point data; exact points stay points).
+    static interval tight_dot(const vec<interval>& q, const vec<interval>& k) {
+        interval acc(0.0);
+        for (std::size_t t = 0; t < q.size(); ++t) numeric::fma_acc(acc, q[t], k[t]);
+        return acc;
     }
 
     // Decides the leftmost argmax exactly among the filter's candidates (which contain it).

@@ -1,6 +1,9 @@
 #pragma once
 // Template bodies of soft.hpp.
 
+#include <algorithm>
+#include <memory>
+
 namespace attnprop::attention {
 
 namespace detail {
@@ -46,9 +49,14 @@ vec<S> mean_value(const std::vector<vec<S>>& values, const numeric::context& ctx
     return acc;
 }
 
+namespace detail {
+
+/// The reference row algorithm for any ExpScalar: scores by model::dot, shift by a
+/// representative of the first maximal score, exp (memoised when expensive), weighted sum.
 template <numeric::ExpScalar S>
-vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
-                const std::vector<vec<S>>& values, const numeric::context& ctx, vec<S>* weights) {
+vec<S> generic_soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
+                        const std::vector<vec<S>>& values, const numeric::context& ctx,
+                        vec<S>* weights) {
     const std::size_t n = keys.size();
     const std::size_t dk = scaled_query.size();
     std::vector<S> s;
@@ -59,7 +67,7 @@ vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
         if (numeric::compare(s[j], shift) == numeric::order::greater) shift = s[j];
     shift = numeric::representative(shift);
 
-    detail::exp_memo<S> memo(numeric::scalar_traits<S>::expensive_exp);
+    exp_memo<S> memo(numeric::scalar_traits<S>::expensive_exp);
     const std::size_t dv = values.front().size();
     vec<S> num(dv, numeric::zero<S>(ctx));
     S den = numeric::zero<S>(ctx);
@@ -85,6 +93,268 @@ vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
     return num;
 }
 
+/// The attention rows of one dot-product head against fixed keys and values (one layer): the
+/// keys and values are laid out once, and every row reuses preallocated scratch. This primary
+/// template just runs generic_soft_row; double, MPFR and Arb have specialisations.
+template <numeric::ExpScalar S> class soft_rows {
+public:
+    soft_rows(const std::vector<vec<S>>& keys, const std::vector<vec<S>>& values,
+              const numeric::context& ctx)
+        : keys_(keys), values_(values), ctx_(ctx) {}
+    /// b = sum_j w_j v_j with w = softmax(q . k_j); the weights into `weights` when non-null.
+    vec<S> row(const vec<S>& scaled_query, vec<S>* weights) {
+        return generic_soft_row(scaled_query, keys_, values_, ctx_, weights);
+    }
+
+private:
+    const std::vector<vec<S>>& keys_;
+    const std::vector<vec<S>>& values_;
+    numeric::context ctx_;
+};
+
+/// double: contiguous keys and values and a score buffer; the same operations in the same
+/// order as generic_soft_row, so the results are identical.
+template <> class soft_rows<double> {
+public:
+    soft_rows(const std::vector<vec<double>>& keys, const std::vector<vec<double>>& values,
+              const numeric::context&)
+        : n_(keys.size()), dk_(keys.front().size()), dv_(values.front().size()), s_(n_) {
+        keys_.reserve(n_ * dk_);
+        for (const auto& k : keys) keys_.insert(keys_.end(), k.begin(), k.end());
+        values_.reserve(n_ * dv_);
+        for (const auto& v : values) values_.insert(values_.end(), v.begin(), v.end());
+    }
+
+    vec<double> row(const vec<double>& q, vec<double>* weights) {
+        const std::size_t dk = q.size(); // == dk_
+        for (std::size_t j = 0; j < n_; ++j) {
+            const double* k = &keys_[j * dk_];
+            double acc = 0.0;
+            for (std::size_t t = 0; t < dk; ++t) numeric::fma_acc(acc, q[t], k[t]);
+            s_[j] = acc;
+        }
+        double shift = s_[0];
+        for (std::size_t j = 1; j < n_; ++j)
+            if (numeric::compare(s_[j], shift) == numeric::order::greater) shift = s_[j];
+        vec<double> num(dv_, 0.0);
+        double den = 0.0;
+        for (std::size_t j = 0; j < n_; ++j) {
+            const double e = numeric::exp(s_[j] - shift);
+            den += e;
+            const double* v = &values_[j * dv_];
+            for (std::size_t c = 0; c < dv_; ++c) numeric::fma_acc(num[c], e, v[c]);
+            s_[j] = e;
+        }
+        for (auto& v : num) v = v / den;
+        if (weights) {
+            weights->resize(n_);
+            for (std::size_t j = 0; j < n_; ++j) (*weights)[j] = s_[j] / den;
+        }
+        return num;
+    }
+
+private:
+    std::size_t n_, dk_, dv_;
+    std::vector<double> keys_, values_, s_;
+};
+
+/// MPFR: the operations of generic_soft_row on raw mpfr_t scratch (no allocation per term),
+/// identical results. Used when every key, value and query entry has the context's precision
+/// (what to_scalar produces); otherwise generic_soft_row.
+template <> class soft_rows<numeric::mpfr_real> {
+    using R = numeric::mpfr_real;
+
+public:
+    soft_rows(const std::vector<vec<R>>& keys, const std::vector<vec<R>>& values,
+              const numeric::context& ctx)
+        : keys_(keys), values_(values), ctx_(ctx), prec_(ctx.precision_bits), t_(prec_),
+          e_(prec_) {
+        fast_ = uniform(keys) && uniform(values);
+        if (fast_) s_.assign(keys.size(), R(prec_));
+    }
+
+    vec<R> row(const vec<R>& q, vec<R>* weights) {
+        if (!fast_ || !uniform_vec(q)) return generic_soft_row(q, keys_, values_, ctx_, weights);
+        const auto rnd = MPFR_RNDN;
+        const std::size_t n = keys_.size(), dk = q.size(), dv = values_.front().size();
+        for (std::size_t j = 0; j < n; ++j) {
+            mpfr_ptr acc = s_[j].raw();
+            mpfr_set_zero(acc, 1);
+            const vec<R>& k = keys_[j];
+            for (std::size_t t = 0; t < dk; ++t) mpfr_fma(acc, q[t].raw(), k[t].raw(), acc, rnd);
+        }
+        std::size_t best = 0;
+        for (std::size_t j = 1; j < n; ++j)
+            if (numeric::compare(s_[j], s_[best]) == numeric::order::greater) best = j;
+        mpfr_srcptr shift = s_[best].raw();
+        exp_memo<R> memo(true);
+        vec<R> num(dv, R(prec_));
+        R den(prec_);
+        vec<R> e;
+        if (weights) e.reserve(n);
+        for (std::size_t j = 0; j < n; ++j) {
+            if (const R* hit = memo.find(s_[j])) {
+                mpfr_set(e_.raw(), hit->raw(), rnd);
+            } else {
+                mpfr_sub(t_.raw(), s_[j].raw(), shift, rnd);
+                mpfr_exp(e_.raw(), t_.raw(), rnd);
+                memo.add(s_[j], e_);
+            }
+            mpfr_add(den.raw(), den.raw(), e_.raw(), rnd);
+            const vec<R>& v = values_[j];
+            for (std::size_t c = 0; c < dv; ++c)
+                mpfr_fma(num[c].raw(), e_.raw(), v[c].raw(), num[c].raw(), rnd);
+            if (weights) e.push_back(e_);
+        }
+        for (auto& v : num) v = v / den;
+        if (weights) {
+            for (auto& w : e) w = w / den;
+            *weights = std::move(e);
+        }
+        return num;
+    }
+
+private:
+    bool uniform_vec(const vec<R>& v) const {
+        for (const auto& x : v)
+            if (x.precision() != prec_) return false;
+        return true;
+    }
+    bool uniform(const std::vector<vec<R>>& vs) const {
+        for (const auto& v : vs)
+            if (!uniform_vec(v)) return false;
+        return true;
+    }
+
+    const std::vector<vec<R>>& keys_;
+    const std::vector<vec<R>>& values_;
+    numeric::context ctx_;
+    long prec_;
+    bool fast_ = false;
+    std::vector<R> s_;
+    R t_, e_;
+};
+
+/// A contiguous Arb vector (arb_dot runs over it, with a stride for the values' columns).
+class arb_vector {
+public:
+    explicit arb_vector(std::size_t len = 0)
+        : v_(len ? _arb_vec_init(static_cast<slong>(len)) : nullptr), len_(len) {}
+    ~arb_vector() {
+        if (v_) _arb_vec_clear(v_, static_cast<slong>(len_));
+    }
+    arb_vector(const arb_vector&) = delete;
+    arb_vector& operator=(const arb_vector&) = delete;
+    arb_ptr operator[](std::size_t t) { return v_ + t; }
+    arb_srcptr operator[](std::size_t t) const { return v_ + t; }
+
+private:
+    arb_ptr v_;
+    std::size_t len_;
+};
+
+/// Arb: contiguous keys and values; every dot product (the scores and the strided weighted
+/// sums) by arb_dot; the shift is the largest score midpoint (exact, so the enclosure does not
+/// widen); exp memoised on identical balls as in generic_soft_row. A rigorous enclosure of the
+/// same quantity as generic_soft_row (not the same ball: arb_dot rounds once per dot product).
+template <> class soft_rows<numeric::arb_ball> {
+    using B = numeric::arb_ball;
+
+public:
+    soft_rows(const std::vector<vec<B>>& keys, const std::vector<vec<B>>& values,
+              const numeric::context& ctx)
+        : n_(keys.size()), dk_(keys.front().size()), dv_(values.front().size()),
+          prec_(ctx.precision_bits), keys_(n_ * dk_), values_(n_ * dv_), q_(dk_), s_(n_),
+          e_(n_), t_(1), shift_(1), den_(1), memo_(2 * memo_limit) {
+        for (std::size_t j = 0; j < n_; ++j) {
+            for (std::size_t t = 0; t < dk_; ++t) {
+                arb_set(keys_[j * dk_ + t], keys[j][t].raw());
+                prec_ = std::max(prec_, keys[j][t].precision());
+            }
+            for (std::size_t c = 0; c < dv_; ++c) {
+                arb_set(values_[j * dv_ + c], values[j][c].raw());
+                prec_ = std::max(prec_, values[j][c].precision());
+            }
+        }
+    }
+
+    vec<B> row(const vec<B>& q, vec<B>* weights) {
+        long p = prec_;
+        for (std::size_t t = 0; t < dk_; ++t) {
+            arb_set(q_[t], q[t].raw());
+            p = std::max(p, q[t].precision());
+        }
+        const auto sdk = static_cast<slong>(dk_);
+        for (std::size_t j = 0; j < n_; ++j)
+            arb_dot(s_[j], nullptr, 0, q_[0], 1, keys_[j * dk_], 1, sdk, p);
+        std::size_t best = 0;
+        for (std::size_t j = 1; j < n_; ++j) {
+            arf_srcptr mj = arb_midref(s_[j]), mb = arb_midref(s_[best]);
+            if (!arf_is_nan(mj) && (arf_is_nan(mb) || arf_cmp(mj, mb) > 0)) best = j;
+        }
+        arb_set_arf(shift_[0], arb_midref(s_[best]));
+        // Memo of exp on identical score balls (paper constructions repeat a few scores).
+        std::size_t memo_used = 0;
+        bool memo_on = true;
+        arb_zero(den_[0]);
+        for (std::size_t j = 0; j < n_; ++j) {
+            bool hit = false;
+            for (std::size_t m = 0; memo_on && m < memo_used; ++m) {
+                if (arb_equal(memo_[2 * m], s_[j])) {
+                    arb_set(e_[j], memo_[2 * m + 1]);
+                    hit = true;
+                    break;
+                }
+            }
+            if (!hit) {
+                arb_sub(t_[0], s_[j], shift_[0], p);
+                arb_exp(e_[j], t_[0], p);
+                if (memo_on && memo_used < memo_limit) {
+                    arb_set(memo_[2 * memo_used], s_[j]);
+                    arb_set(memo_[2 * memo_used + 1], e_[j]);
+                    ++memo_used;
+                } else {
+                    memo_on = false;
+                }
+            }
+            arb_add(den_[0], den_[0], e_[j], p);
+        }
+        vec<B> num;
+        num.reserve(dv_);
+        for (std::size_t c = 0; c < dv_; ++c) {
+            B b(p);
+            arb_dot(b.raw(), nullptr, 0, e_[0], 1, values_[c], static_cast<slong>(dv_),
+                    static_cast<slong>(n_), p);
+            arb_div(b.raw(), b.raw(), den_[0], p);
+            num.push_back(std::move(b));
+        }
+        if (weights) {
+            weights->clear();
+            weights->reserve(n_);
+            for (std::size_t j = 0; j < n_; ++j) {
+                B w(p);
+                arb_div(w.raw(), e_[j], den_[0], p);
+                weights->push_back(std::move(w));
+            }
+        }
+        return num;
+    }
+
+private:
+    static constexpr std::size_t memo_limit = 8;
+    std::size_t n_, dk_, dv_;
+    long prec_;
+    arb_vector keys_, values_, q_, s_, e_, t_, shift_, den_, memo_;
+};
+
+} // namespace detail
+
+template <numeric::ExpScalar S>
+vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
+                const std::vector<vec<S>>& values, const numeric::context& ctx, vec<S>* weights) {
+    return detail::soft_rows<S>(keys, values, ctx).row(scaled_query, weights);
+}
+
 template <numeric::ExpScalar S>
 soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, soft_options opt) {
@@ -105,6 +375,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
         const std::size_t H = lay.heads.size();
         std::vector<std::vector<vec<S>>> keys(H), values(H);
         std::vector<std::optional<vec<S>>> uniform(H);
+        std::vector<std::unique_ptr<detail::soft_rows<S>>> rows(H);
         for (std::size_t h = 0; h < H; ++h) {
             const auto& hd = lay.heads[h];
             values[h].reserve(n);
@@ -114,6 +385,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
             } else if (hd.score.type == score_kind::dot) {
                 keys[h].reserve(n);
                 for (std::size_t j = 0; j < n; ++j) keys[h].push_back(key(hd, y[j], ctx));
+                rows[h] = std::make_unique<detail::soft_rows<S>>(keys[h], values[h], ctx);
             }
         }
         std::vector<vec<S>> next(n);
@@ -133,7 +405,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                 } else if (hd.score.type == score_kind::dot) {
                     vec<S> q = query(hd, y[i], ctx);
                     for (auto& c : q) c = c * *hd.score.scale;
-                    b[h] = soft_row(q, keys[h], values[h], ctx, wout);
+                    b[h] = rows[h]->row(q, wout);
                 } else {
                     // Arbitrary score map: scores are not dot products; softmax them directly.
                     std::vector<S> s;

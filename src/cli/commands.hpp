@@ -10,5 +10,7 @@ namespace attnprop::cli {
 
 std::unique_ptr<command> make_eval_command(CLI::App& parent);
 std::unique_ptr<command> make_models_command(CLI::App& parent);
+std::unique_ptr<command> make_check_command(CLI::App& parent);
+std::unique_ptr<command> make_replay_command(CLI::App& parent);
 
 } // namespace attnprop::cli

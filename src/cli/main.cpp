@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     std::vector<std::unique_ptr<command>> commands;
     commands.push_back(make_eval_command(app));
+    commands.push_back(make_check_command(app));
+    commands.push_back(make_replay_command(app));
     commands.push_back(make_models_command(app));
     if (argc > 1 && argv[1][0] != '-') {
         std::string word = argv[1];

@@ -6,6 +6,7 @@
 #include "numeric/scalar.hpp"
 
 #include <cstddef>
+#include <type_traits>
 #include <vector>
 
 namespace attnprop::model {
@@ -72,13 +73,21 @@ affine_map<S> convert(const affine_map<rational>& a, const numeric::context& ctx
 }
 
 /// out = W x (+ b), writing into `out` (resized). x points at W.cols scalars.
+/// (Intervals go through numeric::dot_acc: the same as fma_acc term by term on points, one
+/// fast pass with a final error bound otherwise.)
 template <numeric::Scalar S>
 void apply_affine(const affine_map<S>& a, const S* x, vec<S>& out, const numeric::context& ctx) {
     out.clear();
     out.reserve(a.W.rows);
     for (std::size_t r = 0; r < a.W.rows; ++r) {
         S acc = a.b.empty() ? numeric::zero<S>(ctx) : a.b[r];
-        for (std::size_t c : a.W.nonzero[r]) numeric::fma_acc(acc, a.W.data[r * a.W.cols + c], x[c]);
+        const S* w = a.W.data.data() + r * a.W.cols;
+        const auto& nz = a.W.nonzero[r];
+        if constexpr (std::is_same_v<S, numeric::interval>) {
+            acc = numeric::dot_acc(acc, w, x, nz.data(), nz.size());
+        } else {
+            for (std::size_t c : nz) numeric::fma_acc(acc, w[c], x[c]);
+        }
         out.push_back(std::move(acc));
     }
 }
@@ -94,8 +103,12 @@ vec<S> apply_affine(const affine_map<S>& a, const vec<S>& x, const numeric::cont
 template <numeric::Scalar S>
 S dot(const S* a, const S* b, std::size_t len, const numeric::context& ctx) {
     S acc = numeric::zero<S>(ctx);
-    for (std::size_t t = 0; t < len; ++t) numeric::fma_acc(acc, a[t], b[t]);
-    return acc;
+    if constexpr (std::is_same_v<S, numeric::interval>) {
+        return numeric::dot_acc(acc, a, b, len);
+    } else {
+        for (std::size_t t = 0; t < len; ++t) numeric::fma_acc(acc, a[t], b[t]);
+        return acc;
+    }
 }
 
 } // namespace attnprop::model

@@ -101,6 +101,21 @@ inline double mul_up(double a, double b) {
     return std::fma(a, b, -p) > 0 ? next_up(p) : p;
 }
 
+/// a * b rounded down / up without the exactness test: always one ulp outward. For products
+/// of non-point intervals, whose result is not a point anyway (saves the fma call).
+inline double mul_down_loose(double a, double b) {
+    if (a == 0 || b == 0) return 0.0;
+    const double p = a * b;
+    if (!std::isfinite(p)) return std::isnan(p) ? -inf : p;
+    return next_down(p);
+}
+inline double mul_up_loose(double a, double b) {
+    if (a == 0 || b == 0) return 0.0;
+    const double p = a * b;
+    if (!std::isfinite(p)) return std::isnan(p) ? inf : p;
+    return next_up(p);
+}
+
 inline interval normalise(double lo, double hi) {
     if (std::isnan(lo) || std::isnan(hi) || lo > hi) return interval::entire();
     return {lo, hi};
@@ -116,42 +131,48 @@ inline interval operator-(const interval& a, const interval& b) {
     using namespace interval_detail;
     return normalise(add_down(a.lo(), -b.hi()), add_up(a.hi(), -b.lo()));
 }
+namespace interval_detail {
+/// Product of two points: the exact product when it is a double (kept a point), else the two
+/// doubles around it.
+inline interval mul_points(double a, double b) {
+    if (a == 0 || b == 0) return interval(0.0);
+    const double p = a * b;
+    if (!std::isfinite(p) || std::fabs(p) < 1e-290) return normalise(mul_down(a, b), mul_up(a, b));
+    const double err = std::fma(a, b, -p);
+    return {err < 0 ? next_down(p) : p, err > 0 ? next_up(p) : p};
+}
+} // namespace interval_detail
+
 /// Product by the signs of the endpoints: two directed products unless both factors contain 0
-/// in their interior (then four). The same bounds as the minimum / maximum over the four
-/// corner products, since directed rounding is monotone.
+/// in their interior (then four). A point times a point stays a point when the product is
+/// exact; otherwise every endpoint product is rounded one ulp outward (the result is not a
+/// point anyway).
 inline interval operator*(const interval& a, const interval& b) {
     using namespace interval_detail;
     const double al = a.lo(), ah = a.hi(), bl = b.lo(), bh = b.hi();
-    if (al == ah && bl == bh) {
-        if (al == 0 || bl == 0) return interval(0.0);
-        const double p = al * bl;
-        if (!std::isfinite(p) || std::fabs(p) < 1e-290) return normalise(mul_down(al, bl), mul_up(al, bl));
-        const double err = std::fma(al, bl, -p);
-        return {err < 0 ? next_down(p) : p, err > 0 ? next_up(p) : p};
-    }
+    if (al == ah && bl == bh) return mul_points(al, bl);
     // Sign classes: nonnegative (lo >= 0), nonpositive (hi <= 0), or mixed.
     const int sa = al >= 0 ? 1 : (ah <= 0 ? -1 : 0);
     const int sb = bl >= 0 ? 1 : (bh <= 0 ? -1 : 0);
-    double lo, hi;
+    double xl, yl, xh, yh; // lo = xl * yl, hi = xh * yh
     if (sa == 1) {
-        if (sb == 1) lo = mul_down(al, bl), hi = mul_up(ah, bh);
-        else if (sb == -1) lo = mul_down(ah, bl), hi = mul_up(al, bh);
-        else lo = mul_down(ah, bl), hi = mul_up(ah, bh);
+        if (sb == 1) xl = al, yl = bl, xh = ah, yh = bh;
+        else if (sb == -1) xl = ah, yl = bl, xh = al, yh = bh;
+        else xl = ah, yl = bl, xh = ah, yh = bh;
     } else if (sa == -1) {
-        if (sb == 1) lo = mul_down(al, bh), hi = mul_up(ah, bl);
-        else if (sb == -1) lo = mul_down(ah, bh), hi = mul_up(al, bl);
-        else lo = mul_down(al, bh), hi = mul_up(al, bl);
+        if (sb == 1) xl = al, yl = bh, xh = ah, yh = bl;
+        else if (sb == -1) xl = ah, yl = bh, xh = al, yh = bl;
+        else xl = al, yl = bh, xh = al, yh = bl;
     } else {
-        if (sb == 1) lo = mul_down(al, bh), hi = mul_up(ah, bh);
-        else if (sb == -1) lo = mul_down(ah, bl), hi = mul_up(al, bl);
+        if (sb == 1) xl = al, yl = bh, xh = ah, yh = bh;
+        else if (sb == -1) xl = ah, yl = bl, xh = al, yh = bl;
         else {
-            const double l1 = mul_down(al, bh), l2 = mul_down(ah, bl);
-            const double h1 = mul_up(al, bl), h2 = mul_up(ah, bh);
-            lo = l1 < l2 ? l1 : l2;
-            hi = h1 > h2 ? h1 : h2;
+            const double l1 = mul_down_loose(al, bh), l2 = mul_down_loose(ah, bl);
+            const double h1 = mul_up_loose(al, bl), h2 = mul_up_loose(ah, bh);
+            return normalise(l1 < l2 ? l1 : l2, h1 > h2 ? h1 : h2);
         }
     }
-    return normalise(lo, hi);
+    return normalise(mul_down_loose(xl, yl), mul_up_loose(xh, yh));
 }
 /// Division; a divisor containing 0 gives the whole line.
 interval operator/(const interval& a, const interval& b);
@@ -169,6 +190,16 @@ inline order compare(const interval& a, const interval& b) {
     return order::unknown;
 }
 inline void fma_acc(interval& acc, const interval& a, const interval& b) { acc += a * b; }
+
+/// An enclosure of acc + a[0] b[0] + ... + a[len-1] b[len-1] (the dot products of the filter's
+/// affine maps). When acc and every factor are points: repeated fma_acc, so an exact result
+/// stays a point. Otherwise one branch-free pass in double arithmetic (corner products,
+/// rounding to nearest) with one error bound for the whole sum at the end: a little wider than
+/// repeated fma_acc (relative width about (len + 2) 2^-52), several times faster.
+interval dot_acc(interval acc, const interval* a, const interval* b, std::size_t len);
+/// The same over the terms idx[0 .. count) (a sparse row).
+interval dot_acc(interval acc, const interval* a, const interval* b, const std::size_t* idx,
+                 std::size_t count);
 interval abs(const interval& x);
 interval floor(const interval& x);
 
@@ -222,5 +253,10 @@ private:
 /// data give a non-point enclosure (relative width about 1e-15), so exact ties need the
 /// generic interval dot product (which keeps exact points exact) or rationals.
 void dot_all(const interval* q, const dot_rows& rows, interval* out);
+
+/// The index j* when the enclosures of dot_all prove that q . k_j* is larger than every other
+/// q . k_j (then j* is also the leftmost argmax); rows.size() when they do not (then use
+/// dot_all and a candidate scan). One pass, no storage.
+std::size_t dot_argmax(const interval* q, const dot_rows& rows);
 
 } // namespace attnprop::numeric

@@ -88,7 +88,14 @@ template <> struct scalar_traits<double> {
     static constexpr scalar_kind kind = scalar_kind::rounded;
     static constexpr std::string_view name = "double";
     static constexpr bool expensive_exp = false;
-    static double from_rational(const rational& q, const context&) { return to_double_nearest(q); }
+    static double from_rational(const rational& q, const context&) {
+        // Numerator and denominator exact doubles: one IEEE division is the correctly rounded
+        // quotient, i.e. to_double_nearest(q), without MPFR.
+        mpq_srcptr v = q.backend().data();
+        if (mpz_sizeinbase(mpq_numref(v), 2) <= 53 && mpz_sizeinbase(mpq_denref(v), 2) <= 53)
+            return mpz_get_d(mpq_numref(v)) / mpz_get_d(mpq_denref(v));
+        return to_double_nearest(q);
+    }
     static double from_long(long v, const context&) { return static_cast<double>(v); }
     static long precision(double) { return 53; }
 };
@@ -129,6 +136,8 @@ template <> struct scalar_traits<interval> {
         return interval::from_rational(q, ctx);
     }
     static interval from_long(long v, const context& ctx) {
+        // |v| <= 2^53 is an exact double: the point (what from_rational gives, without GMP).
+        if (v >= -(1L << 53) && v <= (1L << 53)) return interval(static_cast<double>(v));
         return interval::from_rational(rational(v), ctx);
     }
     static long precision(const interval&) { return 53; }

@@ -31,3 +31,31 @@ attnprop_cli_test(eval-bad-precision 2 "--precision" eval --model hard-first --i
 attnprop_cli_test(eval-missing-input 2 "--input" eval --model hard-first)
 attnprop_cli_test(eval-symbol-outside 2 "symbol '2' at position 2 is not in the alphabet" eval --model hard-first --input 02)
 attnprop_cli_test(eval-eos-in-input 2 "must not contain eos" eval --model hard-first --input "0$")
+
+# check / replay: controls must fail (exit 1) and leave replayable folders.
+set(_ctl_out ${CMAKE_CURRENT_BINARY_DIR}/golden-controls)
+add_test(NAME "golden: cli check-controls-fails"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "controls/double-equals-exact +failed" --
+                 $<TARGET_FILE:attnprop_cli> check --suite controls --tests 60 --max-n 32 --seed 7
+                 --out ${_ctl_out})
+set_tests_properties("golden: cli check-controls-fails" PROPERTIES LABELS golden
+                     FIXTURES_SETUP controls_report)
+foreach(_ctl hard-output-ignores-x1 soft-influence-below-1-over-n2 double-equals-exact)
+  add_test(NAME "golden: cli replay-${_ctl}"
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated" --
+                   $<TARGET_FILE:attnprop_cli> replay ${_ctl_out}/counterexamples/controls-${_ctl})
+  set_tests_properties("golden: cli replay-${_ctl}" PROPERTIES LABELS golden
+                       FIXTURES_REQUIRED controls_report)
+endforeach()
+add_test(NAME "golden: cli replay-ambiguous-dir"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 2 "holds 3 counterexamples" --
+                 $<TARGET_FILE:attnprop_cli> replay ${_ctl_out})
+set_tests_properties("golden: cli replay-ambiguous-dir" PROPERTIES LABELS golden
+                     FIXTURES_REQUIRED controls_report)
+attnprop_cli_test(check-semantics-passes 0 "semantics/leftmost-tie-rule +passed"
+                  check --suite semantics --tests 20 --max-n 16 --out ${CMAKE_CURRENT_BINARY_DIR}/golden-semantics)
+attnprop_cli_test(check-list 0 "controls/double-equals-exact +\\(control\\)" check --list)
+attnprop_cli_test(check-unknown-suite 2 "unknown suite 'nope'" check --suite nope)
+attnprop_cli_test(check-unknown-property 2 "unknown property 'x/y'" check --property x/y)
+attnprop_cli_test(check-bad-cap 2 "precision-cap must be at least" check --precision 512 --precision-cap 256)
+attnprop_cli_test(replay-missing 2 "not a counterexample folder" replay /nonexistent-attnprop-dir)

@@ -1,0 +1,46 @@
+#pragma once
+/// @file common.hpp
+/// Helpers shared by the property suites: case generators and number display.
+
+#include "gen/generators.hpp"
+#include "runner/property.hpp"
+
+#include <string>
+#include <vector>
+
+namespace attnprop::props {
+
+using runner::check_result;
+using runner::run_config;
+using runner::test_case;
+using numeric::rational;
+
+/// A case: a model from `models`, a length from the ladder up to min(cfg.max_n, n_cap), and
+/// one uniformly random input of that length.
+rc::Gen<test_case> model_and_input(rc::Gen<model::model<rational>> models, const run_config& cfg,
+                                   long n_cap);
+
+/// Same, with an extra parameter "position" in [1, n-1] (n >= 2) and "symbol" (index into Σ)
+/// for one-symbol changes.
+rc::Gen<test_case> model_input_position(rc::Gen<model::model<rational>> models,
+                                        const run_config& cfg, long n_cap);
+
+/// The input sequence of a case (first input, eos appended).
+model::input_sequence input_of(const test_case& c, std::size_t k = 0);
+
+/// Display of a vector: exact p/q, or decimal with radius for balls.
+template <class S> std::string show_vector(const std::vector<S>& v, int digits = 20) {
+    std::string s = "[";
+    for (std::size_t t = 0; t < v.size(); ++t) {
+        if (t) s += ", ";
+        s += numeric::to_display_string(v[t], digits);
+        if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure)
+            s += " +/- " + numeric::radius_string(v[t]);
+    }
+    return s + "]";
+}
+
+/// Model class tag of a case (for distribution tables).
+std::string case_class(const test_case& c);
+
+} // namespace attnprop::props

@@ -1,0 +1,361 @@
+// Suite `semantics`: attnprop computes the models of model.md, and the scalar kinds agree
+// wherever mathematics says they must.
+//
+//  hard-filter-equals-exact  exact (filtered) hard path == exact reference kernel     [exact]
+//  hard-ball-encloses-exact  decided ball results enclose the exact hard result        [ball, exact]
+//  hard-dyadic-kinds-agree   double == MPFR == exact on models exact in double         [double, mpfr, exact]
+//  soft-kinds-agree          ball(p) contains MPFR(2p+64); double within 1e-9           [ball, mpfr, double]
+//  leftmost-tie-rule         choices == brute-force smallest argmax of exact scores     [exact]
+//  trace-last-row            y_n^(L) alone == last row of the full trace, same readout [exact, ball]
+//  model-file-round-trip     write + read is the identity on files and outputs          [exact, ball]
+#include "props/semantics.hpp"
+
+#include "model/model_file.hpp"
+
+namespace attnprop::props {
+
+using numeric::arb_ball;
+using numeric::mpfr_real;
+
+namespace {
+
+exact_forward_fn default_exact() {
+    return [](const model::model<rational>& m, const model::input_sequence& x,
+              const numeric::context& ctx, bool trace) {
+        return attention::hard_forward_exact(m, x, ctx, trace);
+    };
+}
+
+rc::Gen<model::model<rational>> any_model() {
+    return rc::gen::oneOf(gen::hard_model(), gen::soft_model());
+}
+
+std::string input_note(const test_case& c) { return "input \"" + c.inputs.front() + "\""; }
+
+} // namespace
+
+runner::property hard_filter_equals_exact(exact_forward_fn filtered) {
+    if (!filtered) filtered = default_exact();
+    runner::property p;
+    p.suite = "semantics";
+    p.name = "hard-filter-equals-exact";
+    p.statement = "the filtered exact hard-attention path equals the plain exact kernel: same "
+                  "y_n^(L) and same attention choices";
+    p.kinds = {"exact"};
+    p.negative_control = "a filtered path whose exact fallback picks the rightmost candidate";
+    p.generator = [](const run_config& cfg) { return model_and_input(gen::hard_model(), cfg, 64); };
+    p.check = [filtered](const test_case& c, const numeric::context& ctx) {
+        auto x = input_of(c);
+        auto ref = attention::hard_forward(c.model, x, ctx, true);
+        auto fil = filtered(c.model, x, ctx, true);
+        if (ref.y != fil.y)
+            return check_result::violated("filtered exact y differs from the exact reference on " +
+                                          input_note(c))
+                .with("y_reference", show_vector(ref.y))
+                .with("y_filtered", show_vector(fil.y));
+        const auto& a = ref.trace->choice;
+        const auto& b = fil.trace->choice;
+        for (std::size_t k = 0; k < a.size(); ++k)
+            for (std::size_t i = 0; i < a[k].size(); ++i)
+                for (std::size_t h = 0; h < a[k][i].size(); ++h)
+                    if (b.size() <= k || b[k].size() <= i || b[k][i].size() <= h ||
+                        a[k][i][h] != b[k][i][h])
+                        return check_result::violated("attention choices differ on " + input_note(c))
+                            .with("layer", std::to_string(k + 1))
+                            .with("position", std::to_string(i + 1))
+                            .with("head", std::to_string(h + 1))
+                            .with("choice_reference", std::to_string(a[k][i][h] + 1))
+                            .with("choice_filtered",
+                                  b.size() > k && b[k].size() > i && b[k][i].size() > h
+                                      ? std::to_string(b[k][i][h] + 1)
+                                      : "missing");
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
+runner::property hard_ball_encloses_exact(ball_hard_fn ball) {
+    if (!ball)
+        ball = [](const model::model<arb_ball>& m, const model::input_sequence& x,
+                  const numeric::context& ctx, bool trace) {
+            return attention::hard_forward(m, x, ctx, trace);
+        };
+    runner::property p;
+    p.suite = "semantics";
+    p.name = "hard-ball-encloses-exact";
+    p.statement = "a hard-attention evaluation in Arb balls, when every argmax is decided, "
+                  "encloses the exact y_n^(L) and gives the same accept/reject";
+    p.kinds = {"ball", "exact"};
+    p.negative_control = "balls whose radius is dropped after each layer";
+    p.generator = [](const run_config& cfg) { return model_and_input(gen::hard_model(), cfg, 256); };
+    p.check = [ball](const test_case& c, const numeric::context& ctx) {
+        auto x = input_of(c);
+        auto ex = attention::hard_forward_exact(c.model, x, ctx);
+        auto mb = model::to_scalar<arb_ball>(c.model, ctx);
+        auto rb = ball(mb, x, ctx, false);
+        if (rb.undecided)
+            return check_result::undecided("a ball argmax is undecided at layer " +
+                                           std::to_string(rb.undecided->layer) + ", position " +
+                                           std::to_string(rb.undecided->position));
+        for (std::size_t t = 0; t < ex.y.size(); ++t)
+            if (t >= rb.y.size() || !numeric::contains(rb.y[t], ex.y[t]))
+                return check_result::violated("the ball does not contain the exact value on " +
+                                              input_note(c))
+                    .with("coordinate", std::to_string(t))
+                    .with("y_exact", show_vector(ex.y))
+                    .with("y_ball", show_vector(rb.y));
+        if (c.model.out.is_recognizer()) {
+            auto ve = attention::recognize(c.model.out, ex.y, ctx);
+            auto vb = attention::recognize(mb.out, rb.y, ctx);
+            if (vb != attention::verdict::undecided && vb != ve)
+                return check_result::violated("ball and exact readouts differ")
+                    .with("exact", attention::to_string(ve))
+                    .with("ball", attention::to_string(vb));
+        }
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
+runner::property hard_dyadic_kinds_agree(double_hard_fn dbl) {
+    if (!dbl)
+        dbl = [](const model::model<double>& m, const model::input_sequence& x,
+                 const numeric::context& ctx, bool trace) {
+            return attention::hard_forward(m, x, ctx, trace);
+        };
+    runner::property p;
+    p.suite = "semantics";
+    p.name = "hard-dyadic-kinds-agree";
+    p.statement = "on hard models whose arithmetic is exact in double (small integers), double, "
+                  "MPFR and exact rationals give identical y_n^(L)";
+    p.kinds = {"double", "mpfr", "exact"};
+    p.negative_control = "a double kernel that scales scores by 1/3 (introducing rounding)";
+    p.generator = [](const run_config& cfg) {
+        return model_and_input(gen::dyadic_hard_model(), cfg, 1024);
+    };
+    p.check = [dbl](const test_case& c, const numeric::context& ctx) {
+        auto x = input_of(c);
+        auto ex = attention::hard_forward_exact(c.model, x, ctx);
+        auto rd = dbl(model::to_scalar<double>(c.model, ctx), x, ctx, false);
+        auto rm = attention::hard_forward(model::to_scalar<mpfr_real>(c.model, ctx), x, ctx);
+        for (std::size_t t = 0; t < ex.y.size(); ++t) {
+            auto qd = numeric::exact_of(rd.y.at(t));
+            auto qm = numeric::exact_of(rm.y.at(t));
+            if (!qd || *qd != ex.y[t] || !qm || *qm != ex.y[t])
+                return check_result::violated("scalar kinds disagree on " + input_note(c))
+                    .with("coordinate", std::to_string(t))
+                    .with("y_exact", show_vector(ex.y))
+                    .with("y_double", show_vector(rd.y))
+                    .with("y_mpfr", show_vector(rm.y));
+        }
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
+runner::property soft_kinds_agree(ball_soft_fn ball) {
+    if (!ball)
+        ball = [](const model::model<arb_ball>& m, const model::input_sequence& x,
+                  const numeric::context& ctx, attention::soft_options o) {
+            return attention::soft_forward(m, x, ctx, o);
+        };
+    runner::property p;
+    p.suite = "semantics";
+    p.name = "soft-kinds-agree";
+    p.statement = "for soft models the Arb ball at p bits contains the MPFR value at 2p + 64 "
+                  "bits, and double is within 1e-9 (absolute + relative) of the ball";
+    p.kinds = {"ball", "mpfr", "double"};
+    p.negative_control = "a ball softmax that drops the radius of the exponentials";
+    p.generator = [](const run_config& cfg) { return model_and_input(gen::soft_model(), cfg, 256); };
+    p.check = [ball](const test_case& c, const numeric::context& ctx) {
+        auto x = input_of(c);
+        auto rb = ball(model::to_scalar<arb_ball>(c.model, ctx), x, ctx, {});
+        for (const auto& v : rb.y)
+            if (!numeric::is_finite(v) || numeric::radius_as_double(v) > 1e-6)
+                return check_result::undecided("ball radius too wide at this precision");
+        numeric::context hi{2 * ctx.precision_bits + 64};
+        auto rm = attention::soft_forward(model::to_scalar<mpfr_real>(c.model, hi), x, hi);
+        auto rd = attention::soft_forward(model::to_scalar<double>(c.model, ctx), x, ctx);
+        for (std::size_t t = 0; t < rb.y.size(); ++t) {
+            if (!numeric::contains(rb.y[t], rm.y[t]))
+                return check_result::violated("the ball does not contain the high-precision MPFR "
+                                              "value on " + input_note(c))
+                    .with("coordinate", std::to_string(t))
+                    .with("y_ball", show_vector(rb.y))
+                    .with("y_mpfr_hi", show_vector(rm.y, 40));
+            double mid = numeric::to_double(rb.y[t]);
+            double tol = numeric::radius_as_double(rb.y[t]) + 1e-9 * (1.0 + std::abs(mid));
+            if (!(std::abs(rd.y[t] - mid) <= tol))
+                return check_result::violated("double is not within 1e-9 of the ball on " +
+                                              input_note(c))
+                    .with("coordinate", std::to_string(t))
+                    .with("y_ball", show_vector(rb.y))
+                    .with("y_double", show_vector(rd.y));
+        }
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
+namespace {
+
+// Brute-force exact score of query row yi against key row yj: plain loops over every matrix
+// entry (not the kernel's sparse products).
+rational brute_score(const model::head<rational>& h, const std::vector<rational>& yi,
+                     const std::vector<rational>& yj, const numeric::context& ctx) {
+    if (h.score.type == model::score_spec<rational>::kind::map)
+        return model::evaluate(*h.score.fn, [&] {
+            auto in = yi;
+            in.insert(in.end(), yj.begin(), yj.end());
+            return in;
+        }(), ctx).front();
+    auto project = [](const model::affine_map<rational>& a, const std::vector<rational>& y) {
+        std::vector<rational> out(a.W.rows);
+        for (std::size_t r = 0; r < a.W.rows; ++r) {
+            rational acc = a.b.empty() ? rational(0) : a.b[r];
+            for (std::size_t c = 0; c < a.W.cols; ++c) acc += a.W.data[r * a.W.cols + c] * y[c];
+            out[r] = acc;
+        }
+        return out;
+    };
+    auto q = project(h.score.Q, yi);
+    auto k = project(h.score.K, yj);
+    rational s = 0;
+    for (std::size_t t = 0; t < q.size(); ++t) s += q[t] * k[t];
+    return s;
+}
+
+} // namespace
+
+runner::property leftmost_tie_rule(exact_forward_fn filtered) {
+    if (!filtered) filtered = default_exact();
+    runner::property p;
+    p.suite = "semantics";
+    p.name = "leftmost-tie-rule";
+    p.statement = "every hard attention choice is the smallest key position attaining the "
+                  "maximal exact score (brute-force reference)";
+    p.kinds = {"exact"};
+    p.negative_control = "a kernel that breaks ties towards the rightmost position";
+    p.generator = [](const run_config& cfg) { return model_and_input(gen::hard_model(), cfg, 48); };
+    p.check = [filtered](const test_case& c, const numeric::context& ctx) {
+        auto x = input_of(c);
+        auto r = filtered(c.model, x, ctx, true);
+        const auto& tr = *r.trace;
+        for (std::size_t k = 1; k < tr.y.size(); ++k) {
+            const auto& lay = c.model.layers[k - 1];
+            for (std::size_t i = 0; i < tr.y[k - 1].size(); ++i)
+                for (std::size_t h = 0; h < lay.heads.size(); ++h) {
+                    std::vector<rational> s;
+                    for (const auto& yj : tr.y[k - 1])
+                        s.push_back(brute_score(lay.heads[h], tr.y[k - 1][i], yj, ctx));
+                    std::size_t best = 0;
+                    for (std::size_t j = 1; j < s.size(); ++j)
+                        if (s[j] > s[best]) best = j;
+                    if (tr.choice[k - 1][i][h] != best)
+                        return check_result::violated("a head did not select the leftmost maximum")
+                            .with("layer", std::to_string(k))
+                            .with("position", std::to_string(i + 1))
+                            .with("head", std::to_string(h + 1))
+                            .with("chosen", std::to_string(tr.choice[k - 1][i][h] + 1))
+                            .with("leftmost_argmax", std::to_string(best + 1))
+                            .with("scores", show_vector(s));
+                }
+        }
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
+runner::property trace_last_row(exact_forward_fn filtered) {
+    if (!filtered) filtered = default_exact();
+    runner::property p;
+    p.suite = "semantics";
+    p.name = "trace-last-row";
+    p.statement = "the readout uses position n only: y_n^(L) computed alone equals the last row "
+                  "of the full trace (hard: exact, soft: identical balls), and so does the readout";
+    p.kinds = {"exact", "ball"};
+    p.negative_control = "a forward pass that returns the first row instead of row n";
+    p.generator = [](const run_config& cfg) { return model_and_input(any_model(), cfg, 64); };
+    p.check = [filtered](const test_case& c, const numeric::context& ctx) {
+        auto x = input_of(c);
+        if (c.model.attention == model::attention_kind::hard) {
+            auto alone = filtered(c.model, x, ctx, false);
+            auto full = attention::hard_forward_exact(c.model, x, ctx, true);
+            const auto& last = full.trace->y.back().back();
+            if (alone.y != last)
+                return check_result::violated("y_n^(L) differs from the trace's last row")
+                    .with("y_alone", show_vector(alone.y))
+                    .with("y_trace_last", show_vector(last));
+            return check_result::holds();
+        }
+        auto mb = model::to_scalar<arb_ball>(c.model, ctx);
+        auto alone = attention::soft_forward(mb, x, ctx);
+        attention::soft_options o;
+        o.trace = true;
+        auto full = attention::soft_forward(mb, x, ctx, o);
+        const auto& last = full.trace->y.back().back();
+        for (std::size_t t = 0; t < last.size(); ++t)
+            if (!numeric::same_value(alone.y.at(t), last[t]))
+                return check_result::violated("soft y_n^(L) differs from the trace's last row")
+                    .with("y_alone", show_vector(alone.y))
+                    .with("y_trace_last", show_vector(last));
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
+runner::property model_file_round_trip(writer_fn writer) {
+    if (!writer) writer = [](const model::model<rational>& m) { return model::write_model(m); };
+    runner::property p;
+    p.suite = "semantics";
+    p.name = "model-file-round-trip";
+    p.statement = "writing a model file and reading it back gives the same file and identical "
+                  "outputs (exact for hard models, identical balls for soft ones)";
+    p.kinds = {"exact", "ball"};
+    p.negative_control = "a writer that prints numbers through double";
+    p.generator = [](const run_config& cfg) { return model_and_input(any_model(), cfg, 32); };
+    p.check = [writer](const test_case& c, const numeric::context& ctx) {
+        std::string text = writer(c.model);
+        model::model<rational> back = model::parse_model(text, "round-trip.json");
+        if (model::write_model(back) != model::write_model(c.model))
+            return check_result::violated("the re-read model writes a different file");
+        auto x = input_of(c);
+        if (c.model.attention == model::attention_kind::hard) {
+            auto a = attention::hard_forward_exact(c.model, x, ctx);
+            auto b = attention::hard_forward_exact(back, x, ctx);
+            if (a.y != b.y)
+                return check_result::violated("outputs differ after the round trip")
+                    .with("y_original", show_vector(a.y))
+                    .with("y_reread", show_vector(b.y));
+            return check_result::holds();
+        }
+        auto a = attention::soft_forward(model::to_scalar<arb_ball>(c.model, ctx), x, ctx);
+        auto b = attention::soft_forward(model::to_scalar<arb_ball>(back, ctx), x, ctx);
+        for (std::size_t t = 0; t < a.y.size(); ++t)
+            if (!numeric::same_value(a.y[t], b.y.at(t)))
+                return check_result::violated("outputs differ after the round trip")
+                    .with("y_original", show_vector(a.y))
+                    .with("y_reread", show_vector(b.y));
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
+void register_semantics(runner::registry& r) {
+    r.add(hard_filter_equals_exact());
+    r.add(hard_ball_encloses_exact());
+    r.add(hard_dyadic_kinds_agree());
+    r.add(soft_kinds_agree());
+    r.add(leftmost_tie_rule());
+    r.add(trace_last_row());
+    r.add(model_file_round_trip());
+}
+
+} // namespace attnprop::props

@@ -1,0 +1,126 @@
+// attnprop check: run property suites with RapidCheck and write a report.
+#include "cli/commands.hpp"
+#include "report/check_report.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <unistd.h>
+
+namespace attnprop::cli {
+
+namespace {
+
+class check_command final : public command {
+public:
+    explicit check_command(CLI::App& parent) {
+        app_ = parent.add_subcommand("check", "Run property suites on random models and write a "
+                                              "report (all suites except 'controls' by default)");
+        app_->add_option("--suite", suites_, "Suite to run (repeatable); see --list");
+        app_->add_option("--property", properties_, "Single property to run, suite/name (repeatable)");
+        app_->add_option("--seed", cfg_.seed, "Base seed (each property derives its own)")
+            ->capture_default_str();
+        app_->add_option("--tests", cfg_.tests, "Successful cases per property")
+            ->check(CLI::Range(1, 1000000))
+            ->capture_default_str();
+        app_->add_option("--max-n", cfg_.max_n, "Largest input length n (eos included)")
+            ->check(CLI::Range(1L, 1L << 24))
+            ->capture_default_str();
+        app_->add_option("--precision", cfg_.precision,
+                         "Starting precision in bits for MPFR and balls; undecided cases are "
+                         "retried at doubled precision")
+            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
+            ->capture_default_str();
+        app_->add_option("--precision-cap", cfg_.precision_cap,
+                         "Highest precision tried before a case is reported as undecided")
+            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
+            ->capture_default_str();
+        app_->add_option("--out", out_, "Report directory (default out/check-<seed>)");
+        app_->add_flag("--json", json_, "Print report.json to standard output instead of a table");
+        app_->add_flag("--list", list_, "List the suites and properties and exit");
+    }
+    CLI::App* app() override { return app_; }
+
+    int run() override {
+        runner::registry reg;
+        runner::register_all(reg);
+        if (list_) {
+            for (const auto& p : reg.all())
+                std::cout << p.suite << "/" << p.name << (p.expected_to_fail ? "  (control)" : "")
+                          << "\n    " << p.statement << "\n";
+            return exit_ok;
+        }
+        if (cfg_.precision_cap < cfg_.precision)
+            throw usage_error("--precision-cap must be at least --precision");
+        std::vector<const runner::property*> selected;
+        std::vector<std::string> suites = suites_;
+        for (const auto& s : suites) {
+            auto all = reg.suites();
+            if (std::find(all.begin(), all.end(), s) == all.end()) {
+                std::string known;
+                for (const auto& k : all) known += (known.empty() ? "" : ", ") + k;
+                throw usage_error("unknown suite '" + s + "' (known: " + known + ")");
+            }
+        }
+        for (const auto& name : properties_) {
+            const runner::property* p = reg.find(name);
+            if (!p) throw usage_error("unknown property '" + name + "' (see attnprop check --list)");
+            selected.push_back(p);
+        }
+        if (suites.empty() && properties_.empty())
+            for (const auto& s : reg.suites())
+                if (s != "controls") suites.push_back(s);
+        for (const auto& p : reg.all())
+            if (std::find(suites.begin(), suites.end(), p.suite) != suites.end() &&
+                std::find(selected.begin(), selected.end(), &p) == selected.end())
+                selected.push_back(&p);
+
+        const bool tty = isatty(fileno(stderr));
+        std::size_t done = 0;
+        auto progress = [&](const runner::property_report& r) {
+            ++done;
+            std::cerr << "[" << done << "/" << selected.size() << "] " << r.suite << "/" << r.name
+                      << ": " << r.status() << " (" << r.passed << " passed, " << r.undecided
+                      << " undecided";
+            if (tty) std::cerr << ", " << std::fixed << std::setprecision(1) << r.seconds << " s";
+            std::cerr << ")\n";
+        };
+        report::check_run run;
+        run.cfg = cfg_;
+        for (const auto* p : selected)
+            if (std::find(run.suites.begin(), run.suites.end(), p->suite) == run.suites.end())
+                run.suites.push_back(p->suite);
+        run.reports = runner::run_properties(selected, cfg_, progress);
+        std::string dir = out_.empty() ? "out/check-" + std::to_string(cfg_.seed) : out_;
+        report::write_check_report(dir, run);
+        if (json_) {
+            std::cout << json::dump(report::check_to_json(run), 2) << "\n";
+        } else {
+            std::cout << report::check_to_text(run);
+            std::cout << "report: " << dir << "/report.md (and report.json)\n";
+        }
+        bool failed = false, errored = false;
+        for (const auto& r : run.reports) {
+            failed = failed || r.failed > 0;
+            errored = errored || !r.error.empty();
+        }
+        if (failed) return exit_failed;
+        if (errored) return exit_internal;
+        return exit_ok;
+    }
+
+private:
+    CLI::App* app_ = nullptr;
+    runner::run_config cfg_;
+    std::vector<std::string> suites_, properties_;
+    std::string out_;
+    bool json_ = false, list_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<command> make_check_command(CLI::App& parent) {
+    return std::make_unique<check_command>(parent);
+}
+
+} // namespace attnprop::cli

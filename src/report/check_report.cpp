@@ -1,0 +1,278 @@
+#include "report/check_report.hpp"
+
+#include "model/model_file.hpp"
+
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+namespace attnprop::report {
+
+namespace fs = std::filesystem;
+using json::value;
+
+namespace {
+
+value str(const std::string& s) { return value::string(s); }
+value num(long long v) { return value::number(v); }
+
+value string_array(const std::vector<std::string>& v) {
+    value a = value::array();
+    for (const auto& s : v) a.push_back(str(s));
+    return a;
+}
+
+value numbers_object(const std::vector<std::pair<std::string, std::string>>& v) {
+    value o = value::object();
+    for (const auto& [k, s] : v) o.set(k, str(s));
+    return o;
+}
+
+value config_json(const runner::run_config& cfg) {
+    value o = value::object();
+    o.set("seed", str(std::to_string(cfg.seed)));
+    o.set("tests", num(cfg.tests));
+    o.set("max_n", num(cfg.max_n));
+    o.set("precision", num(cfg.precision));
+    o.set("precision_cap", num(cfg.precision_cap));
+    return o;
+}
+
+value case_json(const runner::recorded_case& rc, const runner::property_report& r,
+                const runner::counterexample& cx, const runner::run_config& cfg, bool shrunk) {
+    value o = value::object();
+    o.set("format", str("attnprop-counterexample"));
+    o.set("version", num(1));
+    o.set("property", str(r.suite + "/" + r.name));
+    o.set("statement", str(r.statement));
+    o.set("model", str("model.json"));
+    o.set("inputs", string_array(rc.value.inputs));
+    value ns = value::array();
+    for (const auto& in : rc.value.inputs) ns.push_back(num(static_cast<long long>(in.size()) + 1));
+    o.set("n", std::move(ns));
+    value params = value::object();
+    for (const auto& [k, v] : rc.value.params) params.set(k, num(v));
+    o.set("params", std::move(params));
+    o.set("seed", str(std::to_string(r.seed)));
+    o.set("base_seed", str(std::to_string(cfg.seed)));
+    o.set("reproduce", str(cx.reproduce));
+    o.set("scalar_kinds", string_array(r.kinds));
+    o.set("precision", num(rc.precision));
+    o.set("precision_cap", num(cfg.precision_cap));
+    o.set("verdict", str(runner::to_string(rc.result.status)));
+    o.set("message", str(rc.result.message));
+    o.set("numbers", numbers_object(rc.result.numbers));
+    if (shrunk) {
+        o.set("shrink_steps", num(cx.shrink_steps));
+        o.set("original", str("original/case.json"));
+    } else {
+        o.set("shrunk", value::boolean(false));
+    }
+    return o;
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+    std::ofstream f(p, std::ios::binary);
+    if (!f) throw std::runtime_error("cannot write " + p.string());
+    f << text;
+    if (!f) throw std::runtime_error("cannot write " + p.string());
+}
+
+std::string distribution_line(const std::map<std::string, int>& m) {
+    std::string s;
+    for (const auto& [k, v] : m) s += (s.empty() ? "" : ", ") + k + ": " + std::to_string(v);
+    return s.empty() ? "-" : s;
+}
+
+} // namespace
+
+std::string counterexample_folder(const runner::property_report& r) { return r.suite + "-" + r.name; }
+
+value check_to_json(const check_run& run) {
+    value o = value::object();
+    o.set("format", str("attnprop-check-report"));
+    o.set("version", num(1));
+    o.set("config", config_json(run.cfg));
+    o.set("suites", string_array(run.suites));
+    value props = value::array();
+    int failed = 0, undecided = 0;
+    for (const auto& r : run.reports) {
+        value p = value::object();
+        p.set("suite", str(r.suite));
+        p.set("name", str(r.name));
+        p.set("statement", str(r.statement));
+        p.set("scalar_kinds", string_array(r.kinds));
+        p.set("expected_to_fail", value::boolean(r.expected_to_fail));
+        p.set("status", str(r.status()));
+        p.set("seed", str(std::to_string(r.seed)));
+        p.set("passed", num(r.passed));
+        p.set("failed", num(r.failed));
+        p.set("undecided", num(r.undecided));
+        p.set("gave_up", value::boolean(r.gave_up));
+        if (!r.error.empty()) p.set("error", str(r.error));
+        value nb = value::object();
+        for (const auto& [k, v] : r.n_buckets) nb.set(k, num(v));
+        p.set("n_buckets", std::move(nb));
+        value cl = value::object();
+        for (const auto& [k, v] : r.classes) cl.set(k, num(v));
+        p.set("model_classes", std::move(cl));
+        if (r.cx) {
+            value cx = value::object();
+            cx.set("folder", str("counterexamples/" + counterexample_folder(r)));
+            cx.set("message", str(r.cx->shrunk.result.message));
+            cx.set("numbers", numbers_object(r.cx->shrunk.result.numbers));
+            cx.set("inputs", string_array(r.cx->shrunk.value.inputs));
+            cx.set("precision", num(r.cx->shrunk.precision));
+            cx.set("reproduce", str(r.cx->reproduce));
+            cx.set("shrink_steps", num(r.cx->shrink_steps));
+            p.set("counterexample", std::move(cx));
+        }
+        failed += r.failed;
+        undecided += r.undecided;
+        props.push_back(std::move(p));
+    }
+    o.set("properties", std::move(props));
+    value sum = value::object();
+    sum.set("properties", num(static_cast<long long>(run.reports.size())));
+    sum.set("failed", num(failed));
+    sum.set("undecided_cases", num(undecided));
+    o.set("summary", std::move(sum));
+    return o;
+}
+
+std::string check_to_markdown(const check_run& run) {
+    std::ostringstream os;
+    os << "# attnprop check report\n\n";
+    os << "Seed " << run.cfg.seed << ", " << run.cfg.tests << " cases per property, n <= "
+       << run.cfg.max_n << ", precision " << run.cfg.precision << " bits (escalated to at most "
+       << run.cfg.precision_cap << " when undecided). Suites:";
+    for (const auto& s : run.suites) os << " `" << s << "`";
+    os << ".\n\n";
+    os << "| property | status | passed | undecided | failed | gave up | seed |\n";
+    os << "|---|---|---|---|---|---|---|\n";
+    for (const auto& r : run.reports) {
+        os << "| `" << r.suite << "/" << r.name << "`" << (r.expected_to_fail ? " (control)" : "")
+           << " | " << r.status() << " | " << r.passed << " | " << r.undecided << " | " << r.failed
+           << " | " << (r.gave_up ? "yes" : "no") << " | " << r.seed << " |\n";
+    }
+    os << "\n## Statements and distributions\n\n";
+    for (const auto& r : run.reports) {
+        os << "- **" << r.suite << "/" << r.name << "**: " << r.statement << ".  \n";
+        os << "  Scalar kinds: " << [&] {
+            std::string s;
+            for (const auto& k : r.kinds) s += (s.empty() ? "" : ", ") + k;
+            return s;
+        }() << ". Lengths: " << distribution_line(r.n_buckets)
+           << ". Models: " << distribution_line(r.classes) << ".\n";
+    }
+    bool any = false;
+    for (const auto& r : run.reports) {
+        if (!r.cx) continue;
+        if (!any) os << "\n## Counterexamples\n";
+        any = true;
+        const auto& cx = *r.cx;
+        os << "\n### " << r.suite << "/" << r.name << (r.expected_to_fail ? " (control: expected)" : "")
+           << "\n\n";
+        os << cx.shrunk.result.message << "\n\n";
+        os << "- inputs:";
+        for (const auto& in : cx.shrunk.value.inputs) os << " `\"" << in << "\"`";
+        os << "\n";
+        for (const auto& [k, v] : cx.shrunk.value.params) os << "- " << k << " = " << v << "\n";
+        for (const auto& [k, v] : cx.shrunk.result.numbers) os << "- " << k << " = `" << v << "`\n";
+        os << "- precision: " << cx.shrunk.precision << " bits; shrunk in " << cx.shrink_steps
+           << " steps from an original with inputs";
+        for (const auto& in : cx.original.value.inputs) os << " `\"" << in << "\"`";
+        os << "\n- files: `counterexamples/" << counterexample_folder(r)
+           << "/` (model.json, case.json, original/)\n";
+        os << "- replay: `attnprop replay " << "counterexamples/" << counterexample_folder(r)
+           << "` (from the report directory)\n";
+    }
+    return os.str();
+}
+
+std::string check_to_text(const check_run& run) {
+    std::ostringstream os;
+    std::size_t w = 8;
+    for (const auto& r : run.reports) w = std::max(w, r.suite.size() + r.name.size() + 1);
+    os << std::left << std::setw(static_cast<int>(w) + 2) << "property" << std::setw(11) << "status"
+       << std::right << std::setw(7) << "passed" << std::setw(10) << "undecided" << std::setw(7)
+       << "failed" << std::setw(9) << "gave-up" << "  seed\n";
+    for (const auto& r : run.reports) {
+        os << std::left << std::setw(static_cast<int>(w) + 2) << (r.suite + "/" + r.name)
+           << std::setw(11) << r.status() << std::right << std::setw(7) << r.passed << std::setw(10)
+           << r.undecided << std::setw(7) << r.failed << std::setw(9) << (r.gave_up ? "yes" : "no")
+           << "  " << r.seed << "\n";
+        os << "    lengths: " << distribution_line(r.n_buckets) << "\n";
+        os << "    models:  " << distribution_line(r.classes) << "\n";
+        if (r.cx) os << "    counterexample: " << r.cx->shrunk.result.message << "\n";
+    }
+    return os.str();
+}
+
+void write_check_report(const fs::path& dir, const check_run& run) {
+    fs::create_directories(dir);
+    write_text(dir / "report.json", json::dump(check_to_json(run), 2) + "\n");
+    write_text(dir / "report.md", check_to_markdown(run));
+    for (const auto& r : run.reports) {
+        if (!r.cx) continue;
+        fs::path cxdir = dir / "counterexamples" / counterexample_folder(r);
+        fs::create_directories(cxdir / "original");
+        model::write_model_file(r.cx->shrunk.value.model, (cxdir / "model.json").string());
+        write_text(cxdir / "case.json",
+                   json::dump(case_json(r.cx->shrunk, r, *r.cx, run.cfg, true), 2) + "\n");
+        model::write_model_file(r.cx->original.value.model, (cxdir / "original" / "model.json").string());
+        write_text(cxdir / "original" / "case.json",
+                   json::dump(case_json(r.cx->original, r, *r.cx, run.cfg, false), 2) + "\n");
+    }
+}
+
+replay_record read_counterexample(const fs::path& dir) {
+    fs::path case_path = dir / "case.json";
+    std::ifstream f(case_path, std::ios::binary);
+    if (!f) throw std::runtime_error(case_path.string() + ": cannot open (is " + dir.string() +
+                                     " a counterexample folder?)");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    const std::string file = case_path.string();
+    value doc;
+    try {
+        doc = json::parse(ss.str());
+    } catch (const json::parse_error& e) {
+        throw std::runtime_error(file + ":" + json::to_string(e.where()) + ": error: " + e.message());
+    }
+    auto need = [&](const char* key, json::kind k) -> const value& {
+        const value* v = doc.is_object() ? doc.find(key) : nullptr;
+        if (!v) throw std::runtime_error(file + ": error: missing key '" + key + "'");
+        if (v->type() != k)
+            throw std::runtime_error(file + ":" + json::to_string(v->where()) + ": error: '" + key +
+                                     "' must be " + json::kind_name(k));
+        return *v;
+    };
+    if (need("format", json::kind::string).as_string() != "attnprop-counterexample")
+        throw std::runtime_error(file + ": error: not an attnprop counterexample (format)");
+    replay_record rec;
+    rec.property = need("property", json::kind::string).as_string();
+    fs::path model_path = dir / need("model", json::kind::string).as_string();
+    rec.value.model = model::read_model_file(model_path.string());
+    for (const auto& in : need("inputs", json::kind::array).elements()) {
+        if (!in.is_string())
+            throw std::runtime_error(file + ":" + json::to_string(in.where()) +
+                                     ": error: inputs must be strings");
+        rec.value.inputs.push_back(in.as_string());
+    }
+    for (const auto& [k, v] : need("params", json::kind::object).members()) {
+        if (!v.is_number())
+            throw std::runtime_error(file + ":" + json::to_string(v.where()) +
+                                     ": error: params must be integers");
+        rec.value.params[k] = std::stol(v.raw_number());
+    }
+    rec.cfg.precision = std::stol(need("precision", json::kind::number).raw_number());
+    rec.cfg.precision_cap = std::stol(need("precision_cap", json::kind::number).raw_number());
+    rec.cfg.seed = std::stoull(need("seed", json::kind::string).as_string());
+    rec.message = need("message", json::kind::string).as_string();
+    for (const auto& [k, v] : need("numbers", json::kind::object).members())
+        rec.numbers.emplace_back(k, v.is_string() ? v.as_string() : json::dump(v, -1));
+    return rec;
+}
+
+} // namespace attnprop::report

@@ -1,0 +1,48 @@
+#pragma once
+/// @file check_report.hpp
+/// Reports of `attnprop check`: report.json (schema in docs/reports.md), report.md for people,
+/// and one folder per counterexample that `attnprop replay` reproduces on its own.
+
+#include "model/json.hpp"
+#include "runner/runner.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace attnprop::report {
+
+/// Everything a check run produced. Wall times are kept out of the files so that the same seed
+/// gives the same report.
+struct check_run {
+    runner::run_config cfg;
+    std::vector<std::string> suites;
+    std::vector<runner::property_report> reports;
+};
+
+/// Folder name of a property's counterexample: "<suite>-<name>".
+std::string counterexample_folder(const runner::property_report& r);
+
+json::value check_to_json(const check_run& run);
+std::string check_to_markdown(const check_run& run);
+/// Terminal table: one row per property, then the distributions.
+std::string check_to_text(const check_run& run);
+
+/// Writes report.json, report.md and counterexamples/<folder>/{model.json, case.json,
+/// original/{model.json, case.json}} into dir (created if needed).
+void write_check_report(const std::filesystem::path& dir, const check_run& run);
+
+/// A counterexample read back from its folder.
+struct replay_record {
+    std::string property;          ///< "suite/name"
+    runner::test_case value;
+    runner::run_config cfg;        ///< precision and cap as recorded
+    std::string message;           ///< the recorded violation
+    std::vector<std::pair<std::string, std::string>> numbers;
+};
+
+/// Reads DIR/case.json and the model it names. Throws model::model_file_error for a broken file
+/// and std::runtime_error when DIR has no case.json.
+replay_record read_counterexample(const std::filesystem::path& dir);
+
+} // namespace attnprop::report

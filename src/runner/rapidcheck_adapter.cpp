@@ -1,0 +1,158 @@
+// The one place that touches rc::detail: runs a property through RapidCheck's checkProperty with
+// explicit parameters and a silent listener, and records the original and shrunk failure.
+#include "runner/runner.hpp"
+
+#include <rapidcheck/detail/Configuration.h>
+#include <rapidcheck/detail/Property.h>
+#include <rapidcheck/detail/Results.h>
+#include <rapidcheck/detail/Serialization.h>
+#include <rapidcheck/detail/TestListener.h>
+#include <rapidcheck/detail/TestMetadata.h>
+#include <rapidcheck/detail/TestParams.h>
+
+#include <chrono>
+#include <iostream>
+#include <sstream>
+#include <unordered_map>
+
+namespace rc::detail {
+// Declared in RapidCheck's src/detail/Configuration.h (not installed); part of librapidcheck.
+std::string reproduceMapToString(const std::unordered_map<std::string, Reproduce>& reproduceMap);
+} // namespace rc::detail
+
+namespace attnprop::runner {
+
+namespace {
+
+class silent_listener final : public rc::detail::TestListener {
+public:
+    void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+    void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override {
+        if (accepted) ++accepted_shrinks;
+    }
+    void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+    int accepted_shrinks = 0;
+};
+
+// RapidCheck loads its global configuration (RC_PARAMS) on first use and announces it on
+// standard error; attnprop passes every parameter explicitly, so the announcement would only
+// confuse. Load it once with standard error silenced.
+void load_rapidcheck_configuration_quietly() {
+    static const bool loaded = [] {
+        std::ostringstream sink;
+        auto* old = std::cerr.rdbuf(sink.rdbuf());
+        try {
+            (void)rc::detail::configuration();
+        } catch (...) {
+            std::cerr.rdbuf(old);
+            throw;
+        }
+        std::cerr.rdbuf(old);
+        return true;
+    }();
+    (void)loaded;
+}
+
+long length_of(const test_case& c) {
+    if (c.inputs.empty()) return 0;
+    return static_cast<long>(c.inputs.front().size()) + 1;
+}
+
+} // namespace
+
+std::string n_bucket(long n) {
+    for (long b : {4L, 16L, 64L, 256L, 1024L})
+        if (n <= b) return "n<=" + std::to_string(b);
+    return "n>1024";
+}
+
+std::string property_report::status() const {
+    if (failed > 0) return "failed";
+    if (!error.empty()) return "error";
+    if (gave_up) return "gave-up";
+    if (undecided > 0) return "undecided";
+    return "passed";
+}
+
+property_report run_property(const property& p, const run_config& cfg) {
+    load_rapidcheck_configuration_quietly();
+    property_report rep;
+    rep.suite = p.suite;
+    rep.name = p.name;
+    rep.statement = p.statement;
+    rep.kinds = p.kinds;
+    rep.expected_to_fail = p.expected_to_fail;
+    rep.seed = property_seed(cfg.seed, p);
+    const auto start = std::chrono::steady_clock::now();
+
+    rc::Gen<test_case> gen = p.generator(cfg);
+    std::optional<recorded_case> first_failure, last_failure;
+    auto testable = [&] {
+        test_case c = *gen;
+        long prec = cfg.precision;
+        check_result r = check_with_escalation(p, c, cfg, &prec);
+        const bool shrinking = first_failure.has_value();
+        if (r.status == verdict::violated) {
+            recorded_case rec{c, r, prec};
+            if (!first_failure) first_failure = rec;
+            last_failure = std::move(rec);
+            RC_FAIL(r.message);
+        }
+        if (shrinking) return;
+        rep.n_buckets[n_bucket(length_of(c))]++;
+        rep.classes[p.tag ? p.tag(c) : std::string("?")]++;
+        if (r.status == verdict::undecided) ++rep.undecided;
+        else ++rep.passed;
+    };
+
+    rc::detail::TestParams params;
+    params.seed = rep.seed;
+    params.maxSuccess = cfg.tests;
+    params.maxSize = cfg.max_size;
+    params.maxDiscardRatio = 10;
+    rc::detail::TestMetadata meta;
+    meta.id = p.suite + "/" + p.name;
+    meta.description = p.statement;
+    silent_listener listener;
+    rc::detail::TestResult result =
+        rc::detail::checkProperty(rc::detail::toProperty(testable), meta, params, listener);
+
+    rc::detail::FailureResult failure;
+    rc::detail::GaveUpResult gave_up;
+    rc::detail::Error error;
+    if (result.match(failure)) {
+        rep.failed = 1;
+        counterexample cx;
+        if (first_failure) cx.original = *first_failure;
+        if (last_failure) cx.shrunk = *last_failure;
+        cx.shrink_steps = listener.accepted_shrinks;
+        cx.description = failure.description;
+        std::unordered_map<std::string, rc::detail::Reproduce> rmap{{meta.id, failure.reproduce}};
+        cx.reproduce = rc::detail::reproduceMapToString(rmap);
+        rep.cx = std::move(cx);
+        // Cases counted before the failure passed; RapidCheck's numSuccess agrees.
+    } else if (result.match(gave_up)) {
+        rep.gave_up = true;
+    } else if (result.match(error)) {
+        rep.error = error.description.empty() ? "RapidCheck error" : error.description;
+    }
+    rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return rep;
+}
+
+std::vector<property_report> run_properties(const std::vector<const property*>& ps,
+                                            const run_config& cfg, const progress_fn& progress) {
+    std::vector<property_report> out;
+    for (const property* p : ps) {
+        out.push_back(run_property(*p, cfg));
+        if (progress) progress(out.back());
+    }
+    return out;
+}
+
+check_result replay_case(const property& p, const test_case& c, const run_config& cfg,
+                         long* precision_used) {
+    return check_with_escalation(p, c, cfg, precision_used);
+}
+
+} // namespace attnprop::runner

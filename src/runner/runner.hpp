@@ -1,0 +1,72 @@
+#pragma once
+/// @file runner.hpp
+/// Running properties: RapidCheck generates and shrinks, the runner counts outcomes, escalates
+/// precision, and keeps the original and the shrunk counterexample of a failure.
+
+#include "runner/property.hpp"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnprop::runner {
+
+/// One recorded case with the result of its check.
+struct recorded_case {
+    test_case value;
+    check_result result;
+    long precision = 0; ///< bits of the last check attempt
+};
+
+/// A failure: the original case, the shrunk one, and how to reproduce it.
+struct counterexample {
+    recorded_case original;
+    recorded_case shrunk;
+    std::string reproduce;   ///< RapidCheck reproduce string (RC_PARAMS="reproduce=...")
+    int shrink_steps = 0;    ///< accepted shrinks
+    std::string description; ///< RapidCheck's failure description
+};
+
+/// Outcome of a property over a run: counts plus at most one counterexample (RapidCheck stops at
+/// the first failure and shrinks it).
+struct property_report {
+    std::string suite;
+    std::string name;
+    std::string statement;
+    std::vector<std::string> kinds;
+    bool expected_to_fail = false;
+    std::uint64_t seed = 0;     ///< the property's own seed (property_seed)
+    int passed = 0;             ///< cases where the check held
+    int undecided = 0;          ///< cases undecided up to the precision cap
+    int failed = 0;             ///< 0 or 1
+    bool gave_up = false;
+    std::string error;          ///< RapidCheck reported an error (not a counterexample)
+    std::map<std::string, int> n_buckets; ///< "n<=16", "n<=256", ... -> cases
+    std::map<std::string, int> classes;   ///< model class -> cases
+    std::optional<counterexample> cx;
+    double seconds = 0;         ///< wall time (reports only; never compared)
+
+    /// "passed", "failed", "undecided", "gave-up", "error".
+    std::string status() const;
+};
+
+/// Progress callback: called after each property with its report.
+using progress_fn = std::function<void(const property_report&)>;
+
+/// Runs one property with RapidCheck (sequentially: RapidCheck is not thread-safe).
+property_report run_property(const property& p, const run_config& cfg);
+
+/// Runs the selected properties in order.
+std::vector<property_report> run_properties(const std::vector<const property*>& ps,
+                                            const run_config& cfg, const progress_fn& progress = {});
+
+/// Re-checks one recorded case (replay): the property's check with precision escalation.
+check_result replay_case(const property& p, const test_case& c, const run_config& cfg,
+                         long* precision_used = nullptr);
+
+/// The n-bucket label of a length: "n<=4", "n<=16", "n<=64", "n<=256", "n<=1024", "n>1024".
+std::string n_bucket(long n);
+
+} // namespace attnprop::runner

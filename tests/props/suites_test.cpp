@@ -1,0 +1,238 @@
+// Every property suite at a small budget with fixed seeds; every semantics property also runs
+// against a deliberately broken implementation (its negative control) and must fail; every
+// control must fail, shrink to a small model and replay from its folder.
+#include "model/model_file.hpp"
+#include "props/semantics.hpp"
+#include "report/check_report.hpp"
+#include "runner/runner.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace attnprop;
+using numeric::rational;
+
+namespace {
+
+runner::run_config small_budget(int tests = 100) {
+    runner::run_config cfg;
+    cfg.seed = 20261202;
+    cfg.tests = tests;
+    cfg.max_n = 64;
+    cfg.precision = 128;
+    cfg.precision_cap = 1024;
+    return cfg;
+}
+
+const runner::registry& all_properties() {
+    static const runner::registry reg = [] {
+        runner::registry r;
+        runner::register_all(r);
+        return r;
+    }();
+    return reg;
+}
+
+std::string describe(const runner::property_report& r) {
+    std::string s = r.suite + "/" + r.name + " (seed " + std::to_string(r.seed) + "): " +
+                    r.status() + ", " + std::to_string(r.passed) + " passed, " +
+                    std::to_string(r.undecided) + " undecided";
+    if (r.cx) s += "; counterexample: " + r.cx->shrunk.result.message;
+    if (!r.error.empty()) s += "; error: " + r.error;
+    return s;
+}
+
+void require_holds(const std::string& name, int tests = 100) {
+    const runner::property* p = all_properties().find(name);
+    REQUIRE(p != nullptr);
+    auto r = runner::run_property(*p, small_budget(tests));
+    INFO(describe(r));
+    REQUIRE(r.failed == 0);
+    REQUIRE(r.error.empty());
+    REQUIRE_FALSE(r.gave_up);
+    REQUIRE(r.passed > 0);
+}
+
+void require_fails(const runner::property& p, int tests = 100) {
+    auto r = runner::run_property(p, small_budget(tests));
+    INFO(describe(r));
+    REQUIRE(r.failed == 1);
+    REQUIRE(r.cx.has_value());
+    // The shrunk case must fail for the same reason when checked again.
+    auto again = runner::check_with_escalation(p, r.cx->shrunk.value, small_budget());
+    REQUIRE(again.status == runner::verdict::violated);
+}
+
+} // namespace
+
+TEST_CASE("semantics/hard-filter-equals-exact holds", "[props][semantics]") {
+    require_holds("semantics/hard-filter-equals-exact");
+}
+TEST_CASE("semantics/hard-ball-encloses-exact holds", "[props][semantics]") {
+    require_holds("semantics/hard-ball-encloses-exact");
+}
+TEST_CASE("semantics/hard-dyadic-kinds-agree holds", "[props][semantics]") {
+    require_holds("semantics/hard-dyadic-kinds-agree");
+}
+TEST_CASE("semantics/soft-kinds-agree holds", "[props][semantics]") {
+    require_holds("semantics/soft-kinds-agree", 60);
+}
+TEST_CASE("semantics/leftmost-tie-rule holds", "[props][semantics]") {
+    require_holds("semantics/leftmost-tie-rule");
+}
+TEST_CASE("semantics/trace-last-row holds", "[props][semantics]") {
+    require_holds("semantics/trace-last-row");
+}
+TEST_CASE("semantics/model-file-round-trip holds", "[props][semantics]") {
+    require_holds("semantics/model-file-round-trip");
+}
+
+// ---- negative controls: each semantics property catches a broken implementation ----------
+
+TEST_CASE("negative control: a 'filtered' path computing in double is caught",
+          "[props][negative]") {
+    require_fails(props::hard_filter_equals_exact(
+        [](const model::model<rational>& m, const model::input_sequence& x,
+           const numeric::context& ctx, bool trace) {
+            auto md = model::to_scalar<double>(m, ctx);
+            auto rd = attention::hard_forward(md, x, ctx, trace);
+            attention::exact_hard_output out;
+            for (double v : rd.y) out.y.push_back(numeric::rational_from_double(v));
+            if (rd.trace) {
+                out.trace.emplace();
+                out.trace->choice = rd.trace->choice;
+            }
+            return out;
+        }));
+}
+
+TEST_CASE("negative control: balls that drop their radius are caught", "[props][negative]") {
+    require_fails(props::hard_ball_encloses_exact(
+        [](const model::model<numeric::arb_ball>& m, const model::input_sequence& x,
+           const numeric::context& ctx, bool trace) {
+            auto r = attention::hard_forward(m, x, ctx, trace);
+            for (auto& v : r.y) v = numeric::representative(v);
+            return r;
+        }));
+}
+
+TEST_CASE("negative control: an extra rounding in the double kernel is caught",
+          "[props][negative]") {
+    require_fails(props::hard_dyadic_kinds_agree(
+        [](const model::model<double>& m, const model::input_sequence& x,
+           const numeric::context& ctx, bool trace) {
+            auto r = attention::hard_forward(m, x, ctx, trace);
+            for (auto& v : r.y) v = v * 0.1 / 0.1;
+            return r;
+        }));
+}
+
+TEST_CASE("negative control: a ball softmax without radius is caught", "[props][negative]") {
+    require_fails(props::soft_kinds_agree(
+        [](const model::model<numeric::arb_ball>& m, const model::input_sequence& x,
+           const numeric::context& ctx, attention::soft_options o) {
+            auto r = attention::soft_forward(m, x, ctx, o);
+            for (auto& v : r.y) v = numeric::representative(v);
+            return r;
+        }),
+                  40);
+}
+
+TEST_CASE("negative control: ties broken towards the right are caught", "[props][negative]") {
+    require_fails(props::leftmost_tie_rule(
+        [](const model::model<rational>& m, const model::input_sequence& x,
+           const numeric::context& ctx, bool trace) {
+            auto r = attention::hard_forward_exact(m, x, ctx, trace);
+            if (r.trace)
+                for (std::size_t k = 0; k < r.trace->choice.size(); ++k)
+                    for (auto& row : r.trace->choice[k])
+                        for (auto& c : row) {
+                            // the rightmost key whose state equals the chosen one ties with it
+                            const auto& ys = r.trace->y[k];
+                            for (std::size_t j = ys.size(); j-- > c;)
+                                if (ys[j] == ys[c]) {
+                                    c = j;
+                                    break;
+                                }
+                        }
+            return r;
+        }));
+}
+
+TEST_CASE("negative control: a readout from position 1 is caught", "[props][negative]") {
+    require_fails(props::trace_last_row(
+        [](const model::model<rational>& m, const model::input_sequence& x,
+           const numeric::context& ctx, bool) {
+            auto r = attention::hard_forward_exact(m, x, ctx, true);
+            r.y = r.trace->y.back().front();
+            return r;
+        }));
+}
+
+TEST_CASE("negative control: a writer going through double is caught", "[props][negative]") {
+    require_fails(props::model_file_round_trip([](const model::model<rational>& m) {
+        model::model<rational> rounded = m;
+        for (auto& v : rounded.token)
+            for (auto& q : v) q = numeric::rational_from_double(numeric::to_double_nearest(q));
+        return model::write_model(rounded);
+    }));
+}
+
+// ---- controls ------------------------------------------------------------------------------
+
+namespace {
+
+void require_control_fails_small_and_replays(const std::string& name) {
+    const runner::property* p = all_properties().find(name);
+    REQUIRE(p != nullptr);
+    REQUIRE(p->expected_to_fail);
+    auto cfg = small_budget(100);
+    auto r = runner::run_property(*p, cfg);
+    INFO(describe(r));
+    REQUIRE(r.failed == 1);
+    const auto& m = r.cx->shrunk.value.model;
+    INFO("shrunk model: " << model::write_model(m));
+    // Shrinking leaves a small model and a short input.
+    REQUIRE(m.layers.size() <= 2);
+    for (const auto& l : m.layers) REQUIRE(l.heads.size() <= 2);
+    REQUIRE(m.d <= 4);
+    REQUIRE(r.cx->shrunk.value.inputs.front().size() <= 16);
+    // The folder alone reproduces the failure.
+    auto dir = std::filesystem::temp_directory_path() / ("attnprop-props-" + std::to_string(r.seed));
+    std::filesystem::remove_all(dir);
+    report::check_run run;
+    run.cfg = cfg;
+    run.suites = {p->suite};
+    run.reports = {r};
+    report::write_check_report(dir, run);
+    auto rec = report::read_counterexample(dir / "counterexamples" / report::counterexample_folder(r));
+    REQUIRE(rec.property == name);
+    auto again = runner::replay_case(*p, rec.value, rec.cfg);
+    REQUIRE(again.status == runner::verdict::violated);
+    std::filesystem::remove_all(dir);
+}
+
+} // namespace
+
+TEST_CASE("controls/hard-output-ignores-x1 fails, shrinks and replays", "[props][controls]") {
+    require_control_fails_small_and_replays("controls/hard-output-ignores-x1");
+}
+TEST_CASE("controls/soft-influence-below-1-over-n2 fails, shrinks and replays",
+          "[props][controls]") {
+    require_control_fails_small_and_replays("controls/soft-influence-below-1-over-n2");
+}
+TEST_CASE("controls/double-equals-exact fails, shrinks and replays", "[props][controls]") {
+    require_control_fails_small_and_replays("controls/double-equals-exact");
+}
+
+TEST_CASE("the same seed gives the same report", "[props][determinism]") {
+    const runner::property* p = all_properties().find("controls/hard-output-ignores-x1");
+    auto cfg = small_budget(30);
+    report::check_run a, b;
+    a.cfg = b.cfg = cfg;
+    a.suites = b.suites = {"controls"};
+    a.reports = {runner::run_property(*p, cfg)};
+    b.reports = {runner::run_property(*p, cfg)};
+    REQUIRE(json::dump(report::check_to_json(a)) == json::dump(report::check_to_json(b)));
+}
