@@ -17,18 +17,29 @@ public:
         const long q = dens[pick(0, 2)];
         long p = pick(1, q);
         if (pick(0, 1) == 0) p = -p;
-        return "\"" + std::to_string(p) + "/" + std::to_string(q * mult_) + "\"";
+        std::string s = "\"";
+        s += std::to_string(p);
+        s += '/';
+        s += std::to_string(q * mult_);
+        s += '"';
+        return s;
     }
     /// A JSON array of `len` random rationals.
     std::string vector(std::size_t len) {
         std::string s = "[";
-        for (std::size_t t = 0; t < len; ++t) s += (t ? ", " : "") + next();
+        for (std::size_t t = 0; t < len; ++t) {
+            if (t) s += ", ";
+            s += next();
+        }
         return s + "]";
     }
     /// A JSON matrix (rows of arrays).
     std::string matrix(std::size_t rows, std::size_t cols) {
         std::string s = "[";
-        for (std::size_t r = 0; r < rows; ++r) s += (r ? ",\n  " : "") + vector(cols);
+        for (std::size_t r = 0; r < rows; ++r) {
+            if (r) s += ",\n  ";
+            s += vector(cols);
+        }
         return s + "]";
     }
 

@@ -1,5 +1,6 @@
 // Hard forward pass, L = 2, d = 16, H = 2: the exact filtered path vs hard_forward<double>.
 #include "bench_models.hpp"
+#include "paired.hpp"
 #include "registry.hpp"
 
 #include "attention/hard_exact.hpp"
@@ -40,30 +41,25 @@ const hard_case& hard_case_for(std::size_t n) {
     return *slot;
 }
 
-void run_exact(benchmark::State& state, std::size_t n) {
+/// exact (attnprop::hard_forward_exact, from the exact model) against double
+/// (hard_forward<double> on the model converted beforehand), paired.
+void run_pair(benchmark::State& state, std::size_t n) {
     const hard_case& hc = hard_case_for(n);
     const numeric::context ctx{};
-    attention::exact_path_stats stats;
-    for (auto _ : state) {
-        auto out = attention::hard_forward_exact(hc.exact, hc.x, ctx);
-        benchmark::DoNotOptimize(out.y.data());
-        stats = out.stats;
-    }
-    state.counters["rows_filtered"] = static_cast<double>(stats.rows_filtered);
-    state.counters["rows_exact"] = static_cast<double>(stats.rows_exact);
-}
-
-void run_double(benchmark::State& state, std::size_t n) {
-    const hard_case& hc = hard_case_for(n);
-    const numeric::context ctx{};
+    attention::exact_hard_output ex;
     model::vec<double> y;
-    for (auto _ : state) {
+    auto exact_call = [&] {
+        ex = attention::hard_forward_exact(hc.exact, hc.x, ctx);
+        benchmark::DoNotOptimize(ex.y.data());
+    };
+    auto double_call = [&] {
         auto out = attention::hard_forward(hc.dbl, hc.x, ctx);
         benchmark::DoNotOptimize(out.y.data());
         y = std::move(out.y);
-    }
-    // Not timed: without near-ties double and exact agree (up to rounding).
-    auto ex = attention::hard_forward_exact(hc.exact, hc.x, ctx);
+    };
+    run_paired(state, exact_call, double_call);
+    state.counters["rows_exact"] = static_cast<double>(ex.stats.rows_exact);
+    // Without near-ties double and exact agree (up to rounding).
     for (std::size_t c = 0; c < y.size(); ++c) {
         double e = numeric::to_double_nearest(ex.y[c]);
         if (!(std::fabs(e - y[c]) <= 1e-9 * (1 + std::fabs(e)))) {
@@ -73,27 +69,19 @@ void run_double(benchmark::State& state, std::size_t n) {
     }
 }
 
-void add(const std::string& impl, std::size_t n, int reps,
-         void (*fn)(benchmark::State&, std::size_t)) {
-    std::string name = "hard/" + impl + "/n:" + std::to_string(n);
-    benchmark::RegisterBenchmark(name.c_str(), [fn, n](benchmark::State& st) { fn(st, n); })
-        ->Unit(benchmark::kMillisecond)
-        
-        ->MinTime(0.5)
-        ->Repetitions(reps)
-        ->ReportAggregatesOnly(true);
-    registry().push_back({name, "hard", impl == "exact" ? "exact" : "double", impl, n});
-}
-
 } // namespace
 
 void register_hard_benchmarks(const bench_config& cfg) {
-    std::vector<std::size_t> sizes{256, 1024, 4096};
-    if (cfg.quick) sizes = {256};
-    const int reps = cfg.quick ? 1 : 5;
-    for (std::size_t n : sizes) {
-        add("exact", n, reps, run_exact);
-        add("double", n, reps, run_double);
+    std::vector<std::pair<std::size_t, int>> sizes{{256, 100}, {1024, 30}, {4096, 5}};
+    if (cfg.quick) sizes = {{256, 10}};
+    for (auto [n, pairs] : sizes) {
+        std::string name = "hard/exact-vs-double/n:" + std::to_string(n);
+        const std::size_t size = n;
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [size](benchmark::State& st) { run_pair(st, size); })
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(pairs);
+        registry().push_back({name, "hard", "exact/dbl", "", n});
     }
 }
 

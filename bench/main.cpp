@@ -4,8 +4,9 @@
 //                  [--benchmark_... flags]
 //
 // --full adds n = 4096 for the MPFR and Arb soft cases (several minutes each); --quick runs the
-// smallest sizes once (a smoke test); --quiet prints one line per case instead of Google
-// Benchmark's table. The ratio table uses the median CPU time of the repetitions.
+// smallest sizes with few pairs (a smoke test); --quiet prints one line per case instead of
+// Google Benchmark's table. Soft and hard cases time attnprop and the baseline alternately
+// (paired.hpp); the table shows the medians of their CPU times and of the per-pair ratios.
 #include "registry.hpp"
 
 #include <benchmark/benchmark.h>
@@ -14,7 +15,6 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,8 +56,12 @@ public:
             measurement& m = results[name];
             m.seconds = r.GetAdjustedCPUTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
             for (const auto& [k, c] : r.counters) m.counters[k] = c.value;
-            if (quiet_)
-                std::fprintf(stderr, "  %-40s %12.4f s\n", name.c_str(), m.seconds);
+            if (quiet_ && m.counters.count("ratio"))
+                std::fprintf(stderr, "  %-30s attnprop %10.4f s  baseline %10.4f s  ratio %6.3f\n",
+                             name.c_str(), m.counters["attnprop_s"], m.counters["baseline_s"],
+                             m.counters["ratio"]);
+            else if (quiet_)
+                std::fprintf(stderr, "  %-30s %10.4f s\n", name.c_str(), m.seconds);
         }
         if (!quiet_) ConsoleReporter::ReportRuns(runs);
     }
@@ -79,53 +83,47 @@ std::string fmt(const char* f, double v) {
     return buf;
 }
 
-/// Prints the ratio tables; appends CSV rows to `csv` when given.
+/// Prints the ratio table and the Chiang & Cholak times; writes the CSV when asked.
 void print_tables(const std::map<std::string, measurement>& res, std::ofstream* csv) {
-    auto find = [&](const std::string& group, const std::string& kind, const std::string& impl,
-                    std::size_t n) -> std::optional<measurement> {
-        for (const auto& c : registry())
-            if (c.group == group && c.kind == kind && c.impl == impl && c.n == n) {
-                auto it = res.find(c.name);
-                if (it != res.end() && it->second.error.empty()) return it->second;
-            }
-        return std::nullopt;
-    };
-    if (csv) *csv << "group,kind,n,attnprop_s,baseline_s,ratio,budget,holds\n";
-    std::printf("\n== ratios (median CPU time) ==\n");
-    std::printf("%-5s %-9s %7s %12s %12s %8s %7s %6s\n", "group", "kind", "n", "attnprop s",
-                "baseline s", "ratio", "budget", "holds");
+    if (csv) *csv << "group,kind,n,attnprop_s,baseline_s,ratio,budget,holds,pairs\n";
+    std::printf("\n== attnprop / baseline: median CPU s per call, median of paired ratios ==\n");
+    std::printf("%-5s %-9s %6s %12s %12s %7s %7s %6s %6s\n", "group", "kind", "n", "attnprop s",
+                "baseline s", "ratio", "budget", "holds", "pairs");
     for (const auto& c : registry()) {
-        if ((c.group == "soft" && c.impl != "attnprop") || (c.group == "hard" && c.impl != "exact"))
-            continue;
-        if (c.group == "cc") continue;
-        auto a = find(c.group, c.kind, c.impl, c.n);
-        auto b = c.group == "soft" ? find("soft", c.kind, "baseline", c.n)
-                                   : find("hard", "double", "double", c.n);
-        if (!a || !b) continue;
-        const double ratio = a->seconds / b->seconds, budget = budget_of(c);
+        if (c.group != "soft" && c.group != "hard") continue;
+        auto it = res.find(c.name);
+        if (it == res.end() || !it->second.error.empty()) continue;
+        const auto& k = it->second.counters;
+        auto get = [&](const char* key) {
+            auto f = k.find(key);
+            return f == k.end() ? 0.0 : f->second;
+        };
+        const double a = get("attnprop_s"), b = get("baseline_s"), ratio = get("ratio");
+        const double budget = budget_of(c), pairs = get("pairs");
         const char* holds = ratio <= budget ? "yes" : "NO";
-        std::string label = c.group == "hard" ? "exact/dbl" : c.kind;
-        std::printf("%-5s %-9s %7zu %12.4g %12.4g %8.3f %7.1f %6s\n", c.group.c_str(),
-                    label.c_str(), c.n, a->seconds, b->seconds, ratio, budget, holds);
+        std::printf("%-5s %-9s %6zu %12.4g %12.4g %7.3f %7.1f %6s %6.0f\n", c.group.c_str(),
+                    c.kind.c_str(), c.n, a, b, ratio, budget, holds, pairs);
         if (csv)
-            *csv << c.group << "," << label << "," << c.n << "," << fmt("%.6g", a->seconds) << ","
-                 << fmt("%.6g", b->seconds) << "," << fmt("%.4f", ratio) << "," << budget << ","
-                 << holds << "\n";
+            *csv << c.group << "," << c.kind << "," << c.n << "," << fmt("%.6g", a) << ","
+                 << fmt("%.6g", b) << "," << fmt("%.4f", ratio) << "," << budget << "," << holds
+                 << "," << pairs << "\n";
     }
+    // Every other group (the Chiang & Cholak evaluations, ...): absolute times.
     bool header = false;
     for (const auto& c : registry()) {
-        if (c.group != "cc") continue;
-        auto a = find(c.group, c.kind, c.impl, c.n);
-        if (!a) continue;
+        if (c.group == "soft" || c.group == "hard") continue;
+        auto it = res.find(c.name);
+        if (it == res.end() || !it->second.error.empty()) continue;
         if (!header) {
-            std::printf("\n== Chiang & Cholak constructions, one `eval` ==\n");
-            std::printf("%-10s %-9s %7s %10s\n", "model", "kind", "n", "seconds");
+            std::printf("\n== absolute times (median CPU s per call) ==\n");
+            std::printf("%-8s %-12s %-9s %7s %10s\n", "group", "model", "kind", "n", "seconds");
             header = true;
         }
-        std::printf("%-10s %-9s %7zu %10.3f\n", c.impl.c_str(), c.kind.c_str(), c.n, a->seconds);
+        std::printf("%-8s %-12s %-9s %7zu %10.3f\n", c.group.c_str(), c.model.c_str(),
+                    c.kind.c_str(), c.n, it->second.seconds);
         if (csv)
-            *csv << "cc," << c.impl << "/" << c.kind << "," << c.n << ","
-                 << fmt("%.6g", a->seconds) << ",,,,\n";
+            *csv << c.group << "," << c.model << "/" << c.kind << "," << c.n << ","
+                 << fmt("%.6g", it->second.seconds) << ",,,,,\n";
     }
     for (const auto& [name, m] : res)
         if (!m.error.empty()) std::printf("ERROR %s: %s\n", name.c_str(), m.error.c_str());

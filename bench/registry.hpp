@@ -1,7 +1,8 @@
 #pragma once
 /// @file registry.hpp
 /// What the benchmark binary runs: every case registered with Google Benchmark is also listed
-/// here with its group, scalar kind, implementation and n, so that main() can print ratios.
+/// here with its group, scalar kind and n, so that main() can print the tables. Soft and hard
+/// cases are paired (paired.hpp): one case times attnprop and its baseline alternately.
 
 #include <cstddef>
 #include <string>
@@ -12,7 +13,7 @@ namespace attnprop::bench {
 /// Options of one benchmark run (command-line flags of attnprop_bench).
 struct bench_config {
     bool full = false;       ///< also n = 4096 for the MPFR and Arb soft cases (several minutes)
-    bool quick = false;      ///< only the smallest sizes, one repetition (a smoke test)
+    bool quick = false;      ///< only the smallest sizes, few pairs (a smoke test)
     long precision = 256;    ///< bits for MPFR and Arb
 };
 
@@ -20,8 +21,8 @@ struct bench_config {
 struct bench_case {
     std::string name;  ///< the Google Benchmark name
     std::string group; ///< "soft", "hard" or "cc"
-    std::string kind;  ///< "double", "mpfr-256", "arb-256", "exact", ...
-    std::string impl;  ///< "attnprop" or "baseline" (soft); "exact" or "double" (hard); model (cc)
+    std::string kind;  ///< "double", "mpfr-256", "arb-256" (soft), "exact/dbl" (hard), ...
+    std::string model; ///< the bundled model (cc cases only)
     std::size_t n = 0;
 };
 

@@ -1,6 +1,7 @@
 // Soft forward pass, one layer, d = 16, H = 2, every row: attnprop vs the straightforward loops.
 #include "baselines.hpp"
 #include "bench_models.hpp"
+#include "paired.hpp"
 #include "registry.hpp"
 
 #include "attention/soft.hpp"
@@ -56,68 +57,45 @@ bool agrees(const std::vector<double>& y, const double* ref, std::size_t d, doub
     return true;
 }
 
-/// y_n of attnprop's last timed run per (kind, n), as doubles, for the baselines' check.
-std::map<std::pair<std::string, std::size_t>, std::vector<double>>& attnprop_results() {
-    static std::map<std::pair<std::string, std::size_t>, std::vector<double>> results;
-    return results;
-}
-
-template <class S> void run_attnprop(benchmark::State& state, std::size_t n, long prec) {
-    const soft_case& sc = soft_case_for(n);
-    const numeric::context ctx{prec};
-    const model::model<S> m = model::to_scalar<S>(sc.exact, ctx);
-    model::vec<S> y;
-    for (auto _ : state) {
-        auto out = attention::soft_forward(m, sc.x, ctx, attention::soft_options{.trace = true});
-        benchmark::DoNotOptimize(out.y.data());
-        y = std::move(out.y);
-    }
-    std::vector<double> yd;
-    for (const auto& v : y) yd.push_back(approx(v));
-    attnprop_results()[{std::string(numeric::scalar_traits<S>::name), n}] = yd;
-}
-
 template <class S, class Baseline>
-void run_baseline(benchmark::State& state, std::size_t n, long prec) {
+void run_pair(benchmark::State& state, std::size_t n, long prec) {
     const soft_case& sc = soft_case_for(n);
     const numeric::context ctx{prec};
     const model::model<S> m = model::to_scalar<S>(sc.exact, ctx);
     const std::vector<model::vec<S>> y0 = attention::initial_states(m, sc.x, ctx);
-    std::unique_ptr<Baseline> b;
-    if constexpr (std::is_same_v<S, double>) b = std::make_unique<Baseline>(m, y0);
-    else b = std::make_unique<Baseline>(m, y0, prec);
-    std::vector<double> result;
-    for (auto _ : state) {
-        if constexpr (std::is_same_v<S, double>) {
-            const double* r = b->run();
-            result.assign(r, r + m.d);
-        } else {
-            result = b->run();
-        }
-        benchmark::DoNotOptimize(result.data());
-    }
-    // Not timed: the baseline must compute what attnprop computes (rounding aside). attnprop's
-    // result of the case run just before is reused when there is one.
-    const std::pair<std::string, std::size_t> key{std::string(numeric::scalar_traits<S>::name), n};
-    if (!attnprop_results().count(key)) {
+    std::unique_ptr<Baseline> base;
+    if constexpr (std::is_same_v<S, double>) base = std::make_unique<Baseline>(m, y0);
+    else base = std::make_unique<Baseline>(m, y0, prec);
+    model::vec<S> y;
+    std::vector<double> ya, yb;
+    auto attnprop_call = [&] {
         auto out = attention::soft_forward(m, sc.x, ctx, attention::soft_options{.trace = true});
-        std::vector<double> yd;
-        for (const auto& v : out.y) yd.push_back(approx(v));
-        attnprop_results()[key] = yd;
-    }
-    if (!agrees(attnprop_results()[key], result.data(), m.d, 1e-9))
-        state.SkipWithError("baseline and attnprop disagree on y_n");
+        benchmark::DoNotOptimize(out.y.data());
+        y = std::move(out.y);
+    };
+    auto baseline_call = [&] {
+        if constexpr (std::is_same_v<S, double>) {
+            const double* r = base->run();
+            yb.assign(r, r + m.d);
+        } else {
+            yb = base->run();
+        }
+        benchmark::DoNotOptimize(yb.data());
+    };
+    run_paired(state, attnprop_call, baseline_call);
+    // The baseline must compute what attnprop computes (rounding aside).
+    for (const auto& v : y) ya.push_back(approx(v));
+    if (!agrees(ya, yb.data(), m.d, 1e-9)) state.SkipWithError("baseline and attnprop disagree");
 }
 
-void add(const std::string& kind, const std::string& impl, std::size_t n, int reps,
-         void (*fn)(benchmark::State&, std::size_t, long), long prec, bool timed_by_count) {
-    std::string name = "soft/" + kind + "/" + impl + "/n:" + std::to_string(n);
-    auto* b = benchmark::RegisterBenchmark(
-        name.c_str(), [fn, n, prec](benchmark::State& st) { fn(st, n, prec); });
-    b->Unit(benchmark::kMillisecond)->Repetitions(reps)->ReportAggregatesOnly(true);
-    if (timed_by_count) b->Iterations(1);
-    else b->MinTime(0.5);
-    registry().push_back({name, "soft", kind, impl, n});
+void add(const std::string& kind, std::size_t n, int pairs,
+         void (*fn)(benchmark::State&, std::size_t, long), long prec) {
+    std::string name = "soft/" + kind + "/n:" + std::to_string(n);
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [fn, n, prec](benchmark::State& st) { fn(st, n, prec); })
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(pairs);
+    registry().push_back({name, "soft", kind, "", n});
 }
 
 } // namespace
@@ -125,21 +103,18 @@ void add(const std::string& kind, const std::string& impl, std::size_t n, int re
 void register_soft_benchmarks(const bench_config& cfg) {
     const long p = cfg.precision;
     const std::string mp = "mpfr-" + std::to_string(p), ab = "arb-" + std::to_string(p);
-    std::vector<std::size_t> sizes_fast{256, 1024, 4096};
-    std::vector<std::size_t> sizes_slow{256, 1024};
-    if (cfg.full) sizes_slow.push_back(4096);
-    if (cfg.quick) sizes_fast = sizes_slow = {256};
-    for (std::size_t n : sizes_fast) {
-        const int reps = cfg.quick ? 1 : 5;
-        add("double", "attnprop", n, reps, run_attnprop<double>, p, false);
-        add("double", "baseline", n, reps, run_baseline<double, double_soft_baseline>, p, false);
+    // (n, pairs) per kind: about 1-10 s per double case, 5-70 s per MPFR / Arb case.
+    std::vector<std::pair<std::size_t, int>> fast{{256, 100}, {1024, 20}, {4096, 5}};
+    std::vector<std::pair<std::size_t, int>> slow{{256, 5}, {1024, 3}};
+    if (cfg.full) slow.push_back({4096, 1});
+    if (cfg.quick) {
+        fast = {{256, 10}};
+        slow = {{256, 1}};
     }
-    for (std::size_t n : sizes_slow) {
-        const int reps = cfg.quick ? 1 : (n <= 256 ? 5 : (n <= 1024 ? 3 : 1));
-        add(mp, "attnprop", n, reps, run_attnprop<mpfr_real>, p, true);
-        add(mp, "baseline", n, reps, run_baseline<mpfr_real, mpfr_soft_baseline>, p, true);
-        add(ab, "attnprop", n, reps, run_attnprop<arb_ball>, p, true);
-        add(ab, "baseline", n, reps, run_baseline<arb_ball, arb_soft_baseline>, p, true);
+    for (auto [n, pairs] : fast) add("double", n, pairs, run_pair<double, double_soft_baseline>, p);
+    for (auto [n, pairs] : slow) {
+        add(mp, n, pairs, run_pair<mpfr_real, mpfr_soft_baseline>, p);
+        add(ab, n, pairs, run_pair<arb_ball, arb_soft_baseline>, p);
     }
 }
 

@@ -1,6 +1,7 @@
 // The one list of suites. Adding a suite: write props/<suite>.cpp with its register function,
 // call it here, add its rows to docs/properties.md and a test in tests/props.
 #include "props/controls.hpp"
+#include "props/hard_limit.hpp"
 #include "props/semantics.hpp"
 
 namespace attnprop::runner {
@@ -8,6 +9,7 @@ namespace attnprop::runner {
 void register_all(registry& r) {
     props::register_semantics(r);
     props::register_controls(r);
+    props::register_hard_limit(r);
 }
 
 } // namespace attnprop::runner

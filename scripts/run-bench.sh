@@ -6,10 +6,11 @@
 #   scripts/run-bench.sh [BUILD_DIR] [--full] [--quick] [--csv FILE] [-- benchmark flags...]
 #
 # BUILD_DIR defaults to build-bench (what `make bench` configures: Release, ATTNPROP_BUILD_BENCH).
-# --full  also n = 4096 for the MPFR-256 and Arb-256 soft cases (adds about 7 minutes on 2 cores)
-# --quick n = 256 only, one repetition (a smoke test, about 15 s)
-# The default run takes about 5 minutes on 2 cores. Ratios use median CPU times, so other load
-# on the machine disturbs them less than wall-clock times, but a quiet machine is still best.
+# --full  also n = 4096 for the MPFR-256 and Arb-256 soft cases (adds 7-15 minutes on 2 cores)
+# --quick n = 256 only, few pairs (a smoke test, about 10 s)
+# The default run takes 2-4 minutes on 2 cores. attnprop and each baseline run alternately and
+# are timed by CPU clock (bench/paired.hpp), so load on a shared machine disturbs the ratios
+# little; absolute times still grow with the load.
 set -euo pipefail
 
 build=build-bench

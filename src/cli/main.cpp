@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
     commands.push_back(make_eval_command(app));
     commands.push_back(make_check_command(app));
     commands.push_back(make_replay_command(app));
+    commands.push_back(make_restrict_command(app));
+    commands.push_back(make_bound_command(app));
     commands.push_back(make_models_command(app));
     if (argc > 1 && argv[1][0] != '-') {
         std::string word = argv[1];

@@ -177,8 +177,9 @@ rc::Gen<map_spec> map_spec_gen(const std::vector<map_kind>& kinds) {
             const map_kind kind = kinds[std::get<0>(t)];
             const int width = std::get<1>(t);
             const int act = std::get<2>(t);
-            const std::size_t ncodes = kind == map_kind::graph   ? 4 * static_cast<std::size_t>(width)
-                                       : kind == map_kind::table ? static_cast<std::size_t>(width)
+            const auto w = static_cast<std::size_t>(width);
+            const std::size_t ncodes = kind == map_kind::graph   ? 4 * w
+                                       : kind == map_kind::table ? w
                                                                  : 0;
             return rc::gen::map(
                 rc::gen::container<std::vector<int>>(ncodes, rc::gen::inRange(0, code_values)),
@@ -239,15 +240,28 @@ constexpr int hard_atoms = 9;
 constexpr int dyadic_atoms = 7;
 constexpr int soft_atoms = 8;
 
+/// The kinds of `kinds` allowed by the bounds (tables and hashes removed when not allowed).
+std::vector<map_kind> allowed_kinds(const std::vector<map_kind>& kinds, const hard_bounds& b) {
+    if (b.allow_exact_keyed_maps) return kinds;
+    std::vector<map_kind> out;
+    for (auto k : kinds)
+        if (k != map_kind::table && k != map_kind::hash) out.push_back(k);
+    return out;
+}
+
 rc::Gen<hard_spec> hard_spec_gen(const hard_bounds& b, bool dyadic) {
     const int max_dim = std::max(1, b.max_dim);
+    const auto score_k = allowed_kinds(score_kinds, b), value_k = allowed_kinds(value_kinds, b),
+               update_k = allowed_kinds(update_kinds, b),
+               readout_k = allowed_kinds(readout_kinds, b),
+               input_k = allowed_kinds(input_map_kinds, b);
     const int max_heads = std::max(1, b.max_heads);
     const int max_alpha = std::clamp(b.max_alphabet, 1, 36);
     const int min_alpha = std::min(2, max_alpha);
 
     auto head_gen = rc::gen::map(
-        rc::gen::tuple(map_spec_gen(score_kinds), rc::gen::inRange(1, max_dim + 1),
-                       rc::gen::inRange(0, 16), map_spec_gen(value_kinds),
+        rc::gen::tuple(map_spec_gen(score_k), rc::gen::inRange(1, max_dim + 1),
+                       rc::gen::inRange(0, 16), map_spec_gen(value_k),
                        rc::gen::inRange(1, max_dim + 1)),
         [](std::tuple<map_spec, int, int, map_spec, int> t) {
             hard_head_spec h;
@@ -258,11 +272,11 @@ rc::Gen<hard_spec> hard_spec_gen(const hard_bounds& b, bool dyadic) {
             h.dv = static_cast<std::size_t>(std::get<4>(t));
             return h;
         });
-    auto layer_gen = rc::gen::mapcat(rc::gen::inRange(1, max_heads + 1), [head_gen](int heads) {
+    auto layer_gen = rc::gen::mapcat(rc::gen::inRange(1, max_heads + 1), [head_gen, update_k](int heads) {
         return rc::gen::map(
             rc::gen::tuple(rc::gen::container<std::vector<hard_head_spec>>(
                                static_cast<std::size_t>(heads), head_gen),
-                           map_spec_gen(update_kinds)),
+                           map_spec_gen(update_k)),
             [](std::tuple<std::vector<hard_head_spec>, map_spec> t) {
                 return hard_layer_spec{std::move(std::get<0>(t)), std::move(std::get<1>(t))};
             });
@@ -282,14 +296,14 @@ rc::Gen<hard_spec> hard_spec_gen(const hard_bounds& b, bool dyadic) {
         if (s.input == input_choice::concat && s.d == 1) s.input = input_choice::add;
         split_dims(s.input, s.d, std::get<3>(t), std::get<4>(t), max_dim, s.dtok, s.pdim);
         const auto layers = static_cast<std::size_t>(std::get<5>(t));
-        auto input_map = s.input == input_choice::map ? map_spec_gen(input_map_kinds)
+        auto input_map = s.input == input_choice::map ? map_spec_gen(input_k)
                                                       : rc::gen::just(map_spec{});
         return rc::gen::map(
             rc::gen::tuple(
                 rc::gen::container<std::vector<int>>(
                     s.pdim, rc::gen::inRange(0, dyadic ? dyadic_atoms : hard_atoms)),
                 rc::gen::container<std::vector<hard_layer_spec>>(layers, layer_gen),
-                map_spec_gen(readout_kinds), input_map),
+                map_spec_gen(readout_k), input_map),
             [s](std::tuple<std::vector<int>, std::vector<hard_layer_spec>, map_spec, map_spec> u) {
                 hard_spec out = s;
                 out.atoms = std::move(std::get<0>(u));

@@ -42,6 +42,10 @@ struct hard_bounds {
     int max_heads = 2;    ///< heads per layer in [1, max_heads]
     int max_dim = 3;      ///< d, d_k, d_v, hidden widths in [1, max_dim]
     int max_alphabet = 3; ///< |Σ| in [min(2, max_alphabet), max_alphabet] (at most 36)
+    /// Whether lookup tables and seeded hashes (maps defined on exact values only) may occur.
+    /// Without them every map is continuous or piecewise, so enclosures of non-exact values
+    /// stay informative (used by properties about Arb balls).
+    bool allow_exact_keyed_maps = true;
 };
 
 /// Structural bounds of the soft generator (all inclusive, all >= 1).
@@ -99,12 +103,12 @@ rc::Gen<model::model<numeric::rational>> soft_model(const soft_bounds& b = {});
 /// A hard model with a near tie that double arithmetic gets wrong: the score of a key is its
 /// first coordinate, base (a rational such as 1/3 with no exact double) for most symbols and
 /// base + m * 10^-k (k in [19, 23), m in [1, 10); k is raised until both round to the same
-/// double) for one "bumped" symbol. The exact pass attends to the first bumped position, the double pass to
-/// position 1; the head copies "is bumped" into the state and the readout accepts on it. So on
-/// every input whose first symbol is not bumped but a later one is (e.g. of length 2), double
-/// selects a different position and gives a different output than exact. Used by a
-/// deliberately false control property. Shrinks towards |Σ| = 2, base 1/3, eps = 10^-19, no
-/// extra coordinates.
+/// double) for one "bumped" symbol. The exact pass attends to the first bumped position, the
+/// double pass to position 1; the head copies "is bumped" into the state and the readout
+/// accepts on it. So on every input whose first symbol is not bumped but a later one is (e.g.
+/// of length 2), double selects a different position and gives a different output than exact.
+/// Used by a deliberately false control property. Shrinks towards |Σ| = 2, base 1/3,
+/// eps = 10^-19, no extra coordinates.
 rc::Gen<model::model<numeric::rational>> near_tie_hard_model();
 
 /// Lengths n (eos included) from the ladder 1, 2, 4, 8, ... capped at max_n (7 times in 8), or

@@ -194,12 +194,12 @@ std::string check_to_text(const check_run& run) {
     std::ostringstream os;
     std::size_t w = 8;
     for (const auto& r : run.reports) w = std::max(w, r.suite.size() + r.name.size() + 1);
-    os << std::left << std::setw(static_cast<int>(w) + 2) << "property" << std::setw(11) << "status"
+    os << std::left << std::setw(static_cast<int>(w) + 2) << "property" << std::setw(18) << "status"
        << std::right << std::setw(7) << "passed" << std::setw(10) << "undecided" << std::setw(7)
        << "failed" << std::setw(9) << "gave-up" << "  seed\n";
     for (const auto& r : run.reports) {
         os << std::left << std::setw(static_cast<int>(w) + 2) << (r.suite + "/" + r.name)
-           << std::setw(11) << r.status() << std::right << std::setw(7) << r.passed << std::setw(10)
+           << std::setw(18) << r.status() << std::right << std::setw(7) << r.passed << std::setw(10)
            << r.undecided << std::setw(7) << r.failed << std::setw(9) << (r.gave_up ? "yes" : "no")
            << "  " << r.seed << "\n";
         os << "    lengths: " << distribution_line(r.n_buckets) << "\n";

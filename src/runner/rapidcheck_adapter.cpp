@@ -70,7 +70,7 @@ std::string property_report::status() const {
     if (failed > 0) return "failed";
     if (!error.empty()) return "error";
     if (gave_up) return "gave-up";
-    if (undecided > 0) return "undecided";
+    if (undecided > 0) return passed > 0 ? "partly-undecided" : "undecided";
     return "passed";
 }
 

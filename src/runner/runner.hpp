@@ -48,7 +48,9 @@ struct property_report {
     std::optional<counterexample> cx;
     double seconds = 0;         ///< wall time (reports only; never compared)
 
-    /// "passed", "failed", "undecided", "gave-up", "error".
+    /// "passed" (every case decided and held), "partly-undecided" (no failure, some cases
+    /// undecided up to the precision cap), "undecided" (no case decided), "failed", "gave-up",
+    /// "error".
     std::string status() const;
 };
 

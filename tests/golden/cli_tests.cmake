@@ -59,3 +59,52 @@ attnprop_cli_test(check-unknown-suite 2 "unknown suite 'nope'" check --suite nop
 attnprop_cli_test(check-unknown-property 2 "unknown property 'x/y'" check --property x/y)
 attnprop_cli_test(check-bad-cap 2 "precision-cap must be at least" check --precision 512 --precision-cap 256)
 attnprop_cli_test(replay-missing 2 "not a counterexample folder" replay /nonexistent-attnprop-dir)
+
+# restrict: Hahn's restriction, its certificate and language counterexamples.
+attnprop_cli_test(restrict-parity-64 0 "parity: counterexample found"
+                  restrict --model hard-parity-attempt --n 64 --language parity)
+attnprop_cli_test(restrict-parity-misclassified 0 "<- misclassified"
+                  restrict --model hard-parity-attempt --n 64 --language parity)
+attnprop_cli_test(restrict-parity-certificate 0 "^certificate +valid"
+                  restrict --model hard-parity-attempt --n 1024 --language parity --samples 8)
+attnprop_cli_test(restrict-first-not-ruled-out 0 "first: language not ruled out"
+                  restrict --model hard-first --n 64 --language first)
+attnprop_cli_test(restrict-first-c-obs 0 "c_obs +1 +D_L\\(n\\) = \\{1\\}" restrict --model hard-first --n 64)
+attnprop_cli_test(restrict-contains-one 0 "contains-one: language not ruled out"
+                  restrict --model hard-contains-one --n 64 --language contains-one)
+attnprop_cli_test(restrict-json-counterexample 0 "\"wrong\": [01]"
+                  restrict --model hard-parity-attempt --n 64 --language parity --json)
+attnprop_cli_test(restrict-json-certificate 0 "\"certificate\": \"valid\""
+                  restrict --model hard-parity-attempt --n 64 --language parity --json)
+attnprop_cli_test(restrict-json-dependency 0 "\"dependency\": \\["
+                  restrict --model hard-first --n 16 --json)
+attnprop_cli_test(restrict-json-rho 0 "\"rho\": \"1\\*+\""
+                  restrict --model hard-contains-one --n 16 --json)
+attnprop_cli_test(restrict-sweep 0 "trend: c_obs changes by 0 per doubling"
+                  restrict --model hard-parity-attempt --n 16:256:x4 --language parity
+                  --out ${CMAKE_CURRENT_BINARY_DIR}/golden-restrict)
+attnprop_cli_test(restrict-unknown-language 2 "unknown language 'klingon'"
+                  restrict --model hard-first --n 16 --language klingon)
+attnprop_cli_test(restrict-n-too-small 2 "n must be at least 2" restrict --model hard-first --n 1)
+attnprop_cli_test(restrict-bad-range 2 "FROM:TO:xFACTOR" restrict --model hard-first --n 16:64)
+attnprop_cli_test(restrict-c-one 2 "strictly between 0 and 1"
+                  restrict --model hard-first --n 16 --free-fraction 1)
+attnprop_cli_test(restrict-c-zero 2 "strictly between 0 and 1"
+                  restrict --model hard-first --n 16 --free-fraction 0)
+attnprop_cli_test(restrict-c-garbage 2 "is not a number"
+                  restrict --model hard-first --n 16 --free-fraction half)
+attnprop_cli_test(restrict-alphabet 2 "does not contain the 1dyck symbol"
+                  restrict --model hard-first --n 17 --language 1dyck)
+attnprop_cli_test(restrict-soft-model 2 "needs a hard-attention model"
+                  restrict --model cc-parity --n 8)
+
+# bound: the hypotheses of Lemma 5 and the explicit constant K (docs/bounds.md).
+attnprop_cli_test(bound-cc-parity 0 "verdict: Lemma 5 applies: influence <= K/n with K = [0-9]" bound --model cc-parity)
+attnprop_cli_test(bound-cc-parity-json 0 "\"K\": \"[0-9.e+]+\"" bound --model cc-parity --json)
+attnprop_cli_test(bound-cc-parity-n 0 "at n = 1000: K\\(n\\) = [0-9.e+]+, delta_L\\(n\\) = K\\(n\\)/n" bound --model cc-parity --n 1000)
+attnprop_cli_test(bound-ln0-json 0 "\"K\": null" bound --model cc-parity-ln0 --json)
+attnprop_cli_test(bound-ln0-text 0 "lipschitz-updates +no +layer 1 update: layer norm with eps = 0 is not Lipschitz" bound --model cc-parity-ln0)
+attnprop_cli_test(bound-ln0-verdict 0 "verdict: Lemma 5 does not apply: lipschitz-updates fails" bound --model cc-parity-ln0)
+attnprop_cli_test(bound-missing-model 2 "--model" bound)
+attnprop_cli_test(bound-bad-n 2 "--n" bound --model cc-parity --n 0)
+attnprop_cli_test(bound-unknown-model 2 "no model file or bundled model named 'nope'" bound --model nope)

@@ -432,8 +432,10 @@ TEST_CASE("shrinking makes models smaller", "[gen]") {
         // Find a full-size sample with two layers, two heads somewhere and d >= 2.
         std::uint64_t seed = 800;
         rc::Shrinkable<exact_model> big = gen::hard_model()(rc::Random(seed), rc::kNominalSize);
-        while (!(big.value().num_layers() == 2 && max_heads(big.value()) == 2 && big.value().d >= 2))
-            big = gen::hard_model()(rc::Random(++seed), rc::kNominalSize);
+        auto is_big = [](const exact_model& m) {
+            return m.num_layers() == 2 && max_heads(m) == 2 && m.d >= 2;
+        };
+        while (!is_big(big.value())) big = gen::hard_model()(rc::Random(++seed), rc::kNominalSize);
         INFO("seed " << seed << ": " << show(big.value()));
         const auto [small, steps] = rc::shrinkable::findLocalMin(
             big, [](const exact_model& m) { return m.num_layers() >= 1; });

@@ -1,0 +1,52 @@
+#pragma once
+/// @file hard_limit.hpp
+/// Suite `hard-limit`: Hahn (2020), Theorem 1 checked on random hard models with arbitrary maps
+/// at concrete n (theory.md §1.3 and §7 H2–H4). Each property is built by a factory whose
+/// implementation under test can be replaced, so that tests show it failing on a deliberately
+/// broken implementation (its negative control).
+
+#include "analysis/restriction.hpp"
+#include "props/common.hpp"
+
+#include <functional>
+
+namespace attnprop::props {
+
+/// Builds the restriction of a case (model, n, options): analysis::build_restriction by
+/// default; replaced by the negative controls.
+using restriction_fn = std::function<analysis::restriction(
+    const model::model<rational>&, long, const analysis::restriction_options&)>;
+
+/// Finds the PARITY pair of a restriction: analysis::analyse_language by default.
+using parity_pair_fn = std::function<analysis::language_result(
+    const model::model<rational>&, const analysis::restriction&)>;
+
+/// The restriction options of a case: C = c_num / c_den, seed, trials and fan_out from the
+/// case's params (absent params take the defaults of restriction_options), pin symbols from
+/// `language` when given.
+analysis::restriction_options restriction_options_of(const test_case& c);
+
+/// The certificate of a random model's restriction is valid: T_L(n) equals the exact forward
+/// pass on every tried input and y_n^(L) is bit-identical under re-assignments of
+/// Free \ D_L(n); the growth and counting checks hold. `unsound` sets
+/// restriction_options::unsound_ignore_ties_for_testing (the negative control).
+runner::property certificate_valid(bool unsound = false);
+
+/// The free accounting is right and the budget is kept: |Free| is the number of * in ρ and is
+/// at least ⌈C·n⌉, unless the run says that the size guard had to pin below it (then the case
+/// is undecided: a finite-n heuristic falling short says nothing about an asymptotic theorem).
+runner::property free_fraction(restriction_fn builder = {});
+
+/// PARITY accuracy on the ρ-subcube over {0,1} is exactly 1/2 when Free ⊋ D_L(n), measured by
+/// enumerating the subcube with the exact forward pass when it has at most 1024 inputs (else
+/// counted from the certified table and confirmed on sampled pairs). With
+/// `ignore_precondition` (the negative control) the case Free = D_L(n) is measured too.
+runner::property parity_half(bool ignore_precondition = false);
+
+/// The reported PARITY counterexample pair really has equal outputs (recomputed with the
+/// exact forward pass) and different parity, and the input named wrong is misclassified.
+runner::property parity_pair(parity_pair_fn finder = {});
+
+void register_hard_limit(runner::registry& r);
+
+} // namespace attnprop::props

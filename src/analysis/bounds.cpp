@@ -1,0 +1,530 @@
+#include "analysis/bounds.hpp"
+
+#include "analysis/formula_range.hpp"
+#include "analysis/norms.hpp"
+
+#include <stdexcept>
+#include <variant>
+
+namespace attnprop::analysis {
+
+namespace {
+
+using numeric::arb_ball;
+using numeric::rational;
+using rmodel = model::model<rational>;
+
+arb_ball ball(const rational& q, const numeric::context& ctx) {
+    return arb_ball::from_rational(q, ctx);
+}
+arb_ball ball(long v, const numeric::context& ctx) { return numeric::from_int<arb_ball>(v, ctx); }
+
+/// Upper bound of a sum / product of non-negative upper bounds.
+arb_ball up(const arb_ball& x) { return upper(x); }
+
+/// Constants of one head.
+struct head_constants {
+    arb_ball mu, nu, cv; // ||scale Q̂^T K̂||, ||V||, ||value bias|| (upper points; +inf unknown)
+    bool score_bias = false;
+};
+
+/// Constants of one layer.
+struct layer_constants {
+    std::vector<head_constants> heads;
+    arb_ball c;               // ||F_k(0, 0)||
+    arb_ball ly;              // Lipschitz constant of F_k in y
+    std::vector<arb_ball> lh; // ... in b_h
+    bool ok = false;          // every constant finite and the hypotheses of the layer hold
+};
+
+/// scale = factor / sqrt(inv_sqrt) of a dot-product head, as a ball.
+arb_ball score_scale(const model::score_spec<rational>& s, const numeric::context& ctx) {
+    arb_ball f = ball(s.scale_factor, ctx);
+    if (s.scale_inv_sqrt != 1) f = f / numeric::sqrt(ball(s.scale_inv_sqrt, ctx));
+    return f;
+}
+
+/// [W | b] (b absent = 0 column) when with_bias, else W.
+model::matrix<rational> homogeneous(const model::affine_map<rational>& a, bool with_bias) {
+    if (!with_bias) return a.W;
+    std::vector<rational> data;
+    data.reserve(a.W.rows * (a.W.cols + 1));
+    for (std::size_t r = 0; r < a.W.rows; ++r) {
+        for (std::size_t c = 0; c < a.W.cols; ++c) data.push_back(a.W.at(r, c));
+        data.push_back(a.b.empty() ? rational(0) : a.b[r]);
+    }
+    return model::make_matrix(a.W.rows, a.W.cols + 1, std::move(data));
+}
+
+/// Q̂^T K̂, exactly.
+model::matrix<rational> gram(const model::matrix<rational>& q, const model::matrix<rational>& k) {
+    const std::size_t d = q.cols;
+    std::vector<rational> data(d * d, rational(0));
+    for (std::size_t r = 0; r < q.rows; ++r)
+        for (std::size_t a : q.nonzero[r])
+            for (std::size_t b : k.nonzero[r]) data[a * d + b] += q.at(r, a) * k.at(r, b);
+    return model::make_matrix(d, d, std::move(data));
+}
+
+head_constants compute_head(const model::head<rational>& h, const numeric::context& ctx) {
+    const long prec = ctx.precision_bits;
+    head_constants hc{pos_inf(prec), pos_inf(prec), pos_inf(prec), false};
+    if (h.score.type == model::score_spec<rational>::kind::dot) {
+        hc.score_bias = !h.score.Q.b_is_zero || !h.score.K.b_is_zero;
+        if (h.score.Q.W.is_zero() && h.score.Q.b_is_zero) {
+            hc.mu = zero_point(prec);
+        } else {
+            auto g = gram(homogeneous(h.score.Q, hc.score_bias), homogeneous(h.score.K, hc.score_bias));
+            hc.mu = up(numeric::abs(score_scale(h.score, ctx)) * spectral_norm_upper(g, ctx));
+        }
+    }
+    if (const auto* v = value_affine(h)) {
+        hc.nu = spectral_norm_upper(v->W, ctx);
+        hc.cv = v->b.empty() ? zero_point(prec) : norm2_upper(model::convert<arb_ball>(v->b, ctx), prec);
+    }
+    return hc;
+}
+
+layer_constants compute_layer(const rmodel& m, std::size_t k, const numeric::context& ctx) {
+    const long prec = ctx.precision_bits;
+    layer_constants lc;
+    bool heads_ok = true;
+    for (const auto& h : m.layers[k].heads) {
+        lc.heads.push_back(compute_head(h, ctx));
+        heads_ok = heads_ok && finite(lc.heads.back().mu) && finite(lc.heads.back().nu);
+    }
+    map_lipschitz lip = lipschitz_analysis(m.layers[k].update, update_blocks(m, k), ctx);
+    if (lip.lipschitz == true) {
+        lc.ly = lip.block_bounds.front();
+        lc.lh.assign(lip.block_bounds.begin() + 1, lip.block_bounds.end());
+        lc.c = value_at_zero_norm(m.layers[k].update, ctx);
+        lc.ok = heads_ok && finite(lc.c);
+    } else {
+        lc.ly = pos_inf(prec);
+        lc.lh.assign(m.layers[k].heads.size(), pos_inf(prec));
+        lc.c = pos_inf(prec);
+    }
+    return lc;
+}
+
+/// The per-coordinate box of positional embeddings and a bound on ||p||.
+struct positional_box {
+    std::vector<arb_ball> lo, hi; // points, possibly infinite
+    arb_ball norm;                // >= ||p_i|| for all i, n
+    bool finite_box = true;
+    std::vector<std::string> notes;
+};
+
+positional_box positional_bounds(const rmodel& m, const numeric::context& ctx) {
+    const long prec = ctx.precision_bits;
+    const auto& pos = *m.positional;
+    positional_box box;
+    switch (pos.type) {
+    case model::positional_spec::kind::table: {
+        box.norm = zero_point(prec);
+        for (std::size_t c = 0; c < pos.dim; ++c) {
+            arb_ball lo = ball(pos.table.front()[c], ctx), hi = lo;
+            for (const auto& row : pos.table) {
+                arb_ball v = ball(row[c], ctx);
+                hi = max_upper(hi, v);
+                lo = -max_upper(-lo, -v);
+            }
+            box.lo.push_back(lower(lo));
+            box.hi.push_back(upper(hi));
+        }
+        for (const auto& row : pos.table)
+            box.norm = max_upper(box.norm, norm2_upper(model::convert<arb_ball>(row, ctx), prec));
+        break;
+    }
+    case model::positional_spec::kind::sinusoidal:
+        for (std::size_t c = 0; c < pos.dim; ++c) {
+            box.lo.push_back(ball(-1, ctx));
+            box.hi.push_back(ball(1, ctx));
+        }
+        box.norm = up(numeric::sqrt(ball(static_cast<long>((pos.dim + 1) / 2), ctx)));
+        break;
+    case model::positional_spec::kind::formula: {
+        std::vector<arb_ball> mags;
+        for (std::size_t c = 0; c < pos.formulas.size(); ++c) {
+            if (!pos.formulas[c]) {
+                box.lo.push_back(zero_point(prec));
+                box.hi.push_back(zero_point(prec));
+                continue;
+            }
+            auto r = formula_range(*pos.formulas[c], ctx);
+            if (!r) {
+                box.finite_box = false;
+                arb_ball inf = pos_inf(prec);
+                box.lo.push_back(-inf);
+                box.hi.push_back(inf);
+                mags.push_back(inf);
+                box.notes.push_back("no finite numeric range found for positional coordinate " +
+                                    std::to_string(c) + ": '" + pos.formulas[c]->text() + "'");
+                continue;
+            }
+            box.lo.push_back(r->lo);
+            box.hi.push_back(r->hi);
+            mags.push_back(max_upper(numeric::abs(r->lo), numeric::abs(r->hi)));
+        }
+        box.norm = box.finite_box ? norm2_upper(mags, prec) : pos_inf(prec);
+        break;
+    }
+    }
+    return box;
+}
+
+/// A ball containing [lo, hi] (points).
+arb_ball interval_ball(const arb_ball& lo, const arb_ball& hi, long prec) {
+    arb_ball r(prec);
+    if (!finite(lo) || !finite(hi)) {
+        arb_zero_pm_inf(r.raw());
+        return r;
+    }
+    arb_set_interval_arf(r.raw(), arb_midref(lo.raw()), arb_midref(hi.raw()), prec);
+    return r;
+}
+
+/// max over rows of ||f(v, row)|| or the box evaluation, for an input map.
+arb_ball map_initial_norm(const model::map<arb_ball>& fb, const std::vector<arb_ball>& v,
+                          const rmodel& m, const positional_box& box,
+                          const numeric::context& ctx) {
+    const long prec = ctx.precision_bits;
+    const auto& pos = *m.positional;
+    try {
+        if (pos.type == model::positional_spec::kind::table && pos.table.size() <= 4096) {
+            arb_ball best = zero_point(prec);
+            for (const auto& row : pos.table) {
+                std::vector<arb_ball> x = v;
+                for (const auto& q : row) x.push_back(ball(q, ctx));
+                best = max_upper(best, norm2_upper(model::evaluate(fb, x, ctx), prec));
+            }
+            return best;
+        }
+        if (!box.finite_box) return pos_inf(prec);
+        std::vector<arb_ball> x = v;
+        for (std::size_t c = 0; c < box.lo.size(); ++c)
+            x.push_back(interval_ball(box.lo[c], box.hi[c], prec));
+        return norm2_upper(model::evaluate(fb, x, ctx), prec);
+    } catch (const numeric::numeric_error&) {
+        return pos_inf(prec);
+    }
+}
+
+/// Everything the recursion needs at one n.
+struct recursion_result {
+    std::vector<layer_bound> rows;
+    arb_ball K; // K(n) = Σ_k term_k
+};
+
+recursion_result run_recursion(const std::vector<layer_constants>& lcs, const arb_ball& F0,
+                               const arb_ball& Delta0, long n, const numeric::context& ctx) {
+    const long prec = ctx.precision_bits;
+    const arb_ball one = ball(1, ctx), two = ball(2, ctx), four = ball(4, ctx);
+    const arb_ball nn = ball(n, ctx);
+    recursion_result res;
+    arb_ball F = F0, Delta = Delta0, delta = zero_point(prec);
+    std::vector<arb_ball> Deltas{Delta0};
+    for (const auto& lc : lcs) {
+        layer_bound row;
+        row.mu = zero_point(prec);
+        row.nu = zero_point(prec);
+        row.A = zero_point(prec);
+        row.L = lc.ly;
+        for (const auto& l : lc.lh) row.L = max_upper(row.L, l);
+        row.c = lc.c;
+        arb_ball alpha = lc.ly, beta = zero_point(prec), sumP = zero_point(prec);
+        for (std::size_t h = 0; h < lc.heads.size(); ++h) {
+            const head_constants& hc = lc.heads[h];
+            const arb_ball& l = lc.lh[h];
+            row.mu = max_upper(row.mu, hc.mu);
+            row.nu = max_upper(row.nu, hc.nu);
+            arb_ball G = hc.score_bias ? up(numeric::sqrt(F * F + one)) : F;
+            arb_ball P = up(hc.nu * F + hc.cv);
+            arb_ball A = up(hc.mu * G * G);
+            arb_ball E = up(numeric::exp(two * A));
+            arb_ball a = up(hc.mu * G * P);
+            row.A = max_upper(row.A, A);
+            if (!arb_is_zero(l.raw())) {
+                alpha = up(alpha + l * (hc.nu + four * a + two * a * E / nn));
+                beta = up(beta + l * (hc.nu + two * a) * E);
+                sumP = up(sumP + l * P);
+            }
+        }
+        row.E = up(numeric::exp(two * row.A));
+        row.alpha = alpha;
+        row.beta = beta;
+        row.F = up(lc.c + lc.ly * F + sumP);
+        row.Delta = min_upper(two * row.F, lc.ly * Delta + two * sumP);
+        row.delta = up(alpha * delta + beta / nn * Delta);
+        F = row.F;
+        delta = row.delta;
+        Delta = row.Delta;
+        Deltas.push_back(Delta);
+        res.rows.push_back(std::move(row));
+    }
+    // Terms of (B): β_k Δ_{k-1} Π_{l>k} α_l.
+    res.K = zero_point(prec);
+    for (std::size_t k = 0; k < res.rows.size(); ++k) {
+        arb_ball t = up(res.rows[k].beta * Deltas[k]);
+        for (std::size_t l = k + 1; l < res.rows.size(); ++l) t = up(t * res.rows[l].alpha);
+        if (arb_is_zero(res.rows[k].beta.raw()) || arb_is_zero(Deltas[k].raw())) t = zero_point(prec);
+        res.rows[k].term = t;
+        res.K = up(res.K + t);
+    }
+    return res;
+}
+
+} // namespace
+
+bool bound_report::hypotheses_hold() const {
+    for (const auto& h : hypotheses)
+        if (h.holds != true) return false;
+    return true;
+}
+
+const hypothesis_result* bound_report::first_failure() const {
+    for (const auto& h : hypotheses)
+        if (h.holds == false) return &h;
+    for (const auto& h : hypotheses)
+        if (!h.holds) return &h;
+    return nullptr;
+}
+
+initial_bound initial_state_bound(const rmodel& m, const numeric::context& ctx) {
+    const long prec = ctx.precision_bits;
+    initial_bound ib{zero_point(prec), zero_point(prec), {}};
+    positional_box box = positional_bounds(m, ctx);
+    ib.notes = box.notes;
+    const auto& pos = *m.positional;
+    const bool table = pos.type == model::positional_spec::kind::table;
+
+    std::optional<model::map<arb_ball>> fb;
+    std::optional<map_lipschitz> lip;
+    arb_ball f0 = zero_point(prec);
+    if (m.input == model::input_kind::map) {
+        fb = model::convert<arb_ball>(*m.input_fn, ctx);
+        const std::size_t dt = m.token_dim();
+        lip = lipschitz_analysis(*m.input_fn, {{0, dt}, {dt, pos.dim}}, ctx);
+        f0 = value_at_zero_norm(*m.input_fn, ctx);
+    }
+
+    for (const auto& tok : m.token) {
+        std::vector<arb_ball> v = model::convert<arb_ball>(tok, ctx);
+        arb_ball vn = norm2_upper(v, prec);
+        arb_ball best = pos_inf(prec);
+        switch (m.input) {
+        case model::input_kind::add:
+            if (table) {
+                best = zero_point(prec);
+                for (const auto& row : pos.table) {
+                    std::vector<arb_ball> s;
+                    for (std::size_t c = 0; c < v.size(); ++c) s.push_back(v[c] + ball(row[c], ctx));
+                    best = max_upper(best, norm2_upper(s, prec));
+                }
+            } else {
+                best = up(vn + box.norm);
+                if (box.finite_box) {
+                    std::vector<arb_ball> corner;
+                    for (std::size_t c = 0; c < v.size(); ++c)
+                        corner.push_back(max_upper(numeric::abs(v[c] + box.lo[c]),
+                                                   numeric::abs(v[c] + box.hi[c])));
+                    best = min_upper(best, norm2_upper(corner, prec));
+                }
+            }
+            break;
+        case model::input_kind::concat:
+            best = up(numeric::sqrt(vn * vn + box.norm * box.norm));
+            break;
+        case model::input_kind::map:
+            best = map_initial_norm(*fb, v, m, box, ctx);
+            if (lip->lipschitz == true)
+                best = min_upper(best, f0 + lip->block_bounds[0] * vn + lip->block_bounds[1] * box.norm);
+            break;
+        }
+        ib.F0 = max_upper(ib.F0, best);
+    }
+
+    // Largest change of y_i^(0) when x_i changes within Σ (eos never changes).
+    arb_ball vdiff = zero_point(prec);
+    const std::size_t sigma = m.sigma.symbols.size();
+    for (std::size_t a = 0; a < sigma; ++a)
+        for (std::size_t b = a + 1; b < sigma; ++b)
+            vdiff = max_upper(vdiff, distance_upper(model::convert<arb_ball>(m.token[a], ctx),
+                                                    model::convert<arb_ball>(m.token[b], ctx), prec));
+    if (m.input == model::input_kind::map) {
+        ib.Delta0 = up(ball(2, ctx) * ib.F0);
+        if (lip->lipschitz == true) ib.Delta0 = min_upper(ib.Delta0, lip->block_bounds[0] * vdiff);
+        if (sigma < 2) ib.Delta0 = zero_point(prec);
+    } else {
+        ib.Delta0 = vdiff;
+    }
+    if (!finite(ib.F0)) ib.notes.push_back("no finite bound on the initial states (F_0)");
+    return ib;
+}
+
+bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx) {
+    if (n < 1) throw std::invalid_argument("a_priori_bound: n must be at least 1");
+    const long prec = ctx.precision_bits;
+    bound_report rep;
+    rep.model_name = m.name;
+    rep.attention = m.attention;
+    rep.n = n;
+    rep.precision = prec;
+    rep.hypotheses = check_hypotheses(m);
+    initial_bound ib = initial_state_bound(m, ctx);
+    rep.F0 = ib.F0;
+    rep.Delta0 = ib.Delta0;
+    rep.notes = ib.notes;
+
+    std::vector<layer_constants> lcs;
+    bool constants_ok = true;
+    for (std::size_t k = 0; k < m.layers.size(); ++k) {
+        lcs.push_back(compute_layer(m, k, ctx));
+        constants_ok = constants_ok && lcs.back().ok;
+    }
+    recursion_result at_n = run_recursion(lcs, rep.F0, rep.Delta0, n, ctx);
+    rep.layers = at_n.rows;
+    if (m.out.type == model::readout<rational>::kind::softmax)
+        rep.probability_factor = logit_oscillation_factor(m.out, ctx);
+
+    if (m.attention == model::attention_kind::hard)
+        rep.notes.push_back("the model uses hard attention: the bound concerns its softmax "
+                            "reading with the same parameters");
+    if (!rep.hypotheses_hold()) {
+        const hypothesis_result* f = rep.first_failure();
+        rep.notes.push_back("no K: hypothesis " + f->name +
+                            (f->holds == false ? " fails" : " is undecided"));
+        return rep;
+    }
+    if (!constants_ok || !finite(rep.F0)) {
+        rep.notes.push_back("no K: some constant has no finite bound");
+        return rep;
+    }
+    recursion_result at_1 = n == 1 ? at_n : run_recursion(lcs, rep.F0, rep.Delta0, 1, ctx);
+    if (!finite(at_1.K) || !finite(at_n.K)) {
+        rep.notes.push_back("no K: the bound exceeds the representable range");
+        return rep;
+    }
+    rep.K = at_1.K;
+    rep.K_at_n = min_upper(at_n.K, at_1.K);
+    rep.bound_at_n = up(*rep.K_at_n / ball(n, ctx));
+    return rep;
+}
+
+arb_ball logit_oscillation_factor(const model::readout<rational>& r, const numeric::context& ctx) {
+    if (r.type != model::readout<rational>::kind::softmax)
+        throw std::invalid_argument("logit_oscillation_factor: not a softmax readout");
+    const long prec = ctx.precision_bits;
+    const auto& w = r.logits.W;
+    arb_ball best = zero_point(prec);
+    for (std::size_t a = 0; a < w.rows; ++a)
+        for (std::size_t b = a + 1; b < w.rows; ++b) {
+            std::vector<arb_ball> d;
+            for (std::size_t c = 0; c < w.cols; ++c) d.push_back(ball(w.at(a, c) - w.at(b, c), ctx));
+            best = max_upper(best, norm2_upper(d, prec));
+        }
+    return best;
+}
+
+arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>& tx,
+                         const attention::soft_trace<arb_ball>& tx2, std::size_t i,
+                         const numeric::context& ctx) {
+    const long prec = ctx.precision_bits;
+    const std::size_t L = m.layers.size();
+    if (tx.y.size() != L + 1 || tx2.y.size() != L + 1)
+        throw std::invalid_argument("posterior_bound: the traces do not match the model's layers");
+    const std::size_t n = tx.y[0].size();
+    if (tx2.y[0].size() != n || i >= n)
+        throw std::invalid_argument("posterior_bound: lengths or changed position do not match");
+
+    std::vector<layer_constants> lcs;
+    for (std::size_t k = 0; k < L; ++k) {
+        lcs.push_back(compute_layer(m, k, ctx));
+        if (!lcs.back().ok) return pos_inf(prec);
+    }
+    const arb_ball one = ball(1, ctx), two = ball(2, ctx);
+    auto max_norm = [&](std::size_t k) {
+        arb_ball f = zero_point(prec);
+        for (std::size_t j = 0; j < n; ++j) {
+            f = max_upper(f, norm2_upper(tx.y[k][j], prec));
+            f = max_upper(f, norm2_upper(tx2.y[k][j], prec));
+        }
+        return f;
+    };
+
+    arb_ball Delta = distance_upper(tx.y[0][i], tx2.y[0][i], prec);
+    arb_ball delta = zero_point(prec);
+    arb_ball Fprev = max_norm(0);
+    for (std::size_t k = 0; k < L; ++k) {
+        const auto& lc = lcs[k];
+        const auto& ys = tx.y[k];
+        const auto& ys2 = tx2.y[k];
+        const bool top = k + 1 == L;
+        const arb_ball Fk = max_norm(k + 1);
+        arb_ball sum_db = zero_point(prec), sumP = zero_point(prec);
+        for (std::size_t h = 0; h < m.layers[k].heads.size(); ++h) {
+            const auto& hd = m.layers[k].heads[h];
+            const head_constants& hc = lc.heads[h];
+            const arb_ball& l = lc.lh[h];
+            // Actual value norms.
+            auto V = model::convert<arb_ball>(*value_affine(hd), ctx);
+            arb_ball P = zero_point(prec);
+            for (std::size_t j = 0; j < n; ++j) {
+                P = max_upper(P, norm2_upper(model::apply_affine(V, ys[j], ctx), prec));
+                P = max_upper(P, norm2_upper(model::apply_affine(V, ys2[j], ctx), prec));
+            }
+            // ω: the largest weight the changed key can get along the segment.
+            arb_ball omega = zero_point(prec);
+            if (arb_is_zero(hc.mu.raw())) {
+                omega = up(one / ball(static_cast<long>(n), ctx)); // scores constant: uniform
+            } else {
+                auto Q = model::convert<arb_ball>(hd.score.Q, ctx);
+                auto Kp = model::convert<arb_ball>(hd.score.K, ctx);
+                const arb_ball scale = score_scale(hd.score, ctx);
+                std::vector<std::vector<arb_ball>> q1, q2, k1, k2;
+                for (std::size_t j = 0; j < n; ++j) {
+                    auto qa = model::apply_affine(Q, ys[j], ctx);
+                    auto qb = model::apply_affine(Q, ys2[j], ctx);
+                    for (auto& x : qa) x = x * scale;
+                    for (auto& x : qb) x = x * scale;
+                    q1.push_back(std::move(qa));
+                    q2.push_back(std::move(qb));
+                    k1.push_back(model::apply_affine(Kp, ys[j], ctx));
+                    k2.push_back(model::apply_affine(Kp, ys2[j], ctx));
+                }
+                const std::size_t dk = Q.W.rows;
+                for (std::size_t mq = top ? n - 1 : 0; mq < n; ++mq) {
+                    if (mq == i) continue;
+                    arb_ball den(prec), t(prec);
+                    arb_ball num_s(prec);
+                    for (std::size_t j = 0; j < n; ++j) {
+                        arb_ball s1 = model::dot(q1[mq].data(), k1[j].data(), dk, ctx);
+                        arb_ball s2 = model::dot(q2[mq].data(), k2[j].data(), dk, ctx);
+                        arb_min(t.raw(), s1.raw(), s2.raw(), prec);
+                        den += numeric::exp(t);
+                        if (j == i) arb_max(num_s.raw(), s1.raw(), s2.raw(), prec);
+                    }
+                    omega = max_upper(omega, numeric::exp(num_s) / den);
+                }
+                omega = min_upper(omega, one);
+            }
+            arb_ball G = hc.score_bias ? up(numeric::sqrt(Fprev * Fprev + one)) : Fprev;
+            arb_ball muG = up(hc.mu * G);
+            arb_ball dw = min_upper(two, two * (two * muG * delta + omega * muG * (delta + Delta)));
+            arb_ball db = up(hc.nu * (delta + omega * Delta) + P * dw);
+            if (!arb_is_zero(l.raw())) {
+                sum_db = up(sum_db + l * db);
+                sumP = up(sumP + l * P);
+            }
+        }
+        arb_ball new_delta = min_upper(two * Fk, lc.ly * delta + sum_db);
+        arb_ball new_Delta = min_upper(two * Fk, lc.ly * Delta + two * sumP);
+        delta = new_delta;
+        Delta = new_Delta;
+        Fprev = Fk;
+    }
+    if (i + 1 == n) return Delta;
+    return L == 0 ? zero_point(prec) : delta;
+}
+
+} // namespace attnprop::analysis

@@ -1,0 +1,124 @@
+#pragma once
+/// @file bounds.hpp
+/// Explicit bounds of Claim 2 (Hahn 2020, Lemma 5) for a concrete soft-attention model:
+/// the a-priori constant K of theory.md §2.1 (recursions (N), (A) and the closed form (B)),
+/// its probability corollary (§2.2), and the a-posteriori per-pair bound. docs/bounds.md
+/// states every formula as implemented.
+///
+/// Everything is computed in Arb balls and rounded *up*: every returned quantity is an exact
+/// point (radius 0) that is at least the true quantity, or +inf when no finite bound is known.
+/// So the bounds are rigorous whatever the precision; a low precision only loosens them.
+///
+/// Per layer k and head h (scores with biases read as bilinear forms of ŷ = (y, 1); see
+/// hypotheses.hpp):
+///   μ_h = ||scale·Q̂^T K̂||_2, ν_h = ||V_h||_2, c_h = ||value bias||, ℓ_y, ℓ_h the Lipschitz
+///   constants of F_k in y and in b_h, c_k = ||F_k(0, 0)||, G = F_{k-1} (or sqrt(F_{k-1}² + 1)
+///   for a head with score biases), P_h = ν_h F_{k-1} + c_h (bounds ||V_h y + c_h||),
+///   A_h = μ_h G², E_h = exp(2 A_h), a_h = μ_h G P_h;
+///   F_k = c_k + ℓ_y F_{k-1} + Σ_h ℓ_h P_h                                         (N)
+///   Δ_k = min(2 F_k, ℓ_y Δ_{k-1} + 2 Σ_h ℓ_h P_h)
+///   α_k(n) = ℓ_y + Σ_h ℓ_h (ν_h + 4 a_h + 2 a_h E_h / n),  β_k = Σ_h ℓ_h (ν_h + 2 a_h) E_h
+///   δ_k = α_k δ_{k-1} + (β_k / n) Δ_{k-1},  δ_0 = 0
+///   δ_L(n) = (1/n) Σ_k β_k Δ_{k-1} Π_{l>k} α_l(n),  K(n) = n δ_L(n)                  (B)
+/// With ℓ_y = ℓ_h = L_k, no biases and H equal heads this is theory.md's recursion verbatim
+/// (A_k = μ_k F_{k-1}², a_h = ν_k A_k); the per-head sums only sharpen it.
+
+#include "analysis/hypotheses.hpp"
+#include "attention/soft.hpp"
+#include "model/model.hpp"
+#include "numeric/scalar.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnprop::analysis {
+
+/// One layer's quantities (k = 1..L), all upper-bound points (+inf when unknown).
+struct layer_bound {
+    numeric::arb_ball F;     ///< F_k: ||y_j^(k)|| <= F_k for every j, input and n
+    numeric::arb_ball A;     ///< A_k = max_h μ_h G²: |score| <= A_k
+    numeric::arb_ball E;     ///< E_k = exp(2 A_k): every weight lies in [1/(E_k n), E_k/n]
+    numeric::arb_ball L;     ///< L_k = max(ℓ_y, ℓ_1, ..., ℓ_H)
+    numeric::arb_ball mu;    ///< μ_k = max_h μ_h
+    numeric::arb_ball nu;    ///< ν_k = max_h ν_h
+    numeric::arb_ball c;     ///< c_k = ||F_k(0, 0)||
+    numeric::arb_ball alpha; ///< α_k(n) at the report's n
+    numeric::arb_ball beta;  ///< β_k
+    numeric::arb_ball Delta; ///< Δ_k: bound on ||Δy_i^(k)|| at the changed position
+    numeric::arb_ball delta; ///< δ_k(n): bound on ||Δy_j^(k)||, j != i, at the report's n
+    numeric::arb_ball term;  ///< β_k Δ_{k-1} Π_{l>k} α_l(n): layer k's share of K(n)
+};
+
+/// The a-priori bound of Claim 2 and the hypotheses it rests on.
+struct bound_report {
+    std::string model_name;
+    model::attention_kind attention = model::attention_kind::soft;
+    long n = 1;                                   ///< the length the report was made for
+    long precision = 0;                           ///< bits
+    std::vector<hypothesis_result> hypotheses;    ///< check_hypotheses(m)
+    numeric::arb_ball F0;                         ///< max_{a, i, n} ||f_in(v_a, p_i)||
+    numeric::arb_ball Delta0;                     ///< bound on ||Δy_i^(0)|| under a change of x_i
+    std::vector<layer_bound> layers;              ///< k = 1..L
+    std::optional<numeric::arb_ball> K;           ///< K(1) = K: influence <= K/n for every n
+    std::optional<numeric::arb_ball> K_at_n;      ///< K(n) <= K(1)
+    std::optional<numeric::arb_ball> bound_at_n;  ///< δ_L(n) = K(n)/n
+    /// max_{r,r'} ||W_r - W_r'||_2 of a softmax readout (osc(Δz) <= factor·δ); nullopt for
+    /// recognizers.
+    std::optional<numeric::arb_ball> probability_factor;
+    std::vector<std::string> notes;               ///< why K is missing, and other remarks
+
+    /// True when every hypothesis holds.
+    bool hypotheses_hold() const;
+    /// The first hypothesis that fails (false before unknown), or nullptr.
+    const hypothesis_result* first_failure() const;
+};
+
+/// The initial-state quantities: F0 = max over Σ ∪ {eos} and all positions and lengths of
+/// ||f_in(v_a, p_i)||, and Delta0 >= ||f_in(v_a, p) - f_in(v_a', p)|| for a, a' in Σ (the
+/// symbols a change can swap; 0 when |Σ| = 1). Positional bounds: tables exactly (row by
+/// row), formulas by formula_range.hpp per coordinate, sinusoids by ||p|| <= sqrt(ceil(dim/2))
+/// (each sin/cos pair has norm 1) and |p_c| <= 1. An input map is evaluated in balls on the
+/// box of positional ranges (or row by row for tables), and also bounded by
+/// ||f(0)|| + ℓ_v||v|| + ℓ_p||p|| when Lipschitz; the smaller bound is used. +inf when unknown.
+struct initial_bound {
+    numeric::arb_ball F0;
+    numeric::arb_ball Delta0;
+    std::vector<std::string> notes;
+};
+initial_bound initial_state_bound(const model::model<numeric::rational>& m,
+                                  const numeric::context& ctx);
+
+/// The a-priori bound at length n >= 1 (K is always K(1)). K, K_at_n and bound_at_n are
+/// std::nullopt when a hypothesis fails or is undecided, or a quantity has no finite bound
+/// (see notes); the per-layer rows are still filled as far as they can be (+inf elsewhere).
+bound_report a_priori_bound(const model::model<numeric::rational>& m, long n,
+                            const numeric::context& ctx);
+
+/// max_{r, r'} ||W_r - W_r'||_2 over the rows of a softmax readout's W (upper-bound point).
+/// With δ a bound on ||Δy_n^(L)||: osc(Δz) <= factor·δ, ||Δp||_∞ <= osc/4 and
+/// TV(p, p') <= osc/4 (theory.md §2.2). Precondition: r is a softmax readout (otherwise
+/// std::invalid_argument).
+numeric::arb_ball logit_oscillation_factor(const model::readout<numeric::rational>& r,
+                                           const numeric::context& ctx);
+
+/// The a-posteriori bound on ||y_n^(L)(x) - y_n^(L)(x')|| for two inputs x, x' that differ
+/// only at `changed_position` (0-based; normally < n - 1), given their traces
+/// (attention::soft_forward(model::to_scalar<arb_ball>(m, ctx), x, ctx, {.trace = true})).
+/// The recursion of a_priori_bound with, at each layer: F replaced by the actual
+/// max_j ||y_j^(k-1)|| over both inputs (and P_h by the actual max_j ||V_h y_j + c_h||);
+/// E_h/n replaced by ω_h = max over the queries m that matter (every m != i below the top
+/// layer, m = n at the top) of exp(max(s_mi, s'_mi)) / Σ_l exp(min(s_ml, s'_ml)), capped at 1;
+/// Δ_0 = ||y_i^(0)(x) - y_i^(0)(x')|| exactly; and ||Δw||_1 <= 2, δ_k, Δ_k <= 2 max ||y^(k)||.
+/// Sound because along the segment from s to s' every logit lies between its two end values,
+/// so each weight along the way is at most ω (theory.md §2.1). The logit bound A itself only
+/// enters through the weights: the 4a/2a terms bound μ·||ŷ||·||Δy||·||V y||, not a logit, so
+/// they keep μ_h G P_h with the actual G and P. Returns +inf when the model does not satisfy
+/// the hypotheses (scores, values, Lipschitz updates); if changed_position is n - 1 (eos),
+/// returns the bound on the change at that position.
+numeric::arb_ball posterior_bound(const model::model<numeric::rational>& m,
+                                  const attention::soft_trace<numeric::arb_ball>& tx,
+                                  const attention::soft_trace<numeric::arb_ball>& tx2,
+                                  std::size_t changed_position, const numeric::context& ctx);
+
+} // namespace attnprop::analysis

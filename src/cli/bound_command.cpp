@@ -1,0 +1,219 @@
+// attnprop bound: the hypotheses of Hahn's Lemma 5 and the explicit a-priori constant K.
+#include "analysis/bounds.hpp"
+#include "analysis/norms.hpp"
+#include "cli/commands.hpp"
+#include "model/json.hpp"
+#include "model/model_file.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+namespace attnprop::cli {
+
+namespace {
+
+using analysis::bound_report;
+using numeric::arb_ball;
+
+/// Upper-bound decimal for text (6 digits).
+std::string text_number(const arb_ball& x) { return analysis::upper_decimal(x, 6); }
+
+/// Upper-bound decimal for JSON (12 digits), null when unbounded.
+json::value json_number(const arb_ball& x) {
+    if (!analysis::finite(x)) return json::value::null_value();
+    return json::value::string(analysis::upper_decimal(x, 12));
+}
+json::value json_number(const std::optional<arb_ball>& x) {
+    return x ? json_number(*x) : json::value::null_value();
+}
+
+const char* holds_text(const std::optional<bool>& h) {
+    return h == true ? "yes" : h == false ? "no" : "unknown";
+}
+
+std::string verdict(const bound_report& r) {
+    if (r.K) return "Lemma 5 applies: influence <= K/n with K = " + text_number(*r.K);
+    if (const auto* f = r.first_failure())
+        return "Lemma 5 does not apply: " + f->name + (f->holds == false ? " fails" : " is undecided");
+    return "Lemma 5 applies, but no finite K was found (see the notes)";
+}
+
+std::string to_text(const bound_report& r, std::size_t heads_max, std::size_t d) {
+    std::ostringstream os;
+    os << "model        " << r.model_name << " (" << model::to_string(r.attention)
+       << " attention; L = " << r.layers.size() << ", H <= " << heads_max << ", d = " << d << ")\n";
+    os << "precision    " << r.precision
+       << " bits (Arb balls; every number below is a rigorous upper bound)\n\n";
+    os << "hypotheses of Lemma 5 (Hahn 2020):\n";
+    for (const auto& h : r.hypotheses)
+        os << "  " << std::left << std::setw(24) << h.name << std::setw(9) << holds_text(h.holds)
+           << h.reason << "\n";
+    os << "\ninitial states: F_0 = " << text_number(r.F0) << ", Delta_0 = " << text_number(r.Delta0)
+       << "\n";
+    if (!r.layers.empty()) {
+        const std::vector<std::string> head = {"k",       "F_k",    "A_k",     "E_k",
+                                               "L_k",     "mu_k",   "nu_k",    "c_k",
+                                               "alpha_k", "beta_k", "Delta_k", "term_k"};
+        std::vector<std::vector<std::string>> rows;
+        for (std::size_t k = 0; k < r.layers.size(); ++k) {
+            const auto& l = r.layers[k];
+            rows.push_back({std::to_string(k + 1), text_number(l.F), text_number(l.A),
+                            text_number(l.E), text_number(l.L), text_number(l.mu),
+                            text_number(l.nu), text_number(l.c), text_number(l.alpha),
+                            text_number(l.beta), text_number(l.Delta), text_number(l.term)});
+        }
+        std::vector<std::size_t> w(head.size());
+        for (std::size_t c = 0; c < head.size(); ++c) {
+            w[c] = head[c].size();
+            for (const auto& row : rows) w[c] = std::max(w[c], row[c].size());
+        }
+        os << "per layer (alpha_k at n = " << r.n << "; term_k = beta_k Delta_{k-1} prod_{l>k} "
+           << "alpha_l, summing to K(n)):\n";
+        auto line = [&](const std::vector<std::string>& cells) {
+            os << " ";
+            for (std::size_t c = 0; c < cells.size(); ++c)
+                os << " " << std::right << std::setw(static_cast<int>(w[c])) << cells[c];
+            os << "\n";
+        };
+        line(head);
+        for (const auto& row : rows) line(row);
+    }
+    os << "\n";
+    if (r.K) {
+        os << "K = " << text_number(*r.K)
+           << "  (||y_n^(L)(x) - y_n^(L)(x')|| <= K/n for every n and every change of one x_i, "
+              "i < n)\n";
+        os << "at n = " << r.n << ": K(n) = " << text_number(*r.K_at_n)
+           << ", delta_L(n) = K(n)/n = " << text_number(*r.bound_at_n) << "\n";
+    } else {
+        os << "K = none\n";
+    }
+    if (r.probability_factor) {
+        os << "probabilities: max_{r,r'} ||W_r - W_r'|| = " << text_number(*r.probability_factor)
+           << "; osc(dz) <= factor * delta_L, ||dp||_inf and TV <= osc/4";
+        if (r.bound_at_n) {
+            arb_ball p = analysis::upper(*r.probability_factor * *r.bound_at_n /
+                                         numeric::from_int<arb_ball>(4, {r.precision}));
+            os << " <= " << text_number(p) << " at n = " << r.n;
+        }
+        os << "\n";
+    } else {
+        os << "probabilities: not a softmax readout\n";
+    }
+    for (const auto& note : r.notes) os << "note: " << note << "\n";
+    os << "verdict: " << verdict(r) << "\n";
+    return os.str();
+}
+
+json::value to_json(const bound_report& r) {
+    json::value o = json::value::object();
+    o.set("model", json::value::string(r.model_name));
+    o.set("attention", json::value::string(model::to_string(r.attention)));
+    o.set("n", json::value::number(r.n));
+    o.set("precision", json::value::number(r.precision));
+    json::value hyp = json::value::object();
+    for (const auto& h : r.hypotheses) {
+        json::value e = json::value::object();
+        e.set("holds", h.holds ? json::value::boolean(*h.holds) : json::value::null_value());
+        e.set("reason", json::value::string(h.reason));
+        hyp.set(h.name, std::move(e));
+    }
+    o.set("hypotheses", std::move(hyp));
+    o.set("K", json_number(r.K));
+    o.set("K_at_n", json_number(r.K_at_n));
+    o.set("bound_at_n", json_number(r.bound_at_n));
+    o.set("F0", json_number(r.F0));
+    o.set("Delta0", json_number(r.Delta0));
+    json::value layers = json::value::array();
+    for (std::size_t k = 0; k < r.layers.size(); ++k) {
+        const auto& l = r.layers[k];
+        json::value e = json::value::object();
+        e.set("k", json::value::number(static_cast<long long>(k + 1)));
+        e.set("F", json_number(l.F));
+        e.set("A", json_number(l.A));
+        e.set("E", json_number(l.E));
+        e.set("L", json_number(l.L));
+        e.set("mu", json_number(l.mu));
+        e.set("nu", json_number(l.nu));
+        e.set("c", json_number(l.c));
+        e.set("alpha", json_number(l.alpha));
+        e.set("beta", json_number(l.beta));
+        e.set("Delta", json_number(l.Delta));
+        e.set("delta", json_number(l.delta));
+        e.set("term", json_number(l.term));
+        layers.push_back(std::move(e));
+    }
+    o.set("layers", std::move(layers));
+    if (r.probability_factor) {
+        json::value p = json::value::object();
+        p.set("factor", json_number(*r.probability_factor));
+        const numeric::context ctx{r.precision};
+        auto quarter = [&](const std::optional<arb_ball>& x) -> json::value {
+            if (!x) return json::value::null_value();
+            return json_number(analysis::upper(*r.probability_factor * *x /
+                                               numeric::from_int<arb_ball>(4, ctx)));
+        };
+        p.set("K", quarter(r.K));
+        p.set("bound_at_n", quarter(r.bound_at_n));
+        o.set("probability", std::move(p));
+    } else {
+        o.set("probability", json::value::null_value());
+    }
+    json::value notes = json::value::array();
+    for (const auto& s : r.notes) notes.push_back(json::value::string(s));
+    o.set("notes", std::move(notes));
+    o.set("verdict", json::value::string(verdict(r)));
+    return o;
+}
+
+class bound_command final : public command {
+public:
+    explicit bound_command(CLI::App& parent) {
+        app_ = parent.add_subcommand(
+            "bound", "Check the hypotheses of Hahn's Lemma 5 (soft attention) on a model and "
+                     "compute the explicit constant K: one symbol changes y_n^(L) by <= K/n");
+        app_->add_option("--model,-m", model_, "Model file, or the name of a bundled model")
+            ->required();
+        app_->add_option("--n", n_,
+                         "Length (eos included) at which to evaluate K(n) and delta_L(n) = K(n)/n "
+                         "(default 1: K(1) = K, valid for every n)")
+            ->check(CLI::Range(1L, 1L << 62))
+            ->capture_default_str();
+        app_->add_option("--precision,-p", precision_, "Working precision of the Arb balls in bits")
+            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
+            ->capture_default_str();
+        app_->add_flag("--json", json_, "Print one JSON object instead of text");
+    }
+    CLI::App* app() override { return app_; }
+
+    int run() override {
+        auto path = resolve_model(model_);
+        model::model<numeric::rational> m = model::read_model_file(path.string());
+        bound_report r = analysis::a_priori_bound(m, n_, numeric::context{precision_});
+        if (json_) {
+            std::cout << json::dump(to_json(r), 2) << "\n";
+        } else {
+            std::size_t hmax = 0;
+            for (const auto& l : m.layers) hmax = std::max(hmax, l.heads.size());
+            std::cout << to_text(r, hmax, m.d);
+        }
+        return exit_ok;
+    }
+
+private:
+    CLI::App* app_ = nullptr;
+    std::string model_;
+    long n_ = 1;
+    long precision_ = 256;
+    bool json_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<command> make_bound_command(CLI::App& parent) {
+    return std::make_unique<bound_command>(parent);
+}
+
+} // namespace attnprop::cli

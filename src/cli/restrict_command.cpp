@@ -1,0 +1,238 @@
+// attnprop restrict: Hahn's hard-attention restriction for a concrete model and n, its
+// certificate, and a language counterexample.
+#include "cli/commands.hpp"
+#include "model/model_file.hpp"
+#include "report/restrict_report.hpp"
+
+#include <chrono>
+#include <iostream>
+
+namespace attnprop::cli {
+
+namespace {
+
+using numeric::rational;
+
+/// Parses "64", "16,64,256" or a geometric range "16:4096:x2".
+std::vector<long> parse_lengths(const std::string& text) {
+    auto to_long = [&](const std::string& s) {
+        std::size_t used = 0;
+        long v = 0;
+        try {
+            v = std::stol(s, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != s.size() || s.empty()) throw usage_error("--n: '" + s + "' is not an integer");
+        if (v < 2) throw usage_error("--n: n must be at least 2 (one input and eos), got " + s);
+        if (v > (1L << 20)) throw usage_error("--n: n = " + s + " is above 2^20");
+        return v;
+    };
+    std::vector<long> out;
+    if (text.find(':') != std::string::npos) {
+        const auto a = text.find(':'), b = text.find(':', a + 1);
+        if (b == std::string::npos || b + 2 > text.size() || text[b + 1] != 'x')
+            throw usage_error("--n: a range is FROM:TO:xFACTOR, e.g. 16:4096:x2");
+        const long from = to_long(text.substr(0, a)), to = to_long(text.substr(a + 1, b - a - 1));
+        long factor = 0;
+        try {
+            factor = std::stol(text.substr(b + 2));
+        } catch (const std::exception&) {
+            factor = 0;
+        }
+        if (factor < 2) throw usage_error("--n: the range factor must be an integer >= 2");
+        if (to < from) throw usage_error("--n: the range must increase");
+        for (long v = from; v <= to; v *= factor) out.push_back(v);
+        return out;
+    }
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        auto comma = text.find(',', start);
+        if (comma == std::string::npos) comma = text.size();
+        out.push_back(to_long(text.substr(start, comma - start)));
+        start = comma + 1;
+    }
+    return out;
+}
+
+class restrict_command final : public command {
+public:
+    explicit restrict_command(CLI::App& parent) {
+        app_ = parent.add_subcommand(
+            "restrict", "Hahn's Theorem 1 for a hard model: build a restriction, certify the "
+                        "dependency set of the output against the exact forward pass, and find "
+                        "a language counterexample");
+        app_->add_option("--model", model_, "Model file or bundled model name")->required();
+        app_->add_option("--n", n_text_,
+                         "Length n (eos included): one value, a list 16,64 or a range 16:4096:x2")
+            ->required();
+        app_->add_option("--free-fraction", c_text_,
+                         "C: keep at least ceil(C n) inputs free, 0 < C < 1 (exact: 0.5, 1/2)")
+            ->capture_default_str();
+        app_->add_option("--language", language_,
+                         "parity, 1dyck or 2dyck (also first, contains-one, majority)");
+        app_->add_option("--seed", seed_, "Seed of the random trials, samples and pairs")
+            ->capture_default_str();
+        app_->add_option("--trials", trials_,
+                         "Random restrictions tried before the greedy (Stage-3 analogue; 0: none)")
+            ->check(CLI::Range(0, 1000))
+            ->capture_default_str();
+        app_->add_option("--samples", samples_,
+                         "Random inputs checked against the exact forward pass (when not "
+                         "exhaustive)")
+            ->check(CLI::Range(2, 100000))
+            ->capture_default_str();
+        app_->add_flag("--fan-out", fan_out_, "Run the Stage-1 fan-out pass before each layer");
+        app_->add_option("--threads", threads_, "Worker threads (0: up to 2)")
+            ->check(CLI::Range(0, 64))
+            ->capture_default_str();
+        app_->add_option("--out", out_,
+                         "Report directory (default out/restrict-<model>-<seed> for several n "
+                         "or an invalid certificate)");
+        app_->add_flag("--json", json_, "Print JSON instead of text");
+    }
+    CLI::App* app() override { return app_; }
+
+    int run() override {
+        const std::vector<long> ns = parse_lengths(n_text_);
+        std::string err;
+        auto c = numeric::parse_rational(c_text_, &err);
+        if (!c) throw usage_error("--free-fraction: '" + c_text_ + "' is not a number");
+        if (!(*c > 0 && *c < 1))
+            throw usage_error("--free-fraction must lie strictly between 0 and 1, got " + c_text_);
+        std::optional<lang::language> lang;
+        if (!language_.empty()) {
+            lang = lang::parse_language(language_);
+            if (!lang)
+                throw usage_error("unknown language '" + language_ +
+                                  "' (known: parity, 1dyck, 2dyck, first, contains-one, majority)");
+        }
+        auto path = resolve_model(model_);
+        model::model<rational> m = model::read_model_file(path.string());
+        if (m.attention != model::attention_kind::hard)
+            throw usage_error("restrict needs a hard-attention model; " + m.name + " is soft");
+        if (!m.out.is_recognizer())
+            throw usage_error("restrict needs a recognizer (threshold or map readout)");
+        if (lang) {
+            try {
+                (void)analysis::language_symbols(m, *lang);
+            } catch (const std::invalid_argument& e) {
+                throw usage_error(e.what());
+            }
+        }
+        for (long n : ns) model::check_length(m, n);
+
+        analysis::language_options lo;
+        lo.restrict.free_fraction = *c;
+        lo.restrict.seed = seed_;
+        lo.restrict.trials = trials_;
+        lo.restrict.fan_out_pass = fan_out_;
+        lo.restrict.threads = threads_;
+        lo.certify.seed = seed_;
+        lo.certify.samples = samples_;
+        lo.certify.threads = threads_;
+        std::vector<report::restrict_run> runs;
+        int code = exit_ok;
+        for (long n : ns) {
+            const auto t0 = std::chrono::steady_clock::now();
+            report::restrict_run r;
+            r.model_name = m.name;
+            r.n = n;
+            r.params = {{"n", n},
+                        {"seed", static_cast<long>(seed_)},
+                        {"c_num", numerator(*c).convert_to<long>()},
+                        {"c_den", denominator(*c).convert_to<long>()},
+                        {"trials", trials_},
+                        {"samples", samples_},
+                        {"fan_out", fan_out_ ? 1 : 0}};
+            try {
+                if (lang) {
+                    r.params["language"] = static_cast<long>(*lang);
+                    auto run = analysis::run_language(m, n, *lang, lo);
+                    r.restr = std::move(run.restr);
+                    r.cert = std::move(run.cert);
+                    r.language = std::move(run.result);
+                } else {
+                    r.restr = analysis::build_restriction(m, n, lo.restrict);
+                    r.cert = analysis::certify(m, r.restr, lo.certify);
+                }
+            } catch (const std::invalid_argument& e) {
+                throw usage_error(e.what());
+            }
+            const double secs =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (!json_) {
+                if (ns.size() > 1) std::cout << "== n = " << n << "\n";
+                std::cout << report::restrict_to_text(m, r);
+                std::cerr << "restrict: n = " << n << " done in " << secs << " s\n";
+            }
+            if (r.cert.complete && !r.cert.valid) {
+                code = exit_failed;
+                auto dir = out_dir() / ("counterexample-n" + std::to_string(n));
+                report::write_restrict_counterexample(dir, m, r);
+                if (!json_)
+                    std::cout << "counterexample written to " << dir.string()
+                              << " (attnprop replay " << dir.string() << ")\n";
+            }
+            runs.push_back(std::move(r));
+        }
+        if (ns.size() > 1 || !out_.empty()) {
+            const auto dir = out_dir();
+            report::write_restrict_sweep(dir, m, runs);
+            if (!json_) {
+                std::vector<double> x, y;
+                for (const auto& r : runs)
+                    if (r.restr.status == analysis::restriction_status::complete) {
+                        x.push_back(static_cast<double>(r.n));
+                        y.push_back(static_cast<double>(r.restr.c_obs()));
+                    }
+                if (ns.size() > 1) {
+                    std::cout << "\n   n    free  free/n  c_obs  certificate\n";
+                    for (const auto& r : runs)
+                        std::cout << "  " << r.n << "  " << r.restr.free_count << "  "
+                                  << static_cast<double>(r.restr.free_count) / static_cast<double>(r.n)
+                                  << "  " << r.restr.c_obs() << "  "
+                                  << report::certificate_verdict(r.cert) << "\n";
+                    std::cout << "trend: c_obs changes by " << report::log2_slope(x, y)
+                              << " per doubling of n\n";
+                }
+                std::cout << "report: " << dir.string() << "/report.md (report.json, restrict.csv, "
+                          << "restrict.svg)\n";
+            }
+        }
+        if (json_) {
+            if (runs.size() == 1) {
+                std::cout << json::dump(report::restrict_to_json(m, runs.front()), 2) << "\n";
+            } else {
+                json::value arr = json::value::array();
+                for (const auto& r : runs) arr.push_back(report::restrict_to_json(m, r));
+                json::value o = json::value::object();
+                o.set("model", json::value::string(m.name));
+                o.set("runs", std::move(arr));
+                std::cout << json::dump(o, 2) << "\n";
+            }
+        }
+        return code;
+    }
+
+private:
+    std::filesystem::path out_dir() const {
+        if (!out_.empty()) return out_;
+        return std::filesystem::path("out") /
+               ("restrict-" + std::filesystem::path(model_).stem().string() + "-" + std::to_string(seed_));
+    }
+
+    CLI::App* app_ = nullptr;
+    std::string model_, n_text_, c_text_ = "0.5", language_, out_;
+    std::uint64_t seed_ = 1;
+    int trials_ = 0, samples_ = 32, threads_ = 0;
+    bool fan_out_ = false, json_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<command> make_restrict_command(CLI::App& parent) {
+    return std::make_unique<restrict_command>(parent);
+}
+
+} // namespace attnprop::cli

@@ -1,0 +1,62 @@
+#pragma once
+/// @file restrict_report.hpp
+/// Output of `attnprop restrict`: the human text and JSON of one restriction run, the sweep
+/// files of a run over several n (report.json, report.md, restrict.csv, restrict.svg) and the
+/// counterexample folder of an invalid certificate, which `attnprop replay` reproduces through
+/// the property hard-limit/certificate-valid (schema of case.json in docs/reports.md).
+
+#include "analysis/restriction.hpp"
+#include "model/json.hpp"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnprop::report {
+
+/// The property that replays a restriction counterexample.
+inline constexpr const char* restriction_property = "hard-limit/certificate-valid";
+
+/// One restriction run at one n.
+struct restrict_run {
+    std::string model_name;
+    long n = 0;
+    analysis::restriction restr;
+    analysis::certificate cert;
+    std::optional<analysis::language_result> language;
+    /// The parameters that reproduce the run (n, seed, c_num, c_den, trials, samples, fan_out,
+    /// language): written to case.json.
+    std::map<std::string, long> params;
+};
+
+/// "valid", "invalid" or "incomplete".
+std::string certificate_verdict(const analysis::certificate& c);
+
+/// The run as JSON: n, rho, free, free_target, free_fraction, free_met, dependency (1-based),
+/// c_obs, layers, certificate, checks, notes, language, counterexample (or null).
+json::value restrict_to_json(const model::model<numeric::rational>& m, const restrict_run& r);
+
+/// The run as text for a terminal.
+std::string restrict_to_text(const model::model<numeric::rational>& m, const restrict_run& r);
+
+/// Least-squares slope of y against log2 x (0 with fewer than two distinct x).
+double log2_slope(const std::vector<double>& x, const std::vector<double>& y);
+
+/// Writes report.json, report.md, restrict.csv and restrict.svg for runs over several n.
+void write_restrict_sweep(const std::filesystem::path& dir,
+                          const model::model<numeric::rational>& m,
+                          const std::vector<restrict_run>& runs);
+
+/// Writes report.json (and report.md) of one run into dir.
+void write_restrict_single(const std::filesystem::path& dir,
+                           const model::model<numeric::rational>& m, const restrict_run& r);
+
+/// Writes DIR/{model.json, case.json} for an invalid certificate, replayable with
+/// `attnprop replay DIR`. Returns DIR.
+std::filesystem::path write_restrict_counterexample(const std::filesystem::path& dir,
+                                                    const model::model<numeric::rational>& m,
+                                                    const restrict_run& r);
+
+} // namespace attnprop::report

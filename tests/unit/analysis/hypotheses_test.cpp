@@ -1,0 +1,303 @@
+// The five hypotheses of Claim 2 on small inline models (each one true, false and, where it
+// can be, undecided), the Lipschitz analysis of maps, and the bundled models.
+#include "analysis/hypotheses.hpp"
+#include "analysis/norms.hpp"
+#include "model/model_file.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using namespace attnprop;
+using analysis::hypothesis_result;
+using numeric::arb_ball;
+using numeric::rational;
+
+namespace {
+
+const numeric::context ctx{128};
+
+/// A one-layer soft model on {0, 1} with d = 2; the pieces can be replaced.
+struct model_text {
+    std::string positional = R"({"kind": "formula", "dim": 2, "coordinates": ["(i-1)/n", 0]})";
+    std::string input = R"("add")";
+    std::string score = R"({"kind": "dot", "Q": [[1, 0]], "K": [[0, 1]]})";
+    std::string value = R"({"kind": "linear", "V": [[1, 0]]})";
+    std::string update = R"({"kind": "graph", "nodes": [
+        {"id": "h", "op": "linear", "in": "y", "W": [[1, 1], [0, 1]]},
+        {"id": "a", "op": "relu", "in": "h"},
+        {"id": "o", "op": "linear", "in": "a", "W": [[1, 0], [0, 1]]},
+        {"id": "r", "op": "add", "in": ["o", "y"]},
+        {"id": "bb", "op": "linear", "in": "b1", "W": [[1], [0]]},
+        {"id": "out", "op": "add", "in": ["r", "bb"]}], "output": "out"})";
+    std::string token_dim_extra; // e.g. for concat
+
+    std::string text() const {
+        return R"({"format": "attnprop-model", "version": 1, "name": "hyp", "attention": "soft",
+          "alphabet": ["0", "1"], "eos": "$", "d": 2,
+          "token_embedding": {"0": [1, 0], "1": [0, 1], "$": [1, 1])" +
+               token_dim_extra + R"(},
+          "positional": )" + positional + R"(, "input": )" + input + R"(,
+          "layers": [{"heads": [{"score": )" + score + R"(, "value": )" + value + R"(}],
+                      "update": )" + update + R"(}],
+          "readout": {"kind": "softmax", "symbols": ["a", "b"], "W": [[1, 0], [0, 1]]}})";
+    }
+    model::model<rational> parse() const { return model::parse_model(text(), "hyp.json"); }
+};
+
+hypothesis_result find(const std::vector<hypothesis_result>& v, const std::string& name) {
+    for (const auto& h : v)
+        if (h.name == name) return h;
+    FAIL("no hypothesis " << name);
+    return {};
+}
+
+std::vector<hypothesis_result> check(const model_text& t) {
+    return analysis::check_hypotheses(t.parse());
+}
+
+/// An update graph with the given extra nodes between "y" and the output "out".
+std::string graph(const std::string& nodes) {
+    return R"({"kind": "graph", "nodes": [)" + nodes + R"(], "output": "out"})";
+}
+
+double upper_double(const arb_ball& x) { return numeric::to_double(analysis::upper(x)); }
+
+model::model<rational> bundled(const std::string& name) {
+    return model::read_model_file(std::string(ATTNPROP_MODELS_DIR) + "/" + name + ".json");
+}
+
+} // namespace
+
+TEST_CASE("the base model satisfies every hypothesis, in the fixed order", "[analysis][hypotheses]") {
+    auto h = check(model_text{});
+    REQUIRE(h.size() == 5);
+    const char* names[] = {"dot-product-scores", "linear-values", "bounded-embeddings",
+                           "bounded-initial-states", "lipschitz-updates"};
+    for (std::size_t k = 0; k < 5; ++k) {
+        INFO(h[k].name << ": " << h[k].reason);
+        REQUIRE(h[k].name == names[k]);
+        REQUIRE(h[k].holds == true);
+        REQUIRE(!h[k].reason.empty());
+    }
+}
+
+TEST_CASE("dot-product-scores: score maps fail, affine biases hold", "[analysis][hypotheses]") {
+    model_text t;
+    t.score = R"({"kind": "map", "map": {"kind": "hash", "seed": 1, "out_dim": 1, "range": 2,
+                                          "denominator": 1}})";
+    const auto h = find(check(t), "dot-product-scores");
+    REQUIRE(h.holds == false);
+    REQUIRE(h.reason == "layer 1 head 1 scores with an arbitrary map (hash)");
+
+    model_text b;
+    b.score = R"({"kind": "dot", "Q": [[1, 0]], "q_bias": [2], "K": [[0, 1]], "k_bias": ["1/2"]})";
+    const auto hb = find(check(b), "dot-product-scores");
+    REQUIRE(hb.holds == true);
+    REQUIRE(hb.reason.find("homogeneous") != std::string::npos);
+}
+
+TEST_CASE("linear-values: value maps fail unless affine", "[analysis][hypotheses]") {
+    model_text t;
+    t.value = R"({"kind": "map", "map": {"kind": "table", "entries": [{"in": [0, 0], "out": [1]}],
+                                          "default": [0]}})";
+    const auto h = find(check(t), "linear-values");
+    REQUIRE(h.holds == false);
+    REQUIRE(h.reason == "layer 1 head 1 value is an arbitrary map (table)");
+
+    model_text a;
+    a.value = R"({"kind": "map", "map": {"kind": "affine", "W": [[1, 2]], "b": [3]}})";
+    REQUIRE(find(check(a), "linear-values").holds == true);
+    model_text bias;
+    bias.value = R"({"kind": "linear", "V": [[1, 0]], "bias": [5]})";
+    REQUIRE(find(check(bias), "linear-values").holds == true);
+}
+
+TEST_CASE("bounded-embeddings: tables, sinusoids and formulas", "[analysis][hypotheses]") {
+    model_text table;
+    table.positional = R"({"kind": "table", "rows": [[0, 1], [1, 0], [5, -7]]})";
+    REQUIRE(find(check(table), "bounded-embeddings").holds == true);
+
+    model_text sinus;
+    sinus.positional = R"({"kind": "sinusoidal", "dim": 2})";
+    REQUIRE(find(check(sinus), "bounded-embeddings").holds == true);
+
+    model_text grows;
+    grows.positional = R"({"kind": "formula", "dim": 2, "coordinates": [0, "i"]})";
+    auto hg = check(grows);
+    REQUIRE(find(hg, "bounded-embeddings").holds == false);
+    REQUIRE(find(hg, "bounded-embeddings").reason == "coordinate 1: 'i' grows without bound");
+    REQUIRE(find(hg, "bounded-initial-states").holds == false);
+
+    model_text gen_atoms;
+    gen_atoms.positional =
+        R"({"kind": "formula", "dim": 2, "coordinates": ["i - 2*floor(i/2) + 1/i", "(-1)^i*[i==n]"]})";
+    REQUIRE(find(check(gen_atoms), "bounded-embeddings").holds == true);
+
+    model_text unknown;
+    unknown.positional = R"J({"kind": "formula", "dim": 2, "coordinates": ["i*sin(i)", 0]})J";
+    auto hu = check(unknown);
+    const auto e = find(hu, "bounded-embeddings");
+    INFO(e.reason);
+    REQUIRE(!e.holds.has_value());
+    REQUIRE(e.reason == "coordinate 0: cannot decide whether 'i*sin(i)' is bounded");
+}
+
+TEST_CASE("bounded-initial-states: add, concat and input maps", "[analysis][hypotheses]") {
+    model_text concat;
+    concat.positional = R"({"kind": "formula", "dim": 1, "coordinates": ["i/n"]})";
+    concat.input = R"("concat")";
+    concat.token_dim_extra = "";
+    // d = 2 = d_tok + dim needs one-coordinate tokens.
+    std::string text = concat.text();
+    for (auto [from, to] : {std::pair<std::string, std::string>{"[1, 0]", "[1]"},
+                            {"[0, 1]", "[0]"},
+                            {"[1, 1]", "[2]"}})
+        text.replace(text.find(from), from.size(), to);
+    auto hc = analysis::check_hypotheses(model::parse_model(text, "concat.json"));
+    REQUIRE(find(hc, "bounded-initial-states").holds == true);
+    REQUIRE(find(hc, "bounded-initial-states").reason.find("concatenation") != std::string::npos);
+
+    model_text map;
+    map.input = R"({"kind": "map", "map": {"kind": "graph", "nodes": [
+        {"id": "s", "op": "add", "in": ["v", "p"]}, {"id": "out", "op": "step", "in": "s"}],
+        "output": "out"}})";
+    const auto hm = find(check(map), "bounded-initial-states");
+    REQUIRE(hm.holds == true);
+    REQUIRE(hm.reason.find("every map kind sends bounded sets to bounded sets") != std::string::npos);
+
+    map.positional = R"({"kind": "formula", "dim": 2, "coordinates": ["n", 0]})";
+    REQUIRE(!find(check(map), "bounded-initial-states").holds.has_value());
+}
+
+TEST_CASE("lipschitz-updates: every op kind", "[analysis][hypotheses]") {
+    auto lip = [](const std::string& nodes) {
+        model_text t;
+        t.update = graph(nodes);
+        return find(check(t), "lipschitz-updates");
+    };
+    const std::string y = R"({"id": "w", "op": "linear", "in": "y", "W": [[1, 0], [0, 1]]})";
+
+    auto ln0 = lip(y + R"(, {"id": "out", "op": "layer_norm", "in": "w", "eps": 0})");
+    REQUIRE(ln0.holds == false);
+    REQUIRE(ln0.reason == "layer 1 update: layer norm with eps = 0 is not Lipschitz (node 'out')");
+
+    auto ln = lip(y + R"(, {"id": "out", "op": "layer_norm", "in": "w", "eps": 0.25, "gamma": [2, -3]})");
+    REQUIRE(ln.holds == true);
+    REQUIRE(ln.reason.find("max|gamma|/sqrt(eps) <= 6") != std::string::npos);
+
+    for (std::string op : {"step", "floor"}) {
+        auto h = lip(y + R"(, {"id": "out", "op": ")" + op + R"(", "in": "w"})");
+        REQUIRE(h.holds == false);
+        REQUIRE(h.reason == "layer 1 update: " + op + " is discontinuous (node 'out')");
+    }
+    auto mul = lip(y + R"(, {"id": "out", "op": "mul", "in": ["w", "y"]})");
+    REQUIRE(mul.holds == false);
+    REQUIRE(mul.reason.find("bilinear") != std::string::npos);
+
+    // Constant arguments: a step of a constant is constant; mul by a constant is linear.
+    auto cst = lip(R"({"id": "z", "op": "linear", "in": "y", "W": [[0, 0], [0, 0]], "b": [1, -2]},
+                      {"id": "s", "op": "step", "in": "z"},
+                      {"id": "m", "op": "mul", "in": ["z", "y"]},
+                      {"id": "out", "op": "add", "in": ["m", "s"]})");
+    REQUIRE(cst.holds == true);
+    REQUIRE(cst.reason.find("L_1 <= 2") != std::string::npos);
+
+    auto misc = lip(R"({"id": "t", "op": "tanh", "in": "y"}, {"id": "c", "op": "concat", "in": ["t", "b1"]},
+                       {"id": "sl", "op": "slice", "in": "c", "from": 0, "to": 2},
+                       {"id": "out", "op": "scale", "in": "sl", "factor": -3})");
+    REQUIRE(misc.holds == true);
+
+    // A floor node that the output does not use does not matter.
+    auto unused = lip(y + R"(, {"id": "f", "op": "floor", "in": "w"}, {"id": "out", "op": "relu", "in": "w"})");
+    REQUIRE(unused.holds == true);
+
+    model_text table;
+    table.update = R"({"kind": "table", "entries": [], "default": [0, 0]})";
+    const auto ht = find(check(table), "lipschitz-updates");
+    REQUIRE(!ht.holds.has_value());
+    REQUIRE(ht.reason.find("layer 1 update: arbitrary map (table)") == 0);
+
+    model_text mlp;
+    mlp.update = R"({"kind": "mlp", "layers": [{"W": [[1, 0, 1], [0, 1, 0]], "activation": "relu"},
+                                               {"W": [[1, 0], [0, 1]], "activation": "floor"}]})";
+    const auto hmlp = find(check(mlp), "lipschitz-updates");
+    REQUIRE(hmlp.holds == false);
+    REQUIRE(hmlp.reason == "layer 1 update: MLP layer 2: floor is discontinuous");
+}
+
+TEST_CASE("lipschitz_bound and value_at_zero_norm compose exactly on simple maps",
+          "[analysis][hypotheses]") {
+    auto map_of = [](const std::string& update) {
+        model_text t;
+        t.update = update;
+        return t.parse().layers[0].update;
+    };
+    // Affine [[3, 4, 0], [0, 0, 0]] (in: y, b1): norm 5; F(0) = bias (3, 4): norm 5.
+    auto aff = map_of(R"({"kind": "affine", "W": [[3, 4, 0], [0, 0, 0]], "b": [3, 4]})");
+    auto l = analysis::lipschitz_bound(aff, ctx);
+    REQUIRE(l);
+    REQUIRE(upper_double(*l) == Approx(5.0).epsilon(1e-9));
+    REQUIRE(upper_double(*l) >= 5.0);
+    REQUIRE(upper_double(analysis::value_at_zero_norm(aff, ctx)) == Approx(5.0).epsilon(1e-12));
+
+    // Per block: y through [[3, 4], [0, 0]] (5), b1 through [[0], [2]] (2).
+    auto blocks = analysis::lipschitz_analysis(
+        map_of(R"({"kind": "affine", "W": [[3, 4, 0], [0, 0, 2]]})"), {{0, 2}, {2, 1}}, ctx);
+    REQUIRE(blocks.lipschitz == true);
+    REQUIRE(upper_double(blocks.block_bounds[0]) == Approx(5.0).epsilon(1e-9));
+    REQUIRE(upper_double(blocks.block_bounds[1]) == Approx(2.0).epsilon(1e-9));
+
+    // Layer norm eps = 1/4, gamma (2, -3): 3 / (1/2) = 6, times |scale| 2.
+    auto ln = map_of(graph(R"({"id": "n", "op": "layer_norm", "in": "y", "eps": 0.25, "gamma": [2, -3]},
+                              {"id": "out", "op": "scale", "in": "n", "factor": -2})"));
+    REQUIRE(upper_double(*analysis::lipschitz_bound(ln, ctx)) == Approx(12.0).epsilon(1e-9));
+    // eps = 0 at zero variance: F(0) is undefined.
+    auto ln0 = map_of(graph(R"({"id": "out", "op": "layer_norm", "in": "y", "eps": 0})"));
+    REQUIRE(!analysis::lipschitz_bound(ln0, ctx));
+    REQUIRE(!analysis::finite(analysis::value_at_zero_norm(ln0, ctx)));
+
+    auto hash = map_of(R"({"kind": "hash", "seed": 3, "out_dim": 2, "range": 1, "denominator": 1})");
+    REQUIRE(!analysis::lipschitz_bound(hash, ctx));
+}
+
+TEST_CASE("bundled models: the Chiang & Cholak constructions and the hard examples",
+          "[analysis][hypotheses]") {
+    for (std::string name : {"cc-parity", "cc-first"}) {
+        INFO(name);
+        for (const auto& h : analysis::check_hypotheses(bundled(name))) {
+            INFO(h.name << ": " << h.reason);
+            REQUIRE(h.holds == true);
+        }
+    }
+    for (std::string name : {"cc-parity-ln0", "cc-first-ln0"}) {
+        auto h = analysis::check_hypotheses(bundled(name));
+        const auto lip = find(h, "lipschitz-updates");
+        INFO(name << ": " << lip.reason);
+        REQUIRE(lip.holds == false);
+        REQUIRE(lip.reason.find("layer 1 update: layer norm with eps = 0 is not Lipschitz") == 0);
+        for (std::size_t k = 0; k < 4; ++k) REQUIRE(h[k].holds == true);
+    }
+    {
+        auto m = bundled("cc-parity-ln5");
+        auto h = analysis::check_hypotheses(m);
+        const auto lip = find(h, "lipschitz-updates");
+        INFO(lip.reason);
+        REQUIRE(lip.holds == true);
+        REQUIRE(lip.reason.find("max|gamma|/sqrt(eps) <= 316.23") != std::string::npos);
+        // The update's Lipschitz constant carries the 1/sqrt(eps) factor (twice: two norms).
+        auto l = analysis::lipschitz_bound(m.layers[0].update, ctx);
+        REQUIRE(l);
+        REQUIRE(upper_double(*l) >= 1e5);
+    }
+    {
+        auto h = analysis::check_hypotheses(bundled("hard-parity-attempt"));
+        REQUIRE(find(h, "dot-product-scores").holds == true);
+        REQUIRE(find(h, "linear-values").holds == true);
+        REQUIRE(find(h, "bounded-embeddings").holds == false);
+        REQUIRE(find(h, "bounded-embeddings").reason.find("coordinate 1: 'i' grows without bound") == 0);
+        REQUIRE(find(h, "lipschitz-updates").holds == false);
+        REQUIRE(find(h, "lipschitz-updates").reason.find("floor is discontinuous") != std::string::npos);
+    }
+    for (const auto& h : analysis::check_hypotheses(bundled("hard-first"))) REQUIRE(h.holds == true);
+}
