@@ -1,0 +1,146 @@
+// One-symbol influence profiles (influence.hpp).
+#include "analysis/influence.hpp"
+
+#include "analysis/bounds.hpp"
+#include "attention/common.hpp"
+
+#include <stdexcept>
+
+namespace attnprop::analysis {
+
+using numeric::arb_ball;
+using numeric::rational;
+
+const char* to_string(influence_method m) {
+    switch (m) {
+    case influence_method::automatic: return "automatic";
+    case influence_method::incremental: return "incremental";
+    case influence_method::naive: return "naive";
+    }
+    return "?";
+}
+
+template <numeric::Scalar S> S max_enclosure(const S& a, const S& b) {
+    if constexpr (std::is_same_v<S, arb_ball>) {
+        arb_ball r(std::max(a.precision(), b.precision()));
+        arb_max(r.raw(), a.raw(), b.raw(), r.precision());
+        return r;
+    } else {
+        return numeric::max_of(a, b);
+    }
+}
+
+template double max_enclosure(const double&, const double&);
+template numeric::mpfr_real max_enclosure(const numeric::mpfr_real&, const numeric::mpfr_real&);
+template arb_ball max_enclosure(const arb_ball&, const arb_ball&);
+
+bool incremental_applies(const model::model<rational>& m) {
+    if (m.attention != model::attention_kind::soft) return false;
+    if (m.layers.size() > 2) return false;
+    for (const auto& l : m.layers)
+        for (const auto& h : l.heads)
+            if (h.score.type != model::score_spec<rational>::kind::dot ||
+                h.value.type != model::value_spec<rational>::kind::linear)
+                return false;
+    // The incremental kernel is not implemented yet: every profile recomputes.
+    return false;
+}
+
+namespace {
+
+template <numeric::ExpScalar S>
+S distance(const model::vec<S>& a, const model::vec<S>& b, const numeric::context& ctx) {
+    S acc = numeric::zero<S>(ctx);
+    for (std::size_t c = 0; c < a.size(); ++c) {
+        S t = a[c] - b[c];
+        numeric::fma_acc(acc, t, t);
+    }
+    return numeric::sqrt(acc);
+}
+
+template <numeric::ExpScalar S>
+model::vec<S> probabilities_of(const model::model<S>& m, const model::vec<S>& y,
+                               const numeric::context& ctx) {
+    return attention::softmax(attention::readout_logits(m.out, y, ctx), ctx);
+}
+
+} // namespace
+
+template <numeric::ExpScalar S>
+influence_profile<S> influence_profile_of(const model::model<S>& m, const model::model<rational>& exact,
+                                          const model::input_sequence& x,
+                                          const numeric::context& ctx,
+                                          const influence_options& opt) {
+    if (m.attention != model::attention_kind::soft)
+        throw std::invalid_argument("influence profiles need a soft-attention model");
+    const std::size_t n = x.size();
+    if (n < 2) throw std::invalid_argument("influence needs n >= 2 (at least one symbol before eos)");
+    std::vector<std::size_t> positions = opt.positions;
+    if (positions.empty())
+        for (std::size_t i = 0; i + 1 < n; ++i) positions.push_back(i);
+    for (auto i : positions)
+        if (i + 1 >= n)
+            throw std::invalid_argument("influence position " + std::to_string(i + 1) +
+                                        " is not before eos (n = " + std::to_string(n) + ")");
+    if (opt.method == influence_method::incremental && !incremental_applies(exact))
+        throw std::invalid_argument("the incremental influence method does not apply to this model");
+
+    constexpr bool is_ball = std::is_same_v<S, arb_ball>;
+    const bool posterior = is_ball && opt.posterior;
+    const bool softmax = m.out.type == model::readout<S>::kind::softmax;
+
+    influence_profile<S> out;
+    out.method = influence_method::naive;
+    attention::soft_options so;
+    so.trace = posterior;
+    auto base = attention::soft_forward(m, x, ctx, so);
+    out.y = base.y;
+    if (softmax) out.probabilities = probabilities_of(m, out.y, ctx);
+
+    const int symbols = static_cast<int>(exact.sigma.symbols.size());
+    model::input_sequence x2 = x;
+    for (std::size_t i : positions) {
+        for (int a = 0; a < symbols; ++a) {
+            if (a == x[i]) continue;
+            x2[i] = a;
+            auto changed = attention::soft_forward(m, x2, ctx, so);
+            influence_pair<S> pr;
+            pr.position = i;
+            pr.replacement = a;
+            pr.dy = distance(out.y, changed.y, ctx);
+            if (softmax) {
+                auto p2 = probabilities_of(m, changed.y, ctx);
+                S mx = numeric::zero<S>(ctx), tv = numeric::zero<S>(ctx);
+                for (std::size_t r = 0; r < p2.size(); ++r) {
+                    S d = numeric::abs((*out.probabilities)[r] - p2[r]);
+                    mx = max_enclosure(mx, d);
+                    tv += d;
+                }
+                pr.dp_max = mx;
+                pr.dp_tv = tv / numeric::from_int<S>(2, ctx);
+            }
+            if constexpr (is_ball) {
+                if (posterior)
+                    pr.posterior = posterior_bound(exact, *base.trace, *changed.trace, i, ctx);
+            }
+            out.pairs.push_back(std::move(pr));
+        }
+        x2[i] = x[i];
+    }
+    return out;
+}
+
+template influence_profile<double>
+influence_profile_of(const model::model<double>&, const model::model<rational>&,
+                     const model::input_sequence&, const numeric::context&,
+                     const influence_options&);
+template influence_profile<numeric::mpfr_real>
+influence_profile_of(const model::model<numeric::mpfr_real>&, const model::model<rational>&,
+                     const model::input_sequence&, const numeric::context&,
+                     const influence_options&);
+template influence_profile<arb_ball>
+influence_profile_of(const model::model<arb_ball>&, const model::model<rational>&,
+                     const model::input_sequence&, const numeric::context&,
+                     const influence_options&);
+
+} // namespace attnprop::analysis

@@ -1,0 +1,89 @@
+#pragma once
+/// @file influence.hpp
+/// One-symbol influence of a soft-attention model (Hahn 2020, Lemma 5; theory.md §2): for an
+/// input x of length n and a position i < n, the change ||y_n^(L)(x) - y_n^(L)(x[i <- a])||_2
+/// over every replacement symbol a != x_i, with the change of the output probability vector
+/// (max-norm and total variation) for softmax readouts, and (for Arb balls) the a-posteriori
+/// bound of bounds.hpp for the same pair.
+///
+/// Kinds: double and MPFR give rounded values; Arb balls give enclosures (every reported
+/// quantity is a ball containing the true one, so comparisons against bounds may be
+/// undecided, never wrong).
+
+#include "attention/soft.hpp"
+#include "model/model.hpp"
+#include "numeric/scalar.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnprop::analysis {
+
+/// How a profile is computed. `naive` recomputes a full forward pass per changed input;
+/// `incremental` updates softmax sums (L <= 2, O(n^2 d) for the whole profile); `automatic`
+/// takes incremental when it applies.
+enum class influence_method { automatic, incremental, naive };
+const char* to_string(influence_method m);
+
+struct influence_options {
+    /// 0-based positions to change (each < n - 1); empty = every position 0 .. n - 2.
+    std::vector<std::size_t> positions;
+    influence_method method = influence_method::automatic;
+    /// Compute the a-posteriori bound per pair (Arb balls only; ignored for other kinds).
+    bool posterior = false;
+};
+
+/// One changed input: position i (0-based) replaced by symbol `replacement`.
+template <class S> struct influence_pair {
+    std::size_t position = 0;
+    int replacement = 0;
+    S dy;                        ///< ||y_n^(L)(x) - y_n^(L)(x')||_2
+    std::optional<S> dp_max;     ///< max_r |p_r - p'_r| (softmax readouts)
+    std::optional<S> dp_tv;      ///< (1/2) sum_r |p_r - p'_r| (softmax readouts)
+    /// Upper-bound point of the a-posteriori bound (bounds.hpp posterior_bound), when asked
+    /// for and S is an Arb ball.
+    std::optional<numeric::arb_ball> posterior;
+};
+
+/// The influence profile of one input.
+template <class S> struct influence_profile {
+    model::vec<S> y;                          ///< y_n^(L)(x)
+    std::optional<model::vec<S>> probabilities; ///< softmax readouts
+    std::vector<influence_pair<S>> pairs;     ///< by position, then replacement symbol
+    influence_method method = influence_method::naive; ///< what was used
+};
+
+/// Whether the incremental method applies to the model (soft attention, L <= 2, dot-product
+/// scores and linear values; otherwise profiles recompute).
+bool incremental_applies(const model::model<numeric::rational>& m);
+
+/// The profile of x (eos last, n = x.size() >= 2). `m` is `exact` converted to S at ctx's
+/// precision; `exact` is used for the a-posteriori bound. Throws std::invalid_argument for a
+/// hard model, a position >= n - 1, or method == incremental when it does not apply.
+template <numeric::ExpScalar S>
+influence_profile<S> influence_profile_of(const model::model<S>& m,
+                                          const model::model<numeric::rational>& exact,
+                                          const model::input_sequence& x,
+                                          const numeric::context& ctx,
+                                          const influence_options& opt = {});
+
+/// An enclosure of max(a, b): the ordinary maximum for exact and rounded kinds, Arb's
+/// arb_max (a ball containing max over both balls) for enclosures.
+template <numeric::Scalar S> S max_enclosure(const S& a, const S& b);
+
+extern template influence_profile<double>
+influence_profile_of(const model::model<double>&, const model::model<numeric::rational>&,
+                     const model::input_sequence&, const numeric::context&,
+                     const influence_options&);
+extern template influence_profile<numeric::mpfr_real>
+influence_profile_of(const model::model<numeric::mpfr_real>&,
+                     const model::model<numeric::rational>&, const model::input_sequence&,
+                     const numeric::context&, const influence_options&);
+extern template influence_profile<numeric::arb_ball>
+influence_profile_of(const model::model<numeric::arb_ball>&,
+                     const model::model<numeric::rational>&, const model::input_sequence&,
+                     const numeric::context&, const influence_options&);
+
+} // namespace attnprop::analysis
