@@ -258,8 +258,16 @@ runner::property parity_pair(parity_pair_fn finder) {
         if (r.status != analysis::restriction_status::complete)
             return check_result::undecided("restriction incomplete");
         const auto res = finder(c.model, r);
-        if (res.verdict != analysis::language_verdict::counterexample)
-            return check_result::holds("no pair at this n: " + res.explanation);
+        if (res.verdict != analysis::language_verdict::counterexample) {
+            // Free ⊋ D_L(n) means a bit outside the dependency set exists, and flipping it is a
+            // PARITY pair with equal outputs (theory.md §1.2): failing to report one is a bug.
+            if (r.free_count > r.dependency.size())
+                return check_result::violated("Free is a proper superset of D_L(n) but no PARITY "
+                                              "pair was reported: " + res.explanation)
+                    .with("rho", r.rho_string(c.model.sigma))
+                    .with("dependency", positions(r.dependency));
+            return check_result::holds("not applicable: Free = D_L(n) at this n");
+        }
         numeric::context ctx{53};
         model::vec<rational> y[2];
         bool acc[2], mem[2];
