@@ -3,6 +3,7 @@
 #include "props/controls.hpp"
 #include "props/hard_limit.hpp"
 #include "props/semantics.hpp"
+#include "props/soft_influence.hpp"
 
 namespace attnprop::runner {
 
@@ -10,6 +11,7 @@ void register_all(registry& r) {
     props::register_semantics(r);
     props::register_controls(r);
     props::register_hard_limit(r);
+    props::register_soft_influence(r);
 }
 
 } // namespace attnprop::runner

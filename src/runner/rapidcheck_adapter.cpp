@@ -54,6 +54,7 @@ void load_rapidcheck_configuration_quietly() {
 }
 
 long length_of(const test_case& c) {
+    if (auto it = c.params.find("n"); it != c.params.end()) return it->second;
     if (c.inputs.empty()) return 0;
     return static_cast<long>(c.inputs.front().size()) + 1;
 }

@@ -1,6 +1,7 @@
 // Suite hard-limit at a small budget with fixed seeds, and each property's negative control.
 #include "props/hard_limit.hpp"
 #include "runner/runner.hpp"
+#include "support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -10,40 +11,13 @@ using numeric::rational;
 namespace {
 
 runner::run_config budget(int tests, long max_n = 64) {
-    runner::run_config cfg;
-    cfg.seed = 20261202;
-    cfg.tests = tests;
-    cfg.max_n = max_n;
-    cfg.precision = 128;
-    cfg.precision_cap = 128; // exact checks: nothing to escalate
-    return cfg;
+    return test::budget(tests, max_n, 128); // exact checks: nothing to escalate
 }
-
-std::string describe(const runner::property_report& r) {
-    std::string s = r.suite + "/" + r.name + " (seed " + std::to_string(r.seed) + "): " +
-                    r.status() + ", " + std::to_string(r.passed) + " passed, " +
-                    std::to_string(r.undecided) + " undecided";
-    if (r.cx) s += "; counterexample: " + r.cx->shrunk.result.message;
-    if (!r.error.empty()) s += "; error: " + r.error;
-    return s;
-}
-
 void require_holds(const runner::property& p, int tests = 100) {
-    auto r = runner::run_property(p, budget(tests));
-    INFO(describe(r));
-    REQUIRE(r.failed == 0);
-    REQUIRE(r.error.empty());
-    REQUIRE_FALSE(r.gave_up);
-    REQUIRE(r.passed > 0);
+    test::require_holds(p, budget(tests));
 }
-
 void require_fails(const runner::property& p, int tests = 100) {
-    auto r = runner::run_property(p, budget(tests));
-    INFO(describe(r));
-    REQUIRE(r.failed == 1);
-    REQUIRE(r.cx.has_value());
-    auto again = runner::check_with_escalation(p, r.cx->shrunk.value, budget(tests));
-    REQUIRE(again.status == runner::verdict::violated);
+    test::require_fails(p, budget(tests));
 }
 
 } // namespace

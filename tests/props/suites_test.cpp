@@ -5,6 +5,7 @@
 #include "props/semantics.hpp"
 #include "report/check_report.hpp"
 #include "runner/runner.hpp"
+#include "support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -15,15 +16,7 @@ using numeric::rational;
 
 namespace {
 
-runner::run_config small_budget(int tests = 100) {
-    runner::run_config cfg;
-    cfg.seed = 20261202;
-    cfg.tests = tests;
-    cfg.max_n = 64;
-    cfg.precision = 128;
-    cfg.precision_cap = 1024;
-    return cfg;
-}
+runner::run_config small_budget(int tests = 100) { return test::budget(tests); }
 
 const runner::registry& all_properties() {
     static const runner::registry reg = [] {
@@ -34,34 +27,15 @@ const runner::registry& all_properties() {
     return reg;
 }
 
-std::string describe(const runner::property_report& r) {
-    std::string s = r.suite + "/" + r.name + " (seed " + std::to_string(r.seed) + "): " +
-                    r.status() + ", " + std::to_string(r.passed) + " passed, " +
-                    std::to_string(r.undecided) + " undecided";
-    if (r.cx) s += "; counterexample: " + r.cx->shrunk.result.message;
-    if (!r.error.empty()) s += "; error: " + r.error;
-    return s;
-}
-
 void require_holds(const std::string& name, int tests = 100) {
     const runner::property* p = all_properties().find(name);
     REQUIRE(p != nullptr);
-    auto r = runner::run_property(*p, small_budget(tests));
-    INFO(describe(r));
-    REQUIRE(r.failed == 0);
-    REQUIRE(r.error.empty());
-    REQUIRE_FALSE(r.gave_up);
-    REQUIRE(r.passed > 0);
+    test::require_holds(*p, small_budget(tests));
 }
 
+// The shrunk case must fail for the same reason when checked again.
 void require_fails(const runner::property& p, int tests = 100) {
-    auto r = runner::run_property(p, small_budget(tests));
-    INFO(describe(r));
-    REQUIRE(r.failed == 1);
-    REQUIRE(r.cx.has_value());
-    // The shrunk case must fail for the same reason when checked again.
-    auto again = runner::check_with_escalation(p, r.cx->shrunk.value, small_budget());
-    REQUIRE(again.status == runner::verdict::violated);
+    test::require_fails(p, small_budget(tests));
 }
 
 } // namespace
@@ -189,7 +163,7 @@ void require_control_fails_small_and_replays(const std::string& name) {
     REQUIRE(p->expected_to_fail);
     auto cfg = small_budget(100);
     auto r = runner::run_property(*p, cfg);
-    INFO(describe(r));
+    INFO(test::describe(r));
     REQUIRE(r.failed == 1);
     const auto& m = r.cx->shrunk.value.model;
     INFO("shrunk model: " << model::write_model(m));

@@ -1,0 +1,330 @@
+// Suite `soft-influence`: Hahn (2020), Lemma 5 and Theorem 6 for random soft models that satisfy
+// the five hypotheses of Claim 2, measured in Arb balls.
+//
+//  influence-below-bounds     ||Δy_n|| <= a-posteriori pair bound and <= K(n)/n            [ball]
+//  prob-change-below-bound    ||Δp||_∞, TV <= factor·||Δy_n||/4 and <= factor·K(n)/(4n)    [ball]
+//  cross-entropy-above-chance mean PARITY CE (bits) >= 1 - log2(1 + η), exhaustive cube    [ball]
+//
+// Cases: a model from gen::soft_model, n from the length ladder (capped at 64, resp. 9 for the
+// exhaustive cube), one uniform input and a position parameter. Every comparison with a bound
+// is a ball comparison: "certainly above" is a counterexample, "overlapping" is undecided and
+// retried at doubled precision by the runner.
+#include "props/soft_influence.hpp"
+
+#include "analysis/bounds.hpp"
+#include "attention/common.hpp"
+#include "attention/soft.hpp"
+#include "lang/languages.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace attnprop::props {
+
+using numeric::arb_ball;
+using numeric::order;
+
+namespace {
+
+std::string show(const arb_ball& x) {
+    return numeric::to_display_string(x, 20) + " +/- " + numeric::radius_string(x);
+}
+
+/// The hypotheses of the case's model, or the reason they are not established.
+std::optional<std::string> hypotheses_missing(const analysis::bound_report& rep) {
+    if (rep.hypotheses_hold()) return std::nullopt;
+    const auto* f = rep.first_failure();
+    return std::string("the hypotheses of Claim 2 are not established for the generated model") +
+           (f ? ": " + f->name + " (" + f->reason + ")" : "");
+}
+
+/// Compares a measured ball with an upper bound: violated when certainly above, undecided
+/// when the balls overlap.
+order versus(const arb_ball& measured, const arb_ball& bound) {
+    return numeric::compare(measured, bound);
+}
+
+/// Symbols a and b have the same token embedding and the input map only adds or concatenates
+/// it: exchanging them changes nothing, exactly (balls could not show a zero change).
+bool indistinguishable(const model::model<rational>& m, int a, int b) {
+    return (m.input == model::input_kind::add || m.input == model::input_kind::concat) &&
+           m.token[static_cast<std::size_t>(a)] == m.token[static_cast<std::size_t>(b)];
+}
+
+/// The logits differ between output symbols by input-independent constants only (all rows of
+/// W equal): the predictor is constant, η = 0 and the mean cross-entropy is
+/// -(log2 p_0 + log2 p_1)/2 >= 1 by AM-GM, exactly (balls could not decide the equality case
+/// p = (1/2, 1/2)).
+bool constant_predictor(const model::readout<rational>& r) {
+    const auto& w = r.logits.W;
+    for (std::size_t a = 1; a < w.rows; ++a)
+        for (std::size_t col = 0; col < w.cols; ++col)
+            if (w.at(a, col) != w.at(0, col)) return false;
+    return true;
+}
+
+} // namespace
+
+std::vector<std::size_t> measured_positions(const test_case& c, std::size_t n) {
+    std::vector<std::size_t> out;
+    if (n < 2) return out;
+    if (n <= 13) {
+        for (std::size_t i = 0; i + 1 < n; ++i) out.push_back(i);
+        return out;
+    }
+    std::set<std::size_t> s{0, 1, (n - 1) / 2, n - 3, n - 2};
+    if (auto it = c.params.find("position"); it != c.params.end() && it->second >= 1 &&
+                                             static_cast<std::size_t>(it->second) < n)
+        s.insert(static_cast<std::size_t>(it->second - 1));
+    return {s.begin(), s.end()};
+}
+
+runner::property influence_below_bounds(pair_bound_fn bound) {
+    const bool replaced = static_cast<bool>(bound);
+    if (!bound) bound = analysis::posterior_bound;
+    runner::property p;
+    p.suite = "soft-influence";
+    p.name = "influence-below-bounds";
+    p.statement = "for a soft model satisfying the hypotheses of Claim 2, every one-symbol change "
+                  "moves y_n^(L) by at most the a-posteriori pair bound and at most K(n)/n "
+                  "(recursion (B)), so n * influence <= K";
+    p.kinds = {"ball"};
+    p.negative_control = "the a-posteriori bound divided by n^2 (too small) is exceeded";
+    p.generator = [](const run_config& cfg) {
+        return model_input_position(gen::soft_model(), cfg, 64);
+    };
+    p.check = [bound, replaced](const test_case& c, const numeric::context& ctx) {
+        auto x = input_of(c);
+        const std::size_t n = x.size();
+        if (n < 2) return check_result::holds("no position before eos");
+        const auto rep = analysis::a_priori_bound(c.model, static_cast<long>(n), ctx);
+        if (auto why = hypotheses_missing(rep)) return check_result::undecided(*why);
+        const auto mb = model::to_scalar<arb_ball>(c.model, ctx);
+        const auto base = attention::soft_forward(mb, x, ctx, {.trace = true});
+        bool undecided = false;
+        std::string undecided_at;
+        auto x2 = x;
+        const int symbols = static_cast<int>(c.model.sigma.symbols.size());
+        for (std::size_t i : measured_positions(c, n)) {
+            for (int a = 0; a < symbols; ++a) {
+                if (a == x[i] || indistinguishable(c.model, x[i], a)) continue;
+                x2[i] = a;
+                const auto changed = attention::soft_forward(mb, x2, ctx, {.trace = true});
+                arb_ball sq = numeric::zero<arb_ball>(ctx);
+                for (std::size_t t = 0; t < base.y.size(); ++t) {
+                    arb_ball d = base.y[t] - changed.y[t];
+                    numeric::fma_acc(sq, d, d);
+                }
+                const arb_ball dy = numeric::sqrt(sq);
+                const arb_ball post = bound(c.model, *base.trace, *changed.trace, i, ctx);
+                const auto pos = std::to_string(i + 1);
+                const auto with_pair = [&](check_result r) {
+                    r.with("n", std::to_string(n))
+                        .with("position", pos)
+                        .with("replacement", c.model.sigma.symbols[static_cast<std::size_t>(a)])
+                        .with("changed_input", model::format_input(c.model.sigma, x2))
+                        .with("influence", show(dy))
+                        .with("posterior_bound", show(post));
+                    if (rep.bound_at_n) r.with("a_priori_bound", show(*rep.bound_at_n));
+                    return r;
+                };
+                const order op = versus(dy, post);
+                if (op == order::greater)
+                    return with_pair(check_result::violated(
+                        std::string("the one-symbol influence exceeds the ") +
+                        (replaced ? "replaced" : "a-posteriori") + " bound"));
+                if (rep.bound_at_n) {
+                    const order oa = versus(dy, *rep.bound_at_n);
+                    if (oa == order::greater)
+                        return with_pair(check_result::violated(
+                            "the one-symbol influence exceeds the a-priori bound K(n)/n"));
+                    if (oa == order::unknown) undecided = true;
+                }
+                if (op == order::unknown) {
+                    undecided = true;
+                    undecided_at = pos;
+                }
+            }
+            x2[i] = x[i];
+        }
+        if (undecided)
+            return check_result::undecided("influence and bound overlap at this precision "
+                                           "(position " + undecided_at + ")");
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
+runner::property prob_change_below_bound(long divisor) {
+    runner::property p;
+    p.suite = "soft-influence";
+    p.name = "prob-change-below-bound";
+    p.statement = "for a soft predictor satisfying the hypotheses, every one-symbol change moves "
+                  "the output distribution by ||Δp||_inf, TV <= factor * ||Δy_n^(L)|| / 4 and "
+                  "<= factor * K(n) / (4n), factor = max ||W_r - W_r'||_2";
+    p.kinds = {"ball"};
+    p.negative_control = "the same bound with 8 in place of 4 is exceeded (a softmax near "
+                         "p = (1/2, 1/2) attains osc/4)";
+    p.generator = [](const run_config& cfg) {
+        return model_input_position(gen::soft_model(), cfg, 64);
+    };
+    p.check = [divisor](const test_case& c, const numeric::context& ctx) {
+        auto x = input_of(c);
+        const std::size_t n = x.size();
+        if (n < 2) return check_result::holds("no position before eos");
+        if (c.model.out.type != model::readout<rational>::kind::softmax)
+            return check_result::holds("not a softmax readout: no probabilities");
+        const auto rep = analysis::a_priori_bound(c.model, static_cast<long>(n), ctx);
+        if (auto why = hypotheses_missing(rep)) return check_result::undecided(*why);
+        const arb_ball factor = analysis::logit_oscillation_factor(c.model.out, ctx);
+        const arb_ball div = numeric::from_int<arb_ball>(divisor, ctx);
+        const auto mb = model::to_scalar<arb_ball>(c.model, ctx);
+        analysis::influence_options opt;
+        opt.positions = measured_positions(c, n);
+        const auto prof = analysis::influence_profile_of(mb, c.model, x, ctx, opt);
+        bool undecided = false;
+        for (const auto& pr : prof.pairs) {
+            const arb_ball local = factor * pr.dy / div;
+            std::optional<arb_ball> global;
+            if (rep.bound_at_n) global = factor * *rep.bound_at_n / div;
+            for (const auto& [what, dp] : {std::pair{"max-norm", *pr.dp_max},
+                                           std::pair{"total variation", *pr.dp_tv}}) {
+                auto fail = [&](const char* which, const arb_ball& b) {
+                    return check_result::violated(std::string("the ") + what +
+                                                  " probability change exceeds " + which)
+                        .with("n", std::to_string(n))
+                        .with("position", std::to_string(pr.position + 1))
+                        .with("replacement",
+                              c.model.sigma.symbols[static_cast<std::size_t>(pr.replacement)])
+                        .with("prob_change", show(dp))
+                        .with("influence", show(pr.dy))
+                        .with("factor", show(factor))
+                        .with("bound", show(b));
+                };
+                const order ol = versus(dp, local);
+                if (ol == order::greater) return fail("factor * ||dy_n|| / divisor", local);
+                if (ol == order::unknown) undecided = true;
+                if (global) {
+                    const order og = versus(dp, *global);
+                    if (og == order::greater) return fail("factor * K(n) / (divisor n)", *global);
+                    if (og == order::unknown) undecided = true;
+                }
+            }
+        }
+        if (undecided) return check_result::undecided("probability change and bound overlap");
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
+runner::property cross_entropy_above_chance(long eta_divisor,
+                                            std::optional<rc::Gen<model::model<rational>>> source) {
+    gen::soft_bounds binary;
+    binary.max_alphabet = 2;
+    rc::Gen<model::model<rational>> models = source ? *source : gen::soft_model(binary);
+    runner::property p;
+    p.suite = "soft-influence";
+    p.name = "cross-entropy-above-chance";
+    p.statement = "for a soft predictor over {0,1}, the mean PARITY cross-entropy over the whole "
+                  "cube {0,1}^(n-1) is >= 1 - log2(1 + eta) bits, eta = min over bits b of the "
+                  "largest ||Δp||_inf from flipping b";
+    p.kinds = {"ball"};
+    p.negative_control = "eta divided by 4, on the confident Chiang & Cholak model with layer "
+                         "norm eps = 0 (cc-parity-ln0), is violated";
+    p.generator = [models](const run_config& cfg) {
+        const long cap = std::max(2L, std::min(cfg.max_n, 9L));
+        return rc::gen::map(rc::gen::pair(models, rc::gen::inRange(2L, cap + 1)),
+                            [](const std::pair<model::model<rational>, long>& mn) {
+                                test_case c;
+                                c.model = mn.first;
+                                c.params["n"] = mn.second;
+                                return c;
+                            });
+    };
+    p.check = [eta_divisor](const test_case& c, const numeric::context& ctx) {
+        const auto& m = c.model;
+        const long n = c.params.at("n");
+        const int zero = m.sigma.index_of("0"), one = m.sigma.index_of("1");
+        if (zero < 0 || one < 0 || m.sigma.symbols.size() != 2)
+            return check_result::holds("not applicable: the input alphabet is not {0, 1}");
+        if (m.out.type != model::readout<rational>::kind::softmax)
+            return check_result::holds("not applicable: not a softmax readout");
+        const auto& outs = m.out.symbols;
+        const auto o0 = std::find(outs.begin(), outs.end(), "0") - outs.begin();
+        const auto o1 = std::find(outs.begin(), outs.end(), "1") - outs.begin();
+        if (o0 == static_cast<long>(outs.size()) || o1 == static_cast<long>(outs.size()))
+            return check_result::holds("not applicable: the output alphabet lacks 0 or 1");
+        if (constant_predictor(m.out))
+            return check_result::holds("constant predictor: eta = 0 and CE >= 1 bit exactly");
+        const auto mb = model::to_scalar<arb_ball>(m, ctx);
+        const std::size_t bits = static_cast<std::size_t>(n - 1);
+        const std::size_t cube = std::size_t{1} << bits;
+        std::vector<model::vec<arb_ball>> probs(cube);
+        model::input_sequence x(static_cast<std::size_t>(n), zero);
+        x.back() = m.sigma.eos_index();
+        arb_ball ce_sum = numeric::zero<arb_ball>(ctx);
+        std::size_t correct = 0;
+        const arb_ball ln2 = numeric::log(numeric::from_int<arb_ball>(2, ctx));
+        for (std::size_t a = 0; a < cube; ++a) {
+            int parity = 0;
+            for (std::size_t t = 0; t < bits; ++t) {
+                const bool bit = (a >> t) & 1;
+                x[t] = bit ? one : zero;
+                parity ^= bit ? 1 : 0;
+            }
+            const auto y = attention::soft_forward(mb, x, ctx).y;
+            probs[a] = attention::softmax(attention::readout_logits(mb.out, y, ctx), ctx);
+            const arb_ball& q = probs[a][static_cast<std::size_t>(parity ? o1 : o0)];
+            ce_sum -= numeric::log(q) / ln2;
+            const arb_ball& other = probs[a][static_cast<std::size_t>(parity ? o0 : o1)];
+            correct += numeric::compare(q, other) == order::greater ? 1 : 0;
+        }
+        const arb_ball ce = ce_sum / numeric::from_int<arb_ball>(static_cast<long>(cube), ctx);
+        // η_b = max over x of ||p(x) - p(x ^ b)||_∞; the pairing x <-> x ^ b is a
+        // parity-swapping bijection, so any single b gives E[q] <= (1 + η_b)/2 (theory.md §2.2).
+        std::optional<arb_ball> eta;
+        std::size_t best_bit = 0;
+        for (std::size_t b = 0; b < bits; ++b) {
+            arb_ball eb = numeric::zero<arb_ball>(ctx);
+            for (std::size_t a = 0; a < cube; ++a) {
+                const std::size_t a2 = a ^ (std::size_t{1} << b);
+                if (a2 < a) continue;
+                for (std::size_t r = 0; r < probs[a].size(); ++r)
+                    eb = analysis::max_enclosure(eb, numeric::abs(probs[a][r] - probs[a2][r]));
+            }
+            if (!eta || numeric::compare(eb, *eta) == order::less) {
+                eta = eb;
+                best_bit = b;
+            }
+        }
+        const arb_ball e = *eta / numeric::from_int<arb_ball>(eta_divisor, ctx);
+        const arb_ball floor_bits =
+            numeric::one<arb_ball>(ctx) - numeric::log(numeric::one<arb_ball>(ctx) + e) / ln2;
+        const order o = numeric::compare(ce, floor_bits);
+        if (o == order::less)
+            return check_result::violated("the mean PARITY cross-entropy is below 1 - log2(1 + eta)")
+                .with("n", std::to_string(n))
+                .with("cross_entropy_bits", show(ce))
+                .with("eta", show(*eta))
+                .with("eta_divisor", std::to_string(eta_divisor))
+                .with("flipped_bit", std::to_string(best_bit + 1))
+                .with("floor_bits", show(floor_bits))
+                .with("accuracy", std::to_string(correct) + "/" + std::to_string(cube));
+        if (o == order::unknown)
+            return check_result::undecided("cross-entropy and its floor overlap at this precision "
+                                           "(CE " + show(ce) + ", floor " + show(floor_bits) + ")");
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
+void register_soft_influence(runner::registry& r) {
+    r.add(influence_below_bounds());
+    r.add(prob_change_below_bound());
+    r.add(cross_entropy_above_chance());
+}
+
+} // namespace attnprop::props

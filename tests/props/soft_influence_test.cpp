@@ -1,0 +1,85 @@
+// Suite soft-influence at a small budget with fixed seeds, and each property's negative control.
+#include "analysis/bounds.hpp"
+#include "model/model_file.hpp"
+#include "props/soft_influence.hpp"
+#include "support.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace attnprop;
+using numeric::arb_ball;
+using numeric::rational;
+
+namespace {
+
+model::model<rational> bundled(const std::string& name) {
+    return model::read_model_file(std::string(ATTNPROP_MODELS_DIR) + "/" + name + ".json");
+}
+
+} // namespace
+
+TEST_CASE("soft-influence/influence-below-bounds holds", "[props][soft-influence]") {
+    test::require_holds(props::influence_below_bounds(), test::budget(100));
+}
+TEST_CASE("soft-influence/prob-change-below-bound holds", "[props][soft-influence]") {
+    test::require_holds(props::prob_change_below_bound(), test::budget(100));
+}
+TEST_CASE("soft-influence/cross-entropy-above-chance holds", "[props][soft-influence]") {
+    test::require_holds(props::cross_entropy_above_chance(), test::budget(100));
+}
+
+TEST_CASE("cross-entropy-above-chance on the Chiang & Cholak PARITY models",
+          "[props][soft-influence]") {
+    for (const char* name : {"cc-parity", "cc-parity-ln5"}) {
+        INFO(name);
+        test::require_holds(props::cross_entropy_above_chance(1, rc::gen::just(bundled(name))),
+                            test::budget(20));
+    }
+    // With eps = 0 every input gets q = sigma(sqrt(10)) and every flip moves p by
+    // eta = tanh(sqrt(10)/2): Jensen's inequality is an equality, CE = 1 - log2(1 + eta)
+    // exactly, and no precision separates the two sides. Undecided, never failed.
+    auto r = runner::run_property(
+        props::cross_entropy_above_chance(1, rc::gen::just(bundled("cc-parity-ln0"))),
+        test::budget(5, 64, 256));
+    INFO(test::describe(r));
+    REQUIRE(r.failed == 0);
+    REQUIRE(r.error.empty());
+    REQUIRE(r.undecided > 0);
+}
+
+TEST_CASE("soft-influence is registered", "[props][soft-influence]") {
+    runner::registry reg;
+    runner::register_all(reg);
+    for (const char* name : {"soft-influence/influence-below-bounds",
+                             "soft-influence/prob-change-below-bound",
+                             "soft-influence/cross-entropy-above-chance"})
+        REQUIRE(reg.find(name) != nullptr);
+}
+
+// ---- negative controls ---------------------------------------------------------------------
+
+TEST_CASE("negative control: an a-posteriori bound too small by n^2 is exceeded",
+          "[props][negative][soft-influence]") {
+    auto shrunk = [](const model::model<rational>& m,
+                     const attention::soft_trace<arb_ball>& a,
+                     const attention::soft_trace<arb_ball>& b, std::size_t i,
+                     const numeric::context& ctx) {
+        const long n = static_cast<long>(a.y.front().size());
+        return analysis::posterior_bound(m, a, b, i, ctx) /
+               numeric::from_int<arb_ball>(n * n, ctx);
+    };
+    test::require_fails(props::influence_below_bounds(shrunk), test::budget(100));
+}
+
+TEST_CASE("negative control: the probability bound with 8 in place of 4 is exceeded",
+          "[props][negative][soft-influence]") {
+    test::require_fails(props::prob_change_below_bound(8), test::budget(100));
+}
+
+TEST_CASE("negative control: the cross-entropy floor with eta / 4 fails on a confident model",
+          "[props][negative][soft-influence]") {
+    auto r = test::require_fails(
+        props::cross_entropy_above_chance(4, rc::gen::just(bundled("cc-parity-ln0"))),
+        test::budget(20));
+    REQUIRE(r.cx->shrunk.result.message.find("cross-entropy") != std::string::npos);
+}
