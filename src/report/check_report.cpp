@@ -116,6 +116,7 @@ value check_to_json(const check_run& run) {
         value cl = value::object();
         for (const auto& [k, v] : r.classes) cl.set(k, num(v));
         p.set("model_classes", std::move(cl));
+        if (!r.undecided_reasons.empty()) p.set("undecided_reasons", string_array(r.undecided_reasons));
         if (r.cx) {
             value cx = value::object();
             cx.set("folder", str("counterexamples/" + counterexample_folder(r)));
@@ -164,6 +165,7 @@ std::string check_to_markdown(const check_run& run) {
             return s;
         }() << ". Lengths: " << distribution_line(r.n_buckets)
            << ". Models: " << distribution_line(r.classes) << ".\n";
+        for (const auto& why : r.undecided_reasons) os << "  Undecided: " << why << ".\n";
     }
     bool any = false;
     for (const auto& r : run.reports) {

@@ -2,6 +2,8 @@
 // explicit parameters and a silent listener, and records the original and shrunk failure.
 #include "runner/runner.hpp"
 
+#include <algorithm>
+
 #include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/Property.h>
 #include <rapidcheck/detail/Results.h>
@@ -102,8 +104,14 @@ property_report run_property(const property& p, const run_config& cfg) {
         if (shrinking) return;
         rep.n_buckets[n_bucket(length_of(c))]++;
         rep.classes[p.tag ? p.tag(c) : std::string("?")]++;
-        if (r.status == verdict::undecided) ++rep.undecided;
-        else ++rep.passed;
+        if (r.status == verdict::undecided) {
+            ++rep.undecided;
+            auto& why = rep.undecided_reasons;
+            if (why.size() < 3 && std::find(why.begin(), why.end(), r.message) == why.end())
+                why.push_back(r.message);
+        } else {
+            ++rep.passed;
+        }
     };
 
     rc::detail::TestParams params;

@@ -45,6 +45,8 @@ struct property_report {
     std::string error;          ///< RapidCheck reported an error (not a counterexample)
     std::map<std::string, int> n_buckets; ///< "n<=16", "n<=256", ... -> cases
     std::map<std::string, int> classes;   ///< model class -> cases
+    /// Why cases were undecided: the first few distinct messages, in the order met.
+    std::vector<std::string> undecided_reasons;
     std::optional<counterexample> cx;
     double seconds = 0;         ///< wall time (reports only; never compared)
 
