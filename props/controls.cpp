@@ -3,10 +3,15 @@
 //  hard-output-ignores-x1         "a hard model's output never depends on x_1"            [exact]
 //  soft-influence-below-1-over-n2 "one-symbol influence of a soft model is at most 1/n^2" [ball]
 //  double-equals-exact            "double hard attention always agrees with exact"         [double, exact]
+//  hard-recognizes-language       "a hard model classifies PARITY (or DYCK) correctly"     [exact]
+//                                 false by Hahn's Theorem 1; also replays the language
+//                                 counterexamples that `attnprop restrict` writes
 #include "props/controls.hpp"
 
 #include "attention/hard_exact.hpp"
 #include "attention/soft.hpp"
+#include "lang/languages.hpp"
+#include "props/hard_limit.hpp"
 #include "props/common.hpp"
 
 namespace attnprop::props {
@@ -122,12 +127,77 @@ runner::property double_equals_exact() {
     return p;
 }
 
+runner::property hard_recognizes_language() {
+    runner::property p;
+    p.suite = "controls";
+    p.name = "hard-recognizes-language";
+    p.statement = "(false by Hahn's Theorem 1) a binary hard model classifies every input of "
+                  "PARITY correctly (for a case with a language parameter: that language, "
+                  "1DYCK/2DYCK with their ends pre-fixed)";
+    p.kinds = {"exact"};
+    p.expected_to_fail = true;
+    p.negative_control = "this property is itself a control: the restriction leaves a free bit "
+                         "outside D_L(n), and flipping it changes the label but not the output";
+    p.generator = [](const run_config& cfg) {
+        gen::hard_bounds b;
+        b.max_alphabet = 2;
+        const long max_n = std::max(2L, std::min(cfg.max_n, 64L));
+        return rc::gen::mapcat(rc::gen::pair(gen::hard_model(b), gen::length(max_n)),
+                               [](const auto& mn) {
+                                   const auto& [m, n0] = mn;
+                                   const long n = std::max(2L, n0);
+                                   return rc::gen::map(rc::gen::inRange(0L, 1000L), [m, n](long seed) {
+                                       test_case c;
+                                       c.model = m;
+                                       c.params["n"] = n;
+                                       c.params["seed"] = seed;
+                                       c.params["language"] =
+                                           static_cast<long>(lang::language::parity);
+                                       return c;
+                                   });
+                               });
+    };
+    p.check = [](const test_case& c, const numeric::context&) {
+        const long n = c.params.at("n");
+        const auto l = static_cast<lang::language>(c.params.at("language"));
+        analysis::language_run run;
+        try {
+            run = analysis::run_language(c.model, n, l, language_options_of(c));
+        } catch (const std::invalid_argument& e) {
+            return check_result::holds(std::string("not applicable: ") + e.what());
+        }
+        const auto& res = run.result;
+        if (res.verdict != analysis::language_verdict::counterexample || res.wrong < 0)
+            return check_result::holds(std::string("no counterexample at this n: ") + res.explanation);
+        // Recompute the misclassified input exactly: the counterexample stands on its own.
+        const std::string& w = res.inputs[res.wrong];
+        const auto y = attention::hard_forward_exact(c.model, model::parse_input(c.model, w),
+                                                     numeric::context{53}).y;
+        const bool accepted =
+            attention::recognize(c.model.out, y, numeric::context{53}) == attention::verdict::accept;
+        if (accepted == lang::member(l, w)) return check_result::holds("the reported input is right");
+        return check_result::violated(std::string("the model misclassifies a ") + lang::to_string(l) +
+                                      " input: " + res.explanation)
+            .with("n", std::to_string(n))
+            .with("rho", run.restr.rho_string(c.model.sigma))
+            .with("input_1", res.inputs[0])
+            .with("input_2", res.inputs[1])
+            .with("y_1", show_vector(res.outputs[0]))
+            .with("y_2", show_vector(res.outputs[1]))
+            .with("wrong", std::to_string(res.wrong + 1))
+            .with("member_wrong", lang::member(l, w) ? "yes" : "no");
+    };
+    p.tag = case_class;
+    return p;
+}
+
 } // namespace
 
 void register_controls(runner::registry& r) {
     r.add(hard_output_ignores_x1());
     r.add(soft_influence_below_1_over_n2());
     r.add(double_equals_exact());
+    r.add(hard_recognizes_language());
 }
 
 } // namespace attnprop::props

@@ -51,6 +51,14 @@ long param(const test_case& c, const char* name, long fallback) {
     return it == c.params.end() ? fallback : it->second;
 }
 
+std::string positions(const std::vector<std::size_t>& v) {
+    std::string s;
+    for (std::size_t t = 0; t < v.size(); ++t) s += (t ? "," : "") + std::to_string(v[t] + 1);
+    return "{" + s + "}";
+}
+
+} // namespace
+
 analysis::certificate_options certificate_options_of(const test_case& c) {
     analysis::certificate_options o;
     o.seed = static_cast<std::uint64_t>(param(c, "seed", 1));
@@ -59,13 +67,12 @@ analysis::certificate_options certificate_options_of(const test_case& c) {
     return o;
 }
 
-std::string positions(const std::vector<std::size_t>& v) {
-    std::string s;
-    for (std::size_t t = 0; t < v.size(); ++t) s += (t ? "," : "") + std::to_string(v[t] + 1);
-    return "{" + s + "}";
+analysis::language_options language_options_of(const test_case& c) {
+    analysis::language_options lo;
+    lo.restrict = restriction_options_of(c);
+    lo.certify = certificate_options_of(c);
+    return lo;
 }
-
-} // namespace
 
 analysis::restriction_options restriction_options_of(const test_case& c) {
     analysis::restriction_options o;
@@ -101,9 +108,8 @@ runner::property certificate_valid(bool unsound) {
         analysis::restriction r;
         analysis::certificate cert;
         if (auto it = c.params.find("language"); it != c.params.end()) {
-            analysis::language_options lo;
+            analysis::language_options lo = language_options_of(c);
             lo.restrict = ro;
-            lo.certify = certificate_options_of(c);
             auto run = analysis::run_language(c.model, n, static_cast<lang::language>(it->second), lo);
             r = std::move(run.restr);
             cert = std::move(run.cert);

@@ -26,6 +26,12 @@ using parity_pair_fn = std::function<analysis::language_result(
 /// `language` when given.
 analysis::restriction_options restriction_options_of(const test_case& c);
 
+/// The certificate options of a case: seed and samples from its params, one thread.
+analysis::certificate_options certificate_options_of(const test_case& c);
+
+/// restriction_options_of and certificate_options_of together, for analysis::run_language.
+analysis::language_options language_options_of(const test_case& c);
+
 /// The certificate of a random model's restriction is valid: T_L(n) equals the exact forward
 /// pass on every tried input and y_n^(L) is bit-identical under re-assignments of
 /// Free \ D_L(n); the growth and counting checks hold. `unsound` sets

@@ -174,6 +174,14 @@ public:
                     std::cout << "counterexample written to " << dir.string()
                               << " (attnprop replay " << dir.string() << ")\n";
             }
+            if (r.language && r.language->verdict == analysis::language_verdict::counterexample) {
+                auto dir = out_dir() / ("language-counterexample-n" + std::to_string(n));
+                report::write_language_counterexample(dir, m, r);
+                if (!json_)
+                    std::cout << "language counterexample written to " << dir.string()
+                              << " (attnprop replay " << dir.string()
+                              << " exits 1 while the model misclassifies it)\n";
+            }
             runs.push_back(std::move(r));
         }
         if (ns.size() > 1 || !out_.empty()) {

@@ -1,11 +1,13 @@
 #include "report/restrict_report.hpp"
 
+#include "lang/languages.hpp"
 #include "model/model_file.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace attnprop::report {
 
@@ -363,20 +365,23 @@ void write_restrict_single(const fs::path& dir, const model::model<rational>& m,
     write_restrict_sweep(dir, m, {r});
 }
 
-fs::path write_restrict_counterexample(const fs::path& dir, const model::model<rational>& m,
-                                       const restrict_run& r) {
+namespace {
+
+/// DIR/{model.json, case.json} of a counterexample replayed through `property`.
+fs::path write_case_folder(const fs::path& dir, const model::model<rational>& m,
+                           const std::string& property, const std::string& statement,
+                           const std::vector<std::string>& inputs, const restrict_run& r,
+                           const std::string& message, value numbers) {
     fs::create_directories(dir);
     model::write_model_file(m, (dir / "model.json").string());
     value o = value::object();
     o.set("format", str("attnprop-counterexample"));
     o.set("version", num(1));
-    o.set("property", str(restriction_property));
-    o.set("statement", str("the restriction certificate is valid: the dependency table T_L(n) "
-                           "equals the exact forward pass and y_n^(L) is independent of "
-                           "Free \\ D_L(n)"));
+    o.set("property", str(property));
+    o.set("statement", str(statement));
     o.set("model", str("model.json"));
     value ins = value::array(), ns = value::array();
-    for (const auto& s : r.cert.failing_inputs) {
+    for (const auto& s : inputs) {
         ins.push_back(str(s));
         ns.push_back(num(static_cast<long long>(s.size()) + 1));
     }
@@ -394,17 +399,51 @@ fs::path write_restrict_counterexample(const fs::path& dir, const model::model<r
     o.set("precision", num(128));
     o.set("precision_cap", num(128));
     o.set("verdict", str("violated"));
+    o.set("message", str(message));
+    o.set("numbers", std::move(numbers));
+    write_text(dir / "case.json", json::dump(o, 2) + "\n");
+    return dir;
+}
+
+} // namespace
+
+fs::path write_restrict_counterexample(const fs::path& dir, const model::model<rational>& m,
+                                       const restrict_run& r) {
     std::string message;
     for (const auto& c : r.cert.checks)
         if (c.soundness && !c.passed) message += (message.empty() ? "" : "; ") + c.name + ": " + c.detail;
-    o.set("message", str(message));
     value nums = value::object();
     for (std::size_t t = 0; t < r.cert.failing_outputs.size(); ++t)
         nums.set("y_" + std::to_string(t + 1), str(vector_text(r.cert.failing_outputs[t])));
     nums.set("table_entry", str(vector_text(r.cert.expected)));
-    o.set("numbers", std::move(nums));
-    write_text(dir / "case.json", json::dump(o, 2) + "\n");
-    return dir;
+    return write_case_folder(dir, m, restriction_property,
+                             "the restriction certificate is valid: the dependency table T_L(n) "
+                             "equals the exact forward pass and y_n^(L) is independent of "
+                             "Free \\ D_L(n)",
+                             r.cert.failing_inputs, r, message, std::move(nums));
+}
+
+fs::path write_language_counterexample(const fs::path& dir, const model::model<rational>& m,
+                                       const restrict_run& r) {
+    if (!r.language || r.language->verdict != analysis::language_verdict::counterexample)
+        throw std::invalid_argument("write_language_counterexample: the run has no counterexample");
+    const auto& lr = *r.language;
+    value nums = value::object();
+    nums.set("n", str(std::to_string(r.n)));
+    nums.set("rho", str(r.restr.rho_string(m.sigma)));
+    for (int t = 0; t < 2; ++t) {
+        nums.set("input_" + std::to_string(t + 1), str(lr.inputs[t]));
+        nums.set("y_" + std::to_string(t + 1), str(vector_text(lr.outputs[t])));
+    }
+    nums.set("wrong", str(std::to_string(lr.wrong + 1)));
+    return write_case_folder(dir, m, language_property,
+                             std::string("(false by Hahn's Theorem 1) the hard model classifies "
+                                         "every input of ") +
+                                 lang::to_string(lr.language) + " correctly",
+                             {lr.inputs[0], lr.inputs[1]}, r,
+                             std::string("the model misclassifies a ") +
+                                 lang::to_string(lr.language) + " input: " + lr.explanation,
+                             std::move(nums));
 }
 
 } // namespace attnprop::report

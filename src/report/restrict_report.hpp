@@ -19,6 +19,9 @@ namespace attnprop::report {
 /// The property that replays a restriction counterexample.
 inline constexpr const char* restriction_property = "hard-limit/certificate-valid";
 
+/// The property that replays a language counterexample (the model misclassifies an input).
+inline constexpr const char* language_property = "controls/hard-recognizes-language";
+
 /// One restriction run at one n.
 struct restrict_run {
     std::string model_name;
@@ -56,6 +59,14 @@ void write_restrict_single(const std::filesystem::path& dir,
 /// Writes DIR/{model.json, case.json} for an invalid certificate, replayable with
 /// `attnprop replay DIR`. Returns DIR.
 std::filesystem::path write_restrict_counterexample(const std::filesystem::path& dir,
+                                                    const model::model<numeric::rational>& m,
+                                                    const restrict_run& r);
+
+/// Writes DIR/{model.json, case.json} for a language counterexample of the run (two inputs
+/// with equal outputs and different membership), replayable with `attnprop replay DIR`
+/// through controls/hard-recognizes-language: replay exits 1 while the model misclassifies
+/// it. Precondition: r.language holds a counterexample (else std::invalid_argument).
+std::filesystem::path write_language_counterexample(const std::filesystem::path& dir,
                                                     const model::model<numeric::rational>& m,
                                                     const restrict_run& r);
 

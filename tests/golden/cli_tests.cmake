@@ -40,7 +40,8 @@ add_test(NAME "golden: cli check-controls-fails"
                  --out ${_ctl_out})
 set_tests_properties("golden: cli check-controls-fails" PROPERTIES LABELS golden
                      FIXTURES_SETUP controls_report)
-foreach(_ctl hard-output-ignores-x1 soft-influence-below-1-over-n2 double-equals-exact)
+foreach(_ctl hard-output-ignores-x1 soft-influence-below-1-over-n2 double-equals-exact
+             hard-recognizes-language)
   add_test(NAME "golden: cli replay-${_ctl}"
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated" --
                    $<TARGET_FILE:attnprop_cli> replay ${_ctl_out}/counterexamples/controls-${_ctl})
@@ -48,7 +49,7 @@ foreach(_ctl hard-output-ignores-x1 soft-influence-below-1-over-n2 double-equals
                        FIXTURES_REQUIRED controls_report)
 endforeach()
 add_test(NAME "golden: cli replay-ambiguous-dir"
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 2 "holds 3 counterexamples" --
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 2 "holds 4 counterexamples" --
                  $<TARGET_FILE:attnprop_cli> replay ${_ctl_out})
 set_tests_properties("golden: cli replay-ambiguous-dir" PROPERTIES LABELS golden
                      FIXTURES_REQUIRED controls_report)
@@ -72,6 +73,19 @@ attnprop_cli_test(restrict-first-not-ruled-out 0 "first: language not ruled out"
 attnprop_cli_test(restrict-first-c-obs 0 "c_obs +1 +D_L\\(n\\) = \\{1\\}" restrict --model hard-first --n 64)
 attnprop_cli_test(restrict-contains-one 0 "contains-one: language not ruled out"
                   restrict --model hard-contains-one --n 64 --language contains-one)
+set(_rcx_out ${CMAKE_CURRENT_BINARY_DIR}/golden-restrict-cx)
+add_test(NAME "golden: cli restrict-writes-language-counterexample"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 0 "language counterexample written to" --
+                 $<TARGET_FILE:attnprop_cli> restrict --model hard-parity-attempt --n 64
+                 --language parity --out ${_rcx_out})
+set_tests_properties("golden: cli restrict-writes-language-counterexample" PROPERTIES
+                     LABELS golden FIXTURES_SETUP restrict_cx
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+add_test(NAME "golden: cli replay-language-counterexample"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "misclassifies a parity input" --
+                 $<TARGET_FILE:attnprop_cli> replay ${_rcx_out}/language-counterexample-n64)
+set_tests_properties("golden: cli replay-language-counterexample" PROPERTIES LABELS golden
+                     FIXTURES_REQUIRED restrict_cx)
 attnprop_cli_test(restrict-json-counterexample 0 "\"wrong\": [01]"
                   restrict --model hard-parity-attempt --n 64 --language parity --json)
 attnprop_cli_test(restrict-json-certificate 0 "\"certificate\": \"valid\""

@@ -171,7 +171,11 @@ void require_control_fails_small_and_replays(const std::string& name) {
     REQUIRE(m.layers.size() <= 2);
     for (const auto& l : m.layers) REQUIRE(l.heads.size() <= 2);
     REQUIRE(m.d <= 4);
-    REQUIRE(r.cx->shrunk.value.inputs.front().size() <= 16);
+    const auto& shrunk = r.cx->shrunk.value;
+    if (shrunk.inputs.empty())
+        REQUIRE(shrunk.params.at("n") <= 17); // a case given by its length alone
+    else
+        REQUIRE(shrunk.inputs.front().size() <= 16);
     // The folder alone reproduces the failure.
     auto dir = std::filesystem::temp_directory_path() / ("attnprop-props-" + std::to_string(r.seed));
     std::filesystem::remove_all(dir);
@@ -198,6 +202,10 @@ TEST_CASE("controls/soft-influence-below-1-over-n2 fails, shrinks and replays",
 }
 TEST_CASE("controls/double-equals-exact fails, shrinks and replays", "[props][controls]") {
     require_control_fails_small_and_replays("controls/double-equals-exact");
+}
+
+TEST_CASE("controls/hard-recognizes-language fails, shrinks and replays", "[props][controls]") {
+    require_control_fails_small_and_replays("controls/hard-recognizes-language");
 }
 
 TEST_CASE("the same seed gives the same report", "[props][determinism]") {
