@@ -68,6 +68,8 @@ attnprop_cli_test(restrict-parity-misclassified 0 "<- misclassified"
                   restrict --model hard-parity-attempt --n 64 --language parity)
 attnprop_cli_test(restrict-parity-certificate 0 "^certificate +valid"
                   restrict --model hard-parity-attempt --n 1024 --language parity --samples 8)
+attnprop_cli_test(restrict-parity-1024 0 "parity: counterexample found"
+                  restrict --model hard-parity-attempt --n 1024 --language parity --samples 8)
 attnprop_cli_test(restrict-first-not-ruled-out 0 "first: language not ruled out"
                   restrict --model hard-first --n 64 --language first)
 attnprop_cli_test(restrict-first-c-obs 0 "c_obs +1 +D_L\\(n\\) = \\{1\\}" restrict --model hard-first --n 64)
