@@ -40,6 +40,11 @@ template <class S> std::string show_vector(const std::vector<S>& v, int digits =
     return s + "]";
 }
 
+/// Display of a ball: 20 significant digits of the midpoint and the radius.
+inline std::string show_ball(const numeric::arb_ball& x) {
+    return numeric::to_display_string(x, 20) + " +/- " + numeric::radius_string(x);
+}
+
 /// Model class tag of a case (for distribution tables).
 std::string case_class(const test_case& c);
 

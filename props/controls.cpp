@@ -2,6 +2,8 @@
 //
 //  hard-output-ignores-x1         "a hard model's output never depends on x_1"            [exact]
 //  soft-influence-below-1-over-n2 "one-symbol influence of a soft model is at most 1/n^2" [ball]
+//  influence-decays-like-1-over-n2
+//                                 "Δ(n) <= Δ(n0)·(n0/n)^2 along a ladder of n"              [ball]
 //  double-equals-exact            "double hard attention always agrees with exact"         [double, exact]
 //  hard-recognizes-language       "a hard model classifies PARITY (or DYCK) correctly"     [exact]
 //                                 false by Hahn's Theorem 1; also replays the language
@@ -13,6 +15,7 @@
 #include "lang/languages.hpp"
 #include "props/hard_limit.hpp"
 #include "props/common.hpp"
+#include "props/soft_influence.hpp"
 
 namespace attnprop::props {
 
@@ -95,6 +98,47 @@ runner::property soft_influence_below_1_over_n2() {
                                                numeric::radius_string(sq))
                 .with("bound_squared", "1/" + std::to_string(n) + "^4");
         if (o == numeric::order::unknown) return check_result::undecided("influence near 1/n^2");
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
+runner::property influence_decays_like_1_over_n2() {
+    runner::property p;
+    p.suite = "controls";
+    p.name = "influence-decays-like-1-over-n2";
+    p.statement = "(false on purpose) along a ladder of n sharing one input prefix, the largest "
+                  "one-symbol influence decays like 1/n^2: Δ(n) <= Δ(n0) (n0/n)^2, n0 the "
+                  "smallest rung";
+    p.kinds = {"ball"};
+    p.expected_to_fail = true;
+    p.negative_control = "this property is itself a control: a wrong bound that decays too fast "
+                         "(Lemma 5's rate is 1/n) must produce a counterexample";
+    p.generator = [](const run_config& cfg) { return ladder_case(gen::soft_model(), cfg, 16); };
+    p.check = [](const test_case& c, const numeric::context& ctx) {
+        const auto pts = influence_ladder(c, ctx);
+        const auto& first = pts.front();
+        bool undecided = false;
+        for (std::size_t k = 1; k < pts.size(); ++k) {
+            const auto& pt = pts[k];
+            const rational ratio(static_cast<long>(first.n), static_cast<long>(pt.n));
+            const arb_ball bound =
+                first.max_influence * numeric::from_rational<arb_ball>(ratio * ratio, ctx);
+            const auto o = numeric::compare(pt.max_influence, bound);
+            if (o == numeric::order::greater)
+                return check_result::violated("the influence at n = " + std::to_string(pt.n) +
+                                              " exceeds the 1/n^2 extrapolation from n = " +
+                                              std::to_string(first.n))
+                    .with("n0", std::to_string(first.n))
+                    .with("influence_at_n0", show_ball(first.max_influence))
+                    .with("n", std::to_string(pt.n))
+                    .with("influence_at_n", show_ball(pt.max_influence))
+                    .with("extrapolated_bound", show_ball(bound))
+                    .with("position", std::to_string(pt.position + 1));
+            if (o == numeric::order::unknown) undecided = true;
+        }
+        if (undecided) return check_result::undecided("influence near the 1/n^2 extrapolation");
         return check_result::holds();
     };
     p.tag = case_class;
@@ -196,6 +240,7 @@ runner::property hard_recognizes_language() {
 void register_controls(runner::registry& r) {
     r.add(hard_output_ignores_x1());
     r.add(soft_influence_below_1_over_n2());
+    r.add(influence_decays_like_1_over_n2());
     r.add(double_equals_exact());
     r.add(hard_recognizes_language());
 }

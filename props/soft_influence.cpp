@@ -4,6 +4,7 @@
 //  influence-below-bounds     ||Δy_n|| <= a-posteriori pair bound and <= K(n)/n            [ball]
 //  prob-change-below-bound    ||Δp||_∞, TV <= factor·||Δy_n||/4 and <= factor·K(n)/(4n)    [ball]
 //  cross-entropy-above-chance mean PARITY CE (bits) >= 1 - log2(1 + η), exhaustive cube    [ball]
+//  influence-vanishes         n·Δ(n) <= K(n) along a ladder of n, fitted slope <= -1 + tol  [ball]
 //
 // Cases: a model from gen::soft_model, n from the length ladder (capped at 64, resp. 9 for the
 // exhaustive cube), one uniform input and a position parameter. Every comparison with a bound
@@ -12,12 +13,16 @@
 #include "props/soft_influence.hpp"
 
 #include "analysis/bounds.hpp"
+#include "analysis/loglog_fit.hpp"
 #include "attention/common.hpp"
 #include "attention/soft.hpp"
 #include "lang/languages.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
+#include <sstream>
+#include <stdexcept>
 
 namespace attnprop::props {
 
@@ -25,10 +30,6 @@ using numeric::arb_ball;
 using numeric::order;
 
 namespace {
-
-std::string show(const arb_ball& x) {
-    return numeric::to_display_string(x, 20) + " +/- " + numeric::radius_string(x);
-}
 
 /// The hypotheses of the case's model, or the reason they are not established.
 std::optional<std::string> hypotheses_missing(const analysis::bound_report& rep) {
@@ -42,6 +43,16 @@ std::optional<std::string> hypotheses_missing(const analysis::bound_report& rep)
 /// when the balls overlap.
 order versus(const arb_ball& measured, const arb_ball& bound) {
     return numeric::compare(measured, bound);
+}
+
+/// An upper bound of |x| as a double (rounded up).
+double abs_upper(const arb_ball& x) {
+    arf_t u;
+    arf_init(u);
+    arb_get_abs_ubound_arf(u, x.raw(), 53);
+    const double d = arf_get_d(u, ARF_RND_UP);
+    arf_clear(u);
+    return d;
 }
 
 /// Symbols a and b have the same token embedding and the input map only adds or concatenates
@@ -123,9 +134,9 @@ runner::property influence_below_bounds(pair_bound_fn bound) {
                         .with("position", pos)
                         .with("replacement", c.model.sigma.symbols[static_cast<std::size_t>(a)])
                         .with("changed_input", model::format_input(c.model.sigma, x2))
-                        .with("influence", show(dy))
-                        .with("posterior_bound", show(post));
-                    if (rep.bound_at_n) r.with("a_priori_bound", show(*rep.bound_at_n));
+                        .with("influence", show_ball(dy))
+                        .with("posterior_bound", show_ball(post));
+                    if (rep.bound_at_n) r.with("a_priori_bound", show_ball(*rep.bound_at_n));
                     return r;
                 };
                 const order op = versus(dy, post);
@@ -197,10 +208,10 @@ runner::property prob_change_below_bound(long divisor) {
                         .with("position", std::to_string(pr.position + 1))
                         .with("replacement",
                               c.model.sigma.symbols[static_cast<std::size_t>(pr.replacement)])
-                        .with("prob_change", show(dp))
-                        .with("influence", show(pr.dy))
-                        .with("factor", show(factor))
-                        .with("bound", show(b));
+                        .with("prob_change", show_ball(dp))
+                        .with("influence", show_ball(pr.dy))
+                        .with("factor", show_ball(factor))
+                        .with("bound", show_ball(b));
                 };
                 const order ol = versus(dp, local);
                 if (ol == order::greater) return fail("factor * ||dy_n|| / divisor", local);
@@ -306,15 +317,188 @@ runner::property cross_entropy_above_chance(long eta_divisor,
         if (o == order::less)
             return check_result::violated("the mean PARITY cross-entropy is below 1 - log2(1 + eta)")
                 .with("n", std::to_string(n))
-                .with("cross_entropy_bits", show(ce))
-                .with("eta", show(*eta))
+                .with("cross_entropy_bits", show_ball(ce))
+                .with("eta", show_ball(*eta))
                 .with("eta_divisor", std::to_string(eta_divisor))
                 .with("flipped_bit", std::to_string(best_bit + 1))
-                .with("floor_bits", show(floor_bits))
+                .with("floor_bits", show_ball(floor_bits))
                 .with("accuracy", std::to_string(correct) + "/" + std::to_string(cube));
         if (o == order::unknown)
             return check_result::undecided("cross-entropy and its floor overlap at this precision "
-                                           "(CE " + show(ce) + ", floor " + show(floor_bits) + ")");
+                                           "(CE " + show_ball(ce) + ", floor " + show_ball(floor_bits) + ")");
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
+std::vector<std::size_t> ladder_lengths(std::size_t top) {
+    std::vector<std::size_t> out;
+    for (std::size_t d = 8; d >= 1; d /= 2) out.push_back(top / d);
+    return out;
+}
+
+rc::Gen<test_case> ladder_case(rc::Gen<model::model<rational>> models, const run_config& cfg,
+                               long cap) {
+    const long limit = std::max(16L, std::min(cfg.max_n, cap));
+    long top = 16;
+    while (top * 2 <= limit) top *= 2;
+    return rc::gen::mapcat(std::move(models), [top](const model::model<rational>& m) {
+        return rc::gen::map(gen::input(m.sigma, top), [m, top](const std::string& w) {
+            test_case c;
+            c.model = m;
+            c.inputs.push_back(w);
+            c.params["ladder_top"] = top;
+            return c;
+        });
+    });
+}
+
+std::vector<ladder_point> influence_ladder(const test_case& c, const numeric::context& ctx) {
+    const auto full = input_of(c);
+    const auto top = static_cast<std::size_t>(c.params.at("ladder_top"));
+    if (top < 16 || full.size() != top)
+        throw std::invalid_argument("a ladder case needs ladder_top >= 16 and an input of "
+                                    "ladder_top - 1 symbols");
+    const auto mb = model::to_scalar<arb_ball>(c.model, ctx);
+    std::vector<ladder_point> out;
+    for (std::size_t n : ladder_lengths(top)) {
+        model::input_sequence x(full.begin(), full.begin() + static_cast<long>(n - 1));
+        x.push_back(c.model.sigma.eos_index());
+        analysis::influence_options opt;
+        if (n > 13) opt.positions = {0, 1, (n - 1) / 2, n - 3, n - 2};
+        const auto prof = analysis::influence_profile_of(mb, c.model, x, ctx, opt);
+        ladder_point pt;
+        pt.n = n;
+        pt.max_influence = numeric::zero<arb_ball>(ctx);
+        double best = -1;
+        for (const auto& pr : prof.pairs) {
+            pt.max_influence = analysis::max_enclosure(pt.max_influence, pr.dy);
+            if (const double v = numeric::approx_double(pr.dy); v > best) {
+                best = v;
+                pt.position = pr.position;
+                pt.replacement = pr.replacement;
+            }
+        }
+        pt.a_priori = analysis::a_priori_bound(c.model, static_cast<long>(n), ctx).bound_at_n;
+        if (pt.a_priori && !numeric::is_finite(*pt.a_priori)) pt.a_priori.reset();
+        const auto traced = attention::soft_forward(mb, x, ctx, {.trace_weights = true});
+        for (const auto& layer : traced.trace->weights)
+            for (const auto& row : layer)
+                for (const auto& head : row)
+                    for (const auto& w : head)
+                        pt.max_weight = std::max(pt.max_weight, numeric::approx_double(w));
+        out.push_back(std::move(pt));
+    }
+    return out;
+}
+
+runner::property influence_vanishes(double tolerance, bool require_hypotheses,
+                                    std::optional<rc::Gen<model::model<rational>>> source) {
+    rc::Gen<model::model<rational>> models = source ? *source : gen::soft_model();
+    runner::property p;
+    p.suite = "soft-influence";
+    p.name = "influence-vanishes";
+    p.statement = "for a soft model satisfying the hypotheses of Claim 2, along a ladder of n "
+                  "(top/8 .. top, one shared input prefix) n * max influence <= K(n) at every "
+                  "n, and the log-log slope of max influence over the upper three rungs is "
+                  "<= -1 + " + numeric::to_display_string(tolerance, 4);
+    p.kinds = {"ball"};
+    p.negative_control = "hypothesis-violating models (layer norm eps = 0, log n scores, "
+                         "positional i, a step update) measured anyway: n * influence grows and "
+                         "the slope check fails, naming the violated hypothesis";
+    p.generator = [models](const run_config& cfg) { return ladder_case(models, cfg, 128); };
+    p.check = [tolerance, require_hypotheses](const test_case& c, const numeric::context& ctx) {
+        const long top = c.params.at("ladder_top");
+        const auto rep = analysis::a_priori_bound(c.model, top, ctx);
+        std::string violated_hypotheses;
+        for (const auto& h : rep.hypotheses)
+            if (h.holds != true)
+                violated_hypotheses += (violated_hypotheses.empty() ? "" : ", ") + h.name;
+        if (require_hypotheses) {
+            if (auto why = hypotheses_missing(rep)) return check_result::undecided(*why);
+        }
+        const auto pts = influence_ladder(c, ctx);
+        const auto with_rungs = [&](check_result r) {
+            for (const auto& pt : pts) {
+                const auto key = "n" + std::to_string(pt.n);
+                r.with(key + "_max_influence", show_ball(pt.max_influence));
+                r.with(key + "_n_max_influence",
+                       show_ball(pt.max_influence *
+                            numeric::from_int<arb_ball>(static_cast<long>(pt.n), ctx)));
+                r.with(key + "_position", std::to_string(pt.position + 1));
+            }
+            if (!violated_hypotheses.empty())
+                r.with("hypotheses_not_established", violated_hypotheses);
+            return r;
+        };
+        bool undecided = false;
+        std::string why_undecided;
+        for (const auto& pt : pts) {
+            if (!pt.a_priori) continue;
+            const order o = versus(pt.max_influence, *pt.a_priori);
+            if (o == order::greater)
+                return with_rungs(check_result::violated(
+                                      "n * max influence exceeds K(n) at n = " +
+                                      std::to_string(pt.n)))
+                    .with("a_priori_bound", show_ball(*pt.a_priori));
+            if (o == order::unknown) {
+                undecided = true;
+                why_undecided = "influence and K(n)/n overlap at n = " + std::to_string(pt.n);
+            }
+        }
+        // The slope over the upper three rungs, on midpoints. A rung must be resolved (positive,
+        // at least 24 accurate bits) for its logarithm to mean anything; one whose influence is
+        // zero to working precision has vanished and is left out.
+        const std::size_t lowest = pts.size() - 3;
+        const double tiny = std::ldexp(1.0, -static_cast<int>(std::min(ctx.precision_bits, 4000L) / 4));
+        std::vector<double> ns, ys;
+        for (std::size_t k = lowest; k < pts.size(); ++k) {
+            const auto& pt = pts[k];
+            if (numeric::compare(pt.max_influence, numeric::zero<arb_ball>(ctx)) != order::greater) {
+                if (abs_upper(pt.max_influence) < tiny) continue;
+                return check_result::undecided("the influence at n = " + std::to_string(pt.n) +
+                                               " is not resolved from zero at this precision");
+            }
+            if (arb_rel_accuracy_bits(pt.max_influence.raw()) < 24)
+                return check_result::undecided("the influence at n = " + std::to_string(pt.n) +
+                                               " has fewer than 24 accurate bits");
+            ns.push_back(static_cast<double>(pt.n));
+            ys.push_back(numeric::approx_double(pt.max_influence));
+        }
+        if (ns.size() < 2) {
+            if (undecided) return check_result::undecided(why_undecided);
+            return check_result::holds("the influence is zero to working precision at the "
+                                       "upper rungs");
+        }
+        if (violated_hypotheses.empty() && pts[lowest].max_weight > tolerance / 2) {
+            std::ostringstream os;
+            os.precision(3);
+            os << "the ladder is below the 1/n regime: the largest attention weight at n = "
+               << pts[lowest].n << " is " << pts[lowest].max_weight << " > tolerance/2 (Lemma "
+               << "5's rate shows once n exceeds the attention's concentration; raise --max-n)";
+            return check_result::undecided_at_any_precision(os.str());
+        }
+        const auto fit = analysis::fit_loglog(ns, ys);
+        if (!fit) return check_result::undecided("no slope: too few resolved rungs");
+        const double limit = -1.0 + tolerance;
+        const auto slope_text = [&] {
+            std::ostringstream os;
+            os.precision(4);
+            os << fit->slope << " +/- " << fit->slope_stderr;
+            return os.str();
+        };
+        if (fit->slope - 2 * fit->slope_stderr > limit) {
+            std::string msg = "the influence does not vanish like 1/n: slope " + slope_text() +
+                              " over the upper rungs exceeds -1 + tolerance";
+            if (!violated_hypotheses.empty())
+                msg += " (hypotheses not established: " + violated_hypotheses + ")";
+            return with_rungs(check_result::violated(msg)).with("slope", slope_text());
+        }
+        if (fit->slope > limit)
+            return check_result::undecided_at_any_precision(
+                "slope " + slope_text() + " exceeds -1 + tolerance within two standard errors");
+        if (undecided) return check_result::undecided(why_undecided);
         return check_result::holds();
     };
     p.tag = case_class;
@@ -325,6 +509,7 @@ void register_soft_influence(runner::registry& r) {
     r.add(influence_below_bounds());
     r.add(prob_change_below_bound());
     r.add(cross_entropy_above_chance());
+    r.add(influence_vanishes());
 }
 
 } // namespace attnprop::props

@@ -45,6 +45,54 @@ runner::property prob_change_below_bound(long divisor = 4);
 runner::property cross_entropy_above_chance(long eta_divisor = 1,
                                             std::optional<rc::Gen<model::model<rational>>> models = {});
 
+/// The lengths of an influence ladder with top length `top` (a power of two >= 16): top/8,
+/// top/4, top/2, top.
+std::vector<std::size_t> ladder_lengths(std::size_t top);
+
+/// One rung of an influence ladder: the largest one-symbol influence found at length n.
+struct ladder_point {
+    std::size_t n = 0;
+    numeric::arb_ball max_influence;          ///< enclosure of the maximum over measured pairs
+    std::size_t position = 0;                 ///< 0-based position of the largest midpoint
+    int replacement = 0;
+    std::optional<numeric::arb_ball> a_priori; ///< δ_L(n) = K(n)/n, when the hypotheses hold
+    /// The largest attention weight of the unchanged input at n, over every layer, row and
+    /// head (midpoint): n·max_weight is the effective concentration E of Lemma 5.
+    double max_weight = 0;
+};
+
+/// Measures a ladder case: c.inputs[0] has top - 1 symbols (c.params["ladder_top"] = top), and
+/// the input at length n is its first n - 1 symbols followed by eos, so the rungs share their
+/// prefix and position 1 is the same symbol at every n. At each n the measured positions are
+/// every position (n <= 13), otherwise positions 1, 2, the middle one and the last two; every
+/// replacement symbol.
+std::vector<ladder_point> influence_ladder(const test_case& c, const numeric::context& ctx);
+
+/// Default slope tolerance of influence-vanishes (docs/properties.md justifies it).
+inline constexpr double vanishing_slope_tolerance = 0.25;
+
+/// The influence vanishes along the ladder: n·max influence <= K(n) at every rung (a ball
+/// comparison against recursion (B)), and the least-squares slope of log max influence
+/// against log n over the upper three rungs is <= -1 + tolerance. The slope is a statistic:
+/// it fails only when slope - 2·stderr > -1 + tolerance, and is undecided when only the
+/// point estimate exceeds it. Lemma 5's rate shows only once n exceeds the concentration E
+/// of the attention (weights up to E/n): when the largest attention weight at the lowest
+/// fitted rung exceeds tolerance/2 the ladder is too short and the case is undecided (for
+/// a single head Δ(n) ∝ 1/(E + n) has slope -(1 - w_max)). Rungs whose influence is zero to
+/// working precision (below 2^-(precision/4): a square root halves the exponent of a ball
+/// around zero) are left out of the fit. `require_hypotheses`
+/// false measures hypothesis-violating models too (the negative controls): such a model has
+/// no n-independent E, so the slope is judged as measured, the a-priori comparison is
+/// skipped where K does not exist, and a failure names the violated hypotheses.
+runner::property influence_vanishes(double tolerance = vanishing_slope_tolerance,
+                                    bool require_hypotheses = true,
+                                    std::optional<rc::Gen<model::model<rational>>> models = {});
+
+/// A ladder case generator over `models`: top = the largest power of two <= min(max_n, cap)
+/// (at least 16), one uniform input of top - 1 symbols.
+rc::Gen<test_case> ladder_case(rc::Gen<model::model<rational>> models, const run_config& cfg,
+                               long cap);
+
 void register_soft_influence(runner::registry& r);
 
 } // namespace attnprop::props

@@ -63,6 +63,10 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
         } catch (const std::exception& e) {
             r = check_result::violated(std::string("threw: ") + e.what());
         }
+        if (r.status == verdict::undecided && !r.precision_helps) {
+            if (precision_used) *precision_used = prec;
+            return r;
+        }
         if (r.status != verdict::undecided || prec * 2 > cfg.precision_cap) {
             if (precision_used) *precision_used = prec;
             if (r.status == verdict::undecided)

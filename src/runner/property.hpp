@@ -40,10 +40,20 @@ struct check_result {
     /// The numbers behind the verdict, name -> text (exact p/q where exact, decimal digits
     /// and radius otherwise).
     std::vector<std::pair<std::string, std::string>> numbers;
+    /// For undecided results: whether more precision could decide the case. False for
+    /// statistical or regime questions (a slope within its standard error), which the runner
+    /// then reports without retrying at doubled precision.
+    bool precision_helps = true;
 
     static check_result holds(std::string msg = {}) { return {verdict::holds, std::move(msg), {}}; }
     static check_result violated(std::string msg) { return {verdict::violated, std::move(msg), {}}; }
     static check_result undecided(std::string msg) { return {verdict::undecided, std::move(msg), {}}; }
+    /// Undecided for a reason precision does not change (no escalation).
+    static check_result undecided_at_any_precision(std::string msg) {
+        check_result r{verdict::undecided, std::move(msg), {}};
+        r.precision_helps = false;
+        return r;
+    }
     check_result& with(std::string name, std::string value) {
         numbers.emplace_back(std::move(name), std::move(value));
         return *this;
@@ -94,9 +104,9 @@ void register_all(registry& r);
 /// adding or reordering properties never changes another property's cases.
 std::uint64_t property_seed(std::uint64_t base, const property& p);
 
-/// Runs the check at cfg.precision, doubling the precision while the answer is undecided,
-/// up to cfg.precision_cap. An exception from the check is a violation ("threw: ...").
-/// `precision_used` receives the last precision tried.
+/// Runs the check at cfg.precision, doubling the precision while the answer is undecided
+/// (and more precision could decide it), up to cfg.precision_cap. An exception from the check
+/// is a violation ("threw: ..."). `precision_used` receives the last precision tried.
 check_result check_with_escalation(const property& p, const test_case& c, const run_config& cfg,
                                    long* precision_used = nullptr);
 

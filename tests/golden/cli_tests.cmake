@@ -41,7 +41,7 @@ add_test(NAME "golden: cli check-controls-fails"
 set_tests_properties("golden: cli check-controls-fails" PROPERTIES LABELS golden
                      FIXTURES_SETUP controls_report)
 foreach(_ctl hard-output-ignores-x1 soft-influence-below-1-over-n2 double-equals-exact
-             hard-recognizes-language)
+             hard-recognizes-language influence-decays-like-1-over-n2)
   add_test(NAME "golden: cli replay-${_ctl}"
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated" --
                    $<TARGET_FILE:attnprop_cli> replay ${_ctl_out}/counterexamples/controls-${_ctl})
@@ -49,7 +49,7 @@ foreach(_ctl hard-output-ignores-x1 soft-influence-below-1-over-n2 double-equals
                        FIXTURES_REQUIRED controls_report)
 endforeach()
 add_test(NAME "golden: cli replay-ambiguous-dir"
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 2 "holds 4 counterexamples" --
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 2 "holds 5 counterexamples" --
                  $<TARGET_FILE:attnprop_cli> replay ${_ctl_out})
 set_tests_properties("golden: cli replay-ambiguous-dir" PROPERTIES LABELS golden
                      FIXTURES_REQUIRED controls_report)

@@ -200,6 +200,10 @@ TEST_CASE("controls/soft-influence-below-1-over-n2 fails, shrinks and replays",
           "[props][controls]") {
     require_control_fails_small_and_replays("controls/soft-influence-below-1-over-n2");
 }
+TEST_CASE("controls/influence-decays-like-1-over-n2 fails, shrinks and replays",
+          "[props][controls]") {
+    require_control_fails_small_and_replays("controls/influence-decays-like-1-over-n2");
+}
 TEST_CASE("controls/double-equals-exact fails, shrinks and replays", "[props][controls]") {
     require_control_fails_small_and_replays("controls/double-equals-exact");
 }
