@@ -3,7 +3,8 @@
 //   attnprop_bench [--full] [--quick] [--quiet] [--precision=BITS] [--csv=FILE]
 //                  [--benchmark_... flags]
 //
-// --full adds n = 4096 for the MPFR and Arb soft cases (several minutes each); --quick runs the
+// --full adds n = 4096 for the MPFR and Arb soft cases (several minutes each) and the influence
+// profile (about 30 minutes); --quick runs the
 // smallest sizes with few pairs (a smoke test); --quiet prints one line per case instead of
 // Google Benchmark's table. Soft and hard cases time attnprop and the baseline alternately
 // (paired.hpp); the table shows the medians of their CPU times and of the per-pair ratios.
