@@ -3,7 +3,8 @@
 //   attnprop_bench [--full] [--quick] [--quiet] [--precision=BITS] [--csv=FILE]
 //                  [--benchmark_... flags]
 //
-// --full adds n = 4096 for the MPFR and Arb soft cases (several minutes each); --quick runs the
+// --full adds n = 4096 for the MPFR and Arb soft cases (several minutes each) and the influence
+// profile (about 30 minutes); --quick runs the
 // smallest sizes with few pairs (a smoke test); --quiet prints one line per case instead of
 // Google Benchmark's table. Soft and hard cases time attnprop and the baseline alternately
 // (paired.hpp); the table shows the medians of their CPU times and of the per-pair ratios.
@@ -133,10 +134,47 @@ void print_tables(const std::map<std::string, measurement>& res, std::ofstream* 
             *csv << "restrict,restrict/forward," << c.n << "," << fmt("%.6g", a) << ","
                  << fmt("%.6g", b) << "," << fmt("%.4f", ratio) << ",60s," << holds << ",\n";
     }
+    // The influence profile (L = 2, every position, one replacement each) against one forward
+    // pass with trace, with the 3x budget; the naive profile extrapolated from a few passes.
+    bool influence_header = false;
+    for (const auto& c : registry()) {
+        if (c.group != "influence" || c.model != "incremental") continue;
+        const std::string suffix = "/n:" + std::to_string(c.n);
+        auto it = res.find(c.name);
+        auto fw = res.find("influence/forward" + suffix);
+        auto nv = res.find("influence/naive" + suffix);
+        if (it == res.end() || !it->second.error.empty() || fw == res.end()) continue;
+        if (!influence_header) {
+            std::printf("\n== influence profile (L = 2, %s, CPU s): incremental / one forward pass "
+                        "with trace; naive extrapolated ==\n",
+                        c.kind.c_str());
+            std::printf("%6s %11s %13s %7s %7s %6s %14s %11s\n", "n", "forward s",
+                        "incremental s", "ratio", "budget", "holds", "naive s (extr)",
+                        "naive/incr");
+            influence_header = true;
+        }
+        const double a = it->second.seconds, b = fw->second.seconds;
+        const double ratio = b > 0 ? a / b : 0;
+        double naive = 0;
+        if (nv != res.end() && nv->second.error.empty()) {
+            auto sc = nv->second.counters.find("scale");
+            if (sc != nv->second.counters.end()) naive = nv->second.seconds * sc->second;
+        }
+        const char* holds = ratio <= 3.0 ? "yes" : "NO";
+        std::printf("%6zu %11.4g %13.4g %7.2f %7.1f %6s %14.4g %11.1f\n", c.n, b, a, ratio, 3.0,
+                    holds, naive, a > 0 ? naive / a : 0);
+        if (csv)
+            *csv << "influence,incremental/forward," << c.n << "," << fmt("%.6g", a) << ","
+                 << fmt("%.6g", b) << "," << fmt("%.4f", ratio) << ",3," << holds << ",\n"
+                 << "influence,naive-extrapolated/incremental," << c.n << "," << fmt("%.6g", naive)
+                 << "," << fmt("%.6g", a) << "," << fmt("%.4f", a > 0 ? naive / a : 0) << ",,,\n";
+    }
     // Every other group (the Chiang & Cholak evaluations, ...): absolute times.
     bool header = false;
     for (const auto& c : registry()) {
-        if (c.group == "soft" || c.group == "hard" || c.group == "restrict") continue;
+        if (c.group == "soft" || c.group == "hard" || c.group == "restrict" ||
+            c.group == "influence")
+            continue;
         auto it = res.find(c.name);
         if (it == res.end() || !it->second.error.empty()) continue;
         if (!header) {
@@ -181,6 +219,7 @@ int main(int argc, char** argv) {
     register_hard_benchmarks(cfg);
     register_cc_benchmarks(cfg);
     register_restrict_benchmarks(cfg);
+    register_influence_benchmarks(cfg);
     collecting_reporter rep(quiet);
     benchmark::RunSpecifiedBenchmarks(&rep);
     std::ofstream csv;

@@ -2,6 +2,7 @@
 #include "analysis/influence.hpp"
 
 #include "analysis/bounds.hpp"
+#include "analysis/incremental_influence.hpp"
 #include "attention/common.hpp"
 
 #include <stdexcept>
@@ -34,17 +35,7 @@ template double max_enclosure(const double&, const double&);
 template numeric::mpfr_real max_enclosure(const numeric::mpfr_real&, const numeric::mpfr_real&);
 template arb_ball max_enclosure(const arb_ball&, const arb_ball&);
 
-bool incremental_applies(const model::model<rational>& m) {
-    if (m.attention != model::attention_kind::soft) return false;
-    if (m.layers.size() > 2) return false;
-    for (const auto& l : m.layers)
-        for (const auto& h : l.heads)
-            if (h.score.type != model::score_spec<rational>::kind::dot ||
-                h.value.type != model::value_spec<rational>::kind::linear)
-                return false;
-    // The incremental kernel is not implemented yet: every profile recomputes.
-    return false;
-}
+bool incremental_applies(const model::model<rational>& m) { return incremental_supports(m); }
 
 namespace {
 
@@ -82,19 +73,32 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
         if (i + 1 >= n)
             throw std::invalid_argument("influence position " + std::to_string(i + 1) +
                                         " is not before eos (n = " + std::to_string(n) + ")");
-    if (opt.method == influence_method::incremental && !incremental_applies(exact))
-        throw std::invalid_argument("the incremental influence method does not apply to this model");
-
     constexpr bool is_ball = std::is_same_v<S, arb_ball>;
     const bool posterior = is_ball && opt.posterior;
     const bool softmax = m.out.type == model::readout<S>::kind::softmax;
+    const bool applies = incremental_applies(exact) && incremental_supports(m);
+    if (opt.method == influence_method::incremental && !applies)
+        throw std::invalid_argument("the incremental influence method does not apply to this model");
+    if (opt.method == influence_method::incremental && posterior)
+        throw std::invalid_argument("the a-posteriori bound needs full traces: use the naive "
+                                    "influence method (or automatic) with posterior bounds");
+    // The a-posteriori bound reads full traces of both inputs, which only the naive method
+    // produces: automatic takes naive when it is asked for.
+    const bool incremental = applies && !posterior && opt.method != influence_method::naive;
 
     influence_profile<S> out;
-    out.method = influence_method::naive;
+    out.method = incremental ? influence_method::incremental : influence_method::naive;
     attention::soft_options so;
     so.trace = posterior;
-    auto base = attention::soft_forward(m, x, ctx, so);
-    out.y = base.y;
+    std::optional<incremental_influence<S>> inc;
+    std::optional<attention::soft_output<S>> base;
+    if (incremental) {
+        inc.emplace(m, x, ctx);
+        out.y = inc->base();
+    } else {
+        base = attention::soft_forward(m, x, ctx, so);
+        out.y = base->y;
+    }
     if (softmax) out.probabilities = probabilities_of(m, out.y, ctx);
 
     const int symbols = static_cast<int>(exact.sigma.symbols.size());
@@ -103,7 +107,9 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
         for (int a = 0; a < symbols; ++a) {
             if (a == x[i]) continue;
             x2[i] = a;
-            auto changed = attention::soft_forward(m, x2, ctx, so);
+            attention::soft_output<S> changed;
+            if (incremental) changed.y = inc->changed(i, a);
+            else changed = attention::soft_forward(m, x2, ctx, so);
             influence_pair<S> pr;
             pr.position = i;
             pr.replacement = a;
@@ -121,7 +127,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
             }
             if constexpr (is_ball) {
                 if (posterior)
-                    pr.posterior = posterior_bound(exact, *base.trace, *changed.trace, i, ctx);
+                    pr.posterior = posterior_bound(exact, *base->trace, *changed.trace, i, ctx);
             }
             out.pairs.push_back(std::move(pr));
         }

@@ -22,8 +22,11 @@
 namespace attnprop::analysis {
 
 /// How a profile is computed. `naive` recomputes a full forward pass per changed input;
-/// `incremental` updates softmax sums (L <= 2, O(n^2 d) for the whole profile); `automatic`
-/// takes incremental when it applies.
+/// `incremental` updates softmax sums (incremental_influence.hpp: L <= 2; O(H d) per change
+/// for L = 1, O(n (H d + cost(F_1))) per change for L = 2); `automatic` takes incremental when
+/// it applies and no a-posteriori bound is asked for (that bound reads full traces of both
+/// inputs, which only the naive method produces). Both agree to working precision for double
+/// and MPFR; for Arb balls both give enclosures of the same quantities.
 enum class influence_method { automatic, incremental, naive };
 const char* to_string(influence_method m);
 
@@ -55,13 +58,15 @@ template <class S> struct influence_profile {
     influence_method method = influence_method::naive; ///< what was used
 };
 
-/// Whether the incremental method applies to the model (soft attention, L <= 2, dot-product
-/// scores and linear values; otherwise profiles recompute).
+/// Whether the incremental method applies to the model: soft attention, 1 <= L <= 2, every
+/// head a dot-product score and a linear value map (f_in, positional embeddings and F_k may be
+/// arbitrary). Otherwise profiles recompute.
 bool incremental_applies(const model::model<numeric::rational>& m);
 
 /// The profile of x (eos last, n = x.size() >= 2). `m` is `exact` converted to S at ctx's
-/// precision; `exact` is used for the a-posteriori bound. Throws std::invalid_argument for a
-/// hard model, a position >= n - 1, or method == incremental when it does not apply.
+/// precision; `exact` is used for the a-posteriori bound. `out.method` records the method
+/// used. Throws std::invalid_argument for a hard model, a position >= n - 1, or method ==
+/// incremental when it does not apply or when posterior bounds are asked for on balls.
 template <numeric::ExpScalar S>
 influence_profile<S> influence_profile_of(const model::model<S>& m,
                                           const model::model<numeric::rational>& exact,

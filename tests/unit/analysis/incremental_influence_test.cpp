@@ -1,0 +1,342 @@
+// The incremental one-symbol update (incremental_influence.hpp) against full forward passes:
+// on random soft models (fixed seeds, printed) and the bundled constructions, L = 1 and 2,
+// every position and replacement: MPFR-256 agrees with the MPFR-512 forward pass to 2^-200
+// (relative to max(1, |value|)), every Arb-256 ball contains the MPFR-512 forward and
+// incremental values and stays narrow, double agrees to 1e-9. Negative controls: updates that
+// forget the old term or the rank-1 correction of the other rows fail the same comparison.
+// Profiles: automatic takes incremental for L <= 2 and naive for L = 3; method incremental
+// throws for L = 3.
+#include "analysis/incremental_influence.hpp"
+#include "analysis/influence.hpp"
+#include "attention/soft.hpp"
+#include "gen/generators.hpp"
+#include "model/model_file.hpp"
+
+#include <catch2/catch.hpp>
+#include <rapidcheck.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace attnprop;
+using analysis::incremental_fault;
+using analysis::incremental_influence;
+using model::vec;
+using numeric::arb_ball;
+using numeric::mpfr_real;
+using numeric::rational;
+
+namespace {
+
+const numeric::context ctx256{256};
+const numeric::context ctx512{512};
+
+model::model<rational> bundled(const std::string& name) {
+    return model::read_model_file(std::string(ATTNPROP_MODELS_DIR) + "/" + name + ".json");
+}
+
+rational pow2_inverse(int k) {
+    rational t = 1;
+    for (int i = 0; i < k; ++i) t /= 2;
+    return t;
+}
+
+/// |a - b| <= tol * max(1, |b|), exactly in rationals.
+bool close(const mpfr_real& a, const mpfr_real& b, const rational& tol) {
+    const rational qa = numeric::to_rational(a), qb = numeric::to_rational(b);
+    const rational diff = numeric::abs(rational(qa - qb));
+    rational scale = numeric::abs(qb);
+    if (scale < 1) scale = 1;
+    return diff <= tol * scale;
+}
+
+/// The outcome of comparing every changed input of one model and input.
+struct comparison {
+    bool mpfr_ok = true;   ///< MPFR-256 incremental within 2^-200 of MPFR-512 naive
+    bool ball_ok = true;   ///< balls contain both MPFR-512 values and are narrow
+    bool double_ok = true; ///< double incremental within 1e-9
+    int changes = 0;
+    std::string first_failure;
+};
+
+/// Compares incremental and naive on every position and replacement of x. `fault` is given
+/// to the MPFR-256 incremental kernel only (the negative controls).
+comparison compare_all(const model::model<rational>& m, const model::input_sequence& x,
+                       incremental_fault fault = incremental_fault::none, bool with_ball = true,
+                       bool with_double = true) {
+    comparison out;
+    const auto m256 = model::to_scalar<mpfr_real>(m, ctx256);
+    const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
+    const auto mb = model::to_scalar<arb_ball>(m, ctx256);
+    const auto md = model::to_scalar<double>(m, numeric::context{53});
+    const incremental_influence<mpfr_real> inc256(m256, x, ctx256, fault);
+    const incremental_influence<mpfr_real> inc512(m512, x, ctx512);
+    std::optional<incremental_influence<arb_ball>> incb;
+    if (with_ball) incb.emplace(mb, x, ctx256);
+    std::optional<incremental_influence<double>> incd;
+    if (with_double) incd.emplace(md, x, numeric::context{53});
+    const rational tol_mpfr = pow2_inverse(200);
+    auto fail = [&](bool& flag, const std::string& what, std::size_t p, int a, std::size_t c) {
+        if (flag && out.first_failure.empty()) {
+            std::ostringstream os;
+            os << what << " at position " << p << " -> " << a << ", coordinate " << c;
+            out.first_failure = os.str();
+        }
+        flag = false;
+    };
+    const int symbols = static_cast<int>(m.sigma.symbols.size());
+    model::input_sequence x2 = x;
+    for (std::size_t p = 0; p + 1 < x.size(); ++p) {
+        for (int a = 0; a < symbols; ++a) {
+            if (a == x[p]) continue;
+            x2[p] = a;
+            const vec<mpfr_real> naive512 = attention::soft_forward(m512, x2, ctx512).y;
+            const vec<mpfr_real> i256 = inc256.changed(p, a);
+            const vec<mpfr_real> i512 = inc512.changed(p, a);
+            for (std::size_t c = 0; c < naive512.size(); ++c) {
+                if (!close(i256[c], naive512[c], tol_mpfr)) fail(out.mpfr_ok, "mpfr-256", p, a, c);
+                if (!close(i512[c], naive512[c], tol_mpfr)) fail(out.mpfr_ok, "mpfr-512", p, a, c);
+            }
+            if (incb) {
+                const vec<arb_ball> b = incb->changed(p, a);
+                for (std::size_t c = 0; c < b.size(); ++c) {
+                    const double mag = std::max(1.0, std::fabs(numeric::approx_double(b[c])));
+                    if (!numeric::contains(b[c], naive512[c]) || !numeric::contains(b[c], i512[c]) ||
+                        !(numeric::radius_as_double(b[c]) <= 1e-60 * mag))
+                        fail(out.ball_ok, "ball", p, a, c);
+                }
+            }
+            if (incd) {
+                const vec<double> dd = incd->changed(p, a);
+                for (std::size_t c = 0; c < dd.size(); ++c) {
+                    const double ref = numeric::to_double(naive512[c]);
+                    if (!(std::fabs(dd[c] - ref) <= 1e-9 * std::max(1.0, std::fabs(ref))))
+                        fail(out.double_ok, "double", p, a, c);
+                }
+            }
+            ++out.changes;
+        }
+        x2[p] = x[p];
+    }
+    // The unchanged input too.
+    const vec<mpfr_real> base512 = attention::soft_forward(m512, x, ctx512).y;
+    for (std::size_t c = 0; c < base512.size(); ++c)
+        if (!close(inc256.base()[c], base512[c], tol_mpfr)) fail(out.mpfr_ok, "mpfr base", 0, -1, c);
+    return out;
+}
+
+model::input_sequence random_input(const model::model<rational>& m, std::size_t n,
+                                   std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const auto sigma = static_cast<std::uint64_t>(m.sigma.symbols.size());
+    model::input_sequence x(n);
+    for (auto& s : x) s = static_cast<int>(rng() % sigma);
+    x.back() = m.sigma.eos_index();
+    return x;
+}
+
+model::model<rational> random_model(std::uint64_t seed, int max_layers) {
+    gen::soft_bounds sb;
+    sb.max_layers = max_layers;
+    sb.max_heads = 2;
+    sb.max_dim = 4;
+    const int size = static_cast<int>((seed * 37) % (rc::kNominalSize + 1));
+    return gen::soft_model(sb)(rc::Random(seed), size).value();
+}
+
+/// A hand model with `layers` identical layers (one head, score y_i[0] y_j[0]).
+std::string hand_model(int layers) {
+    std::string layer = R"({"heads": [{"score": {"kind": "dot", "Q": [[1, 0]], "K": [[1, 0]], "scale": 1},
+                                      "value": {"kind": "linear", "V": [[2, 0]]}}],
+                          "update": {"kind": "affine", "W": [[1, 0, 1], [0, 1, 0]]}})";
+    std::string all = layer;
+    for (int k = 1; k < layers; ++k) all += ", " + layer;
+    return R"({"format": "attnprop-model", "version": 1, "name": "hand", "attention": "soft",
+      "alphabet": ["0", "1"], "eos": "$", "d": 2,
+      "token_embedding": {"0": [1, 0], "1": [-1, 0], "$": [0, 1]},
+      "positional": {"kind": "formula", "dim": 2, "coordinates": [0, 0]},
+      "input": "add", "layers": [)" +
+           all + R"(],
+      "readout": {"kind": "softmax", "symbols": ["a", "b"], "W": [[1, 0], [0, 0]]}})";
+}
+
+/// A random soft model with affine updates F(y, b) = W (y, b_1, b_2) + c (the folded path of
+/// the kernel): d = 4, two heads of width 2, weights k/8 with k uniform in [-4, 4], positional
+/// coordinates i/n and (-1)^i, concatenated input.
+std::string affine_model(std::uint64_t seed, int layers) {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int> k(-4, 4);
+    auto num = [&] { return "\"" + std::to_string(k(rng)) + "/8\""; };
+    auto mat = [&](int rows, int cols) {
+        std::string s = "[";
+        for (int r = 0; r < rows; ++r) {
+            s += r ? ", [" : "[";
+            for (int c = 0; c < cols; ++c) s += (c ? ", " : "") + num();
+            s += "]";
+        }
+        return s + "]";
+    };
+    auto head = [&] {
+        return R"({"score": {"kind": "dot", "Q": )" + mat(2, 4) + R"(, "K": )" + mat(2, 4) +
+               R"(}, "value": {"kind": "linear", "V": )" + mat(2, 4) + "}}";
+    };
+    std::string all;
+    for (int l = 0; l < layers; ++l) {
+        std::string h1 = head(), h2 = head(), w = mat(4, 8), b = mat(1, 4);
+        all += std::string(l ? ", " : "") + R"({"heads": [)" + h1 + ", " + h2 +
+               R"(], "update": {"kind": "affine", "W": )" + w + R"(, "b": )" +
+               b.substr(1, b.size() - 2) + "}}";
+    }
+    return R"({"format": "attnprop-model", "version": 1, "name": "affine", "attention": "soft",
+      "alphabet": ["0", "1"], "eos": "$", "d": 4,
+      "token_embedding": {"0": [1, 0], "1": [-1, 1], "$": [0, 2]},
+      "positional": {"kind": "formula", "dim": 2, "coordinates": ["i/n", "(-1)^i"]},
+      "input": "concat", "layers": [)" +
+           all + R"(],
+      "readout": {"kind": "softmax", "symbols": ["a", "b"], "W": [[1, 0, 0, 0], [0, 1, 0, 0]]}})";
+}
+
+} // namespace
+
+TEST_CASE("incremental one-symbol updates agree with full forward passes on random affine-update "
+          "models (folded F_1)",
+          "[analysis][influence][incremental]") {
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        for (int layers = 1; layers <= 2; ++layers) {
+            const auto m = model::parse_model(affine_model(seed, layers), "affine.json");
+            REQUIRE(analysis::incremental_applies(m));
+            for (std::size_t n : {2, 3, 17, 64}) {
+                if (n == 64 && seed != 1) continue;
+                const auto x = random_input(m, n, seed * 131 + n);
+                INFO("seed " << seed << " L " << layers << " n " << n << " input "
+                             << model::format_input(m.sigma, x));
+                const auto r = compare_all(m, x, incremental_fault::none, n <= 17, true);
+                INFO(r.first_failure);
+                REQUIRE(r.mpfr_ok);
+                REQUIRE(r.ball_ok);
+                REQUIRE(r.double_ok);
+            }
+            if (layers == 2) {
+                const auto x = random_input(m, 17, seed);
+                INFO("negative control, seed " << seed);
+                REQUIRE_FALSE(compare_all(m, x, incremental_fault::skip_row_correction, false,
+                                          false)
+                                  .mpfr_ok);
+                REQUIRE_FALSE(
+                    compare_all(m, x, incremental_fault::keep_old_term, false, false).mpfr_ok);
+            }
+        }
+    }
+}
+
+TEST_CASE("incremental one-symbol updates agree with full forward passes on random soft models",
+          "[analysis][influence][incremental]") {
+    int seen[3] = {0, 0, 0};
+    for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+        const auto m = random_model(seed, 2);
+        const std::size_t L = m.layers.size();
+        REQUIRE(analysis::incremental_applies(m));
+        ++seen[L];
+        for (std::size_t n : {2, 3, 17, 64}) {
+            if (n == 64 && seed % 4 != 1) continue; // the long case on a few models only
+            const auto x = random_input(m, n, seed * 7919 + n);
+            INFO("seed " << seed << " L " << L << " n " << n << " input "
+                         << model::format_input(m.sigma, x) << "\nmodel: " << model::write_model(m));
+            const auto r = compare_all(m, x, incremental_fault::none, n <= 17, true);
+            INFO(r.first_failure);
+            REQUIRE(r.changes > 0);
+            REQUIRE(r.mpfr_ok);
+            REQUIRE(r.ball_ok);
+            REQUIRE(r.double_ok);
+        }
+    }
+    REQUIRE(seen[1] > 0);
+    REQUIRE(seen[2] > 0);
+}
+
+TEST_CASE("incremental one-symbol updates agree with full forward passes on bundled models",
+          "[analysis][influence][incremental]") {
+    for (const char* name : {"cc-parity", "cc-first"}) {
+        const auto m = bundled(name);
+        REQUIRE(analysis::incremental_applies(m));
+        for (std::size_t n : {2, 3, 17, 64}) {
+            const auto x = random_input(m, n, 4242 + n);
+            INFO(name << " n " << n << " input " << model::format_input(m.sigma, x));
+            const auto r = compare_all(m, x, incremental_fault::none, n <= 17, true);
+            INFO(r.first_failure);
+            REQUIRE(r.mpfr_ok);
+            REQUIRE(r.ball_ok);
+            REQUIRE(r.double_ok);
+        }
+    }
+}
+
+TEST_CASE("the same comparison detects a broken incremental update (negative control)",
+          "[analysis][influence][incremental]") {
+    bool l1 = false, l2 = false;
+    for (std::uint64_t seed = 1; seed <= 12 && !(l1 && l2); ++seed) {
+        const auto m = random_model(seed, 2);
+        const std::size_t L = m.layers.size();
+        if ((L == 1 && l1) || (L == 2 && l2)) continue;
+        const auto x = random_input(m, 17, seed * 7919 + 17);
+        INFO("seed " << seed << " L " << L);
+        REQUIRE_FALSE(compare_all(m, x, incremental_fault::keep_old_term, false, false).mpfr_ok);
+        if (L == 2)
+            REQUIRE_FALSE(
+                compare_all(m, x, incremental_fault::skip_row_correction, false, false).mpfr_ok);
+        (L == 1 ? l1 : l2) = true;
+    }
+    REQUIRE(l1);
+    REQUIRE(l2);
+    const auto cc = bundled("cc-parity");
+    REQUIRE_FALSE(compare_all(cc, random_input(cc, 17, 5), incremental_fault::skip_row_correction,
+                              false, false)
+                      .mpfr_ok);
+}
+
+TEST_CASE("influence profiles: automatic takes incremental for L <= 2, naive for L = 3",
+          "[analysis][influence][incremental]") {
+    for (int layers = 1; layers <= 3; ++layers) {
+        const auto m = model::parse_model(hand_model(layers), "hand.json");
+        const auto mm = model::to_scalar<mpfr_real>(m, ctx256);
+        const auto x = model::parse_input(m, "0110100");
+        INFO("layers " << layers);
+        analysis::influence_options naive;
+        naive.method = analysis::influence_method::naive;
+        const auto ref = analysis::influence_profile_of(mm, m, x, ctx256, naive);
+        REQUIRE(ref.method == analysis::influence_method::naive);
+        const auto aut = analysis::influence_profile_of(mm, m, x, ctx256);
+        analysis::influence_options inc;
+        inc.method = analysis::influence_method::incremental;
+        if (layers == 3) {
+            REQUIRE_FALSE(analysis::incremental_applies(m));
+            REQUIRE(aut.method == analysis::influence_method::naive);
+            REQUIRE_THROWS_AS(analysis::influence_profile_of(mm, m, x, ctx256, inc),
+                              std::invalid_argument);
+            continue;
+        }
+        REQUIRE(analysis::incremental_applies(m));
+        REQUIRE(aut.method == analysis::influence_method::incremental);
+        REQUIRE(aut.pairs.size() == ref.pairs.size());
+        const rational tol = pow2_inverse(200);
+        for (std::size_t k = 0; k < ref.pairs.size(); ++k) {
+            INFO("pair " << k);
+            REQUIRE(aut.pairs[k].position == ref.pairs[k].position);
+            REQUIRE(close(aut.pairs[k].dy, ref.pairs[k].dy, tol));
+            REQUIRE(close(*aut.pairs[k].dp_max, *ref.pairs[k].dp_max, tol));
+        }
+        // Posterior bounds on balls need traces: automatic takes naive, incremental refuses.
+        const auto mb = model::to_scalar<arb_ball>(m, ctx256);
+        analysis::influence_options post;
+        post.posterior = true;
+        REQUIRE(analysis::influence_profile_of(mb, m, x, ctx256, post).method ==
+                analysis::influence_method::naive);
+        post.method = analysis::influence_method::incremental;
+        REQUIRE_THROWS_AS(analysis::influence_profile_of(mb, m, x, ctx256, post),
+                          std::invalid_argument);
+    }
+}
