@@ -14,6 +14,7 @@
 
 #include "analysis/bounds.hpp"
 #include "analysis/loglog_fit.hpp"
+#include "analysis/sweep.hpp"
 #include "attention/common.hpp"
 #include "attention/soft.hpp"
 #include "lang/languages.hpp"
@@ -37,6 +38,14 @@ std::optional<std::string> hypotheses_missing(const analysis::bound_report& rep)
     const auto* f = rep.first_failure();
     return std::string("the hypotheses of Claim 2 are not established for the generated model") +
            (f ? ": " + f->name + " (" + f->reason + ")" : "");
+}
+
+/// The case's "bound_divisor" parameter (>= 1; 1 when absent): every bound is divided by it.
+/// Counterexample folders of `attnprop influence --bound-divisor D` (a negative control)
+/// record it so that replay compares against the same shrunken bounds.
+long bound_divisor_of(const test_case& c) {
+    auto it = c.params.find("bound_divisor");
+    return it != c.params.end() && it->second > 1 ? it->second : 1;
 }
 
 /// Compares a measured ball with an upper bound: violated when certainly above, undecided
@@ -110,6 +119,9 @@ runner::property influence_below_bounds(pair_bound_fn bound) {
         if (n < 2) return check_result::holds("no position before eos");
         const auto rep = analysis::a_priori_bound(c.model, static_cast<long>(n), ctx);
         if (auto why = hypotheses_missing(rep)) return check_result::undecided(*why);
+        const arb_ball divisor = numeric::from_int<arb_ball>(bound_divisor_of(c), ctx);
+        std::optional<arb_ball> a_priori;
+        if (rep.bound_at_n) a_priori = *rep.bound_at_n / divisor;
         const auto mb = model::to_scalar<arb_ball>(c.model, ctx);
         const auto base = attention::soft_forward(mb, x, ctx, {.trace = true});
         bool undecided = false;
@@ -127,7 +139,8 @@ runner::property influence_below_bounds(pair_bound_fn bound) {
                     numeric::fma_acc(sq, d, d);
                 }
                 const arb_ball dy = numeric::sqrt(sq);
-                const arb_ball post = bound(c.model, *base.trace, *changed.trace, i, ctx);
+                const arb_ball post =
+                    bound(c.model, *base.trace, *changed.trace, i, ctx) / divisor;
                 const auto pos = std::to_string(i + 1);
                 const auto with_pair = [&](check_result r) {
                     r.with("n", std::to_string(n))
@@ -136,7 +149,7 @@ runner::property influence_below_bounds(pair_bound_fn bound) {
                         .with("changed_input", model::format_input(c.model.sigma, x2))
                         .with("influence", show_ball(dy))
                         .with("posterior_bound", show_ball(post));
-                    if (rep.bound_at_n) r.with("a_priori_bound", show_ball(*rep.bound_at_n));
+                    if (a_priori) r.with("a_priori_bound", show_ball(*a_priori));
                     return r;
                 };
                 const order op = versus(dy, post);
@@ -144,8 +157,8 @@ runner::property influence_below_bounds(pair_bound_fn bound) {
                     return with_pair(check_result::violated(
                         std::string("the one-symbol influence exceeds the ") +
                         (replaced ? "replaced" : "a-posteriori") + " bound"));
-                if (rep.bound_at_n) {
-                    const order oa = versus(dy, *rep.bound_at_n);
+                if (a_priori) {
+                    const order oa = versus(dy, *a_priori);
                     if (oa == order::greater)
                         return with_pair(check_result::violated(
                             "the one-symbol influence exceeds the a-priori bound K(n)/n"));
@@ -189,7 +202,7 @@ runner::property prob_change_below_bound(long divisor) {
         const auto rep = analysis::a_priori_bound(c.model, static_cast<long>(n), ctx);
         if (auto why = hypotheses_missing(rep)) return check_result::undecided(*why);
         const arb_ball factor = analysis::logit_oscillation_factor(c.model.out, ctx);
-        const arb_ball div = numeric::from_int<arb_ball>(divisor, ctx);
+        const arb_ball div = numeric::from_int<arb_ball>(divisor * bound_divisor_of(c), ctx);
         const auto mb = model::to_scalar<arb_ball>(c.model, ctx);
         analysis::influence_options opt;
         opt.positions = measured_positions(c, n);
@@ -269,60 +282,19 @@ runner::property cross_entropy_above_chance(long eta_divisor,
             return check_result::holds("not applicable: the output alphabet lacks 0 or 1");
         if (constant_predictor(m.out))
             return check_result::holds("constant predictor: eta = 0 and CE >= 1 bit exactly");
-        const auto mb = model::to_scalar<arb_ball>(m, ctx);
-        const std::size_t bits = static_cast<std::size_t>(n - 1);
-        const std::size_t cube = std::size_t{1} << bits;
-        std::vector<model::vec<arb_ball>> probs(cube);
-        model::input_sequence x(static_cast<std::size_t>(n), zero);
-        x.back() = m.sigma.eos_index();
-        arb_ball ce_sum = numeric::zero<arb_ball>(ctx);
-        std::size_t correct = 0;
-        const arb_ball ln2 = numeric::log(numeric::from_int<arb_ball>(2, ctx));
-        for (std::size_t a = 0; a < cube; ++a) {
-            int parity = 0;
-            for (std::size_t t = 0; t < bits; ++t) {
-                const bool bit = (a >> t) & 1;
-                x[t] = bit ? one : zero;
-                parity ^= bit ? 1 : 0;
-            }
-            const auto y = attention::soft_forward(mb, x, ctx).y;
-            probs[a] = attention::softmax(attention::readout_logits(mb.out, y, ctx), ctx);
-            const arb_ball& q = probs[a][static_cast<std::size_t>(parity ? o1 : o0)];
-            ce_sum -= numeric::log(q) / ln2;
-            const arb_ball& other = probs[a][static_cast<std::size_t>(parity ? o0 : o1)];
-            correct += numeric::compare(q, other) == order::greater ? 1 : 0;
-        }
-        const arb_ball ce = ce_sum / numeric::from_int<arb_ball>(static_cast<long>(cube), ctx);
-        // η_b = max over x of ||p(x) - p(x ^ b)||_∞; the pairing x <-> x ^ b is a
-        // parity-swapping bijection, so any single b gives E[q] <= (1 + η_b)/2 (theory.md §2.2).
-        std::optional<arb_ball> eta;
-        std::size_t best_bit = 0;
-        for (std::size_t b = 0; b < bits; ++b) {
-            arb_ball eb = numeric::zero<arb_ball>(ctx);
-            for (std::size_t a = 0; a < cube; ++a) {
-                const std::size_t a2 = a ^ (std::size_t{1} << b);
-                if (a2 < a) continue;
-                for (std::size_t r = 0; r < probs[a].size(); ++r)
-                    eb = analysis::max_enclosure(eb, numeric::abs(probs[a][r] - probs[a2][r]));
-            }
-            if (!eta || numeric::compare(eb, *eta) == order::less) {
-                eta = eb;
-                best_bit = b;
-            }
-        }
-        const arb_ball e = *eta / numeric::from_int<arb_ball>(eta_divisor, ctx);
-        const arb_ball floor_bits =
-            numeric::one<arb_ball>(ctx) - numeric::log(numeric::one<arb_ball>(ctx) + e) / ln2;
-        const order o = numeric::compare(ce, floor_bits);
+        const auto cube = analysis::cube_cross_entropy(m, n, lang::language::parity, ctx, eta_divisor);
+        const arb_ball& ce = cube.ce_bits;
+        const arb_ball& floor_bits = cube.floor_bits;
+        const order o = cube.ce_vs_floor;
         if (o == order::less)
             return check_result::violated("the mean PARITY cross-entropy is below 1 - log2(1 + eta)")
                 .with("n", std::to_string(n))
                 .with("cross_entropy_bits", show_ball(ce))
-                .with("eta", show_ball(*eta))
+                .with("eta", show_ball(cube.eta))
                 .with("eta_divisor", std::to_string(eta_divisor))
-                .with("flipped_bit", std::to_string(best_bit + 1))
+                .with("flipped_bit", std::to_string(cube.flipped_bit))
                 .with("floor_bits", show_ball(floor_bits))
-                .with("accuracy", std::to_string(correct) + "/" + std::to_string(cube));
+                .with("accuracy", std::to_string(cube.correct) + "/" + std::to_string(cube.cube));
         if (o == order::unknown)
             return check_result::undecided("cross-entropy and its floor overlap at this precision "
                                            "(CE " + show_ball(ce) + ", floor " + show_ball(floor_bits) + ")");

@@ -46,7 +46,8 @@ S distance(const model::vec<S>& a, const model::vec<S>& b, const numeric::contex
         S t = a[c] - b[c];
         numeric::fma_acc(acc, t, t);
     }
-    return numeric::sqrt(acc);
+    // A sum of squares: a ball reaching below 0 must not make the norm indeterminate.
+    return numeric::sqrt_nonneg(acc);
 }
 
 template <numeric::ExpScalar S>

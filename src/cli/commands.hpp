@@ -14,5 +14,6 @@ std::unique_ptr<command> make_check_command(CLI::App& parent);
 std::unique_ptr<command> make_replay_command(CLI::App& parent);
 std::unique_ptr<command> make_restrict_command(CLI::App& parent);
 std::unique_ptr<command> make_bound_command(CLI::App& parent);
+std::unique_ptr<command> make_influence_command(CLI::App& parent);
 
 } // namespace attnprop::cli

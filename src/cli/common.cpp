@@ -48,4 +48,46 @@ fs::path resolve_model(const std::string& arg) {
     throw usage_error(msg);
 }
 
+/// Parses "64", "16,64,256" or a geometric range "16:4096:x2".
+std::vector<long> parse_length_list(const std::string& text) {
+    auto to_long = [&](const std::string& s) {
+        std::size_t used = 0;
+        long v = 0;
+        try {
+            v = std::stol(s, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != s.size() || s.empty()) throw usage_error("--n: '" + s + "' is not an integer");
+        if (v < 2) throw usage_error("--n: n must be at least 2 (one input and eos), got " + s);
+        if (v > (1L << 20)) throw usage_error("--n: n = " + s + " is above 2^20");
+        return v;
+    };
+    std::vector<long> out;
+    if (text.find(':') != std::string::npos) {
+        const auto a = text.find(':'), b = text.find(':', a + 1);
+        if (b == std::string::npos || b + 2 > text.size() || text[b + 1] != 'x')
+            throw usage_error("--n: a range is FROM:TO:xFACTOR, e.g. 16:4096:x2");
+        const long from = to_long(text.substr(0, a)), to = to_long(text.substr(a + 1, b - a - 1));
+        long factor = 0;
+        try {
+            factor = std::stol(text.substr(b + 2));
+        } catch (const std::exception&) {
+            factor = 0;
+        }
+        if (factor < 2) throw usage_error("--n: the range factor must be an integer >= 2");
+        if (to < from) throw usage_error("--n: the range must increase");
+        for (long v = from; v <= to; v *= factor) out.push_back(v);
+        return out;
+    }
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        auto comma = text.find(',', start);
+        if (comma == std::string::npos) comma = text.size();
+        out.push_back(to_long(text.substr(start, comma - start)));
+        start = comma + 1;
+    }
+    return out;
+}
+
 } // namespace attnprop::cli

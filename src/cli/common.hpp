@@ -37,6 +37,11 @@ std::filesystem::path resolve_model(const std::string& arg);
 /// Every bundled model file, sorted by name (first directory that exists wins).
 std::vector<std::filesystem::path> bundled_models();
 
+/// Parses an --n list: one length "64", a comma list "16,64,256" or a geometric range
+/// FROM:TO:xFACTOR ("16:4096:x2": 16, 32, ..., 4096). Every n must be an integer in
+/// [2, 2^20]. Throws usage_error with a message starting "--n: " otherwise.
+std::vector<long> parse_length_list(const std::string& text);
+
 /// A subcommand: registers its options on construction, runs when selected.
 class command {
 public:

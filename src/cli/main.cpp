@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
     commands.push_back(make_check_command(app));
     commands.push_back(make_replay_command(app));
     commands.push_back(make_restrict_command(app));
+    commands.push_back(make_influence_command(app));
     commands.push_back(make_bound_command(app));
     commands.push_back(make_models_command(app));
     if (argc > 1 && argv[1][0] != '-') {

@@ -107,6 +107,7 @@ void fma_acc(arb_ball& acc, const arb_ball& a, const arb_ball& b) {
 arb_ball exp(const arb_ball& x) { return unary(x, arb_exp); }
 arb_ball log(const arb_ball& x) { return unary(x, arb_log); }
 arb_ball sqrt(const arb_ball& x) { return unary(x, arb_sqrt); }
+arb_ball sqrt_nonneg(const arb_ball& x) { return unary(x, arb_sqrtpos); }
 arb_ball tanh(const arb_ball& x) { return unary(x, arb_tanh); }
 arb_ball sin(const arb_ball& x) { return unary(x, arb_sin); }
 arb_ball cos(const arb_ball& x) { return unary(x, arb_cos); }

@@ -81,6 +81,9 @@ void fma_acc(arb_ball& acc, const arb_ball& a, const arb_ball& b);
 arb_ball exp(const arb_ball& x);
 arb_ball log(const arb_ball& x);
 arb_ball sqrt(const arb_ball& x);
+/// Square root of the non-negative part of x (Arb's arb_sqrtpos): for a quantity known to be
+/// >= 0, such as a sum of squares whose ball reaches below 0.
+arb_ball sqrt_nonneg(const arb_ball& x);
 arb_ball tanh(const arb_ball& x);
 arb_ball sin(const arb_ball& x);
 arb_ball cos(const arb_ball& x);

@@ -81,6 +81,8 @@ mpfr_real exp(const mpfr_real& x);
 mpfr_real log(const mpfr_real& x);
 /// Square root; x < 0 is a numeric_error.
 mpfr_real sqrt(const mpfr_real& x);
+/// Square root of a value known to be >= 0 (rounded sums of squares are never negative).
+inline mpfr_real sqrt_nonneg(const mpfr_real& x) { return sqrt(x); }
 mpfr_real tanh(const mpfr_real& x);
 mpfr_real sin(const mpfr_real& x);
 mpfr_real cos(const mpfr_real& x);

@@ -56,6 +56,7 @@ inline void fma_acc(double& acc, double a, double b) { acc += a * b; }
 inline double exp(double x) { return std::exp(x); }
 inline double log(double x) { return std::log(x); }
 inline double sqrt(double x) { return std::sqrt(x); }
+inline double sqrt_nonneg(double x) { return std::sqrt(x); }
 inline double tanh(double x) { return std::tanh(x); }
 inline double sin(double x) { return std::sin(x); }
 inline double cos(double x) { return std::cos(x); }

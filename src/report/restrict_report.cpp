@@ -1,5 +1,7 @@
 #include "report/restrict_report.hpp"
 
+#include "report/files.hpp"
+
 #include "lang/languages.hpp"
 #include "model/model_file.hpp"
 
@@ -45,12 +47,7 @@ std::string fixed(double v, int digits) {
     return buf;
 }
 
-void write_text(const fs::path& p, const std::string& text) {
-    std::ofstream f(p, std::ios::binary);
-    if (!f) throw std::runtime_error("cannot write " + p.string());
-    f << text;
-    if (!f) throw std::runtime_error("cannot write " + p.string());
-}
+void write_text(const fs::path& p, const std::string& text) { write_file_atomic(p, text); }
 
 double free_ratio(const restrict_run& r) {
     return static_cast<double>(r.restr.free_count) / static_cast<double>(r.n);
@@ -242,58 +239,6 @@ double log2_slope(const std::vector<double>& x, const std::vector<double>& y) {
     return sxx > 0 ? sxy / sxx : 0;
 }
 
-namespace {
-
-/// A two-panel SVG line plot against log2 n: free fraction (top), c_obs (bottom).
-std::string sweep_svg(const std::string& title, const std::vector<double>& ns,
-                      const std::vector<double>& free, const std::vector<double>& cobs) {
-    const double W = 640, panel = 220, left = 70, right = 20, top = 40, gap = 60;
-    std::ostringstream s;
-    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\""
-      << (top + 2 * panel + gap + 50) << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-    s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-    s << "<text x=\"" << W / 2 << "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">" << title
-      << "</text>\n";
-    double lx0 = std::log2(ns.front()), lx1 = std::log2(ns.back());
-    if (lx1 <= lx0) lx1 = lx0 + 1;
-    auto X = [&](double n) { return left + (std::log2(n) - lx0) / (lx1 - lx0) * (W - left - right); };
-    auto panel_plot = [&](double y0, const std::vector<double>& v, double vmin, double vmax,
-                          const std::string& label, const char* colour) {
-        if (vmax <= vmin) vmax = vmin + 1;
-        auto Y = [&](double t) { return y0 + panel - (t - vmin) / (vmax - vmin) * panel; };
-        s << "<rect x=\"" << left << "\" y=\"" << y0 << "\" width=\"" << (W - left - right)
-          << "\" height=\"" << panel << "\" fill=\"none\" stroke=\"#888\"/>\n";
-        for (int t = 0; t <= 4; ++t) {
-            const double val = vmin + (vmax - vmin) * t / 4;
-            s << "<text x=\"" << (left - 6) << "\" y=\"" << (Y(val) + 4) << "\" text-anchor=\"end\">"
-              << fixed(val, vmax - vmin < 4 ? 2 : 0) << "</text>\n";
-            s << "<line x1=\"" << left << "\" x2=\"" << (W - right) << "\" y1=\"" << Y(val) << "\" y2=\""
-              << Y(val) << "\" stroke=\"#eee\"/>\n";
-        }
-        for (double n : ns)
-            s << "<text x=\"" << X(n) << "\" y=\"" << (y0 + panel + 16) << "\" text-anchor=\"middle\">"
-              << static_cast<long>(n) << "</text>\n";
-        s << "<text x=\"16\" y=\"" << (y0 + panel / 2) << "\" transform=\"rotate(-90 16 "
-          << (y0 + panel / 2) << ")\" text-anchor=\"middle\">" << label << "</text>\n";
-        s << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"2\" points=\"";
-        for (std::size_t t = 0; t < v.size(); ++t) s << X(ns[t]) << "," << Y(v[t]) << " ";
-        s << "\"/>\n";
-        for (std::size_t t = 0; t < v.size(); ++t)
-            s << "<circle cx=\"" << X(ns[t]) << "\" cy=\"" << Y(v[t]) << "\" r=\"3\" fill=\"" << colour
-              << "\"/>\n";
-    };
-    double cmax = 1;
-    for (double c : cobs) cmax = std::max(cmax, c);
-    panel_plot(top, free, 0, 1, "free inputs / n", "#1f77b4");
-    panel_plot(top + panel + gap, cobs, 0, std::ceil(cmax * 1.1), "c_obs = |D_L(n)|", "#d62728");
-    s << "<text x=\"" << W / 2 << "\" y=\"" << (top + 2 * panel + gap + 40)
-      << "\" text-anchor=\"middle\">n (log scale)</text>\n";
-    s << "</svg>\n";
-    return s.str();
-}
-
-} // namespace
-
 void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
                           const std::vector<restrict_run>& runs) {
     fs::create_directories(dir);
@@ -334,8 +279,14 @@ void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
     write_text(dir / "report.json", json::dump(doc, 2) + "\n");
     write_text(dir / "restrict.csv", csv.str());
     if (!ns.empty())
+    {
+        double cmax = 1;
+        for (double c : cs) cmax = std::max(cmax, c);
         write_text(dir / "restrict.svg",
-                   sweep_svg("restriction of " + (runs.empty() ? m.name : runs.front().model_name), ns, fr, cs));
+                   log_x_svg("restriction of " + (runs.empty() ? m.name : runs.front().model_name), ns,
+                             {{fr, 0, 1, "free inputs / n", "#1f77b4", 2},
+                              {cs, 0, std::ceil(cmax * 1.1), "c_obs = |D_L(n)|", "#d62728", std::ceil(cmax * 1.1) < 4 ? 2 : 0}}));
+    }
     std::ostringstream md;
     md << "# Restriction sweep: " << (runs.empty() ? m.name : runs.front().model_name) << "\n\n";
     md << "Hahn (2020), Theorem 1, checked at each n (theory.md §1.3): a restriction ρ keeping "
@@ -367,42 +318,19 @@ void write_restrict_single(const fs::path& dir, const model::model<rational>& m,
 
 namespace {
 
-/// DIR/{model.json, case.json} of a counterexample replayed through `property`.
 fs::path write_case_folder(const fs::path& dir, const model::model<rational>& m,
                            const std::string& property, const std::string& statement,
                            const std::vector<std::string>& inputs, const restrict_run& r,
                            const std::string& message, value numbers) {
-    fs::create_directories(dir);
-    model::write_model_file(m, (dir / "model.json").string());
-    value o = value::object();
-    o.set("format", str("attnprop-counterexample"));
-    o.set("version", num(1));
-    o.set("property", str(property));
-    o.set("statement", str(statement));
-    o.set("model", str("model.json"));
-    value ins = value::array(), ns = value::array();
-    for (const auto& s : inputs) {
-        ins.push_back(str(s));
-        ns.push_back(num(static_cast<long long>(s.size()) + 1));
-    }
-    o.set("inputs", std::move(ins));
-    o.set("n", std::move(ns));
-    value params = value::object();
-    for (const auto& [k, v] : r.params) params.set(k, num(v));
-    o.set("params", std::move(params));
-    o.set("seed", str(std::to_string(r.params.count("seed") ? r.params.at("seed") : 1)));
-    o.set("base_seed", str(std::to_string(r.params.count("seed") ? r.params.at("seed") : 1)));
-    o.set("reproduce", str(""));
-    value kinds = value::array();
-    kinds.push_back(str("exact"));
-    o.set("scalar_kinds", std::move(kinds));
-    o.set("precision", num(128));
-    o.set("precision_cap", num(128));
-    o.set("verdict", str("violated"));
-    o.set("message", str(message));
-    o.set("numbers", std::move(numbers));
-    write_text(dir / "case.json", json::dump(o, 2) + "\n");
-    return dir;
+    case_folder c;
+    c.property = property;
+    c.statement = statement;
+    c.inputs = inputs;
+    c.params = r.params;
+    c.seed = static_cast<std::uint64_t>(r.params.count("seed") ? r.params.at("seed") : 1);
+    c.message = message;
+    c.numbers = std::move(numbers);
+    return write_case_folder(dir, m, c);
 }
 
 } // namespace

@@ -124,3 +124,56 @@ attnprop_cli_test(bound-ln0-verdict 0 "verdict: Lemma 5 does not apply: lipschit
 attnprop_cli_test(bound-missing-model 2 "--model" bound)
 attnprop_cli_test(bound-bad-n 2 "--n" bound --model cc-parity --n 0)
 attnprop_cli_test(bound-unknown-model 2 "no model file or bundled model named 'nope'" bound --model nope)
+
+# influence: one-symbol influence across n (Lemma 5), reports, resume, counterexamples.
+set(_inf_out ${CMAKE_CURRENT_BINARY_DIR}/golden-influence)
+attnprop_cli_test(influence-json-holds 0 "\"verdict\": \"holds\""
+                  influence --model cc-first.json --n 8,16,32 --json --out ${_inf_out}/json)
+attnprop_cli_test(influence-json-fields 0 "\"n_max_influence\": \"[0-9]"
+                  influence --model cc-first.json --n 8,16,32 --json --out ${_inf_out}/json2)
+attnprop_cli_test(influence-json-posterior 0 "\"posterior_bound\": \"[0-9]"
+                  influence --model cc-first.json --n 8,16 --json --out ${_inf_out}/json3)
+attnprop_cli_test(influence-json-slope 0 "\"slope_stderr\": [0-9]"
+                  influence --model cc-first.json --n 8,16,32 --json --out ${_inf_out}/json4)
+attnprop_cli_test(influence-ce 0 "\"mean_ce_bits\": \"0\\.9"
+                  influence --model cc-parity --n 8,16 --language parity --json --out ${_inf_out}/ce)
+attnprop_cli_test(influence-ln0 0 "verdict: hypothesis-violated .*lipschitz-updates"
+                  influence --model cc-parity-ln0 --n 8,16 --out ${_inf_out}/ln0)
+attnprop_cli_test(influence-bad-n 2 "--n: 'x' is not an integer"
+                  influence --model cc-first --n 8,x)
+attnprop_cli_test(influence-bad-range 2 "--n: a range is FROM:TO:xFACTOR"
+                  influence --model cc-first --n 8:64)
+attnprop_cli_test(influence-n-too-small 2 "--n: n must be at least 2"
+                  influence --model cc-first --n 1,8)
+attnprop_cli_test(influence-hard-model 2 "influence needs a soft-attention model"
+                  influence --model hard-first --n 8)
+attnprop_cli_test(influence-unknown-language 2 "unknown language 'klingon'"
+                  influence --model cc-first --n 8 --language klingon)
+attnprop_cli_test(influence-bad-positions 2 "--positions"
+                  influence --model cc-first --n 8 --positions none)
+# --out writes the report files; a second run with the same options reuses every row.
+add_test(NAME "golden: cli influence-out-files"
+         COMMAND sh -c "rm -rf '${_inf_out}/files' && '$<TARGET_FILE:attnprop_cli>' influence --model cc-first --n 8,16 --out '${_inf_out}/files' >/dev/null && for f in report.json report.md influence.csv influence.svg rows.json; do test -s '${_inf_out}/files/'$f || { echo missing $f; exit 1; }; done && head -1 '${_inf_out}/files/influence.csv' | grep -q '^n,inputs,positions,pairs,max_influence'")
+set_tests_properties("golden: cli influence-out-files" PROPERTIES LABELS golden
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models"
+                     FIXTURES_SETUP influence_files)
+attnprop_cli_test(influence-resume 0 "reused 2 rows"
+                  influence --model cc-first --n 8,16 --out ${_inf_out}/files)
+set_tests_properties("golden: cli influence-resume" PROPERTIES FIXTURES_REQUIRED influence_files)
+attnprop_cli_test(influence-resume-other-seed 0 "different model or options.*starting fresh"
+                  influence --model cc-first --n 8,16 --seed 2 --out ${_inf_out}/files)
+set_tests_properties("golden: cli influence-resume-other-seed" PROPERTIES
+                     FIXTURES_REQUIRED influence_files DEPENDS "golden: cli influence-resume")
+# The negative control fails (exit 1) and its counterexample replays as violated (exit 1).
+add_test(NAME "golden: cli influence-fails"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "counterexample written to" --
+                 $<TARGET_FILE:attnprop_cli> influence --model cc-first --n 8,16 --bound-divisor 1000000000
+                 --out ${_inf_out}/fails)
+set_tests_properties("golden: cli influence-fails" PROPERTIES LABELS golden
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models"
+                     FIXTURES_SETUP influence_fails)
+add_test(NAME "golden: cli influence-replay"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated" --
+                 $<TARGET_FILE:attnprop_cli> replay ${_inf_out}/fails/counterexample-n8)
+set_tests_properties("golden: cli influence-replay" PROPERTIES LABELS golden
+                     FIXTURES_REQUIRED influence_fails)

@@ -1,0 +1,527 @@
+#include "analysis/sweep.hpp"
+
+#include "analysis/bounds.hpp"
+#include "analysis/influence.hpp"
+#include "analysis/norms.hpp"
+#include "attention/common.hpp"
+#include "attention/soft.hpp"
+
+#include <flint/flint.h>
+#include <mpfr.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+namespace attnprop::analysis {
+
+using numeric::arb_ball;
+using numeric::order;
+using numeric::rational;
+
+const char* to_string(sweep_scalar s) {
+    switch (s) {
+    case sweep_scalar::ball: return "ball";
+    case sweep_scalar::mpfr: return "mpfr";
+    case sweep_scalar::dbl: return "double";
+    }
+    return "?";
+}
+
+const char* to_string(comparison c) {
+    switch (c) {
+    case comparison::below: return "below";
+    case comparison::above: return "above";
+    case comparison::undecided: return "undecided";
+    case comparison::not_applicable: return "n/a";
+    }
+    return "?";
+}
+
+const char* to_string(sweep_verdict v) {
+    switch (v) {
+    case sweep_verdict::holds: return "holds";
+    case sweep_verdict::fails: return "fails";
+    case sweep_verdict::hypothesis_violated: return "hypothesis-violated";
+    case sweep_verdict::undecided: return "undecided";
+    }
+    return "?";
+}
+
+namespace {
+
+std::uint64_t splitmix(std::uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/// Combines two comparisons of the same row: above wins, then undecided, then below.
+comparison merge(comparison a, comparison b) {
+    if (a == comparison::above || b == comparison::above) return comparison::above;
+    if (a == comparison::undecided || b == comparison::undecided) return comparison::undecided;
+    if (a == comparison::below || b == comparison::below) return comparison::below;
+    return comparison::not_applicable;
+}
+
+comparison from_order(order o) {
+    switch (o) {
+    case order::less:
+    case order::equal: return comparison::below;
+    case order::greater: return comparison::above;
+    case order::unknown: return comparison::undecided;
+    }
+    return comparison::undecided;
+}
+
+/// A ball holding the measured value: the value itself for balls, the exact value of a
+/// rounded number otherwise (compared as if exact).
+template <class S> arb_ball as_ball(const S& x, const numeric::context& ctx) {
+    if constexpr (std::is_same_v<S, arb_ball>) {
+        (void)ctx;
+        return x;
+    } else {
+        auto q = numeric::exact_of(x);
+        if (!q) throw numeric::numeric_error("a measured value is not finite");
+        return numeric::from_rational<arb_ball>(*q, ctx);
+    }
+}
+
+template <class S> std::string dec(const S& x) { return numeric::to_decimal(x, 12); }
+
+bool binary_alphabets(const model::model<rational>& m) {
+    const auto& outs = m.out.symbols;
+    return m.sigma.symbols.size() == 2 && m.sigma.index_of("0") >= 0 && m.sigma.index_of("1") >= 0 &&
+           m.out.type == model::readout<rational>::kind::softmax &&
+           std::find(outs.begin(), outs.end(), "0") != outs.end() &&
+           std::find(outs.begin(), outs.end(), "1") != outs.end();
+}
+
+std::size_t output_index(const model::model<rational>& m, const char* sym) {
+    const auto& outs = m.out.symbols;
+    return static_cast<std::size_t>(std::find(outs.begin(), outs.end(), sym) - outs.begin());
+}
+
+/// What one input contributes to its row.
+template <class S> struct item_result {
+    std::size_t pairs = 0;
+    std::optional<S> max_dy, sum_dy, max_dp;
+    std::optional<arb_ball> max_posterior;
+    comparison vs_bound = comparison::not_applicable;
+    comparison vs_posterior = comparison::not_applicable;
+    comparison vs_prob = comparison::not_applicable;
+    std::string input;
+    std::size_t witness_position = 0;
+    std::string witness_bound;
+    // cross-entropy (binary predictors with a label)
+    std::optional<S> ce_bits;
+    bool correct = false;
+};
+
+struct row_context {
+    long n = 0;
+    std::vector<std::size_t> positions;
+    std::optional<arb_ball> bound;      // divided by the divisor
+    std::optional<arb_ball> prob_bound; // divided by the divisor
+    arb_ball divisor;
+    std::optional<lang::language> label;
+};
+
+template <numeric::ExpScalar S>
+item_result<S> measure_input(const model::model<S>& ms, const model::model<rational>& exact,
+                             const model::input_sequence& x, const row_context& rc,
+                             const numeric::context& ctx) {
+    influence_options io;
+    io.positions = rc.positions;
+    io.posterior = std::is_same_v<S, arb_ball>;
+    const auto prof = influence_profile_of(ms, exact, x, ctx, io);
+    item_result<S> r;
+    r.input = model::format_input(exact.sigma, x);
+    auto witness = [&](comparison& slot, comparison c, std::size_t pos, const char* which) {
+        if (c == comparison::above && slot != comparison::above) {
+            if (r.witness_bound.empty()) {
+                r.witness_position = pos + 1;
+                r.witness_bound = which;
+            }
+        }
+        slot = merge(slot, c);
+    };
+    for (const auto& pr : prof.pairs) {
+        ++r.pairs;
+        r.max_dy = r.max_dy ? max_enclosure(*r.max_dy, pr.dy) : pr.dy;
+        r.sum_dy = r.sum_dy ? S(*r.sum_dy + pr.dy) : pr.dy;
+        const arb_ball dyb = as_ball(pr.dy, ctx);
+        if (rc.bound) witness(r.vs_bound, from_order(numeric::compare(dyb, *rc.bound)), pr.position, "a-priori");
+        if (pr.posterior && finite(*pr.posterior)) {
+            r.max_posterior = r.max_posterior ? max_upper(*r.max_posterior, *pr.posterior)
+                                              : upper(*pr.posterior);
+            const arb_ball post = *pr.posterior / rc.divisor;
+            witness(r.vs_posterior, from_order(numeric::compare(dyb, post)), pr.position, "posterior");
+        }
+        if (pr.dp_max) {
+            r.max_dp = r.max_dp ? max_enclosure(*r.max_dp, *pr.dp_max) : *pr.dp_max;
+            if (rc.prob_bound)
+                witness(r.vs_prob, from_order(numeric::compare(as_ball(*pr.dp_max, ctx), *rc.prob_bound)),
+                        pr.position, "probability");
+        }
+    }
+    if (rc.label && prof.probabilities) {
+        const int lab = binary_label(*rc.label, r.input);
+        const auto& p = *prof.probabilities;
+        const S& q = p[output_index(exact, lab ? "1" : "0")];
+        const S& other = p[output_index(exact, lab ? "0" : "1")];
+        r.ce_bits = S(-numeric::log(q) / numeric::log(numeric::from_int<S>(2, ctx)));
+        r.correct = numeric::compare(q, other) == order::greater;
+    }
+    return r;
+}
+
+template <numeric::ExpScalar S>
+sweep_row measure_row(const model::model<rational>& exact, const sweep_options& opt, long n,
+                      const numeric::context& ctx, const std::vector<hypothesis_result>& hyp) {
+    (void)hyp;
+    row_context rc;
+    rc.n = n;
+    rc.positions = sweep_positions(static_cast<std::size_t>(n), opt.positions);
+    rc.divisor = numeric::from_int<arb_ball>(std::max(1L, opt.bound_divisor), ctx);
+    const bound_report rep = a_priori_bound(exact, n, ctx);
+    std::optional<arb_ball> bound_true;
+    if (rep.bound_at_n && finite(*rep.bound_at_n)) {
+        bound_true = *rep.bound_at_n;
+        rc.bound = *rep.bound_at_n / rc.divisor;
+    }
+    std::optional<arb_ball> prob_true;
+    if (bound_true && rep.probability_factor && finite(*rep.probability_factor)) {
+        prob_true = upper(*rep.probability_factor * *bound_true / numeric::from_int<arb_ball>(4, ctx));
+        rc.prob_bound = *prob_true / rc.divisor;
+    }
+    const bool binary = binary_alphabets(exact);
+    if (opt.language && binary &&
+        (*opt.language == lang::language::parity || *opt.language == lang::language::first))
+        rc.label = opt.language;
+
+    const std::size_t K = std::max<std::size_t>(1, opt.inputs);
+    std::vector<model::input_sequence> xs(K);
+    for (std::size_t k = 0; k < K; ++k) xs[k] = sweep_input(exact, n, k, opt.seed, opt.language);
+    std::vector<std::optional<item_result<S>>> items(K);
+    unsigned T = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+    T = std::min<unsigned>(T, static_cast<unsigned>(K));
+    std::atomic<std::size_t> next{0};
+    std::vector<std::exception_ptr> errors(T);
+    auto work = [&](unsigned w, bool cleanup) {
+        try {
+            const auto ms = model::to_scalar<S>(exact, ctx);
+            for (std::size_t k; (k = next.fetch_add(1)) < K;)
+                items[k] = measure_input(ms, exact, xs[k], rc, ctx);
+        } catch (...) {
+            errors[w] = std::current_exception();
+        }
+        if (cleanup) {
+            // Arb and MPFR keep per-thread caches of constants; free them before the thread ends.
+            flint_cleanup();
+            mpfr_free_cache();
+        }
+    };
+    if (T <= 1) {
+        work(0, false);
+    } else {
+        std::vector<std::thread> pool;
+        for (unsigned w = 0; w < T; ++w) pool.emplace_back(work, w, true);
+        for (auto& t : pool) t.join();
+    }
+    for (auto& e : errors)
+        if (e) std::rethrow_exception(e);
+
+    // Reduce in input order: identical whatever the number of threads.
+    sweep_row row;
+    row.n = n;
+    row.inputs = K;
+    row.positions = rc.positions.size();
+    std::optional<S> max_dy, sum_dy, max_dp, ce_sum;
+    std::optional<arb_ball> max_post;
+    std::size_t correct = 0;
+    for (const auto& it : items) {
+        row.pairs += it->pairs;
+        if (it->max_dy) max_dy = max_dy ? max_enclosure(*max_dy, *it->max_dy) : *it->max_dy;
+        if (it->sum_dy) sum_dy = sum_dy ? S(*sum_dy + *it->sum_dy) : *it->sum_dy;
+        if (it->max_dp) max_dp = max_dp ? max_enclosure(*max_dp, *it->max_dp) : *it->max_dp;
+        if (it->max_posterior) max_post = max_post ? max_upper(*max_post, *it->max_posterior) : *it->max_posterior;
+        if (it->ce_bits) ce_sum = ce_sum ? S(*ce_sum + *it->ce_bits) : *it->ce_bits;
+        correct += it->correct ? 1 : 0;
+        for (auto [slot, c] : {std::pair{&row.below_bound, it->vs_bound},
+                               std::pair{&row.below_posterior, it->vs_posterior},
+                               std::pair{&row.prob_below_bound, it->vs_prob}}) {
+            if (c == comparison::above && *slot != comparison::above && row.witness_input.empty()) {
+                row.witness_input = it->input;
+                row.witness_position = it->witness_position;
+                row.witness_bound = it->witness_bound;
+            }
+            *slot = merge(*slot, c);
+        }
+    }
+    const S zero = numeric::zero<S>(ctx);
+    const S mx = max_dy ? *max_dy : zero;
+    row.max_influence = dec(mx);
+    row.mean_influence =
+        dec(row.pairs ? S((sum_dy ? *sum_dy : zero) / numeric::from_int<S>(static_cast<long>(row.pairs), ctx)) : zero);
+    const S nmx = numeric::from_int<S>(n, ctx) * mx;
+    row.n_max_influence = dec(nmx);
+    row.max_influence_approx = numeric::approx_double(mx);
+    row.n_max_influence_approx = numeric::approx_double(nmx);
+    if (bound_true) row.bound = upper_decimal(*bound_true, 12);
+    if (max_post) row.posterior_bound = upper_decimal(*max_post, 12);
+    if (max_dp) row.max_prob_change = dec(*max_dp);
+    if (prob_true) row.prob_bound = upper_decimal(*prob_true, 12);
+
+    if (rc.label) {
+        cross_entropy_row ce;
+        ce.n = n;
+        ce.language = *rc.label;
+        if (static_cast<std::size_t>(n - 1) <= opt.exhaustive_cap) {
+            const auto cube = cube_cross_entropy(exact, n, *rc.label, ctx);
+            ce.exhaustive = true;
+            ce.inputs = cube.cube;
+            ce.correct = cube.correct;
+            ce.mean_ce_bits = dec(cube.ce_bits);
+            ce.accuracy = dec(arb_ball(numeric::from_int<arb_ball>(static_cast<long>(cube.correct), ctx) /
+                                       numeric::from_int<arb_ball>(static_cast<long>(cube.cube), ctx)));
+            ce.eta = dec(cube.eta);
+            ce.floor_bits = dec(cube.floor_bits);
+            ce.check = cube.ce_vs_floor == order::less ? comparison::above
+                                                       : from_order(cube.ce_vs_floor);
+            ce.mean_ce_approx = numeric::approx_double(cube.ce_bits);
+        } else {
+            // η from the measured pairs only: a lower estimate of the supremum.
+            const S eta = max_dp ? *max_dp : zero;
+            const S mean = S((ce_sum ? *ce_sum : zero) / numeric::from_int<S>(static_cast<long>(K), ctx));
+            const S one = numeric::one<S>(ctx);
+            const S floor = S(one - numeric::log(S(one + eta)) / numeric::log(numeric::from_int<S>(2, ctx)));
+            ce.inputs = K;
+            ce.correct = correct;
+            ce.mean_ce_bits = dec(mean);
+            ce.accuracy = dec(S(numeric::from_int<S>(static_cast<long>(correct), ctx) /
+                                numeric::from_int<S>(static_cast<long>(K), ctx)));
+            ce.eta = dec(eta);
+            ce.floor_bits = dec(floor);
+            const order o = numeric::compare(mean, floor);
+            ce.check = (o == order::less || o == order::unknown) ? comparison::undecided
+                                                                 : comparison::below;
+            ce.mean_ce_approx = numeric::approx_double(mean);
+        }
+        row.cross_entropy = ce;
+    }
+    return row;
+}
+
+template <numeric::ExpScalar S>
+void run_rows(const model::model<rational>& exact, const sweep_options& opt, sweep_result& res) {
+    const numeric::context ctx{opt.precision};
+    for (long n : opt.ns) {
+        auto it = std::find_if(opt.reuse.begin(), opt.reuse.end(),
+                               [&](const sweep_row& r) { return r.n == n; });
+        sweep_row row;
+        if (it != opt.reuse.end()) {
+            row = *it;
+            row.reused = true;
+        } else {
+            row = measure_row<S>(exact, opt, n, ctx, res.hypotheses);
+        }
+        if (opt.on_row) opt.on_row(row);
+        res.rows.push_back(std::move(row));
+    }
+}
+
+} // namespace
+
+std::vector<std::size_t> sweep_positions(std::size_t n, std::size_t count) {
+    std::vector<std::size_t> out;
+    if (n < 2) return out;
+    const std::size_t m = n - 1;
+    if (count == 0 || count >= m) {
+        for (std::size_t i = 0; i < m; ++i) out.push_back(i);
+        return out;
+    }
+    if (count == 1) return {0};
+    for (std::size_t t = 0; t < count; ++t) {
+        const std::size_t p = (t * (m - 1) * 2 + (count - 1)) / (2 * (count - 1)); // rounded
+        if (out.empty() || out.back() != p) out.push_back(p);
+    }
+    return out;
+}
+
+model::input_sequence sweep_input(const model::model<rational>& m, long n, std::size_t k,
+                                  std::uint64_t seed, std::optional<lang::language> language) {
+    std::mt19937_64 rng(splitmix(splitmix(splitmix(seed) ^ static_cast<std::uint64_t>(n)) ^ k));
+    const std::size_t len = static_cast<std::size_t>(n - 1);
+    if (language) return model::parse_input(m, lang::uniform_word(*language, len, rng));
+    model::input_sequence x(len + 1);
+    const auto sigma = static_cast<std::uint64_t>(m.sigma.symbols.size());
+    for (std::size_t i = 0; i < len; ++i) x[i] = static_cast<int>(rng() % sigma);
+    x[len] = m.sigma.eos_index();
+    return x;
+}
+
+int binary_label(lang::language l, const std::string& x) {
+    if (l == lang::language::first) return !x.empty() && x.front() == '1' ? 1 : 0;
+    return lang::member(l, x) ? 1 : 0;
+}
+
+cube_cross_entropy_result cube_cross_entropy(const model::model<rational>& m, long n,
+                                             lang::language label, const numeric::context& ctx,
+                                             long eta_divisor) {
+    if (!binary_alphabets(m))
+        throw std::invalid_argument("cube_cross_entropy: needs a softmax predictor over {0, 1}");
+    if (n < 2 || n - 1 > 20) throw std::invalid_argument("cube_cross_entropy: n out of range");
+    const int zero = m.sigma.index_of("0"), one = m.sigma.index_of("1");
+    const std::size_t o0 = output_index(m, "0"), o1 = output_index(m, "1");
+    const auto mb = model::to_scalar<arb_ball>(m, ctx);
+    const std::size_t bits = static_cast<std::size_t>(n - 1);
+    const std::size_t cube = std::size_t{1} << bits;
+    std::vector<model::vec<arb_ball>> probs(cube);
+    model::input_sequence x(static_cast<std::size_t>(n), zero);
+    x.back() = m.sigma.eos_index();
+    arb_ball ce_sum = numeric::zero<arb_ball>(ctx);
+    cube_cross_entropy_result r;
+    r.cube = cube;
+    const arb_ball ln2 = numeric::log(numeric::from_int<arb_ball>(2, ctx));
+    for (std::size_t a = 0; a < cube; ++a) {
+        std::string w(bits, '0');
+        for (std::size_t t = 0; t < bits; ++t) {
+            const bool bit = (a >> t) & 1;
+            x[t] = bit ? one : zero;
+            w[t] = bit ? '1' : '0';
+        }
+        const int lab = binary_label(label, w);
+        const auto y = attention::soft_forward(mb, x, ctx).y;
+        probs[a] = attention::softmax(attention::readout_logits(mb.out, y, ctx), ctx);
+        const arb_ball& q = probs[a][lab ? o1 : o0];
+        ce_sum -= numeric::log(q) / ln2;
+        const arb_ball& other = probs[a][lab ? o0 : o1];
+        r.correct += numeric::compare(q, other) == order::greater ? 1 : 0;
+    }
+    r.ce_bits = ce_sum / numeric::from_int<arb_ball>(static_cast<long>(cube), ctx);
+    // η_b = max over x of ||p(x) - p(x ^ b)||_∞; flipping a label-swapping bit b is a
+    // label-swapping bijection, so any such b gives E[q] <= (1 + η_b)/2 (theory.md §2.2).
+    const std::size_t swapping = label == lang::language::first ? 1 : bits;
+    std::optional<arb_ball> eta;
+    for (std::size_t b = 0; b < swapping; ++b) {
+        arb_ball eb = numeric::zero<arb_ball>(ctx);
+        for (std::size_t a = 0; a < cube; ++a) {
+            const std::size_t a2 = a ^ (std::size_t{1} << b);
+            if (a2 < a) continue;
+            for (std::size_t t = 0; t < probs[a].size(); ++t)
+                eb = max_enclosure(eb, numeric::abs(probs[a][t] - probs[a2][t]));
+        }
+        if (!eta || numeric::compare(eb, *eta) == order::less) {
+            eta = eb;
+            r.flipped_bit = b + 1;
+        }
+    }
+    r.eta = *eta;
+    const arb_ball e = *eta / numeric::from_int<arb_ball>(eta_divisor, ctx);
+    r.floor_bits = numeric::one<arb_ball>(ctx) - numeric::log(numeric::one<arb_ball>(ctx) + e) / ln2;
+    r.ce_vs_floor = numeric::compare(r.ce_bits, r.floor_bits);
+    return r;
+}
+
+void decide_sweep(sweep_result& r, double tol) {
+    std::vector<double> ns, ys, nu, yu;
+    for (const auto& row : r.rows) {
+        ns.push_back(static_cast<double>(row.n));
+        ys.push_back(row.max_influence_approx);
+    }
+    r.fit = fit_loglog(ns, ys);
+    const std::size_t half = r.rows.size() / 2;
+    for (std::size_t t = half; t < r.rows.size(); ++t) {
+        nu.push_back(ns[t]);
+        yu.push_back(ys[t]);
+    }
+    r.fit_upper = fit_loglog(nu, yu);
+
+    std::string failed, unknown;
+    for (const auto& h : r.hypotheses) {
+        if (h.holds == false) failed += (failed.empty() ? "" : ", ") + h.name;
+        if (!h.holds) unknown += (unknown.empty() ? "" : ", ") + h.name;
+    }
+    bool above = false, undecided = false, ce_above = false, no_bound = false;
+    long above_n = 0;
+    for (const auto& row : r.rows) {
+        for (comparison c : {row.below_bound, row.below_posterior, row.prob_below_bound}) {
+            if (c == comparison::above && !above) {
+                above = true;
+                above_n = row.n;
+            }
+            undecided = undecided || c == comparison::undecided;
+        }
+        no_bound = no_bound || row.below_bound == comparison::not_applicable;
+        if (row.cross_entropy) {
+            if (row.cross_entropy->check == comparison::above && !ce_above) {
+                ce_above = true;
+                if (!above) above_n = row.n;
+            }
+            undecided = undecided || row.cross_entropy->check == comparison::undecided;
+        }
+    }
+    r.influence_vanished.reset();
+    const auto fit_for_trend = r.fit_upper && r.fit_upper->points >= 2 ? r.fit_upper : r.fit;
+    if (ce_above) {
+        r.verdict = sweep_verdict::fails;
+        r.explanation = "the cross-entropy over the enumerated cube is below 1 - log2(1 + eta) at n = " +
+                        std::to_string(above_n);
+    } else if (!failed.empty()) {
+        r.verdict = sweep_verdict::hypothesis_violated;
+        if (fit_for_trend) r.influence_vanished = fit_for_trend->slope <= -1 + tol;
+        r.explanation = "hypotheses fail: " + failed + "; the influence " +
+                        (!r.influence_vanished ? std::string("trend is unknown (no fit)")
+                         : *r.influence_vanished ? std::string("still vanished (slope <= -1 + tol)")
+                                                 : std::string("did not vanish (slope > -1 + tol)"));
+    } else if (above && unknown.empty()) {
+        r.verdict = sweep_verdict::fails;
+        r.explanation = "a measured change is above its bound at n = " + std::to_string(above_n);
+    } else if (!unknown.empty()) {
+        r.verdict = sweep_verdict::undecided;
+        r.explanation = "hypotheses undecided: " + unknown;
+    } else if (undecided) {
+        r.verdict = sweep_verdict::undecided;
+        r.explanation = "some comparison is undecided at this precision";
+    } else if (no_bound) {
+        r.verdict = sweep_verdict::undecided;
+        r.explanation = "no finite a-priori bound at some n";
+    } else {
+        r.verdict = sweep_verdict::holds;
+        r.explanation = "every hypothesis holds and every measurement is below its bounds";
+    }
+}
+
+sweep_result influence_sweep(const model::model<rational>& exact, const sweep_options& opt) {
+    if (exact.attention != model::attention_kind::soft)
+        throw std::invalid_argument("the influence sweep needs a soft-attention model; " + exact.name +
+                                    " is hard");
+    for (long n : opt.ns) {
+        if (n < 2) throw std::invalid_argument("n must be at least 2, got " + std::to_string(n));
+        model::check_length(exact, n);
+    }
+    if (opt.language) {
+        const std::string alpha = lang::alphabet_of(*opt.language);
+        for (char ch : alpha)
+            if (exact.sigma.index_of(std::string(1, ch)) < 0)
+                throw std::invalid_argument(std::string("the alphabet of ") + lang::to_string(*opt.language) +
+                                            " is not the model's (symbol '" + ch + "' missing)");
+    }
+    sweep_result res;
+    res.model_name = exact.name;
+    res.hypotheses = check_hypotheses(exact);
+    switch (opt.scalar) {
+    case sweep_scalar::ball: run_rows<arb_ball>(exact, opt, res); break;
+    case sweep_scalar::mpfr: run_rows<numeric::mpfr_real>(exact, opt, res); break;
+    case sweep_scalar::dbl: run_rows<double>(exact, opt, res); break;
+    }
+    decide_sweep(res, opt.slope_tolerance);
+    return res;
+}
+
+} // namespace attnprop::analysis

@@ -1,0 +1,165 @@
+#pragma once
+/// @file sweep.hpp
+/// Sweeps of one-symbol influence across a ladder of lengths n (Hahn 2020, Lemma 5 and
+/// Theorem 6; theory.md §7, checks S3–S5): per n, the largest and mean measured influence
+/// ||y_n^(L)(x) - y_n^(L)(x[i <- a])||, n times the largest, the a-priori bound K(n)/n, the
+/// largest a-posteriori pair bound (Arb balls), the largest probability change, and for a
+/// softmax predictor over {0, 1} on PARITY or FIRST the cross-entropy corollary of §2.2.
+///
+/// Measurements are made in the chosen scalar (Arb balls by default: every comparison with a
+/// bound is then rigorous and may be undecided, never wrong; MPFR and double give rounded
+/// values compared as if exact). Every number of a row is a decimal string made from the
+/// scalar, never through double; only the log-log slope fit runs in double.
+///
+/// Inputs: `inputs` random inputs per n, uniform over Σ^(n-1) or from the language sampler,
+/// each seeded by (seed, n, k) alone, so that rows do not depend on the number of threads.
+/// Positions: every position i < n, or `positions` evenly spread ones (always the first and
+/// the last before eos).
+
+#include "analysis/hypotheses.hpp"
+#include "analysis/loglog_fit.hpp"
+#include "lang/languages.hpp"
+#include "model/model.hpp"
+#include "numeric/scalar.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnprop::analysis {
+
+/// The scalar the measurements are made in.
+enum class sweep_scalar { ball, mpfr, dbl };
+const char* to_string(sweep_scalar s);
+
+/// A measurement against a bound: certainly below, certainly above, undecided (balls
+/// overlap), or not applicable (no finite bound).
+enum class comparison { below, above, undecided, not_applicable };
+const char* to_string(comparison c);
+
+/// The cross-entropy corollary at one n (theory.md §2.2, S5).
+struct cross_entropy_row {
+    long n = 0;
+    lang::language language = lang::language::parity;
+    bool exhaustive = false;       ///< the whole cube {0,1}^(n-1) was enumerated
+    std::size_t inputs = 0;        ///< inputs averaged over
+    std::size_t correct = 0;       ///< certainly correct argmax predictions
+    std::string mean_ce_bits;      ///< mean of -log2 p(label) (decimal)
+    std::string accuracy;          ///< correct / inputs (decimal)
+    std::string eta;               ///< η_n (decimal): see below
+    std::string floor_bits;        ///< 1 - log2(1 + η_n) (decimal)
+    /// below = CE >= floor holds; above = CE < floor. Sampled (non-exhaustive) rows never say
+    /// above: an observed violation is reported undecided, because a sampled η is only a lower
+    /// estimate of the supremum the inequality needs.
+    comparison check = comparison::not_applicable;
+    double mean_ce_approx = 0;     ///< for plots and trend tests only
+};
+
+/// One row of the sweep.
+struct sweep_row {
+    long n = 0;
+    std::size_t inputs = 0;        ///< inputs measured
+    std::size_t positions = 0;     ///< positions measured per input
+    std::size_t pairs = 0;         ///< (input, position, replacement) changes measured
+    std::string max_influence;     ///< decimal strings from the scalar
+    std::string mean_influence;
+    std::string n_max_influence;
+    std::optional<std::string> bound;           ///< δ_L(n) = K(n)/n; null when unavailable
+    std::optional<std::string> posterior_bound; ///< max over pairs (balls only)
+    std::optional<std::string> max_prob_change; ///< softmax readouts
+    std::optional<std::string> prob_bound;      ///< factor·δ_L(n)/4
+    comparison below_bound = comparison::not_applicable;     ///< every pair vs δ_L(n)
+    comparison below_posterior = comparison::not_applicable; ///< every pair vs its own bound
+    comparison prob_below_bound = comparison::not_applicable;
+    double max_influence_approx = 0;            ///< for the slope fit only
+    double n_max_influence_approx = 0;
+    std::optional<cross_entropy_row> cross_entropy;
+    /// A pair above a bound, when some comparison says above (for the counterexample folder).
+    std::string witness_input;                  ///< without eos
+    std::size_t witness_position = 0;           ///< 1-based
+    std::string witness_bound;                  ///< "a-priori", "posterior" or "probability"
+    bool reused = false;                        ///< taken from a previous run (resume)
+};
+
+struct sweep_options {
+    std::vector<long> ns;
+    std::size_t inputs = 4;
+    std::size_t positions = 8;                 ///< 0 = every position
+    std::optional<lang::language> language;    ///< sampler (and label for cross-entropy)
+    long precision = 128;
+    sweep_scalar scalar = sweep_scalar::ball;
+    std::uint64_t seed = 1;
+    unsigned threads = 0;                      ///< 0 = hardware concurrency
+    /// Negative control: every bound is divided by this (1 = the true bounds).
+    long bound_divisor = 1;
+    /// The cube is enumerated exhaustively for the cross-entropy when n - 1 <= this.
+    std::size_t exhaustive_cap = 12;
+    /// Slope tolerance of "influence vanished": slope <= -1 + tol.
+    double slope_tolerance = 0.1;
+    /// Rows to reuse instead of recomputing (matched by n).
+    std::vector<sweep_row> reuse;
+    /// Called in n order as soon as each row is final (progress, checkpoints).
+    std::function<void(const sweep_row&)> on_row;
+};
+
+enum class sweep_verdict { holds, fails, hypothesis_violated, undecided };
+const char* to_string(sweep_verdict v);
+
+struct sweep_result {
+    std::string model_name;
+    std::vector<hypothesis_result> hypotheses;
+    std::vector<sweep_row> rows;
+    std::optional<loglog_fit> fit;          ///< max influence against n, all rows
+    std::optional<loglog_fit> fit_upper;    ///< the upper half of the ladder
+    sweep_verdict verdict = sweep_verdict::undecided;
+    std::string explanation;                ///< one line: why this verdict
+    /// For hypothesis-violated: whether the influence still vanished (slope <= -1 + tol);
+    /// nullopt without a fit.
+    std::optional<bool> influence_vanished;
+};
+
+/// The positions (0-based, < n - 1) measured at length n: all when count = 0 or count >=
+/// n - 1, else `count` evenly spread positions round(t (n - 2) / (count - 1)), t = 0..count-1.
+std::vector<std::size_t> sweep_positions(std::size_t n, std::size_t count);
+
+/// The k-th input (k = 0, 1, ...) at length n: n - 1 symbols, eos appended. Depends only on
+/// (seed, n, k).
+model::input_sequence sweep_input(const model::model<numeric::rational>& m, long n,
+                                  std::size_t k, std::uint64_t seed,
+                                  std::optional<lang::language> language);
+
+/// Runs the sweep. Preconditions (std::invalid_argument otherwise): a soft model, every n >= 2
+/// and within a finite positional table, a language whose alphabet is the model's.
+sweep_result influence_sweep(const model::model<numeric::rational>& exact,
+                             const sweep_options& opt);
+
+/// Fills fit, fit_upper, verdict, explanation and influence_vanished of r from its
+/// hypotheses and rows (exposed for tests on constructed rows).
+void decide_sweep(sweep_result& r, double slope_tolerance = 0.1);
+
+/// The cross-entropy corollary over the whole cube {0,1}^(n-1) (2 <= n, n - 1 <= 20), for a
+/// softmax predictor over the input alphabet {0, 1} whose outputs include 0 and 1, in Arb balls: mean CE in bits
+/// of the language label (parity or first), the accuracy, and η = min over label-swapping
+/// bits b of max_x ||p(x) - p(x ^ b)||_∞ (every bit for PARITY, bit 1 for FIRST), which makes
+/// CE >= 1 - log2(1 + η) a theorem. `eta_divisor` divides η (negative controls).
+/// `flipped_bit` receives the 1-based b attaining η. Throws std::invalid_argument when the
+/// alphabets are not {0, 1} or the readout is not softmax.
+struct cube_cross_entropy_result {
+    numeric::arb_ball ce_bits;
+    numeric::arb_ball eta;
+    numeric::arb_ball floor_bits;
+    std::size_t correct = 0;
+    std::size_t cube = 0;
+    std::size_t flipped_bit = 0;
+    numeric::order ce_vs_floor = numeric::order::unknown;
+};
+cube_cross_entropy_result cube_cross_entropy(const model::model<numeric::rational>& m, long n,
+                                             lang::language label, const numeric::context& ctx,
+                                             long eta_divisor = 1);
+
+/// The label of x (without eos) under PARITY or FIRST over {0, 1}: 1 (odd / first bit 1) or 0.
+int binary_label(lang::language l, const std::string& x);
+
+} // namespace attnprop::analysis

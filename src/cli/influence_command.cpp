@@ -1,0 +1,182 @@
+// attnprop influence: one-symbol influence of a soft model across a ladder of n (Hahn's
+// Lemma 5), its bounds, and the cross-entropy corollary.
+#include "analysis/sweep.hpp"
+#include "cli/commands.hpp"
+#include "model/model_file.hpp"
+#include "report/influence_report.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace attnprop::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class influence_command final : public command {
+public:
+    explicit influence_command(CLI::App& parent) {
+        app_ = parent.add_subcommand(
+            "influence", "Hahn's Lemma 5 across n: the largest one-symbol change of y_n^(L), "
+                         "n times it, the a-priori bound K(n)/n and the a-posteriori pair bound, "
+                         "the probability change, the slope against n, and the cross-entropy "
+                         "corollary on PARITY or FIRST");
+        app_->add_option("--model,-m", model_, "Model file or bundled model name")->required();
+        app_->add_option("--n", n_text_,
+                         "Lengths (eos included): one value, a list 16,64 or a range 16:4096:x2")
+            ->required();
+        app_->add_option("--inputs", inputs_, "Random inputs per n")
+            ->check(CLI::Range(1, 100000))
+            ->capture_default_str();
+        app_->add_option("--positions", positions_text_,
+                         "Positions changed per input: all, or K evenly spread ones (first and "
+                         "last included)")
+            ->capture_default_str();
+        app_->add_option("--language", language_,
+                         "Sample inputs from this language (parity, first, majority, "
+                         "contains-one, 1dyck, 2dyck); parity and first also give the "
+                         "cross-entropy corollary");
+        app_->add_option("--precision,-p", precision_, "Working precision in bits (mpfr, ball)")
+            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
+            ->capture_default_str();
+        app_->add_option("--scalar,-s", scalar_, "Scalar of the measurements: ball, mpfr, double")
+            ->check(CLI::IsMember({"ball", "mpfr", "double"}))
+            ->capture_default_str();
+        app_->add_option("--seed", seed_, "Seed of the inputs")->capture_default_str();
+        app_->add_option("--threads", threads_, "Worker threads (0: hardware concurrency)")
+            ->check(CLI::Range(0, 256))
+            ->capture_default_str();
+        app_->add_option("--bound-divisor", divisor_,
+                         "Negative control: divide every bound by D (a sweep that must fail)")
+            ->check(CLI::Range(1L, 1L << 40))
+            ->capture_default_str();
+        app_->add_option("--out", out_, "Report directory (default out/influence-<model>-<seed>)");
+        app_->add_flag("--json", json_, "Print JSON instead of text");
+    }
+    CLI::App* app() override { return app_; }
+
+    int run() override {
+        analysis::sweep_options o;
+        o.ns = parse_length_list(n_text_);
+        o.inputs = static_cast<std::size_t>(inputs_);
+        if (positions_text_ == "all") {
+            o.positions = 0;
+        } else {
+            std::size_t used = 0;
+            long k = 0;
+            try {
+                k = std::stol(positions_text_, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != positions_text_.size() || k < 1)
+                throw usage_error("--positions: 'all' or a positive integer, got '" + positions_text_ + "'");
+            o.positions = static_cast<std::size_t>(k);
+        }
+        if (!language_.empty()) {
+            o.language = lang::parse_language(language_);
+            if (!o.language)
+                throw usage_error("unknown language '" + language_ +
+                                  "' (known: parity, first, majority, contains-one, 1dyck, 2dyck)");
+        }
+        o.precision = precision_;
+        o.scalar = scalar_ == "mpfr" ? analysis::sweep_scalar::mpfr
+                   : scalar_ == "double" ? analysis::sweep_scalar::dbl
+                                         : analysis::sweep_scalar::ball;
+        o.seed = seed_;
+        o.threads = static_cast<unsigned>(threads_);
+        o.bound_divisor = divisor_;
+
+        const fs::path path = resolve_model(model_);
+        const model::model<numeric::rational> m = model::read_model_file(path.string());
+        if (m.attention != model::attention_kind::soft)
+            throw usage_error("influence needs a soft-attention model; " + m.name + " is hard");
+        for (long n : o.ns) model::check_length(m, n);
+
+        std::string bytes;
+        {
+            std::ifstream f(path, std::ios::binary);
+            std::stringstream ss;
+            ss << f.rdbuf();
+            bytes = ss.str();
+        }
+        report::influence_meta meta;
+        meta.model_file = model_;
+        meta.fingerprint = report::influence_fingerprint(bytes, o);
+        const fs::path dir = out_dir();
+        std::string note;
+        o.reuse = report::read_resume_rows(dir, meta.fingerprint, &note);
+        if (!note.empty()) std::cerr << "influence: " << note << "\n";
+        const bool tty = ::isatty(2) != 0;
+        std::vector<analysis::sweep_row> done;
+        o.on_row = [&](const analysis::sweep_row& row) {
+            done.push_back(row);
+            if (!row.reused) report::write_resume_rows(dir, meta.fingerprint, done);
+            if (tty)
+                std::cerr << "influence: n = " << row.n << (row.reused ? " reused" : " done")
+                          << ", max influence " << row.max_influence << "\n";
+        };
+        meta.options = o;
+        analysis::sweep_result r;
+        try {
+            r = analysis::influence_sweep(m, o);
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+        std::size_t reused = 0;
+        for (const auto& row : r.rows) reused += row.reused ? 1 : 0;
+        report::write_influence_report(dir, r, meta);
+        int code = exit_ok;
+        fs::path cx;
+        if (r.verdict == analysis::sweep_verdict::fails) {
+            code = exit_failed;
+            for (const auto& row : r.rows)
+                if (!row.witness_bound.empty()) {
+                    cx = dir / ("counterexample-n" + std::to_string(row.n));
+                    report::write_influence_counterexample(cx, m, row, meta);
+                    break;
+                }
+        }
+        if (json_) {
+            json::value j = report::influence_to_json(r, meta);
+            j.set("report_dir", json::value::string(dir.string()));
+            j.set("counterexample", cx.empty() ? json::value::null_value()
+                                               : json::value::string(cx.string()));
+            std::cout << json::dump(j, 2) << "\n";
+        } else {
+            std::cout << report::influence_to_text(r, meta);
+            if (reused) std::cout << "reused " << reused << " rows from " << (dir / "rows.json").string() << "\n";
+            if (!cx.empty())
+                std::cout << "counterexample written to " << cx.string() << " (attnprop replay "
+                          << cx.string() << ")\n";
+            std::cout << "report: " << dir.string() << "/report.md (report.json, influence.csv, "
+                      << "influence.svg)\n";
+        }
+        return code;
+    }
+
+private:
+    fs::path out_dir() const {
+        if (!out_.empty()) return out_;
+        return fs::path("out") /
+               ("influence-" + fs::path(model_).stem().string() + "-" + std::to_string(seed_));
+    }
+
+    CLI::App* app_ = nullptr;
+    std::string model_, n_text_, positions_text_ = "8", language_, scalar_ = "ball", out_;
+    int inputs_ = 4, threads_ = 0;
+    long precision_ = 128, divisor_ = 1;
+    std::uint64_t seed_ = 1;
+    bool json_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<command> make_influence_command(CLI::App& parent) {
+    return std::make_unique<influence_command>(parent);
+}
+
+} // namespace attnprop::cli

@@ -1,0 +1,418 @@
+#include "report/influence_report.hpp"
+
+#include "report/files.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+namespace attnprop::report {
+
+namespace fs = std::filesystem;
+using analysis::comparison;
+using analysis::cross_entropy_row;
+using analysis::sweep_row;
+using json::value;
+
+namespace {
+
+value str(const std::string& s) { return value::string(s); }
+value opt_str(const std::optional<std::string>& s) { return s ? str(*s) : value::null_value(); }
+value num(long long v) { return value::number(v); }
+value dbl(double v) {
+    if (!std::isfinite(v)) return value::null_value();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return value::number_raw(buf);
+}
+
+const value& need(const value& o, const char* key) {
+    const value* v = o.find(key);
+    if (!v) throw std::runtime_error(std::string("rows.json: missing '") + key + "'");
+    return *v;
+}
+std::string get_str(const value& o, const char* key) { return need(o, key).as_string(); }
+std::optional<std::string> get_opt(const value& o, const char* key) {
+    const value& v = need(o, key);
+    if (v.is_null()) return std::nullopt;
+    return v.as_string();
+}
+long get_long(const value& o, const char* key) { return std::stol(need(o, key).raw_number()); }
+double get_double(const value& o, const char* key) {
+    const value& v = need(o, key);
+    return v.is_null() ? 0.0 : std::stod(v.raw_number());
+}
+comparison get_cmp(const value& o, const char* key) {
+    const std::string s = get_str(o, key);
+    for (comparison c : {comparison::below, comparison::above, comparison::undecided,
+                         comparison::not_applicable})
+        if (s == analysis::to_string(c)) return c;
+    throw std::runtime_error("rows.json: bad comparison '" + s + "'");
+}
+
+value ce_to_json(const cross_entropy_row& c) {
+    value o = value::object();
+    o.set("n", num(c.n));
+    o.set("language", str(lang::to_string(c.language)));
+    o.set("exhaustive", value::boolean(c.exhaustive));
+    o.set("inputs", num(static_cast<long long>(c.inputs)));
+    o.set("correct", num(static_cast<long long>(c.correct)));
+    o.set("mean_ce_bits", str(c.mean_ce_bits));
+    o.set("accuracy", str(c.accuracy));
+    o.set("eta", str(c.eta));
+    o.set("floor_bits", str(c.floor_bits));
+    o.set("check", str(analysis::to_string(c.check)));
+    o.set("mean_ce_approx", dbl(c.mean_ce_approx));
+    return o;
+}
+
+cross_entropy_row ce_from_json(const value& o) {
+    cross_entropy_row c;
+    c.n = get_long(o, "n");
+    auto l = lang::parse_language(get_str(o, "language"));
+    if (!l) throw std::runtime_error("rows.json: bad language");
+    c.language = *l;
+    c.exhaustive = need(o, "exhaustive").as_bool();
+    c.inputs = static_cast<std::size_t>(get_long(o, "inputs"));
+    c.correct = static_cast<std::size_t>(get_long(o, "correct"));
+    c.mean_ce_bits = get_str(o, "mean_ce_bits");
+    c.accuracy = get_str(o, "accuracy");
+    c.eta = get_str(o, "eta");
+    c.floor_bits = get_str(o, "floor_bits");
+    c.check = get_cmp(o, "check");
+    c.mean_ce_approx = get_double(o, "mean_ce_approx");
+    return c;
+}
+
+std::uint64_t fnv(std::uint64_t h, const std::string& s) {
+    for (unsigned char ch : s) {
+        h ^= ch;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+std::string verdict_line(const analysis::sweep_result& r) {
+    return std::string(analysis::to_string(r.verdict)) + " (" + r.explanation + ")";
+}
+
+} // namespace
+
+std::string influence_fingerprint(const std::string& model_bytes, const analysis::sweep_options& o) {
+    std::uint64_t h = fnv(0xcbf29ce484222325ULL, model_bytes);
+    std::ostringstream s;
+    s << "inputs=" << o.inputs << ";positions=" << o.positions << ";language="
+      << (o.language ? lang::to_string(*o.language) : "") << ";precision=" << o.precision
+      << ";scalar=" << analysis::to_string(o.scalar) << ";seed=" << o.seed
+      << ";divisor=" << o.bound_divisor << ";cap=" << o.exhaustive_cap << ";v1";
+    h = fnv(h, s.str());
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+value row_to_json(const sweep_row& r) {
+    value o = value::object();
+    o.set("n", num(r.n));
+    o.set("inputs", num(static_cast<long long>(r.inputs)));
+    o.set("positions", num(static_cast<long long>(r.positions)));
+    o.set("pairs", num(static_cast<long long>(r.pairs)));
+    o.set("max_influence", str(r.max_influence));
+    o.set("mean_influence", str(r.mean_influence));
+    o.set("n_max_influence", str(r.n_max_influence));
+    o.set("bound", opt_str(r.bound));
+    o.set("posterior_bound", opt_str(r.posterior_bound));
+    o.set("max_prob_change", opt_str(r.max_prob_change));
+    o.set("prob_bound", opt_str(r.prob_bound));
+    o.set("below_bound", str(analysis::to_string(r.below_bound)));
+    o.set("below_posterior", str(analysis::to_string(r.below_posterior)));
+    o.set("prob_below_bound", str(analysis::to_string(r.prob_below_bound)));
+    o.set("max_influence_approx", dbl(r.max_influence_approx));
+    o.set("n_max_influence_approx", dbl(r.n_max_influence_approx));
+    o.set("cross_entropy", r.cross_entropy ? ce_to_json(*r.cross_entropy) : value::null_value());
+    o.set("witness_input", str(r.witness_input));
+    o.set("witness_position", num(static_cast<long long>(r.witness_position)));
+    o.set("witness_bound", str(r.witness_bound));
+    o.set("reused", value::boolean(r.reused));
+    return o;
+}
+
+sweep_row row_from_json(const value& o) {
+    sweep_row r;
+    r.n = get_long(o, "n");
+    r.inputs = static_cast<std::size_t>(get_long(o, "inputs"));
+    r.positions = static_cast<std::size_t>(get_long(o, "positions"));
+    r.pairs = static_cast<std::size_t>(get_long(o, "pairs"));
+    r.max_influence = get_str(o, "max_influence");
+    r.mean_influence = get_str(o, "mean_influence");
+    r.n_max_influence = get_str(o, "n_max_influence");
+    r.bound = get_opt(o, "bound");
+    r.posterior_bound = get_opt(o, "posterior_bound");
+    r.max_prob_change = get_opt(o, "max_prob_change");
+    r.prob_bound = get_opt(o, "prob_bound");
+    r.below_bound = get_cmp(o, "below_bound");
+    r.below_posterior = get_cmp(o, "below_posterior");
+    r.prob_below_bound = get_cmp(o, "prob_below_bound");
+    r.max_influence_approx = get_double(o, "max_influence_approx");
+    r.n_max_influence_approx = get_double(o, "n_max_influence_approx");
+    if (const value& c = need(o, "cross_entropy"); !c.is_null()) r.cross_entropy = ce_from_json(c);
+    r.witness_input = get_str(o, "witness_input");
+    r.witness_position = static_cast<std::size_t>(get_long(o, "witness_position"));
+    r.witness_bound = get_str(o, "witness_bound");
+    return r;
+}
+
+value influence_to_json(const analysis::sweep_result& r, const influence_meta& meta) {
+    value o = value::object();
+    o.set("format", str("attnprop-influence-report"));
+    o.set("version", num(1));
+    o.set("model", str(r.model_name));
+    o.set("model_file", str(meta.model_file));
+    o.set("fingerprint", str(meta.fingerprint));
+    const auto& op = meta.options;
+    value opts = value::object();
+    opts.set("inputs", num(static_cast<long long>(op.inputs)));
+    opts.set("positions", op.positions ? num(static_cast<long long>(op.positions)) : str("all"));
+    opts.set("language", op.language ? str(lang::to_string(*op.language)) : value::null_value());
+    opts.set("precision", num(op.precision));
+    opts.set("scalar", str(analysis::to_string(op.scalar)));
+    opts.set("seed", str(std::to_string(op.seed)));
+    opts.set("bound_divisor", num(op.bound_divisor));
+    o.set("options", std::move(opts));
+    value hyp = value::object();
+    for (const auto& h : r.hypotheses) {
+        value e = value::object();
+        e.set("holds", h.holds ? value::boolean(*h.holds) : value::null_value());
+        e.set("reason", str(h.reason));
+        hyp.set(h.name, std::move(e));
+    }
+    o.set("hypotheses", std::move(hyp));
+    value rows = value::array(), ce = value::array();
+    for (const auto& row : r.rows) {
+        rows.push_back(row_to_json(row));
+        if (row.cross_entropy) ce.push_back(ce_to_json(*row.cross_entropy));
+    }
+    o.set("rows", std::move(rows));
+    o.set("slope", r.fit ? dbl(r.fit->slope) : value::null_value());
+    o.set("slope_stderr", r.fit ? dbl(r.fit->slope_stderr) : value::null_value());
+    o.set("slope_upper_half", r.fit_upper ? dbl(r.fit_upper->slope) : value::null_value());
+    o.set("slope_upper_half_stderr", r.fit_upper ? dbl(r.fit_upper->slope_stderr) : value::null_value());
+    o.set("cross_entropy", ce.empty() ? value::null_value() : std::move(ce));
+    o.set("verdict", str(analysis::to_string(r.verdict)));
+    o.set("explanation", str(r.explanation));
+    o.set("influence_vanished",
+          r.influence_vanished ? value::boolean(*r.influence_vanished) : value::null_value());
+    std::size_t reused = 0;
+    for (const auto& row : r.rows) reused += row.reused ? 1 : 0;
+    o.set("reused_rows", num(static_cast<long long>(reused)));
+    return o;
+}
+
+std::string influence_to_text(const analysis::sweep_result& r, const influence_meta& meta) {
+    std::ostringstream os;
+    const auto& op = meta.options;
+    os << "model        " << r.model_name << "\n";
+    os << "measured in  " << analysis::to_string(op.scalar);
+    if (op.scalar != analysis::sweep_scalar::dbl) os << " at " << op.precision << " bits";
+    os << "; " << op.inputs << " inputs per n ("
+       << (op.language ? std::string(lang::to_string(*op.language)) + " sampler" : std::string("uniform"))
+       << "), positions " << (op.positions ? std::to_string(op.positions) + " evenly spread" : std::string("all"))
+       << ", seed " << op.seed << "\n\n";
+    const std::vector<std::string> head = {"n",     "pairs", "max influence", "n*max",
+                                           "bound", "posterior", "max dp", "vs bounds"};
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& row : r.rows) {
+        std::string vs = std::string(analysis::to_string(row.below_bound)) + "/" +
+                         analysis::to_string(row.below_posterior) + "/" +
+                         analysis::to_string(row.prob_below_bound);
+        if (row.reused) vs += " (reused)";
+        rows.push_back({std::to_string(row.n), std::to_string(row.pairs), row.max_influence,
+                        row.n_max_influence, row.bound.value_or("-"), row.posterior_bound.value_or("-"),
+                        row.max_prob_change.value_or("-"), vs});
+    }
+    std::vector<std::size_t> w(head.size());
+    for (std::size_t c = 0; c < head.size(); ++c) {
+        w[c] = head[c].size();
+        for (const auto& row : rows) w[c] = std::max(w[c], row[c].size());
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+        os << " ";
+        for (std::size_t c = 0; c < cells.size(); ++c)
+            os << " " << std::left << std::setw(static_cast<int>(w[c])) << cells[c];
+        os << "\n";
+    };
+    line(head);
+    for (const auto& row : rows) line(row);
+    os << "  (vs bounds: a-priori K(n)/n / a-posteriori pair bound / probability bound)\n";
+    bool any_ce = false;
+    for (const auto& row : r.rows)
+        if (row.cross_entropy) {
+            if (!any_ce) os << "\ncross-entropy (bits) against the language label, >= 1 - log2(1 + eta):\n";
+            any_ce = true;
+            const auto& c = *row.cross_entropy;
+            os << "  n = " << c.n << ": CE " << c.mean_ce_bits << ", accuracy " << c.accuracy
+               << ", eta " << c.eta << ", floor " << c.floor_bits << " ("
+               << (c.exhaustive ? "whole cube" : "sampled") << ": " << analysis::to_string(c.check) << ")\n";
+        }
+    os << "\n";
+    if (r.fit) {
+        os << "slope of log max influence against log n: " << std::setprecision(4) << r.fit->slope
+           << " +/- " << r.fit->slope_stderr << " (" << r.fit->points << " points)";
+        if (r.fit_upper) os << "; upper half " << r.fit_upper->slope << " +/- " << r.fit_upper->slope_stderr;
+        os << "  (Lemma 5: <= -1)\n";
+    } else {
+        os << "slope: none (fewer than two positive measurements)\n";
+    }
+    os << "hypotheses of Lemma 5:\n";
+    for (const auto& h : r.hypotheses)
+        os << "  " << std::left << std::setw(24) << h.name << std::setw(9)
+           << (h.holds == true ? "yes" : h.holds == false ? "no" : "unknown") << h.reason << "\n";
+    os << "verdict: " << verdict_line(r) << "\n";
+    return os.str();
+}
+
+void write_resume_rows(const fs::path& dir, const std::string& fingerprint,
+                       const std::vector<sweep_row>& rows) {
+    fs::create_directories(dir);
+    value o = value::object();
+    o.set("format", str("attnprop-influence-rows"));
+    o.set("version", num(1));
+    o.set("fingerprint", str(fingerprint));
+    value arr = value::array();
+    for (const auto& r : rows) arr.push_back(row_to_json(r));
+    o.set("rows", std::move(arr));
+    write_file_atomic(dir / "rows.json", json::dump(o, 2) + "\n");
+}
+
+std::vector<sweep_row> read_resume_rows(const fs::path& dir, const std::string& fingerprint,
+                                        std::string* note) {
+    std::vector<sweep_row> out;
+    const fs::path p = dir / "rows.json";
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) {
+        if (note) *note = "";
+        return out;
+    }
+    try {
+        std::ifstream f(p, std::ios::binary);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        const value doc = json::parse(ss.str());
+        if (get_str(doc, "fingerprint") != fingerprint) {
+            if (note)
+                *note = "the rows in " + p.string() +
+                        " were made with a different model or options (fingerprint " +
+                        get_str(doc, "fingerprint") + ", now " + fingerprint + "): starting fresh";
+            return out;
+        }
+        for (const auto& e : need(doc, "rows").elements()) out.push_back(row_from_json(e));
+        if (note) *note = "resuming: " + std::to_string(out.size()) + " rows found in " + p.string();
+    } catch (const std::exception& e) {
+        out.clear();
+        if (note) *note = "cannot read " + p.string() + " (" + e.what() + "): starting fresh";
+    }
+    return out;
+}
+
+void write_influence_report(const fs::path& dir, const analysis::sweep_result& r,
+                            const influence_meta& meta) {
+    fs::create_directories(dir);
+    write_file_atomic(dir / "report.json", json::dump(influence_to_json(r, meta), 2) + "\n");
+    std::ostringstream csv;
+    csv << "n,inputs,positions,pairs,max_influence,mean_influence,n_max_influence,bound,"
+           "posterior_bound,max_prob_change,prob_bound,below_bound,below_posterior,"
+           "prob_below_bound,mean_ce_bits,accuracy,eta,ce_floor_bits,ce_check,reused\n";
+    for (const auto& row : r.rows) {
+        const auto* c = row.cross_entropy ? &*row.cross_entropy : nullptr;
+        csv << row.n << "," << row.inputs << "," << row.positions << "," << row.pairs << ","
+            << row.max_influence << "," << row.mean_influence << "," << row.n_max_influence << ","
+            << row.bound.value_or("") << "," << row.posterior_bound.value_or("") << ","
+            << row.max_prob_change.value_or("") << "," << row.prob_bound.value_or("") << ","
+            << analysis::to_string(row.below_bound) << "," << analysis::to_string(row.below_posterior)
+            << "," << analysis::to_string(row.prob_below_bound) << "," << (c ? c->mean_ce_bits : "")
+            << "," << (c ? c->accuracy : "") << "," << (c ? c->eta : "") << ","
+            << (c ? c->floor_bits : "") << "," << (c ? analysis::to_string(c->check) : "") << ","
+            << (row.reused ? "yes" : "no") << "\n";
+    }
+    write_file_atomic(dir / "influence.csv", csv.str());
+    std::vector<double> ns, nmax, ce;
+    double vmax = 0;
+    for (const auto& row : r.rows) {
+        ns.push_back(static_cast<double>(row.n));
+        nmax.push_back(row.n_max_influence_approx);
+        vmax = std::max(vmax, row.n_max_influence_approx);
+        if (row.cross_entropy) ce.push_back(row.cross_entropy->mean_ce_approx);
+    }
+    std::vector<plot_panel> panels = {{nmax, 0, vmax > 0 ? vmax * 1.1 : 1, "n * max influence", "#1f77b4", -1}};
+    if (!ce.empty() && ce.size() == ns.size()) panels.push_back({ce, 0, 1.1, "mean CE (bits)", "#d62728", 2});
+    if (!ns.empty())
+        write_file_atomic(dir / "influence.svg", log_x_svg("one-symbol influence of " + r.model_name, ns, panels));
+    write_resume_rows(dir, meta.fingerprint, r.rows);
+    std::ostringstream md;
+    md << "# Influence sweep: " << r.model_name << "\n\n";
+    md << "Hahn (2020), Lemma 5: one changed symbol moves y_n^(L) by at most K/n when the five "
+          "hypotheses hold (theory.md §2, check S3). Fingerprint `" << meta.fingerprint << "`.\n\n";
+    md << "| n | pairs | max influence | n·max | bound K(n)/n | a-posteriori | max Δp | vs bounds |\n";
+    md << "|---|---|---|---|---|---|---|---|\n";
+    for (const auto& row : r.rows)
+        md << "| " << row.n << " | " << row.pairs << " | " << row.max_influence << " | "
+           << row.n_max_influence << " | " << row.bound.value_or("-") << " | "
+           << row.posterior_bound.value_or("-") << " | " << row.max_prob_change.value_or("-") << " | "
+           << analysis::to_string(row.below_bound) << " / " << analysis::to_string(row.below_posterior)
+           << " / " << analysis::to_string(row.prob_below_bound) << (row.reused ? " (reused)" : "") << " |\n";
+    if (!ce.empty()) {
+        md << "\n| n | mean CE (bits) | accuracy | η | 1 − log2(1 + η) | check |\n|---|---|---|---|---|---|\n";
+        for (const auto& row : r.rows)
+            if (const auto& c = row.cross_entropy)
+                md << "| " << c->n << " | " << c->mean_ce_bits << " | " << c->accuracy << " | " << c->eta
+                   << " | " << c->floor_bits << " | " << analysis::to_string(c->check)
+                   << (c->exhaustive ? " (whole cube)" : " (sampled)") << " |\n";
+    }
+    md << "\nHypotheses:\n\n";
+    for (const auto& h : r.hypotheses)
+        md << "- " << h.name << ": " << (h.holds == true ? "yes" : h.holds == false ? "no" : "unknown")
+           << " — " << h.reason << "\n";
+    if (r.fit) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "%.4f ± %.4f", r.fit->slope, r.fit->slope_stderr);
+        md << "\nSlope of log max influence against log n: " << buf << " (Lemma 5: ≤ −1).\n";
+    }
+    md << "\n**Verdict: " << verdict_line(r) << "**\n\n";
+    md << "Files: `influence.csv`, `influence.svg` (n·max influence against n, log scale), "
+          "`report.json`, `rows.json` (resume checkpoint).\n";
+    write_file_atomic(dir / "report.md", md.str());
+}
+
+fs::path write_influence_counterexample(const fs::path& dir, const model::model<numeric::rational>& m,
+                                        const sweep_row& row, const influence_meta& meta) {
+    case_folder c;
+    const bool prob = row.witness_bound == "probability";
+    c.property = prob ? prob_change_property : influence_property;
+    c.statement = prob ? "every one-symbol change moves the output distribution by at most the "
+                         "bounds of theory.md §2.2 (divided by bound_divisor)"
+                       : "every one-symbol change moves y_n^(L) by at most the a-posteriori pair "
+                         "bound and K(n)/n (divided by bound_divisor)";
+    c.inputs = {row.witness_input};
+    c.params = {{"n", row.n},
+                {"position", static_cast<long>(row.witness_position)},
+                {"bound_divisor", meta.options.bound_divisor}};
+    c.seed = meta.options.seed;
+    c.scalar_kinds = {"ball"};
+    c.precision = meta.options.precision;
+    c.message = "a one-symbol change at position " + std::to_string(row.witness_position) +
+                " is above the " + row.witness_bound + " bound at n = " + std::to_string(row.n);
+    value nums = value::object();
+    nums.set("max_influence", str(row.max_influence));
+    nums.set("bound", opt_str(row.bound));
+    nums.set("posterior_bound", opt_str(row.posterior_bound));
+    nums.set("max_prob_change", opt_str(row.max_prob_change));
+    nums.set("bound_divisor", str(std::to_string(meta.options.bound_divisor)));
+    c.numbers = std::move(nums);
+    return write_case_folder(dir, m, c);
+}
+
+} // namespace attnprop::report

@@ -1,0 +1,65 @@
+#pragma once
+/// @file influence_report.hpp
+/// Output of `attnprop influence`: text and JSON of a sweep, the report directory
+/// (report.json, report.md, influence.csv, influence.svg, rows.json for resuming) and the
+/// counterexample folder of a failed comparison, replayed by `attnprop replay` through
+/// soft-influence/influence-below-bounds (schemas in docs/reports.md).
+
+#include "analysis/sweep.hpp"
+#include "model/json.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace attnprop::report {
+
+/// The property that replays an influence counterexample.
+inline constexpr const char* influence_property = "soft-influence/influence-below-bounds";
+/// The property that replays a probability-change counterexample.
+inline constexpr const char* prob_change_property = "soft-influence/prob-change-below-bound";
+
+/// What identifies a sweep besides its rows: a run may reuse rows of an earlier run only
+/// when the fingerprints are equal.
+struct influence_meta {
+    std::string model_file;      ///< as given
+    std::string fingerprint;     ///< hash of the model file's content and every option
+    analysis::sweep_options options;
+};
+
+/// Fingerprint: FNV-1a 64 of the model file's bytes and the options that change rows
+/// (inputs, positions, language, precision, scalar, seed, bound divisor, exhaustive cap),
+/// as 16 hex digits. The n list and threads are not part of it.
+std::string influence_fingerprint(const std::string& model_bytes, const analysis::sweep_options& o);
+
+json::value row_to_json(const analysis::sweep_row& r);
+/// Inverse of row_to_json; throws std::runtime_error on a malformed row.
+analysis::sweep_row row_from_json(const json::value& v);
+
+/// The whole sweep as JSON (format attnprop-influence-report, version 1).
+json::value influence_to_json(const analysis::sweep_result& r, const influence_meta& meta);
+
+/// Tables per n, slope, verdict and hypotheses, for a terminal.
+std::string influence_to_text(const analysis::sweep_result& r, const influence_meta& meta);
+
+/// Writes rows.json (fingerprint + finished rows) atomically: the resume checkpoint.
+void write_resume_rows(const std::filesystem::path& dir, const std::string& fingerprint,
+                       const std::vector<analysis::sweep_row>& rows);
+
+/// Rows of DIR/rows.json when its fingerprint equals `fingerprint`; otherwise none, with
+/// `note` saying why (no file, different fingerprint, unreadable).
+std::vector<analysis::sweep_row> read_resume_rows(const std::filesystem::path& dir,
+                                                  const std::string& fingerprint,
+                                                  std::string* note);
+
+/// Writes report.json, report.md, influence.csv, influence.svg and rows.json into dir.
+void write_influence_report(const std::filesystem::path& dir, const analysis::sweep_result& r,
+                            const influence_meta& meta);
+
+/// Writes DIR/{model.json, case.json} for the row's witness (a pair above a bound).
+std::filesystem::path write_influence_counterexample(const std::filesystem::path& dir,
+                                                     const model::model<numeric::rational>& m,
+                                                     const analysis::sweep_row& row,
+                                                     const influence_meta& meta);
+
+} // namespace attnprop::report

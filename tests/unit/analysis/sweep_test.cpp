@@ -1,0 +1,209 @@
+// Influence sweeps: the --n list parser, the verdict logic on constructed rows, the
+// cross-entropy corollary on a closed-form case, thread independence, and the bundled
+// Chiang & Cholak models (with a too-small bound as the negative control). Seeds are fixed
+// and printed on failure.
+#include "analysis/sweep.hpp"
+#include "cli/common.hpp"
+#include "model/json.hpp"
+#include "model/model_file.hpp"
+#include "report/influence_report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace attnprop;
+using analysis::comparison;
+using analysis::sweep_verdict;
+
+namespace {
+
+model::model<numeric::rational> bundled(const std::string& name) {
+    return model::read_model_file(std::string(ATTNPROP_MODELS_DIR) + "/" + name + ".json");
+}
+
+analysis::sweep_options small(std::vector<long> ns, std::uint64_t seed = 11) {
+    analysis::sweep_options o;
+    o.ns = std::move(ns);
+    o.inputs = 2;
+    o.positions = 4;
+    o.seed = seed;
+    o.threads = 1;
+    return o;
+}
+
+std::vector<analysis::hypothesis_result> all_hold() {
+    std::vector<analysis::hypothesis_result> h;
+    for (const char* n : analysis::hypothesis_names) h.push_back({n, true, "constructed"});
+    return h;
+}
+
+analysis::sweep_row row(long n, double max_influence, comparison c) {
+    analysis::sweep_row r;
+    r.n = n;
+    r.max_influence_approx = max_influence;
+    r.below_bound = c;
+    r.below_posterior = comparison::below;
+    return r;
+}
+
+std::string dump_rows(const analysis::sweep_result& r) {
+    std::string s;
+    for (const auto& row : r.rows) s += json::dump(report::row_to_json(row), 0) + "\n";
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("the --n list parser reads lists and geometric ranges", "[sweep]") {
+    REQUIRE(cli::parse_length_list("64") == std::vector<long>{64});
+    REQUIRE(cli::parse_length_list("16,64,256") == std::vector<long>{16, 64, 256});
+    REQUIRE(cli::parse_length_list("16:128:x2") == std::vector<long>{16, 32, 64, 128});
+    REQUIRE(cli::parse_length_list("10:100:x3") == std::vector<long>{10, 30, 90});
+}
+
+TEST_CASE("the --n list parser rejects bad lists with a message", "[sweep]") {
+    for (const char* bad : {"", "abc", "16,", "1", "8,1", "16:8:x2", "16:64:x1", "16:64", "16:64:+2",
+                            "2000000"}) {
+        INFO("list '" << bad << "'");
+        REQUIRE_THROWS_AS(cli::parse_length_list(bad), cli::usage_error);
+        try {
+            cli::parse_length_list(bad);
+        } catch (const cli::usage_error& e) {
+            REQUIRE(std::string(e.what()).rfind("--n: ", 0) == 0);
+        }
+    }
+}
+
+TEST_CASE("the verdict follows the rows and hypotheses", "[sweep]") {
+    analysis::sweep_result r;
+    r.hypotheses = all_hold();
+    r.rows = {row(16, 1.0 / 16, comparison::below), row(32, 1.0 / 32, comparison::below),
+              row(64, 1.0 / 64, comparison::below)};
+    analysis::decide_sweep(r);
+    REQUIRE(r.verdict == sweep_verdict::holds);
+    REQUIRE(r.fit);
+    REQUIRE(std::abs(r.fit->slope + 1) < 1e-12);
+
+    r.rows[1].below_bound = comparison::undecided;
+    analysis::decide_sweep(r);
+    REQUIRE(r.verdict == sweep_verdict::undecided);
+
+    r.rows[2].below_posterior = comparison::above;
+    analysis::decide_sweep(r);
+    REQUIRE(r.verdict == sweep_verdict::fails);
+    REQUIRE(r.explanation.find("n = 64") != std::string::npos);
+
+    r.hypotheses[4].holds = false;
+    analysis::decide_sweep(r);
+    REQUIRE(r.verdict == sweep_verdict::hypothesis_violated);
+    REQUIRE(r.explanation.find("lipschitz-updates") != std::string::npos);
+    REQUIRE(r.influence_vanished == true);
+
+    for (auto& x : r.rows) x.max_influence_approx = 2.0; // constant influence: did not vanish
+    analysis::decide_sweep(r);
+    REQUIRE(r.influence_vanished == false);
+
+    r.hypotheses[4].holds = std::nullopt;
+    for (auto& x : r.rows) x.below_posterior = x.below_bound = comparison::below;
+    analysis::decide_sweep(r);
+    REQUIRE(r.verdict == sweep_verdict::undecided);
+
+    r.hypotheses = all_hold();
+    r.rows[0].below_bound = comparison::not_applicable; // no finite bound
+    analysis::decide_sweep(r);
+    REQUIRE(r.verdict == sweep_verdict::undecided);
+}
+
+TEST_CASE("an exhaustive cross-entropy violation fails whatever the hypotheses", "[sweep]") {
+    analysis::sweep_result r;
+    r.hypotheses = all_hold();
+    r.hypotheses[0].holds = false;
+    r.rows = {row(8, 0.1, comparison::not_applicable)};
+    analysis::cross_entropy_row ce;
+    ce.exhaustive = true;
+    ce.check = comparison::above;
+    r.rows[0].cross_entropy = ce;
+    analysis::decide_sweep(r);
+    REQUIRE(r.verdict == sweep_verdict::fails);
+}
+
+TEST_CASE("cross-entropy of FIRST with layer norm eps = 0 is log2(1 + e^-sqrt 6)", "[sweep]") {
+    // z = ±sqrt(6) for every input (theory.md §8), so p(label) = 1/(1 + e^{-sqrt 6}) on every
+    // input: CE = log2(1 + e^{-sqrt 6}) = 0.119473 bits, accuracy 1, and flipping bit 1 moves
+    // p by 2/(1 + e^{-sqrt 6}) - 1 = tanh(sqrt(6)/2) = eta.
+    const auto m = bundled("cc-first-ln0");
+    const auto c = analysis::cube_cross_entropy(m, 5, lang::language::first, {128});
+    const double ce = std::log2(1 + std::exp(-std::sqrt(6.0)));
+    const double eta = std::tanh(std::sqrt(6.0) / 2);
+    REQUIRE(c.cube == 16);
+    REQUIRE(c.correct == 16);
+    REQUIRE(std::abs(numeric::approx_double(c.ce_bits) - ce) < 1e-9);
+    REQUIRE(std::abs(numeric::approx_double(c.eta) - eta) < 1e-9);
+    REQUIRE(std::abs(numeric::approx_double(c.floor_bits) - (1 - std::log2(1 + eta))) < 1e-9);
+    // Every input has the same confidence, so the inequality is tight: CE = -log2 p =
+    // 1 - log2(1 + eta) exactly, and the balls overlap (never "less").
+    REQUIRE(c.ce_vs_floor == numeric::order::unknown);
+    REQUIRE(std::abs(numeric::approx_double(c.ce_bits) - numeric::approx_double(c.floor_bits)) < 1e-30);
+    REQUIRE(c.flipped_bit == 1);
+}
+
+TEST_CASE("sweep rows do not depend on the number of threads", "[sweep]") {
+    const auto m = bundled("cc-parity");
+    auto o = small({8, 16}, 5);
+    o.inputs = 3;
+    o.language = lang::language::parity;
+    INFO("seed " << o.seed);
+    const auto one = analysis::influence_sweep(m, o);
+    o.threads = 2;
+    const auto two = analysis::influence_sweep(m, o);
+    REQUIRE(dump_rows(one) == dump_rows(two));
+    REQUIRE(one.rows.size() == 2);
+    REQUIRE(one.rows[0].cross_entropy);
+    REQUIRE(one.rows[0].cross_entropy->exhaustive);
+}
+
+TEST_CASE("layer norm with eps = 0 violates the Lipschitz hypothesis", "[sweep]") {
+    const auto o = small({8, 16, 32}, 3);
+    INFO("seed " << o.seed);
+    const auto r = analysis::influence_sweep(bundled("cc-parity-ln0"), o);
+    REQUIRE(r.verdict == sweep_verdict::hypothesis_violated);
+    REQUIRE(r.explanation.find("lipschitz-updates") != std::string::npos);
+    for (const auto& row : r.rows) REQUIRE_FALSE(row.bound);
+}
+
+TEST_CASE("cc-parity holds at small n", "[sweep]") {
+    const auto o = small({8, 16, 32}, 7);
+    INFO("seed " << o.seed);
+    const auto r = analysis::influence_sweep(bundled("cc-parity"), o);
+    INFO(r.explanation);
+    REQUIRE(r.verdict == sweep_verdict::holds);
+    for (const auto& row : r.rows) {
+        REQUIRE(row.bound);
+        REQUIRE(row.posterior_bound);
+        REQUIRE(row.below_bound == comparison::below);
+        REQUIRE(row.below_posterior == comparison::below);
+    }
+}
+
+TEST_CASE("negative control: a bound divided by 10^9 is exceeded", "[sweep]") {
+    auto o = small({8, 16}, 7);
+    o.bound_divisor = 1000000000;
+    INFO("seed " << o.seed);
+    const auto r = analysis::influence_sweep(bundled("cc-first"), o);
+    REQUIRE(r.verdict == sweep_verdict::fails);
+    REQUIRE_FALSE(r.rows.front().witness_input.empty());
+    REQUIRE(r.rows.front().witness_position >= 1);
+}
+
+TEST_CASE("a hard model and a too short n are refused", "[sweep]") {
+    REQUIRE_THROWS_AS(analysis::influence_sweep(bundled("hard-first"), small({8})), std::invalid_argument);
+    REQUIRE_THROWS_AS(analysis::influence_sweep(bundled("cc-first"), small({1})), std::invalid_argument);
+}
+
+TEST_CASE("evenly spread positions include the first and the last", "[sweep]") {
+    REQUIRE(analysis::sweep_positions(8, 0).size() == 7);
+    REQUIRE(analysis::sweep_positions(8, 20).size() == 7);
+    const auto p = analysis::sweep_positions(101, 5);
+    REQUIRE(p == std::vector<std::size_t>{0, 25, 50, 74, 99});
+}
