@@ -8,6 +8,7 @@
 #include "attention/soft.hpp"
 #include "gen/generators.hpp"
 #include "model/model_file.hpp"
+#include "hand_model.hpp"
 
 #include <catch2/catch.hpp>
 #include <rapidcheck.h>
@@ -19,6 +20,7 @@
 #include <string>
 
 using namespace attnprop;
+using test::hand_model;
 using analysis::upper;
 using numeric::arb_ball;
 using numeric::rational;
@@ -55,22 +57,6 @@ attention::soft_output<arb_ball> forward(const model::model<arb_ball>& mb,
     return attention::soft_forward(mb, x, ctx, opt);
 }
 
-/// One hand-checkable layer: y^(0) = v (v_0 = (1, 0), v_1 = (-1, 0), v_$ = (0, 1)); one head
-/// with score y_i[0] y_j[0] (μ = 1), value 2 y[0] (ν = 2); F(y, b) = (y_0 + b, y_1).
-std::string hand_model(int layers) {
-    std::string layer = R"({"heads": [{"score": {"kind": "dot", "Q": [[1, 0]], "K": [[1, 0]], "scale": 1},
-                                      "value": {"kind": "linear", "V": [[2, 0]]}}],
-                          "update": {"kind": "affine", "W": [[1, 0, 1], [0, 1, 0]]}})";
-    std::string all = layer;
-    for (int k = 1; k < layers; ++k) all += ", " + layer;
-    return R"({"format": "attnprop-model", "version": 1, "name": "hand", "attention": "soft",
-      "alphabet": ["0", "1"], "eos": "$", "d": 2,
-      "token_embedding": {"0": [1, 0], "1": [-1, 0], "$": [0, 1]},
-      "positional": {"kind": "formula", "dim": 2, "coordinates": [0, 0]},
-      "input": "add", "layers": [)" +
-           all + R"(],
-      "readout": {"kind": "softmax", "symbols": ["a", "b"], "W": [[1, 0], [0, 0]]}})";
-}
 
 /// A deterministic random soft model like theory.md's toy check: d = 4, H = 2 (d_k = d_v = 2),
 /// L = 2, sinusoidal positions, weights k/4 with k uniform in [-4, 4], update

@@ -11,6 +11,7 @@
 #include "attention/soft.hpp"
 #include "gen/generators.hpp"
 #include "model/model_file.hpp"
+#include "hand_model.hpp"
 
 #include <catch2/catch.hpp>
 #include <rapidcheck.h>
@@ -23,6 +24,7 @@
 #include <vector>
 
 using namespace attnprop;
+using test::hand_model;
 using analysis::incremental_fault;
 using analysis::incremental_influence;
 using model::vec;
@@ -148,21 +150,6 @@ model::model<rational> random_model(std::uint64_t seed, int max_layers) {
     return gen::soft_model(sb)(rc::Random(seed), size).value();
 }
 
-/// A hand model with `layers` identical layers (one head, score y_i[0] y_j[0]).
-std::string hand_model(int layers) {
-    std::string layer = R"({"heads": [{"score": {"kind": "dot", "Q": [[1, 0]], "K": [[1, 0]], "scale": 1},
-                                      "value": {"kind": "linear", "V": [[2, 0]]}}],
-                          "update": {"kind": "affine", "W": [[1, 0, 1], [0, 1, 0]]}})";
-    std::string all = layer;
-    for (int k = 1; k < layers; ++k) all += ", " + layer;
-    return R"({"format": "attnprop-model", "version": 1, "name": "hand", "attention": "soft",
-      "alphabet": ["0", "1"], "eos": "$", "d": 2,
-      "token_embedding": {"0": [1, 0], "1": [-1, 0], "$": [0, 1]},
-      "positional": {"kind": "formula", "dim": 2, "coordinates": [0, 0]},
-      "input": "add", "layers": [)" +
-           all + R"(],
-      "readout": {"kind": "softmax", "symbols": ["a", "b"], "W": [[1, 0], [0, 0]]}})";
-}
 
 /// A random soft model with affine updates F(y, b) = W (y, b_1, b_2) + c (the folded path of
 /// the kernel): d = 4, two heads of width 2, weights k/8 with k uniform in [-4, 4], positional
