@@ -253,7 +253,8 @@ runner::property cross_entropy_above_chance(long eta_divisor,
     p.name = "cross-entropy-above-chance";
     p.statement = "for a soft predictor over {0,1}, the mean PARITY cross-entropy over the whole "
                   "cube {0,1}^(n-1) is >= 1 - log2(1 + eta) bits, eta = min over bits b of the "
-                  "largest ||Δp||_inf from flipping b";
+                  "largest ||Δp||_inf from flipping b (FIRST and bit 1 for a case with language = 1, "
+                  "as `attnprop influence --language first` writes)";
     p.kinds = {"ball"};
     p.negative_control = "eta divided by 4, on the confident Chiang & Cholak model with layer "
                          "norm eps = 0 (cc-parity-ln0), is violated";
@@ -270,6 +271,12 @@ runner::property cross_entropy_above_chance(long eta_divisor,
     p.check = [eta_divisor](const test_case& c, const numeric::context& ctx) {
         const auto& m = c.model;
         const long n = c.params.at("n");
+        // Folders written by `attnprop influence` carry the label and the divisor of their
+        // sweep: language 0 = PARITY (the default), 1 = FIRST.
+        const long divisor = c.params.count("eta_divisor") ? c.params.at("eta_divisor") : eta_divisor;
+        const bool first = c.params.count("language") && c.params.at("language") == 1;
+        const lang::language label = first ? lang::language::first : lang::language::parity;
+        const char* label_name = first ? "FIRST" : "PARITY";
         const int zero = m.sigma.index_of("0"), one = m.sigma.index_of("1");
         if (zero < 0 || one < 0 || m.sigma.symbols.size() != 2)
             return check_result::holds("not applicable: the input alphabet is not {0, 1}");
@@ -282,16 +289,18 @@ runner::property cross_entropy_above_chance(long eta_divisor,
             return check_result::holds("not applicable: the output alphabet lacks 0 or 1");
         if (constant_predictor(m.out))
             return check_result::holds("constant predictor: eta = 0 and CE >= 1 bit exactly");
-        const auto cube = analysis::cube_cross_entropy(m, n, lang::language::parity, ctx, eta_divisor);
+        if (divisor < 1) throw std::invalid_argument("eta_divisor must be >= 1");
+        const auto cube = analysis::cube_cross_entropy(m, n, label, ctx, divisor);
         const arb_ball& ce = cube.ce_bits;
         const arb_ball& floor_bits = cube.floor_bits;
         const order o = cube.ce_vs_floor;
         if (o == order::less)
-            return check_result::violated("the mean PARITY cross-entropy is below 1 - log2(1 + eta)")
+            return check_result::violated(std::string("the mean ") + label_name +
+                                          " cross-entropy is below 1 - log2(1 + eta)")
                 .with("n", std::to_string(n))
                 .with("cross_entropy_bits", show_ball(ce))
                 .with("eta", show_ball(cube.eta))
-                .with("eta_divisor", std::to_string(eta_divisor))
+                .with("eta_divisor", std::to_string(divisor))
                 .with("flipped_bit", std::to_string(cube.flipped_bit))
                 .with("floor_bits", show_ball(floor_bits))
                 .with("accuracy", std::to_string(cube.correct) + "/" + std::to_string(cube.cube));

@@ -464,7 +464,13 @@ arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>&
         arb_ball sum_db = zero_point(prec), sumP = zero_point(prec);
         for (std::size_t h = 0; h < m.layers[k].heads.size(); ++h) {
             const auto& hd = m.layers[k].heads[h];
-            const head_constants& hc = lc.heads[h];
+            head_constants hc = lc.heads[h];
+            // A length-scaled head scores with scale·ln n: at this fixed n that is one more
+            // constant factor on μ and on the scaled queries.
+            const bool length_scaled =
+                hd.score.length_scale == model::score_spec<rational>::length_scaling::log;
+            const arb_ball ln_n = numeric::log(ball(static_cast<long>(n), ctx));
+            if (length_scaled) hc.mu = up(hc.mu * ln_n);
             const arb_ball& l = lc.lh[h];
             // Actual value norms.
             auto V = model::convert<arb_ball>(*value_affine(hd), ctx);
@@ -480,7 +486,8 @@ arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>&
             } else {
                 auto Q = model::convert<arb_ball>(hd.score.Q, ctx);
                 auto Kp = model::convert<arb_ball>(hd.score.K, ctx);
-                const arb_ball scale = score_scale(hd.score, ctx);
+                const arb_ball scale =
+                    length_scaled ? score_scale(hd.score, ctx) * ln_n : score_scale(hd.score, ctx);
                 std::vector<std::vector<arb_ball>> q1, q2, k1, k2;
                 for (std::size_t j = 0; j < n; ++j) {
                     auto qa = model::apply_affine(Q, ys[j], ctx);

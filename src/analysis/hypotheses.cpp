@@ -340,6 +340,9 @@ std::vector<hypothesis_result> check_hypotheses(const model::model<rational>& m)
                 if (hd.score.type == model::score_spec<rational>::kind::map)
                     bad.push_back(where(k, t) + " scores with an arbitrary map (" +
                                   map_kind_name(*hd.score.fn) + ")");
+                else if (hd.score.length_scale == model::score_spec<rational>::length_scaling::log)
+                    bad.push_back(where(k, t) + " multiplies its scores by log n, so they are not "
+                                  "bounded uniformly in n");
                 else if (!hd.score.Q.b_is_zero || !hd.score.K.b_is_zero)
                     biases = true;
             }

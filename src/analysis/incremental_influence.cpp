@@ -1,5 +1,6 @@
 // One-symbol updates for soft models with L <= 2 (incremental_influence.hpp).
 #include "analysis/incremental_influence.hpp"
+#include "attention/soft.hpp"
 
 #include <cmath>
 #include <variant>
@@ -38,9 +39,11 @@ template <class S> bool finite(const S& x) {
 }
 
 template <numeric::ExpScalar S>
-vec<S> scaled_query(const model::head<S>& hd, const vec<S>& y, const numeric::context& ctx) {
+vec<S> scaled_query(const model::head<S>& hd, const vec<S>& y, std::size_t n,
+                    const numeric::context& ctx) {
     vec<S> q = attention::query(hd, y, ctx);
-    for (auto& c : q) c = c * *hd.score.scale;
+    const S f = attention::dot_scale(hd, n, ctx);
+    for (auto& c : q) c = c * f;
     return q;
 }
 
@@ -73,7 +76,7 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
         }
         const std::size_t dv = st.v.front().size();
         for (std::size_t i = first_row_; i < n_; ++i) {
-            vec<S> q = scaled_query(hd, y0_[i], ctx);
+            vec<S> q = scaled_query(hd, y0_[i], n_, ctx);
             std::vector<S> s;
             s.reserve(n_);
             for (std::size_t j = 0; j < n_; ++j) s.push_back(dot(q, st.k[j], ctx));
@@ -188,7 +191,7 @@ vec<S> incremental_influence<S>::top(const std::vector<vec<S>>& y1) const {
     std::vector<vec<S>> b(lay.heads.size());
     for (std::size_t h = 0; h < lay.heads.size(); ++h) {
         const auto& hd = lay.heads[h];
-        const vec<S> q = scaled_query(hd, yn, ctx_);
+        const vec<S> q = scaled_query(hd, yn, n_, ctx_);
         // score_j = q . (K y_j + k_b) = u . y_j + c with u = K^T q, c = q . k_b.
         const auto& K = hd.score.K;
         vec<S> u(d, numeric::zero<S>(ctx_));
@@ -229,7 +232,7 @@ vec<S> incremental_influence<S>::changed(std::size_t p, int a) const {
     for (std::size_t h = 0; h < H; ++h) {
         kp[h] = attention::key(lay.heads[h], y0p, ctx_);
         vp[h] = attention::value(lay.heads[h], y0p, ctx_);
-        if (first_row_ <= p) qp[h] = scaled_query(lay.heads[h], y0p, ctx_);
+        if (first_row_ <= p) qp[h] = scaled_query(lay.heads[h], y0p, n_, ctx_);
     }
     // The cancellation guard: the rest of the denominator must keep a 2^-16 share.
     const S guard = numeric::from_int<S>(65536, ctx_);

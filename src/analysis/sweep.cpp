@@ -68,6 +68,17 @@ comparison merge(comparison a, comparison b) {
     return comparison::not_applicable;
 }
 
+/// A cross-entropy compared with its floor: CE >= floor holds (below), CE < floor violates it.
+comparison ce_comparison(order o) {
+    switch (o) {
+    case order::less: return comparison::above;
+    case order::equal:
+    case order::greater: return comparison::below;
+    case order::unknown: return comparison::undecided;
+    }
+    return comparison::undecided;
+}
+
 comparison from_order(order o) {
     switch (o) {
     case order::less:
@@ -282,7 +293,7 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
         ce.n = n;
         ce.language = *rc.label;
         if (static_cast<std::size_t>(n - 1) <= opt.exhaustive_cap) {
-            const auto cube = cube_cross_entropy(exact, n, *rc.label, ctx);
+            const auto cube = cube_cross_entropy(exact, n, *rc.label, ctx, std::max(1L, opt.bound_divisor));
             ce.exhaustive = true;
             ce.inputs = cube.cube;
             ce.correct = cube.correct;
@@ -291,12 +302,14 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
                                        numeric::from_int<arb_ball>(static_cast<long>(cube.cube), ctx)));
             ce.eta = dec(cube.eta);
             ce.floor_bits = dec(cube.floor_bits);
-            ce.check = cube.ce_vs_floor == order::less ? comparison::above
-                                                       : from_order(cube.ce_vs_floor);
+            // CE >= floor is the claim: CE below the floor is the violation ("above" in the
+            // sense of the comparisons: the measurement is on the wrong side of its bound).
+            ce.check = ce_comparison(cube.ce_vs_floor);
             ce.mean_ce_approx = numeric::approx_double(cube.ce_bits);
         } else {
             // η from the measured pairs only: a lower estimate of the supremum.
-            const S eta = max_dp ? *max_dp : zero;
+            const S eta = S((max_dp ? *max_dp : zero) /
+                            numeric::from_int<S>(std::max(1L, opt.bound_divisor), ctx));
             const S mean = S((ce_sum ? *ce_sum : zero) / numeric::from_int<S>(static_cast<long>(K), ctx));
             const S one = numeric::one<S>(ctx);
             const S floor = S(one - numeric::log(S(one + eta)) / numeric::log(numeric::from_int<S>(2, ctx)));
@@ -448,6 +461,7 @@ void decide_sweep(sweep_result& r, double tol) {
         if (!h.holds) unknown += (unknown.empty() ? "" : ", ") + h.name;
     }
     bool above = false, undecided = false, ce_above = false, no_bound = false;
+    std::string ce_undecided; // lengths where the cross-entropy corollary is undecided
     long above_n = 0;
     for (const auto& row : r.rows) {
         for (comparison c : {row.below_bound, row.below_posterior, row.prob_below_bound}) {
@@ -463,7 +477,11 @@ void decide_sweep(sweep_result& r, double tol) {
                 ce_above = true;
                 if (!above) above_n = row.n;
             }
-            undecided = undecided || row.cross_entropy->check == comparison::undecided;
+            // The corollary is reported per row; an undecided one (sampled, or CE equal to its
+            // floor, as for Chiang & Cholak's PARITY where every input has the same margin) does
+            // not make the influence verdict undecided.
+            if (row.cross_entropy->check == comparison::undecided)
+                ce_undecided += (ce_undecided.empty() ? "" : ", ") + std::to_string(row.n);
         }
     }
     r.influence_vanished.reset();
@@ -495,6 +513,8 @@ void decide_sweep(sweep_result& r, double tol) {
         r.verdict = sweep_verdict::holds;
         r.explanation = "every hypothesis holds and every measurement is below its bounds";
     }
+    if (!ce_undecided.empty() && !ce_above)
+        r.explanation += "; the cross-entropy corollary is undecided at n = " + ce_undecided;
 }
 
 sweep_result influence_sweep(const model::model<rational>& exact, const sweep_options& opt) {

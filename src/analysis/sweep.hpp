@@ -92,7 +92,9 @@ struct sweep_options {
     sweep_scalar scalar = sweep_scalar::ball;
     std::uint64_t seed = 1;
     unsigned threads = 0;                      ///< 0 = hardware concurrency
-    /// Negative control: every bound is divided by this (1 = the true bounds).
+    /// Negative control: every bound is divided by this (1 = the true bounds) in the
+    /// comparisons, and so is η in the cross-entropy floor 1 - log2(1 + η/D). The bounds
+    /// written to rows stay the true ones.
     long bound_divisor = 1;
     /// The cube is enumerated exhaustively for the cross-entropy when n - 1 <= this.
     std::size_t exhaustive_cap = 12;
@@ -136,7 +138,12 @@ sweep_result influence_sweep(const model::model<numeric::rational>& exact,
                              const sweep_options& opt);
 
 /// Fills fit, fit_upper, verdict, explanation and influence_vanished of r from its
-/// hypotheses and rows (exposed for tests on constructed rows).
+/// hypotheses and rows (exposed for tests on constructed rows). In order: fails when an
+/// enumerated cross-entropy is below its floor; hypothesis-violated when a hypothesis fails
+/// (influence_vanished from the upper-half slope); fails when a measurement is above a bound;
+/// undecided when a hypothesis is undecided, a bound comparison is undecided or some n has no
+/// a-priori bound; holds otherwise. An undecided cross-entropy row (sampled, or equal to its
+/// floor to working precision) is named in the explanation but does not change the verdict.
 void decide_sweep(sweep_result& r, double slope_tolerance = 0.1);
 
 /// The cross-entropy corollary over the whole cube {0,1}^(n-1) (2 <= n, n - 1 <= 20), for a

@@ -376,8 +376,10 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
         std::vector<std::vector<vec<S>>> keys(H), values(H);
         std::vector<std::optional<vec<S>>> uniform(H);
         std::vector<std::unique_ptr<detail::soft_rows<S>>> rows(H);
+        std::vector<std::optional<S>> qscale(H);
         for (std::size_t h = 0; h < H; ++h) {
             const auto& hd = lay.heads[h];
+            if (hd.score.type == score_kind::dot) qscale[h] = dot_scale(hd, n, ctx);
             values[h].reserve(n);
             for (std::size_t j = 0; j < n; ++j) values[h].push_back(value(hd, y[j], ctx));
             if (constant_scores(hd)) {
@@ -404,7 +406,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                     }
                 } else if (hd.score.type == score_kind::dot) {
                     vec<S> q = query(hd, y[i], ctx);
-                    for (auto& c : q) c = c * *hd.score.scale;
+                    for (auto& c : q) c = c * *qscale[h];
                     b[h] = rows[h]->row(q, wout);
                 } else {
                     // Arbitrary score map: scores are not dot products; softmax them directly.

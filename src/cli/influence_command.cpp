@@ -139,6 +139,13 @@ public:
                     report::write_influence_counterexample(cx, m, row, meta);
                     break;
                 }
+            if (cx.empty())
+                for (const auto& row : r.rows)
+                    if (row.cross_entropy && row.cross_entropy->check == analysis::comparison::above) {
+                        cx = dir / ("counterexample-n" + std::to_string(row.n));
+                        report::write_cross_entropy_counterexample(cx, m, row, meta);
+                        break;
+                    }
         }
         if (json_) {
             json::value j = report::influence_to_json(r, meta);

@@ -69,6 +69,10 @@ template <class S> struct score_spec {
     rational scale_inv_sqrt = 1;
     bool default_scale = true;          ///< scale = 1/sqrt(d_k) as in Vaswani et al.
     std::optional<S> scale;             ///< the scale in S when S can represent it
+    /// dot only: the score is additionally multiplied by a function of the sequence length n
+    /// (eos included). log: natural log n, so at n = 1 every score is 0. Absent = none.
+    enum class length_scaling { none, log };
+    length_scaling length_scale = length_scaling::none;
     std::optional<map<S>> fn;           ///< map: R^{2d} -> R, input (y_i, y_j)
 };
 

@@ -537,7 +537,7 @@ head<rational> reader::read_head(const node& n, std::size_t d) const {
     node score = required(n, "score");
     std::string sk = kind_of(score, {"dot", "map"});
     if (sk == "dot") {
-        check_keys(score, {"kind", "Q", "K", "q_bias", "k_bias", "scale"});
+        check_keys(score, {"kind", "Q", "K", "q_bias", "k_bias", "scale", "length_scale"});
         h.score.type = score_spec<rational>::kind::dot;
         h.score.Q.W = read_matrix(required(score, "Q"), "Q", d, ds);
         const std::size_t dk = h.score.Q.W.rows;
@@ -563,6 +563,12 @@ head<rational> reader::read_head(const node& n, std::size_t d) const {
             }
         }
         if (h.score.scale_inv_sqrt == 1) h.score.scale = h.score.scale_factor;
+        if (auto ls = member(score, "length_scale")) {
+            if (ls->v.is_string() && ls->v.as_string() == "log")
+                h.score.length_scale = score_spec<rational>::length_scaling::log;
+            else
+                fail(*ls, "length_scale must be \"log\" (or absent for no length scaling)");
+        }
     } else {
         check_keys(score, {"kind", "map"});
         h.score.type = score_spec<rational>::kind::map;
@@ -1264,6 +1270,8 @@ json::value head_json(const head<rational>& h) {
                 score.set("scale", std::move(s));
             }
         }
+        if (h.score.length_scale == score_spec<rational>::length_scaling::log)
+            score.set("length_scale", str("log"));
     } else {
         score.set("kind", str("map"));
         score.set("map", map_json(*h.score.fn));

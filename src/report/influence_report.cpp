@@ -415,4 +415,30 @@ fs::path write_influence_counterexample(const fs::path& dir, const model::model<
     return write_case_folder(dir, m, c);
 }
 
+fs::path write_cross_entropy_counterexample(const fs::path& dir, const model::model<numeric::rational>& m,
+                                            const sweep_row& row, const influence_meta& meta) {
+    const auto& ce = *row.cross_entropy;
+    case_folder c;
+    c.property = cross_entropy_property;
+    c.statement = "the mean cross-entropy over the whole cube {0,1}^(n-1) is >= 1 - log2(1 + eta/D) "
+                  "bits (theory.md §2.2), D = eta_divisor";
+    c.params = {{"n", row.n},
+                {"language", ce.language == lang::language::first ? 1L : 0L},
+                {"eta_divisor", meta.options.bound_divisor}};
+    c.seed = meta.options.seed;
+    c.scalar_kinds = {"ball"};
+    c.precision = meta.options.precision;
+    c.message = "the mean " + std::string(lang::to_string(ce.language)) +
+                " cross-entropy over the cube is below 1 - log2(1 + eta/" +
+                std::to_string(meta.options.bound_divisor) + ") at n = " + std::to_string(row.n);
+    value nums = value::object();
+    nums.set("mean_ce_bits", str(ce.mean_ce_bits));
+    nums.set("floor_bits", str(ce.floor_bits));
+    nums.set("eta", str(ce.eta));
+    nums.set("accuracy", str(ce.accuracy));
+    nums.set("eta_divisor", str(std::to_string(meta.options.bound_divisor)));
+    c.numbers = std::move(nums);
+    return write_case_folder(dir, m, c);
+}
+
 } // namespace attnprop::report

@@ -3,7 +3,8 @@
 /// Output of `attnprop influence`: text and JSON of a sweep, the report directory
 /// (report.json, report.md, influence.csv, influence.svg, rows.json for resuming) and the
 /// counterexample folder of a failed comparison, replayed by `attnprop replay` through
-/// soft-influence/influence-below-bounds (schemas in docs/reports.md).
+/// soft-influence/influence-below-bounds, prob-change-below-bound or
+/// cross-entropy-above-chance (schemas in docs/reports.md).
 
 #include "analysis/sweep.hpp"
 #include "model/json.hpp"
@@ -18,6 +19,9 @@ namespace attnprop::report {
 inline constexpr const char* influence_property = "soft-influence/influence-below-bounds";
 /// The property that replays a probability-change counterexample.
 inline constexpr const char* prob_change_property = "soft-influence/prob-change-below-bound";
+/// The property that replays a cross-entropy counterexample (an enumerated cube below its
+/// floor).
+inline constexpr const char* cross_entropy_property = "soft-influence/cross-entropy-above-chance";
 
 /// What identifies a sweep besides its rows: a run may reuse rows of an earlier run only
 /// when the fingerprints are equal.
@@ -61,5 +65,13 @@ std::filesystem::path write_influence_counterexample(const std::filesystem::path
                                                      const model::model<numeric::rational>& m,
                                                      const analysis::sweep_row& row,
                                                      const influence_meta& meta);
+
+/// Writes DIR/{model.json, case.json} for a row whose enumerated cross-entropy is below its
+/// floor: the case is (model, n, language, eta_divisor = the sweep's bound divisor), replayed
+/// through soft-influence/cross-entropy-above-chance. Precondition: row.cross_entropy is set.
+std::filesystem::path write_cross_entropy_counterexample(const std::filesystem::path& dir,
+                                                         const model::model<numeric::rational>& m,
+                                                         const analysis::sweep_row& row,
+                                                         const influence_meta& meta);
 
 } // namespace attnprop::report

@@ -177,3 +177,26 @@ add_test(NAME "golden: cli influence-replay"
                  $<TARGET_FILE:attnprop_cli> replay ${_inf_out}/fails/counterexample-n8)
 set_tests_properties("golden: cli influence-replay" PROPERTIES LABELS golden
                      FIXTURES_REQUIRED influence_fails)
+# The cross-entropy floor with eta / 4 on the confident eps = 0 model: the sweep fails on the
+# enumerated cube and writes a folder that replays through cross-entropy-above-chance.
+add_test(NAME "golden: cli influence-ce-fails"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "counterexample written to" --
+                 $<TARGET_FILE:attnprop_cli> influence --model cc-parity-ln0 --n 8 --language parity
+                 --bound-divisor 4 --out ${_inf_out}/ce-fails)
+set_tests_properties("golden: cli influence-ce-fails" PROPERTIES LABELS golden
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models"
+                     FIXTURES_SETUP influence_ce_fails)
+add_test(NAME "golden: cli influence-ce-replay"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated at 128 bits: the mean PARITY cross-entropy" --
+                 $<TARGET_FILE:attnprop_cli> replay ${_inf_out}/ce-fails/counterexample-n8)
+set_tests_properties("golden: cli influence-ce-replay" PROPERTIES LABELS golden
+                     FIXTURES_REQUIRED influence_ce_fails)
+# The negative controls of Lemma 5, one per hypothesis: hypothesis-violated, named, not vanishing.
+attnprop_cli_test(influence-logn 0 "verdict: hypothesis-violated .hypotheses fail: dot-product-scores; the influence did not vanish"
+                  influence --model cc-first-logn --n 16,32,64 --out ${_inf_out}/logn)
+attnprop_cli_test(influence-positional-i 0 "verdict: hypothesis-violated .hypotheses fail: bounded-embeddings, bounded-initial-states; the influence did not vanish"
+                  influence --model soft-positional-i --n 16,32,64 --out ${_inf_out}/posi)
+attnprop_cli_test(influence-step 0 "verdict: hypothesis-violated .hypotheses fail: lipschitz-updates; the influence did not vanish"
+                  influence --model soft-step-update --n 16,32,64 --out ${_inf_out}/step)
+attnprop_cli_test(bound-logn 0 "verdict: Lemma 5 does not apply: dot-product-scores fails"
+                  bound --model cc-first-logn)

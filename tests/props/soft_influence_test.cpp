@@ -130,6 +130,38 @@ TEST_CASE("negative control: layer norm with eps = 0 keeps the influence from va
     REQUIRE(msg.find("lipschitz-updates") != std::string::npos);
 }
 
+TEST_CASE("negative controls, one per hypothesis: n * influence grows and the failure names it",
+          "[props][negative][soft-influence]") {
+    // Each bundled model breaks exactly one hypothesis of Lemma 5 (plus, for the positional
+    // embedding i, the initial states that inherit it). Measured anyway, the influence of x_1
+    // stays about constant, the fitted slope is near 0 and the property fails naming it.
+    struct expect {
+        const char* model;
+        const char* hypothesis;
+    };
+    for (const expect& e : {expect{"cc-first-logn", "dot-product-scores"},
+                            expect{"soft-positional-i", "bounded-embeddings"},
+                            expect{"soft-step-update", "lipschitz-updates"}}) {
+        INFO(e.model);
+        auto r = test::require_fails(
+            props::influence_vanishes(props::vanishing_slope_tolerance, false,
+                                      rc::gen::just(bundled(e.model))),
+            test::budget(3, 128));
+        const auto& msg = r.cx->shrunk.result.message;
+        INFO(msg);
+        REQUIRE(msg.find("does not vanish") != std::string::npos);
+        REQUIRE(msg.find(e.hypothesis) != std::string::npos);
+        // With the hypotheses required the property makes no claim about the model.
+        auto claimed = runner::run_property(
+            props::influence_vanishes(props::vanishing_slope_tolerance, true,
+                                      rc::gen::just(bundled(e.model))),
+            test::budget(2, 64));
+        INFO(test::describe(claimed));
+        REQUIRE(claimed.failed == 0);
+        REQUIRE(claimed.passed == 0);
+    }
+}
+
 TEST_CASE("influence-vanishes does not claim a hypothesis-violating model",
           "[props][soft-influence]") {
     auto r = runner::run_property(

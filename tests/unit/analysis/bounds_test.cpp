@@ -320,6 +320,37 @@ TEST_CASE("bundled soft models: K for the hypotheses that hold, none otherwise",
     }
 }
 
+TEST_CASE("length-scaled scores: no K, and the pair bound carries the factor ln n",
+          "[analysis][bounds]") {
+    // cc-first-logn scores eos against position 1 with 2 ln n: a flip of x_1 moves y_n by
+    // n^2/(n^2 + n - 1), about 1, at every n. The a-posteriori bound at fixed n stays sound;
+    // computed without the factor ln n (the same traces, the model with the scaling removed)
+    // it is exceeded, so the factor is really applied.
+    auto m = bundled("cc-first-logn");
+    auto rep = analysis::a_priori_bound(m, 64, ctx);
+    REQUIRE(!rep.K);
+    REQUIRE(rep.first_failure()->name == "dot-product-scores");
+    auto unscaled = m;
+    unscaled.layers[1].heads[0].score.length_scale =
+        model::score_spec<rational>::length_scaling::none;
+    auto mb = model::to_scalar<arb_ball>(m, ctx);
+    for (long n : {512L, 1024L}) {
+        model::input_sequence x(static_cast<std::size_t>(n), 1);
+        x.back() = m.sigma.eos_index();
+        auto pr = measure(m, mb, x, 0, 0);
+        model::input_sequence x2 = x;
+        x2[0] = 0;
+        auto r1 = forward(mb, x);
+        auto r2 = forward(mb, x2);
+        auto wrong = analysis::posterior_bound(unscaled, *r1.trace, *r2.trace, 0, ctx);
+        INFO("n = " << n << ": measured " << up_double(pr.measured) << ", posterior "
+                    << up_double(pr.posterior) << ", without ln n " << up_double(wrong));
+        REQUIRE(low_double(pr.measured) > 0.9);
+        REQUIRE(within(pr.measured, pr.posterior));
+        REQUIRE(up_double(wrong) < low_double(pr.measured));
+    }
+}
+
 TEST_CASE("theory.md toy check: (B) holds but is vacuous", "[analysis][bounds]") {
     auto m = model::parse_model(toy_model(2020), "toy.json");
     auto mb = model::to_scalar<arb_ball>(m, ctx);

@@ -301,3 +301,31 @@ TEST_CASE("bundled models: the Chiang & Cholak constructions and the hard exampl
     }
     for (const auto& h : analysis::check_hypotheses(bundled("hard-first"))) REQUIRE(h.holds == true);
 }
+
+TEST_CASE("bundled negative controls: each violates the hypothesis it is named for",
+          "[analysis][hypotheses]") {
+    struct expect {
+        const char* model;
+        const char* hypothesis;
+        const char* reason;
+    };
+    for (const expect& e : {expect{"cc-first-logn", "dot-product-scores",
+                                   "layer 2 head 1 multiplies its scores by log n"},
+                            expect{"soft-positional-i", "bounded-embeddings", "'i'"},
+                            expect{"soft-step-update", "lipschitz-updates", "step"}}) {
+        auto h = analysis::check_hypotheses(bundled(e.model));
+        INFO(e.model);
+        for (const auto& r : h) {
+            INFO(r.name << ": " << r.reason);
+            if (r.name == e.hypothesis) {
+                REQUIRE(r.holds == false);
+                REQUIRE(r.reason.find(e.reason) != std::string::npos);
+            } else if (std::string(e.hypothesis) == "bounded-embeddings" &&
+                       r.name == "bounded-initial-states") {
+                REQUIRE(r.holds == false); // y^(0) = v + p inherits the unbounded p
+            } else {
+                REQUIRE(r.holds == true);
+            }
+        }
+    }
+}

@@ -247,7 +247,8 @@ TEST_CASE("incremental one-symbol updates agree with full forward passes on rand
 
 TEST_CASE("incremental one-symbol updates agree with full forward passes on bundled models",
           "[analysis][influence][incremental]") {
-    for (const char* name : {"cc-parity", "cc-first"}) {
+    for (const char* name : {"cc-parity", "cc-first", "cc-first-logn", "soft-positional-i",
+                             "soft-step-update"}) {
         const auto m = bundled(name);
         REQUIRE(analysis::incremental_applies(m));
         for (std::size_t n : {2, 3, 17, 64}) {

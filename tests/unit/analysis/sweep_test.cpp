@@ -172,6 +172,60 @@ TEST_CASE("layer norm with eps = 0 violates the Lipschitz hypothesis", "[sweep]"
     for (const auto& row : r.rows) REQUIRE_FALSE(row.bound);
 }
 
+TEST_CASE("each bundled negative control is hypothesis-violated, names its hypothesis and "
+          "does not vanish", "[sweep]") {
+    struct expect {
+        const char* model;
+        const char* hypothesis;
+    };
+    for (const expect& e : {expect{"cc-parity-ln0", "lipschitz-updates"},
+                            expect{"cc-first-logn", "dot-product-scores"},
+                            expect{"soft-positional-i", "bounded-embeddings"},
+                            expect{"soft-step-update", "lipschitz-updates"}}) {
+        const auto o = small({16, 32, 64, 128}, 3);
+        INFO(e.model << ", seed " << o.seed);
+        const auto r = analysis::influence_sweep(bundled(e.model), o);
+        INFO(r.explanation);
+        REQUIRE(r.verdict == sweep_verdict::hypothesis_violated);
+        REQUIRE(r.explanation.find(std::string("hypotheses fail: ") + e.hypothesis) == 0);
+        REQUIRE(r.influence_vanished == false);
+        REQUIRE(r.explanation.find("did not vanish") != std::string::npos);
+        // n * influence grows: at least 4x from n = 16 to 128.
+        REQUIRE(r.rows.back().n_max_influence_approx > 4 * r.rows.front().n_max_influence_approx);
+        for (const auto& row : r.rows) REQUIRE_FALSE(row.bound);
+    }
+}
+
+TEST_CASE("the cross-entropy corollary: CE above its floor holds, equal is undecided without "
+          "changing the verdict", "[sweep]") {
+    // cc-parity at n = 8 has the same margin on every input, so CE = 1 - log2(1 + eta)
+    // exactly (undecided at any precision); at n = 13 CE is above its floor. Neither is a
+    // failure and the influence verdict stays "holds".
+    auto o = small({8, 13}, 7);
+    o.language = lang::language::parity;
+    INFO("seed " << o.seed);
+    const auto r = analysis::influence_sweep(bundled("cc-parity"), o);
+    INFO(r.explanation);
+    REQUIRE(r.rows[0].cross_entropy->exhaustive);
+    REQUIRE(r.rows[0].cross_entropy->check == comparison::undecided);
+    REQUIRE(r.rows[1].cross_entropy->exhaustive);
+    REQUIRE(r.rows[1].cross_entropy->check == comparison::below);
+    REQUIRE(r.verdict == sweep_verdict::holds);
+    REQUIRE(r.explanation.find("the cross-entropy corollary is undecided at n = 8") != std::string::npos);
+}
+
+TEST_CASE("negative control: eta divided by 4 puts the confident eps = 0 model below its "
+          "cross-entropy floor", "[sweep]") {
+    auto o = small({8}, 7);
+    o.language = lang::language::parity;
+    o.bound_divisor = 4;
+    INFO("seed " << o.seed);
+    const auto r = analysis::influence_sweep(bundled("cc-parity-ln0"), o);
+    INFO(r.explanation);
+    REQUIRE(r.rows[0].cross_entropy->check == comparison::above);
+    REQUIRE(r.verdict == sweep_verdict::fails);
+}
+
 TEST_CASE("cc-parity holds at small n", "[sweep]") {
     const auto o = small({8, 16, 32}, 7);
     INFO("seed " << o.seed);

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <random>
 
 using namespace attnprop;
@@ -89,6 +90,81 @@ TEST_CASE("cc-first without layer norm equals its closed form to 60 digits", "[m
         mpfr_real want = sign * eb / (eb + numeric::from_int<mpfr_real>(n - 1, hi));
         mpfr_real rel = numeric::abs((z - want) / want);
         REQUIRE(numeric::to_double(rel) < 1e-60);
+    }
+}
+
+TEST_CASE("cc-first-logn equals its closed form (x_1 - 1/2) n^2/(n^2 + n - 1) to 60 digits",
+          "[models][soft][cc]") {
+    // Layer 2 scores eos against position 1 with 2 ln n, so e^{score} = n^2: the weight on
+    // position 1 is n^2/(n^2 + n - 1). The same model without the length scaling scores with
+    // 2 and must miss the closed form (the factor is really applied).
+    auto m = bundled("cc-first-logn");
+    auto unscaled = m;
+    unscaled.layers[1].heads[0].score.length_scale =
+        model::score_spec<rational>::length_scaling::none;
+    const numeric::context ctx{256};
+    auto mm = model::to_scalar<mpfr_real>(m, ctx);
+    auto mu = model::to_scalar<mpfr_real>(unscaled, ctx);
+    std::mt19937_64 rng(11);
+    for (long n : {2L, 10L, 1000L, 100000L}) {
+        std::string w = random_bits(static_cast<std::size_t>(n - 1), rng);
+        INFO("n = " << n << ", x_1 = " << w[0]);
+        const auto x = model::parse_input(m, w);
+        mpfr_real z = logit_gap(mm, attention::soft_forward(mm, x, ctx).y, ctx);
+        const rational n2 = rational(n) * rational(n);
+        const rational want_q = (w[0] == '1' ? rational(1, 2) : rational(-1, 2)) * n2 / (n2 + n - 1);
+        const mpfr_real want = numeric::from_rational<mpfr_real>(want_q, ctx);
+        REQUIRE(numeric::to_double(numeric::abs((z - want) / want)) < 1e-60);
+        mpfr_real zu = logit_gap(mu, attention::soft_forward(mu, x, ctx).y, ctx);
+        REQUIRE(numeric::to_double(numeric::abs((zu - want) / want)) > 1e-3);
+    }
+    // n = 1 (the empty input): ln 1 = 0, one position, a finite output.
+    auto r1 = attention::soft_forward(mm, model::parse_input(m, ""), ctx);
+    REQUIRE(std::isfinite(numeric::to_double(logit_gap(mm, r1.y, ctx))));
+}
+
+TEST_CASE("soft-positional-i equals its closed form sum_j w_j (x_j - 1/2), w_j ~ e^-j",
+          "[models][soft]") {
+    auto m = bundled("soft-positional-i");
+    const numeric::context ctx{256};
+    auto mm = model::to_scalar<mpfr_real>(m, ctx);
+    std::mt19937_64 rng(12);
+    for (long n : {2L, 10L, 300L, 3000L}) {
+        std::string w = random_bits(static_cast<std::size_t>(n - 1), rng);
+        INFO("n = " << n);
+        mpfr_real z = logit_gap(mm, attention::soft_forward(mm, model::parse_input(m, w), ctx).y, ctx);
+        mpfr_real num = numeric::zero<mpfr_real>(ctx), den = numeric::zero<mpfr_real>(ctx);
+        for (long j = 1; j <= n; ++j) {
+            mpfr_real e = numeric::exp(numeric::from_int<mpfr_real>(-(j - 1), ctx));
+            den = den + e;
+            if (j < n) num = num + e * numeric::from_rational<mpfr_real>(
+                                          w[static_cast<std::size_t>(j - 1)] == '1' ? rational(1, 2)
+                                                                                    : rational(-1, 2),
+                                          ctx);
+        }
+        const mpfr_real want = num / den;
+        REQUIRE(numeric::to_double(numeric::abs((z - want) / want)) < 1e-60);
+        // The sign is x_1's: the other weights sum to less than w_1.
+        REQUIRE((numeric::to_double(z) > 0) == (w[0] == '1'));
+    }
+}
+
+TEST_CASE("soft-step-update adds [z > 0] to cc-first's logit z", "[models][soft][cc]") {
+    auto step = bundled("soft-step-update");
+    auto first = bundled("cc-first");
+    const numeric::context ctx{256};
+    auto ms = model::to_scalar<mpfr_real>(step, ctx);
+    auto mf = model::to_scalar<mpfr_real>(first, ctx);
+    std::mt19937_64 rng(13);
+    for (long n : {2L, 10L, 1000L, 100000L}) {
+        std::string w = random_bits(static_cast<std::size_t>(n - 1), rng);
+        INFO("n = " << n << ", x_1 = " << w[0]);
+        const auto x = model::parse_input(first, w);
+        mpfr_real zf = logit_gap(mf, attention::soft_forward(mf, x, ctx).y, ctx);
+        mpfr_real zs = logit_gap(ms, attention::soft_forward(ms, x, ctx).y, ctx);
+        const double jump = w[0] == '1' ? 1.0 : 0.0;
+        REQUIRE(numeric::to_double(numeric::abs(zs - zf - numeric::from_int<mpfr_real>(w[0] == '1', ctx))) < 1e-60);
+        REQUIRE(numeric::to_double(zs) - numeric::to_double(zf) == Approx(jump));
     }
 }
 

@@ -338,6 +338,7 @@ void require_same(const model<rational>& a, const model<rational>& b) {
             REQUIRE(s.scale_inv_sqrt == t.scale_inv_sqrt);
             REQUIRE(s.default_scale == t.default_scale);
             REQUIRE(s.scale == t.scale);
+            REQUIRE(s.length_scale == t.length_scale);
             require_same(s.fn, t.fn);
             const auto& v = x.heads[h].value;
             const auto& w = y.heads[h].value;
@@ -552,6 +553,27 @@ TEST_CASE("default scale over several key dimensions is 1/sqrt(d_k)", "[model_fi
     REQUIRE(!s.scale);
     // Hard attention never needs the scale.
     REQUIRE(exact_blockers(m).empty());
+}
+
+TEST_CASE("length-scaled scores parse, round-trip and reject other values", "[model_file]") {
+    const std::string from = R"("K": [[0, 1]]})";
+    std::string text = replaced(first_model, from, R"("K": [[0, 1]], "length_scale": "log"})");
+    model<rational> m = parse_model(text, "m.json");
+    REQUIRE(m.layers[0].heads[0].score.length_scale ==
+            score_spec<rational>::length_scaling::log);
+    REQUIRE(parse_model(first_model, "m.json").layers[0].heads[0].score.length_scale ==
+            score_spec<rational>::length_scaling::none);
+    require_round_trip(text);
+    REQUIRE(write_model(m).find(R"("length_scale": "log")") != std::string::npos);
+    REQUIRE(write_model(parse_model(first_model, "m.json")).find("length_scale") == std::string::npos);
+    // Hard attention ignores the factor: no new blocker for the exact scalar.
+    REQUIRE(exact_blockers(m).empty());
+    require_error_at(replaced(first_model, from, R"("K": [[0, 1]], "length_scale": "sqrt"})"),
+                     "length_scale must be \"log\"", "/layers/0/heads/0/score/length_scale",
+                     R"("sqrt")");
+    require_error_at(replaced(first_model, from, R"("K": [[0, 1]], "length_scale": 1})"),
+                     "length_scale must be \"log\"", "/layers/0/heads/0/score/length_scale",
+                     R"("length_scale": 1)", 16);
 }
 
 TEST_CASE("numbers are exact", "[model_file]") {
