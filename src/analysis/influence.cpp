@@ -56,6 +56,26 @@ model::vec<S> probabilities_of(const model::model<S>& m, const model::vec<S>& y,
     return attention::softmax(attention::readout_logits(m.out, y, ctx), ctx);
 }
 
+/// Work of one forward pass computing only y_n^(L), counted in score evaluations: a layer
+/// below the top costs n when every head's scores are constant (a mean), else n²; the top
+/// layer evaluates row n only (n).
+double naive_pass_cost(const model::model<rational>& m, double n) {
+    double cost = 0;
+    for (std::size_t k = 0; k + 1 < m.layers.size(); ++k) {
+        bool uniform = true;
+        for (const auto& h : m.layers[k].heads) uniform = uniform && attention::constant_scores(h);
+        cost += uniform ? n : n * n;
+    }
+    return cost + n;
+}
+
+/// Work of the incremental method: its set-up evaluates every layer-1 row kept (n rows of n
+/// scores for L = 2, row n for L = 1), then O(n) per change for L = 2 and O(1) for L = 1.
+double incremental_cost(const model::model<rational>& m, double n, double changes) {
+    if (m.layers.size() == 1) return n + changes;
+    return n * n + changes * n;
+}
+
 } // namespace
 
 template <numeric::ExpScalar S>
@@ -84,8 +104,19 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
         throw std::invalid_argument("the a-posteriori bound needs full traces: use the naive "
                                     "influence method (or automatic) with posterior bounds");
     // The a-posteriori bound reads full traces of both inputs, which only the naive method
-    // produces: automatic takes naive when it is asked for.
-    const bool incremental = applies && !posterior && opt.method != influence_method::naive;
+    // produces: automatic takes naive when it is asked for. Otherwise automatic compares the
+    // work of the two methods: a few changes on a long input whose lower layers are uniform
+    // (Chiang & Cholak's layer 1) are cheaper as full passes than the O(n²) set-up.
+    std::size_t changes = 0;
+    for (std::size_t i : positions)
+        for (int a = 0; a < static_cast<int>(exact.sigma.symbols.size()); ++a) changes += a != x[i];
+    const bool cheaper =
+        incremental_cost(exact, static_cast<double>(n), static_cast<double>(changes)) <=
+        (static_cast<double>(changes) + 1) * naive_pass_cost(exact, static_cast<double>(n));
+    const bool incremental =
+        applies && !posterior &&
+        (opt.method == influence_method::incremental ||
+         (opt.method == influence_method::automatic && cheaper));
 
     influence_profile<S> out;
     out.method = incremental ? influence_method::incremental : influence_method::naive;

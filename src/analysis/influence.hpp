@@ -24,8 +24,10 @@ namespace attnprop::analysis {
 /// How a profile is computed. `naive` recomputes a full forward pass per changed input;
 /// `incremental` updates softmax sums (incremental_influence.hpp: L <= 2; O(H d) per change
 /// for L = 1, O(n (H d + cost(F_1))) per change for L = 2); `automatic` takes incremental when
-/// it applies and no a-posteriori bound is asked for (that bound reads full traces of both
-/// inputs, which only the naive method produces). Both agree to working precision for double
+/// it applies, no a-posteriori bound is asked for (that bound reads full traces of both
+/// inputs, which only the naive method produces) and its work (an O(n²) set-up for L = 2,
+/// O(n) per change) is at most that of one pass per change (O(n) per layer whose scores are
+/// constant, O(n²) per other layer below the top, O(n) for the top row). Both agree to working precision for double
 /// and MPFR; for Arb balls both give enclosures of the same quantities.
 enum class influence_method { automatic, incremental, naive };
 const char* to_string(influence_method m);

@@ -140,6 +140,7 @@ struct row_context {
     std::optional<arb_ball> prob_bound; // divided by the divisor
     arb_ball divisor;
     std::optional<lang::language> label;
+    bool posterior = true; // compute the a-posteriori pair bound at this n
 };
 
 template <numeric::ExpScalar S>
@@ -148,7 +149,7 @@ item_result<S> measure_input(const model::model<S>& ms, const model::model<ratio
                              const numeric::context& ctx) {
     influence_options io;
     io.positions = rc.positions;
-    io.posterior = std::is_same_v<S, arb_ball>;
+    io.posterior = std::is_same_v<S, arb_ball> && rc.posterior;
     const auto prof = influence_profile_of(ms, exact, x, ctx, io);
     item_result<S> r;
     r.input = model::format_input(exact.sigma, x);
@@ -199,6 +200,7 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
     rc.n = n;
     rc.positions = sweep_positions(static_cast<std::size_t>(n), opt.positions);
     rc.divisor = numeric::from_int<arb_ball>(std::max(1L, opt.bound_divisor), ctx);
+    rc.posterior = n <= opt.posterior_max_n;
     const bound_report rep = a_priori_bound(exact, n, ctx);
     std::optional<arb_ball> bound_true;
     if (rep.bound_at_n && finite(*rep.bound_at_n)) {

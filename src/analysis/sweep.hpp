@@ -96,6 +96,10 @@ struct sweep_options {
     /// comparisons, and so is η in the cross-entropy floor 1 - log2(1 + η/D). The bounds
     /// written to rows stay the true ones.
     long bound_divisor = 1;
+    /// The a-posteriori pair bound (full traces of both inputs, O(n²) per pair for L = 2) is
+    /// computed for n <= this only (balls only); above it the row's posterior is null and the
+    /// measurement takes the cheaper influence method. 0 = never.
+    long posterior_max_n = 4096;
     /// The cube is enumerated exhaustively for the cross-entropy when n - 1 <= this.
     std::size_t exhaustive_cap = 12;
     /// Slope tolerance of "influence vanished": slope <= -1 + tol.

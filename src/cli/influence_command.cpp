@@ -53,6 +53,10 @@ public:
                          "Negative control: divide every bound by D (a sweep that must fail)")
             ->check(CLI::Range(1L, 1L << 40))
             ->capture_default_str();
+        app_->add_option("--posterior-max-n", posterior_max_n_,
+                         "Compute the a-posteriori pair bound (O(n^2) per pair) up to this n only; 0: never")
+            ->check(CLI::Range(0L, 1L << 40))
+            ->capture_default_str();
         app_->add_option("--out", out_, "Report directory (default out/influence-<model>-<seed>)");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
@@ -89,6 +93,7 @@ public:
         o.seed = seed_;
         o.threads = static_cast<unsigned>(threads_);
         o.bound_divisor = divisor_;
+        o.posterior_max_n = posterior_max_n_;
 
         const fs::path path = resolve_model(model_);
         const model::model<numeric::rational> m = model::read_model_file(path.string());
@@ -175,7 +180,7 @@ private:
     CLI::App* app_ = nullptr;
     std::string model_, n_text_, positions_text_ = "8", language_, scalar_ = "ball", out_;
     int inputs_ = 4, threads_ = 0;
-    long precision_ = 128, divisor_ = 1;
+    long precision_ = 128, divisor_ = 1, posterior_max_n_ = 4096;
     std::uint64_t seed_ = 1;
     bool json_ = false;
 };

@@ -108,7 +108,7 @@ std::string influence_fingerprint(const std::string& model_bytes, const analysis
     s << "inputs=" << o.inputs << ";positions=" << o.positions << ";language="
       << (o.language ? lang::to_string(*o.language) : "") << ";precision=" << o.precision
       << ";scalar=" << analysis::to_string(o.scalar) << ";seed=" << o.seed
-      << ";divisor=" << o.bound_divisor << ";cap=" << o.exhaustive_cap << ";v1";
+      << ";divisor=" << o.bound_divisor << ";cap=" << o.exhaustive_cap << ";postmax=" << o.posterior_max_n << ";v1";
     h = fnv(h, s.str());
     char buf[32];
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
@@ -182,6 +182,7 @@ value influence_to_json(const analysis::sweep_result& r, const influence_meta& m
     opts.set("scalar", str(analysis::to_string(op.scalar)));
     opts.set("seed", str(std::to_string(op.seed)));
     opts.set("bound_divisor", num(op.bound_divisor));
+    opts.set("posterior_max_n", num(op.posterior_max_n));
     o.set("options", std::move(opts));
     value hyp = value::object();
     for (const auto& h : r.hypotheses) {

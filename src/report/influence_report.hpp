@@ -32,7 +32,8 @@ struct influence_meta {
 };
 
 /// Fingerprint: FNV-1a 64 of the model file's bytes and the options that change rows
-/// (inputs, positions, language, precision, scalar, seed, bound divisor, exhaustive cap),
+/// (inputs, positions, language, precision, scalar, seed, bound divisor, exhaustive cap,
+/// posterior limit),
 /// as 16 hex digits. The n list and threads are not part of it.
 std::string influence_fingerprint(const std::string& model_bytes, const analysis::sweep_options& o);
 

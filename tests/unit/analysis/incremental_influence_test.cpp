@@ -328,3 +328,24 @@ TEST_CASE("influence profiles: automatic takes incremental for L <= 2, naive for
                           std::invalid_argument);
     }
 }
+
+TEST_CASE("automatic weighs the work: a few changes on a long uniform-layer-1 input go naive",
+          "[analysis][influence][incremental]") {
+    // cc-parity's layer 1 is uniform: a pass costs O(n), the incremental set-up O(n^2).
+    const auto m = bundled("cc-parity");
+    const auto mm = model::to_scalar<mpfr_real>(m, ctx256);
+    const auto x = random_input(m, 2000, 99);
+    analysis::influence_options few;
+    few.positions = {0, 1998};
+    const auto a = analysis::influence_profile_of(mm, m, x, ctx256, few);
+    REQUIRE(a.method == analysis::influence_method::naive);
+    few.method = analysis::influence_method::incremental;
+    const auto b = analysis::influence_profile_of(mm, m, x, ctx256, few);
+    REQUIRE(b.method == analysis::influence_method::incremental);
+    const rational tol = pow2_inverse(200);
+    for (std::size_t k = 0; k < a.pairs.size(); ++k) REQUIRE(close(a.pairs[k].dy, b.pairs[k].dy, tol));
+    // The whole profile of a short input stays incremental.
+    const auto y = random_input(m, 64, 98);
+    REQUIRE(analysis::influence_profile_of(mm, m, y, ctx256).method ==
+            analysis::influence_method::incremental);
+}

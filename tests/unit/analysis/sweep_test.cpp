@@ -250,6 +250,18 @@ TEST_CASE("negative control: a bound divided by 10^9 is exceeded", "[sweep]") {
     REQUIRE(r.rows.front().witness_position >= 1);
 }
 
+TEST_CASE("the a-posteriori bound is computed up to posterior_max_n only", "[sweep]") {
+    auto o = small({8, 16}, 7);
+    o.posterior_max_n = 8;
+    INFO("seed " << o.seed);
+    const auto r = analysis::influence_sweep(bundled("cc-first"), o);
+    REQUIRE(r.rows[0].posterior_bound);
+    REQUIRE(r.rows[0].below_posterior == comparison::below);
+    REQUIRE_FALSE(r.rows[1].posterior_bound);
+    REQUIRE(r.rows[1].below_posterior == comparison::not_applicable);
+    REQUIRE(r.verdict == sweep_verdict::holds);
+}
+
 TEST_CASE("a hard model and a too short n are refused", "[sweep]") {
     REQUIRE_THROWS_AS(analysis::influence_sweep(bundled("hard-first"), small({8})), std::invalid_argument);
     REQUIRE_THROWS_AS(analysis::influence_sweep(bundled("cc-first"), small({1})), std::invalid_argument);
