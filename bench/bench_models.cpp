@@ -1,7 +1,12 @@
 #include "bench_models.hpp"
 
+#include "model/model_file.hpp"
+
+#include <map>
+#include <memory>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 namespace attnprop::bench {
 
@@ -94,6 +99,24 @@ model::input_sequence random_input(std::size_t n, std::uint64_t seed) {
     model::input_sequence x(n, 2);
     for (std::size_t i = 0; i + 1 < n; ++i) x[i] = static_cast<int>(rng() & 1u);
     return x;
+}
+
+const bench_case& cached_case(bench_kind kind, const model_shape& shape, std::uint64_t model_seed,
+                              std::uint64_t input_seed) {
+    using key = std::tuple<int, std::size_t, std::size_t, std::size_t, std::size_t, std::uint64_t,
+                           std::uint64_t>;
+    static std::map<key, std::unique_ptr<bench_case>> cache;
+    auto& slot = cache[key{static_cast<int>(kind), shape.d, shape.heads, shape.layers,
+                           shape.positions, model_seed, input_seed}];
+    if (!slot) {
+        const bool soft = kind == bench_kind::soft;
+        slot = std::make_unique<bench_case>(bench_case{
+            model::parse_model(soft ? random_soft_model_json(shape, model_seed)
+                                    : random_hard_model_json(shape, model_seed),
+                               soft ? "bench-soft" : "bench-hard"),
+            random_input(shape.positions, input_seed)});
+    }
+    return *slot;
 }
 
 } // namespace attnprop::bench

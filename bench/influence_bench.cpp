@@ -29,24 +29,11 @@ constexpr std::uint64_t influence_input_seed = 17;
 /// Changed inputs the naive profile is timed on.
 constexpr std::size_t naive_samples = 4;
 
-struct influence_case {
-    model::model<numeric::rational> exact;
-    model::input_sequence x;
-};
-
-const influence_case& case_for(std::size_t n) {
-    static std::map<std::size_t, std::unique_ptr<influence_case>> cache;
-    auto& slot = cache[n];
-    if (!slot) {
-        model_shape shape;
-        shape.layers = 2;
-        shape.positions = n;
-        slot = std::make_unique<influence_case>(influence_case{
-            model::parse_model(random_soft_model_json(shape, influence_model_seed),
-                               "bench-influence"),
-            random_input(n, influence_input_seed)});
-    }
-    return *slot;
+const bench_case& case_for(std::size_t n) {
+    model_shape shape;
+    shape.layers = 2;
+    shape.positions = n;
+    return cached_case(bench_kind::soft, shape, influence_model_seed, influence_input_seed);
 }
 
 void run_forward(benchmark::State& state, std::size_t n, long prec) {

@@ -25,22 +25,10 @@ constexpr std::uint64_t model_seed = 20240601;
 constexpr std::uint64_t input_seed = 7;
 
 /// The exact random model and input for one n (shared by every kind; built once).
-struct soft_case {
-    model::model<numeric::rational> exact;
-    model::input_sequence x;
-};
-
-const soft_case& soft_case_for(std::size_t n) {
-    static std::map<std::size_t, std::unique_ptr<soft_case>> cache;
-    auto& slot = cache[n];
-    if (!slot) {
-        model_shape shape;
-        shape.positions = n;
-        slot = std::make_unique<soft_case>(soft_case{
-            model::parse_model(random_soft_model_json(shape, model_seed), "bench-soft"),
-            random_input(n, input_seed)});
-    }
-    return *slot;
+const bench_case& soft_case_for(std::size_t n) {
+    model_shape shape;
+    shape.positions = n;
+    return cached_case(bench_kind::soft, shape, model_seed, input_seed);
 }
 
 double approx(double v) { return v; }
@@ -59,7 +47,7 @@ bool agrees(const std::vector<double>& y, const double* ref, std::size_t d, doub
 
 template <class S, class Baseline>
 void run_pair(benchmark::State& state, std::size_t n, long prec) {
-    const soft_case& sc = soft_case_for(n);
+    const bench_case& sc = soft_case_for(n);
     const numeric::context ctx{prec};
     const model::model<S> m = model::to_scalar<S>(sc.exact, ctx);
     const std::vector<model::vec<S>> y0 = attention::initial_states(m, sc.x, ctx);

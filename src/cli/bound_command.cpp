@@ -174,16 +174,13 @@ public:
         app_ = parent.add_subcommand(
             "bound", "Check the hypotheses of Hahn's Lemma 5 (soft attention) on a model and "
                      "compute the explicit constant K: one symbol changes y_n^(L) by <= K/n");
-        app_->add_option("--model,-m", model_, "Model file, or the name of a bundled model")
-            ->required();
+        add_model_option(app_, model_);
         app_->add_option("--n", n_,
                          "Length (eos included) at which to evaluate K(n) and delta_L(n) = K(n)/n "
                          "(default 1: K(1) = K, valid for every n)")
             ->check(CLI::Range(1L, 1L << 62))
             ->capture_default_str();
-        app_->add_option("--precision,-p", precision_, "Working precision of the Arb balls in bits")
-            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
-            ->capture_default_str();
+        add_precision_option(app_, precision_, "Working precision of the Arb balls in bits");
         app_->add_flag("--json", json_, "Print one JSON object instead of text");
     }
     CLI::App* app() override { return app_; }

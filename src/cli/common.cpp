@@ -1,4 +1,5 @@
 #include "cli/common.hpp"
+#include "numeric/context.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -46,6 +47,16 @@ fs::path resolve_model(const std::string& arg) {
         msg += ")";
     }
     throw usage_error(msg);
+}
+
+CLI::Option* add_model_option(CLI::App* app, std::string& model) {
+    return app->add_option("--model,-m", model, "Model file, or the name of a bundled model")->required();
+}
+
+CLI::Option* add_precision_option(CLI::App* app, long& bits, const std::string& what) {
+    return app->add_option("--precision,-p", bits, what)
+        ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
+        ->capture_default_str();
 }
 
 /// Parses "64", "16,64,256" or a geometric range "16:4096:x2".

@@ -42,6 +42,12 @@ std::vector<std::filesystem::path> bundled_models();
 /// [2, 2^20]. Throws usage_error with a message starting "--n: " otherwise.
 std::vector<long> parse_length_list(const std::string& text);
 
+/// The options several commands share, registered with one text everywhere:
+/// --model,-m (required; a file or a bundled model's name) and --precision,-p (bits, in
+/// [numeric::min_precision_bits, numeric::max_precision_bits], default shown).
+CLI::Option* add_model_option(CLI::App* app, std::string& model);
+CLI::Option* add_precision_option(CLI::App* app, long& bits, const std::string& what);
+
 /// A subcommand: registers its options on construction, runs when selected.
 class command {
 public:

@@ -14,8 +14,7 @@ class eval_command final : public command {
 public:
     explicit eval_command(CLI::App& parent) {
         app_ = parent.add_subcommand("eval", "Evaluate a model on one input (eos is appended)");
-        app_->add_option("--model,-m", model_, "Model file, or the name of a bundled model")
-            ->required();
+        add_model_option(app_, model_);
         app_->add_option("--input,-i", input_,
                          "Input string of single-character symbols of the alphabet; empty "
                          "(`--input ''` or `--input=`) gives n = 1")
@@ -26,9 +25,7 @@ public:
                          "exact, mpfr, ball, double")
             ->check(CLI::IsMember({"auto", "exact", "mpfr", "ball", "double"}))
             ->capture_default_str();
-        app_->add_option("--precision,-p", precision_, "Working precision in bits (mpfr, ball)")
-            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
-            ->capture_default_str();
+        add_precision_option(app_, precision_, "Working precision in bits (mpfr, ball)");
         app_->add_option("--digits", digits_,
                          "Significant digits printed (default: what the precision supports)")
             ->check(CLI::Range(1, 100000));

@@ -24,7 +24,7 @@ public:
                          "n times it, the a-priori bound K(n)/n and the a-posteriori pair bound, "
                          "the probability change, the slope against n, and the cross-entropy "
                          "corollary on PARITY or FIRST");
-        app_->add_option("--model,-m", model_, "Model file or bundled model name")->required();
+        add_model_option(app_, model_);
         app_->add_option("--n", n_text_,
                          "Lengths (eos included): one value, a list 16,64 or a range 16:4096:x2")
             ->required();
@@ -39,9 +39,7 @@ public:
                          "Sample inputs from this language (parity, first, majority, "
                          "contains-one, 1dyck, 2dyck); parity and first also give the "
                          "cross-entropy corollary");
-        app_->add_option("--precision,-p", precision_, "Working precision in bits (mpfr, ball)")
-            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
-            ->capture_default_str();
+        add_precision_option(app_, precision_, "Working precision in bits (mpfr, ball)");
         app_->add_option("--scalar,-s", scalar_, "Scalar of the measurements: ball, mpfr, double")
             ->check(CLI::IsMember({"ball", "mpfr", "double"}))
             ->capture_default_str();

@@ -20,7 +20,7 @@ public:
             "restrict", "Hahn's Theorem 1 for a hard model: build a restriction, certify the "
                         "dependency set of the output against the exact forward pass, and find "
                         "a language counterexample");
-        app_->add_option("--model", model_, "Model file or bundled model name")->required();
+        add_model_option(app_, model_);
         app_->add_option("--n", n_text_,
                          "Length n (eos included): one value, a list 16,64 or a range 16:4096:x2")
             ->required();
