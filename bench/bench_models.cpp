@@ -101,16 +101,16 @@ model::input_sequence random_input(std::size_t n, std::uint64_t seed) {
     return x;
 }
 
-const bench_case& cached_case(bench_kind kind, const model_shape& shape, std::uint64_t model_seed,
+const random_case& cached_case(bench_kind kind, const model_shape& shape, std::uint64_t model_seed,
                               std::uint64_t input_seed) {
     using key = std::tuple<int, std::size_t, std::size_t, std::size_t, std::size_t, std::uint64_t,
                            std::uint64_t>;
-    static std::map<key, std::unique_ptr<bench_case>> cache;
+    static std::map<key, std::unique_ptr<random_case>> cache;
     auto& slot = cache[key{static_cast<int>(kind), shape.d, shape.heads, shape.layers,
                            shape.positions, model_seed, input_seed}];
     if (!slot) {
         const bool soft = kind == bench_kind::soft;
-        slot = std::make_unique<bench_case>(bench_case{
+        slot = std::make_unique<random_case>(random_case{
             model::parse_model(soft ? random_soft_model_json(shape, model_seed)
                                     : random_hard_model_json(shape, model_seed),
                                soft ? "bench-soft" : "bench-hard"),

@@ -33,7 +33,7 @@ std::string random_hard_model_json(const model_shape& shape, std::uint64_t seed)
 model::input_sequence random_input(std::size_t n, std::uint64_t seed);
 
 /// A benchmark case: a random exact model of a shape and one random input of its length.
-struct bench_case {
+struct random_case {
     model::model<numeric::rational> exact;
     model::input_sequence x;
 };
@@ -43,7 +43,7 @@ enum class bench_kind { soft, hard };
 /// The case of (kind, shape, seeds), with x of length shape.positions, built on first use and
 /// kept for the life of the process (benchmarks of every scalar share it; building is never
 /// timed).
-const bench_case& cached_case(bench_kind kind, const model_shape& shape, std::uint64_t model_seed,
+const random_case& cached_case(bench_kind kind, const model_shape& shape, std::uint64_t model_seed,
                               std::uint64_t input_seed);
 
 } // namespace attnprop::bench

@@ -33,7 +33,7 @@ const hard_case& hard_case_for(std::size_t n) {
         model_shape shape;
         shape.positions = n;
         shape.layers = 2;
-        const bench_case& c = cached_case(bench_kind::hard, shape, model_seed, input_seed);
+        const random_case& c = cached_case(bench_kind::hard, shape, model_seed, input_seed);
         slot = std::make_unique<hard_case>(
             hard_case{c.exact, model::to_scalar<double>(c.exact, numeric::context{}), c.x});
     }

@@ -29,7 +29,7 @@ constexpr std::uint64_t influence_input_seed = 17;
 /// Changed inputs the naive profile is timed on.
 constexpr std::size_t naive_samples = 4;
 
-const bench_case& case_for(std::size_t n) {
+const random_case& case_for(std::size_t n) {
     model_shape shape;
     shape.layers = 2;
     shape.positions = n;

@@ -25,7 +25,7 @@ constexpr std::uint64_t model_seed = 20240601;
 constexpr std::uint64_t input_seed = 7;
 
 /// The exact random model and input for one n (shared by every kind; built once).
-const bench_case& soft_case_for(std::size_t n) {
+const random_case& soft_case_for(std::size_t n) {
     model_shape shape;
     shape.positions = n;
     return cached_case(bench_kind::soft, shape, model_seed, input_seed);
@@ -47,7 +47,7 @@ bool agrees(const std::vector<double>& y, const double* ref, std::size_t d, doub
 
 template <class S, class Baseline>
 void run_pair(benchmark::State& state, std::size_t n, long prec) {
-    const bench_case& sc = soft_case_for(n);
+    const random_case& sc = soft_case_for(n);
     const numeric::context ctx{prec};
     const model::model<S> m = model::to_scalar<S>(sc.exact, ctx);
     const std::vector<model::vec<S>> y0 = attention::initial_states(m, sc.x, ctx);
