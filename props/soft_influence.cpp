@@ -3,7 +3,7 @@
 //
 //  influence-below-bounds     ||Δy_n|| <= a-posteriori pair bound and <= K(n)/n            [ball]
 //  prob-change-below-bound    ||Δp||_∞, TV <= factor·||Δy_n||/4 and <= factor·K(n)/(4n)    [ball]
-//  cross-entropy-above-chance mean PARITY CE (bits) >= 1 - log2(1 + η), exhaustive cube    [ball]
+//  cross-entropy-above-chance mean PARITY/FIRST CE (bits) >= 1 - log2(1 + η), whole cube [ball]
 //  influence-vanishes         n·Δ(n) <= K(n) along a ladder of n, fitted slope <= -1 + tol  [ball]
 //
 // Cases: a model from gen::soft_model, n from the length ladder (capped at 64, resp. 9 for the
@@ -24,6 +24,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 namespace attnprop::props {
 
@@ -251,20 +252,22 @@ runner::property cross_entropy_above_chance(long eta_divisor,
     runner::property p;
     p.suite = "soft-influence";
     p.name = "cross-entropy-above-chance";
-    p.statement = "for a soft predictor over {0,1}, the mean PARITY cross-entropy over the whole "
-                  "cube {0,1}^(n-1) is >= 1 - log2(1 + eta) bits, eta = min over bits b of the "
-                  "largest ||Δp||_inf from flipping b (FIRST and bit 1 for a case with language = 1, "
-                  "as `attnprop influence --language first` writes)";
+    p.statement = "for a soft predictor over {0,1}, the mean PARITY (language = 0) or FIRST "
+                  "(language = 1) cross-entropy over the whole cube {0,1}^(n-1) is >= "
+                  "1 - log2(1 + eta) bits, eta = min over the label-swapping bits b (every bit, "
+                  "resp. bit 1) of the largest ||Δp||_inf from flipping b";
     p.kinds = {"ball"};
     p.negative_control = "eta divided by 4, on the confident Chiang & Cholak model with layer "
                          "norm eps = 0 (cc-parity-ln0), is violated";
     p.generator = [models](const run_config& cfg) {
         const long cap = std::max(2L, std::min(cfg.max_n, 9L));
-        return rc::gen::map(rc::gen::pair(models, rc::gen::inRange(2L, cap + 1)),
-                            [](const std::pair<model::model<rational>, long>& mn) {
+        // The label: 0 = PARITY (every bit swaps it), 1 = FIRST (bit 1 swaps it); shrinks to 0.
+        return rc::gen::map(rc::gen::tuple(models, rc::gen::inRange(2L, cap + 1), rc::gen::inRange(0L, 2L)),
+                            [](const std::tuple<model::model<rational>, long, long>& t) {
                                 test_case c;
-                                c.model = mn.first;
-                                c.params["n"] = mn.second;
+                                c.model = std::get<0>(t);
+                                c.params["n"] = std::get<1>(t);
+                                c.params["language"] = std::get<2>(t);
                                 return c;
                             });
     };
