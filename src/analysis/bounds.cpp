@@ -469,7 +469,8 @@ arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>&
             // constant factor on μ and on the scaled queries.
             const bool length_scaled =
                 hd.score.length_scale == model::score_spec<rational>::length_scaling::log;
-            const arb_ball ln_n = numeric::log(ball(static_cast<long>(n), ctx));
+            const arb_ball ln_n =
+                length_scaled ? numeric::log(ball(static_cast<long>(n), ctx)) : one;
             if (length_scaled) hc.mu = up(hc.mu * ln_n);
             const arb_ball& l = lc.lh[h];
             // Actual value norms.
