@@ -389,7 +389,8 @@ runner::property influence_vanishes(double tolerance, bool require_hypotheses,
                   "<= -1 + " + numeric::to_display_string(tolerance, 4);
     p.kinds = {"ball"};
     p.negative_control = "hypothesis-violating models (layer norm eps = 0, log n scores, "
-                         "positional i, a step update) measured anyway: n * influence grows and "
+                         "positional i, a step update; bundled, and random draws of "
+                         "gen::soft_model_violating) measured anyway: n * influence grows and "
                          "the slope check fails, naming the violated hypothesis";
     p.generator = [models](const run_config& cfg) { return ladder_case(models, cfg, 128); };
     p.check = [tolerance, require_hypotheses](const test_case& c, const numeric::context& ctx) {

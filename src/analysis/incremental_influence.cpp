@@ -3,6 +3,7 @@
 #include "attention/soft.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <variant>
 #include <stdexcept>
 
@@ -51,13 +52,74 @@ template <numeric::ExpScalar S> S dot(const vec<S>& a, const vec<S>& b, const nu
     return model::dot(a.data(), b.data(), a.size(), ctx);
 }
 
+/// Whether every entry has precision prec (then raw mpfr_t operations into prec-bit targets
+/// round exactly as the generic operations do).
+bool uniform(const vec<mpfr_real>& v, long prec) {
+    for (const auto& x : v)
+        if (x.precision() != prec) return false;
+    return true;
+}
+bool uniform(const std::vector<vec<mpfr_real>>& vs, long prec) {
+    for (const auto& v : vs)
+        if (!uniform(v, prec)) return false;
+    return true;
+}
+
+/// acc = a . b (fused multiply-adds from 0, in order: model::dot's operations).
+void raw_dot(mpfr_ptr acc, const vec<mpfr_real>& a, const vec<mpfr_real>& b) {
+    mpfr_set_zero(acc, 1);
+    for (std::size_t t = 0; t < a.size(); ++t) mpfr_fma(acc, a[t].raw(), b[t].raw(), acc, MPFR_RNDN);
+}
+
+/// The leftmost largest entry (numeric::compare: NaN is a numeric_error, as in the generic
+/// kernels).
+std::size_t leftmost_max(const std::vector<mpfr_real>& s, std::size_t n) {
+    std::size_t best = 0;
+    for (std::size_t j = 1; j < n; ++j)
+        if (numeric::compare(s[j], s[best]) == numeric::order::greater) best = j;
+    return best;
+}
+
 } // namespace
+
+namespace detail {
+
+mpfr_table::mpfr_table(std::size_t rows, std::size_t cols, long precision_bits)
+    : cols_(cols),
+      limbs_per_(mpfr_custom_get_size(static_cast<mpfr_prec_t>(precision_bits)) / sizeof(mp_limb_t)),
+      prec_(precision_bits), limbs_(rows * cols * limbs_per_), exp_(rows * cols),
+      kind_(rows * cols, static_cast<signed char>(MPFR_ZERO_KIND)) {}
+
+std::size_t mpfr_table::entry_bytes(long precision_bits) {
+    return mpfr_custom_get_size(static_cast<mpfr_prec_t>(precision_bits)) + sizeof(mpfr_exp_t) + 1;
+}
+
+void mpfr_table::set(std::size_t i, std::size_t j, mpfr_srcptr x) {
+    if (mpfr_get_prec(x) != prec_) throw std::logic_error("mpfr_table: value of another precision");
+    const std::size_t k = i * cols_ + j;
+    const int kind = mpfr_custom_get_kind(x);
+    kind_[k] = static_cast<signed char>(kind);
+    if (kind == MPFR_REGULAR_KIND || kind == -MPFR_REGULAR_KIND) {
+        exp_[k] = mpfr_custom_get_exp(x);
+        std::memcpy(&limbs_[k * limbs_per_], mpfr_custom_get_significand(x),
+                    limbs_per_ * sizeof(mp_limb_t));
+    }
+}
+
+void mpfr_table::view(std::size_t i, std::size_t j, mpfr_ptr out) const {
+    const std::size_t k = i * cols_ + j;
+    // The view is only ever read: MPFR's custom interface takes a non-const significand.
+    mpfr_custom_init_set(out, kind_[k], exp_[k], static_cast<mpfr_prec_t>(prec_),
+                         const_cast<mp_limb_t*>(&limbs_[k * limbs_per_]));
+}
+
+} // namespace detail
 
 template <numeric::ExpScalar S>
 incremental_influence<S>::incremental_influence(const model::model<S>& m,
                                                 const model::input_sequence& x,
                                                 const numeric::context& ctx,
-                                                incremental_fault fault)
+                                                incremental_fault fault, std::size_t table_bytes)
     : m_(m), x_(x), ctx_(ctx), fault_(fault), n_(x.size()) {
     if (!incremental_supports(m))
         throw std::invalid_argument("the incremental influence method does not apply to this model");
@@ -67,6 +129,14 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
     y0_ = attention::initial_states(m, x, ctx);
     const auto& lay = m.layers.front();
     heads_.resize(lay.heads.size());
+    if constexpr (std::is_same_v<S, mpfr_real>) {
+        const long prec = ctx.precision_bits;
+        const double need = static_cast<double>(n_) * static_cast<double>(n_) *
+                            static_cast<double>(heads_.size()) *
+                            static_cast<double>(detail::mpfr_table::entry_bytes(prec));
+        if (L == 2 && need <= static_cast<double>(table_bytes))
+            for (std::size_t h = 0; h < heads_.size(); ++h) tables_.emplace_back(n_, n_, prec);
+    }
     for (std::size_t h = 0; h < heads_.size(); ++h) {
         const auto& hd = lay.heads[h];
         auto& st = heads_[h];
@@ -88,6 +158,11 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
             S den = numeric::zero<S>(ctx);
             for (std::size_t j = 0; j < n_; ++j) {
                 S e = numeric::exp(s[j] - shift);
+                if constexpr (std::is_same_v<S, mpfr_real>)
+                    if (!tables_.empty()) {
+                        if (e.precision() == ctx.precision_bits) tables_[h].set(i, j, e.raw());
+                        else tables_.clear(); // another precision: no raw kernel either
+                    }
                 den += e;
                 for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(num[c], e, st.v[j][c]);
             }
@@ -111,8 +186,29 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                     auto& out = st.ratio[b * sigma + a];
                     out.reserve(st.q.size());
                     for (const auto& q : st.q) out.push_back(numeric::exp(dot(q, dk, ctx)));
+                    if (tables_.empty()) continue;
+                    // The change of p's scaled query: f Q_W delta.
+                    if (st.qratio.empty()) st.qratio.resize(sigma * sigma);
+                    model::affine_map<S> qw{hd.score.Q.W, {}, true};
+                    vec<S> dq = model::apply_affine(qw, delta, ctx);
+                    const S f = attention::dot_scale(hd, n_, ctx);
+                    for (auto& c : dq) c = c * f;
+                    auto& qout = st.qratio[b * sigma + a];
+                    qout.reserve(n_);
+                    for (const auto& k : st.k) qout.push_back(numeric::exp(dot(dq, k, ctx)));
                 }
         }
+    }
+    if constexpr (std::is_same_v<S, mpfr_real>) {
+        const long prec = ctx.precision_bits;
+        raw_ = uniform(y0_, prec);
+        for (const auto& st : heads_) {
+            raw_ = raw_ && uniform(st.q, prec) && uniform(st.k, prec) && uniform(st.v, prec) &&
+                   uniform(st.shift, prec) && uniform(st.num, prec) && uniform(st.den, prec) &&
+                   uniform(st.ratio, prec) && uniform(st.qratio, prec);
+        }
+        if (raw_) swork_.assign(n_, mpfr_real(prec));
+        else tables_.clear();
     }
     auto row_output = [&](std::size_t i) {
         std::vector<vec<S>> b(heads_.size());
@@ -144,8 +240,15 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                     g_[h].push_back(block_apply(h, b));
                 }
             }
+            if constexpr (std::is_same_v<S, mpfr_real>) {
+                const long prec = ctx.precision_bits;
+                raw_fold_ = raw_ && uniform(y1_, prec);
+                for (const auto& gh : g_) raw_fold_ = raw_fold_ && uniform(gh, prec);
+                if (raw_fold_) ywork_.assign(n_, vec<S>(y1_.front().size(), mpfr_real(prec)));
+            }
         }
     }
+    if (!raw_fold_) tables_.clear(); // only the raw kernel of changed_raw reads them
 }
 
 template <numeric::ExpScalar S>
@@ -162,6 +265,11 @@ vec<S> incremental_influence<S>::block_apply(std::size_t h, const vec<S>& x) con
 template <numeric::ExpScalar S>
 vec<S> incremental_influence<S>::full_row(std::size_t h, const vec<S>& q, std::size_t p,
                                           const vec<S>& kp, const vec<S>& vp) const {
+    if constexpr (std::is_same_v<S, mpfr_real>) {
+        const long prec = ctx_.precision_bits;
+        if (raw_ && uniform(q, prec) && uniform(kp, prec) && uniform(vp, prec))
+            return full_row_raw(h, q, p, kp, vp);
+    }
     const auto& st = heads_[h];
     std::vector<S> s;
     s.reserve(n_);
@@ -185,6 +293,13 @@ vec<S> incremental_influence<S>::full_row(std::size_t h, const vec<S>& q, std::s
 
 template <numeric::ExpScalar S>
 vec<S> incremental_influence<S>::top(const std::vector<vec<S>>& y1) const {
+    if constexpr (std::is_same_v<S, mpfr_real>)
+        if (raw_ && uniform(y1, ctx_.precision_bits)) return top_raw(y1);
+    return top_generic(y1);
+}
+
+template <numeric::ExpScalar S>
+vec<S> incremental_influence<S>::top_generic(const std::vector<vec<S>>& y1) const {
     const auto& lay = m_.layers[1];
     const vec<S>& yn = y1[n_ - 1];
     const std::size_t d = yn.size();
@@ -220,102 +335,359 @@ vec<S> incremental_influence<S>::top(const std::vector<vec<S>>& y1) const {
 }
 
 template <numeric::ExpScalar S>
-vec<S> incremental_influence<S>::changed(std::size_t p, int a) const {
+typename incremental_influence<S>::change incremental_influence<S>::prepare(std::size_t p,
+                                                                         int a) const {
     if (p + 1 >= n_) throw std::invalid_argument("incremental influence: position not before eos");
     if (a < 0 || static_cast<std::size_t>(a) >= m_.sigma.symbols.size())
         throw std::invalid_argument("incremental influence: replacement is not a symbol of the alphabet");
     const auto& lay = m_.layers.front();
     const std::size_t H = heads_.size();
-    const vec<S> y0p = attention::initial_state(m_, a, static_cast<long>(p + 1),
-                                                static_cast<long>(n_), ctx_);
-    std::vector<vec<S>> kp(H), vp(H), qp(H);
+    change ch;
+    ch.p = p;
+    ch.a = a;
+    ch.y0p = attention::initial_state(m_, a, static_cast<long>(p + 1), static_cast<long>(n_), ctx_);
+    ch.kp.resize(H);
+    ch.vp.resize(H);
+    ch.qp.resize(H);
     for (std::size_t h = 0; h < H; ++h) {
-        kp[h] = attention::key(lay.heads[h], y0p, ctx_);
-        vp[h] = attention::value(lay.heads[h], y0p, ctx_);
-        if (first_row_ <= p) qp[h] = scaled_query(lay.heads[h], y0p, n_, ctx_);
+        ch.kp[h] = attention::key(lay.heads[h], ch.y0p, ctx_);
+        ch.vp[h] = attention::value(lay.heads[h], ch.y0p, ctx_);
+        if (first_row_ <= p) ch.qp[h] = scaled_query(lay.heads[h], ch.y0p, n_, ctx_);
     }
+    // Affine F_1 (L = 2): A_h v_p and A_h v'_p once per change.
+    if (affine_) {
+        ch.av_old.resize(H);
+        ch.av_new.resize(H);
+        for (std::size_t h = 0; h < H; ++h) {
+            ch.av_old[h] = block_apply(h, heads_[h].v[p]);
+            ch.av_new[h] = block_apply(h, ch.vp[h]);
+        }
+    }
+    return ch;
+}
+
+template <numeric::ExpScalar S>
+vec<S> incremental_influence<S>::corrected_row(const change& ch, std::size_t i) const {
+    const auto& lay = m_.layers.front();
+    const std::size_t H = heads_.size();
+    const std::size_t p = ch.p;
+    const int a = ch.a;
+    std::vector<vec<S>> b(H);
+    const std::size_t r = i - first_row_;
+    if (fault_ == incremental_fault::skip_row_correction && i != p && i + 1 != n_ && !y1_.empty())
+        return y1_[i];
     // The cancellation guard: the rest of the denominator must keep a 2^-16 share.
     const S guard = numeric::from_int<S>(65536, ctx_);
-    // Affine F_1 (L = 2): A_h v_p and A_h v'_p once per change.
     const bool fold = affine_ != nullptr;
-    std::vector<vec<S>> av_old(fold ? H : 0), av_new(fold ? H : 0);
-    if (fold)
-        for (std::size_t h = 0; h < H; ++h) {
-            av_old[h] = block_apply(h, heads_[h].v[p]);
-            av_new[h] = block_apply(h, vp[h]);
+    // Per head: the full output b_h (recomputed rows), or the rank-1 coefficients.
+    std::vector<S> lam(H), alpha(H), beta(H);
+    bool folded = fold && i != p;
+    for (std::size_t h = 0; h < H; ++h) {
+        const auto& st = heads_[h];
+        if (i == p) {
+            b[h] = full_row(h, ch.qp[h], p, ch.kp[h], ch.vp[h]);
+            continue;
         }
-    auto corrected = [&](std::size_t i) {
-        std::vector<vec<S>> b(H);
-        const std::size_t r = i - first_row_;
-        if (fault_ == incremental_fault::skip_row_correction && i != p && i + 1 != n_ && !y1_.empty())
-            return y1_[i];
-        // Per head: the full output b_h (recomputed rows), or the rank-1 coefficients.
-        std::vector<S> lam(H), alpha(H), beta(H);
-        bool folded = fold && i != p;
+        const std::size_t dv = ch.vp[h].size();
+        const S e_old = numeric::exp(dot(st.q[r], st.k[p], ctx_) - st.shift[r]);
+        const S e_new =
+            st.ratio.empty() || a == x_[p]
+                ? numeric::exp(dot(st.q[r], ch.kp[h], ctx_) - st.shift[r])
+                : e_old * st.ratio[static_cast<std::size_t>(x_[p]) * m_.sigma.symbols.size() +
+                                   static_cast<std::size_t>(a)][r];
+        const bool keep = fault_ == incremental_fault::keep_old_term;
+        S rest = keep ? st.den[r] : st.den[r] - e_old;
+        if (!finite(e_new) || numeric::possibly_less(numeric::compare(rest * guard, st.den[r]))) {
+            ++stats_.recomputed_rows;
+            b[h] = full_row(h, st.q[r], p, ch.kp[h], ch.vp[h]);
+            folded = false;
+            continue;
+        }
+        ++stats_.rank1_rows;
+        S den = rest + e_new;
+        // b'_h = lambda b_h + alpha v_p + beta v'_p, lambda - 1 = (e_old - e_new) / den'.
+        lam[h] = ((keep ? numeric::zero<S>(ctx_) : e_old) - e_new) / den;
+        alpha[h] = keep ? numeric::zero<S>(ctx_) : -(e_old / den);
+        beta[h] = e_new / den;
+        if (fold) continue; // b_h only if another head needs the full update
+        vec<S> num = st.num[r];
+        for (std::size_t c = 0; c < dv; ++c) {
+            if (!keep) num[c] -= e_old * st.v[p][c];
+            numeric::fma_acc(num[c], e_new, ch.vp[h][c]);
+            num[c] = num[c] / den;
+        }
+        b[h] = std::move(num);
+    }
+    if (fold && !folded && i != p)
+        for (std::size_t h = 0; h < H; ++h) {
+            if (!b[h].empty()) continue;
+            const auto& st = heads_[h];
+            vec<S> bh = st.num[r];
+            const S one_plus = numeric::one<S>(ctx_) + lam[h];
+            for (std::size_t c = 0; c < bh.size(); ++c) {
+                bh[c] = bh[c] / st.den[r] * one_plus;
+                numeric::fma_acc(bh[c], alpha[h], st.v[p][c]);
+                numeric::fma_acc(bh[c], beta[h], ch.vp[h][c]);
+            }
+            b[h] = std::move(bh);
+        }
+    if (folded) {
+        vec<S> y = y1_[i];
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t c = 0; c < y.size(); ++c) {
+                numeric::fma_acc(y[c], lam[h], g_[h][i][c]);
+                numeric::fma_acc(y[c], alpha[h], ch.av_old[h][c]);
+                numeric::fma_acc(y[c], beta[h], ch.av_new[h][c]);
+            }
+        return y;
+    }
+    return attention::update(lay, i == p ? ch.y0p : y0_[i], b, ctx_);
+}
+
+template <numeric::ExpScalar S>
+vec<S> incremental_influence<S>::changed(std::size_t p, int a) const {
+    const change ch = prepare(p, a);
+    if constexpr (std::is_same_v<S, mpfr_real>)
+        if (raw_ && raw_change_ok(ch)) return changed_raw(ch);
+    if (m_.layers.size() == 1) return corrected_row(ch, n_ - 1);
+    std::vector<vec<S>> y1(n_);
+    for (std::size_t i = 0; i < n_; ++i) y1[i] = corrected_row(ch, i);
+    return top(y1);
+}
+
+// The raw MPFR kernels: the operations of full_row, corrected_row and top on preallocated
+// mpfr_t scratch at the context's precision. Every operand has that precision (raw_ and the
+// per-change checks), so each operation rounds as the generic one does; the rank-1
+// coefficients use one reciprocal of the new denominator and three products instead of three
+// quotients (results agree to working precision, not bit for bit).
+
+template <numeric::ExpScalar S>
+bool incremental_influence<S>::raw_change_ok(const change& ch) const {
+    if constexpr (std::is_same_v<S, mpfr_real>) {
+        if (!raw_fold_ || m_.layers.size() != 2) return false;
+        const long prec = ctx_.precision_bits;
+        return uniform(ch.kp, prec) && uniform(ch.vp, prec) && uniform(ch.av_old, prec) &&
+               uniform(ch.av_new, prec);
+    } else {
+        return false;
+    }
+}
+
+template <numeric::ExpScalar S>
+vec<S> incremental_influence<S>::full_row_raw(std::size_t h, const vec<S>& q, std::size_t p,
+                                              const vec<S>& kp, const vec<S>& vp) const {
+    if constexpr (std::is_same_v<S, mpfr_real>) {
+        const auto rnd = MPFR_RNDN;
+        const long prec = ctx_.precision_bits;
+        const auto& st = heads_[h];
+        for (std::size_t j = 0; j < n_; ++j) raw_dot(swork_[j].raw(), q, j == p ? kp : st.k[j]);
+        mpfr_srcptr shift = swork_[leftmost_max(swork_, n_)].raw();
+        const std::size_t dv = vp.size();
+        vec<mpfr_real> num(dv, mpfr_real(prec));
+        mpfr_real den(prec), t(prec), e(prec);
+        for (std::size_t j = 0; j < n_; ++j) {
+            mpfr_sub(t.raw(), swork_[j].raw(), shift, rnd);
+            mpfr_exp(e.raw(), t.raw(), rnd);
+            mpfr_add(den.raw(), den.raw(), e.raw(), rnd);
+            const vec<mpfr_real>& v = j == p ? vp : st.v[j];
+            for (std::size_t c = 0; c < dv; ++c)
+                mpfr_fma(num[c].raw(), e.raw(), v[c].raw(), num[c].raw(), rnd);
+        }
+        for (auto& c : num) c = c / den;
+        return num;
+    } else {
+        throw std::logic_error("the raw MPFR kernel runs on MPFR values only");
+    }
+}
+
+template <numeric::ExpScalar S>
+vec<S> incremental_influence<S>::top_raw(const std::vector<vec<S>>& y1) const {
+    if constexpr (std::is_same_v<S, mpfr_real>) {
+        const auto rnd = MPFR_RNDN;
+        const long prec = ctx_.precision_bits;
+        const auto& lay = m_.layers[1];
+        const vec<mpfr_real>& yn = y1[n_ - 1];
+        const std::size_t d = yn.size();
+        std::vector<vec<mpfr_real>> b(lay.heads.size());
+        mpfr_real t(prec), e(prec);
+        for (std::size_t h = 0; h < lay.heads.size(); ++h) {
+            const auto& hd = lay.heads[h];
+            const vec<mpfr_real> q = scaled_query(hd, yn, n_, ctx_);
+            // score_j = q . (K y_j + k_b) = u . y_j + c with u = K^T q, c = q . k_b.
+            const auto& K = hd.score.K;
+            vec<mpfr_real> u(d, numeric::zero<mpfr_real>(ctx_));
+            for (std::size_t r = 0; r < K.W.rows; ++r)
+                for (std::size_t c : K.W.nonzero[r]) numeric::fma_acc(u[c], K.W.at(r, c), q[r]);
+            const mpfr_real cst = K.b.empty() ? numeric::zero<mpfr_real>(ctx_) : dot(q, K.b, ctx_);
+            if (!uniform(u, prec) || cst.precision() != prec) return top_generic(y1);
+            for (std::size_t j = 0; j < n_; ++j) {
+                mpfr_ptr s = swork_[j].raw();
+                raw_dot(s, u, y1[j]);
+                mpfr_add(s, s, cst.raw(), rnd);
+            }
+            mpfr_srcptr shift = swork_[leftmost_max(swork_, n_)].raw();
+            vec<mpfr_real> acc(d, mpfr_real(prec));
+            mpfr_real den(prec);
+            for (std::size_t j = 0; j < n_; ++j) {
+                mpfr_sub(t.raw(), swork_[j].raw(), shift, rnd);
+                mpfr_exp(e.raw(), t.raw(), rnd);
+                mpfr_add(den.raw(), den.raw(), e.raw(), rnd);
+                const vec<mpfr_real>& y = y1[j];
+                for (std::size_t c = 0; c < d; ++c)
+                    mpfr_fma(acc[c].raw(), e.raw(), y[c].raw(), acc[c].raw(), rnd);
+            }
+            for (auto& c : acc) c = c / den;
+            // sum_j w_j (V y_j + v_b) = V (sum_j w_j y_j) + v_b since the weights sum to 1.
+            b[h] = model::apply_affine(hd.value.V, acc, ctx_);
+        }
+        return attention::update(lay, yn, b, ctx_);
+    } else {
+        throw std::logic_error("the raw MPFR kernel runs on MPFR values only");
+    }
+}
+
+template <numeric::ExpScalar S>
+vec<S> incremental_influence<S>::changed_raw(const change& ch) const {
+    if constexpr (std::is_same_v<S, mpfr_real>) {
+        const auto rnd = MPFR_RNDN;
+        const long prec = ctx_.precision_bits;
+        const std::size_t H = heads_.size(), p = ch.p, sigma = m_.sigma.symbols.size();
+        const bool keep = fault_ == incremental_fault::keep_old_term;
+        const bool skip = fault_ == incremental_fault::skip_row_correction;
+        ++stats_.raw_changes;
+        mpfr_real t(prec), e_old(prec), e_new(prec), rest(prec), guarded(prec), den(prec), inv(prec);
+        std::vector<mpfr_real> lam(H, mpfr_real(prec)), alpha(H, mpfr_real(prec)),
+            beta(H, mpfr_real(prec));
+        // f_in add or concat: the new term is the old one times the factor of (x_p, a).
+        std::vector<const std::vector<mpfr_real>*> ratio(H, nullptr);
+        if (ch.a != x_[p])
+            for (std::size_t h = 0; h < H; ++h)
+                if (!heads_[h].ratio.empty())
+                    ratio[h] = &heads_[h].ratio[static_cast<std::size_t>(x_[p]) * sigma +
+                                                static_cast<std::size_t>(ch.a)];
+        const bool tabled = !tables_.empty();
+        __mpfr_struct cell[1]; // a view into a table (tables_[h].view)
+        auto set_row = [&](vec<mpfr_real>& dst, const vec<mpfr_real>& src) {
+            for (std::size_t c = 0; c < dst.size(); ++c) mpfr_set(dst[c].raw(), src[c].raw(), rnd);
+        };
+        for (std::size_t i = 0; i < n_; ++i) {
+            vec<mpfr_real>& y = ywork_[i];
+            if (i == p) {
+                set_row(y, tabled && ch.a != x_[p] && !heads_.front().qratio.empty()
+                               ? row_p_tabled(ch)
+                               : corrected_row(ch, i));
+                continue;
+            }
+            if (skip && i + 1 != n_) {
+                set_row(y, y1_[i]);
+                continue;
+            }
+            bool ok = true;
+            for (std::size_t h = 0; h < H && ok; ++h) {
+                const auto& st = heads_[h];
+                const vec<mpfr_real>& q = st.q[i];
+                mpfr_srcptr eo = e_old.raw();
+                if (tabled) {
+                    tables_[h].view(i, p, cell);
+                    eo = cell;
+                } else {
+                    raw_dot(t.raw(), q, st.k[p]);
+                    mpfr_sub(t.raw(), t.raw(), st.shift[i].raw(), rnd);
+                    mpfr_exp(e_old.raw(), t.raw(), rnd);
+                }
+                if (ratio[h]) {
+                    mpfr_mul(e_new.raw(), eo, (*ratio[h])[i].raw(), rnd);
+                } else {
+                    raw_dot(t.raw(), q, ch.kp[h]);
+                    mpfr_sub(t.raw(), t.raw(), st.shift[i].raw(), rnd);
+                    mpfr_exp(e_new.raw(), t.raw(), rnd);
+                }
+                if (keep) mpfr_set(rest.raw(), st.den[i].raw(), rnd);
+                else mpfr_sub(rest.raw(), st.den[i].raw(), eo, rnd);
+                // The cancellation guard of corrected_row: rest must keep a 2^-16 share.
+                mpfr_mul_ui(guarded.raw(), rest.raw(), 65536, rnd);
+                if (!mpfr_number_p(e_new.raw()) || mpfr_cmp(guarded.raw(), st.den[i].raw()) < 0) {
+                    ok = false;
+                    break;
+                }
+                mpfr_add(den.raw(), rest.raw(), e_new.raw(), rnd);
+                mpfr_ui_div(inv.raw(), 1, den.raw(), rnd);
+                // lambda - 1 = (e_old - e_new) / den', alpha = -e_old / den', beta = e_new / den'.
+                if (keep) mpfr_neg(lam[h].raw(), e_new.raw(), rnd);
+                else mpfr_sub(lam[h].raw(), eo, e_new.raw(), rnd);
+                mpfr_mul(lam[h].raw(), lam[h].raw(), inv.raw(), rnd);
+                if (keep) mpfr_set_zero(alpha[h].raw(), 1);
+                else {
+                    mpfr_mul(alpha[h].raw(), eo, inv.raw(), rnd);
+                    mpfr_neg(alpha[h].raw(), alpha[h].raw(), rnd);
+                }
+                mpfr_mul(beta[h].raw(), e_new.raw(), inv.raw(), rnd);
+            }
+            if (!ok) { // this row is recomputed by the generic path (its counters included)
+                set_row(y, corrected_row(ch, i));
+                continue;
+            }
+            stats_.rank1_rows += H;
+            const vec<mpfr_real>& y1 = y1_[i];
+            for (std::size_t c = 0; c < y.size(); ++c) {
+                mpfr_ptr yc = y[c].raw();
+                mpfr_set(yc, y1[c].raw(), rnd);
+                for (std::size_t h = 0; h < H; ++h) {
+                    mpfr_fma(yc, lam[h].raw(), g_[h][i][c].raw(), yc, rnd);
+                    mpfr_fma(yc, alpha[h].raw(), ch.av_old[h][c].raw(), yc, rnd);
+                    mpfr_fma(yc, beta[h].raw(), ch.av_new[h][c].raw(), yc, rnd);
+                }
+            }
+        }
+        return top_raw(ywork_);
+    } else {
+        throw std::logic_error("the raw MPFR kernel runs on MPFR values only");
+    }
+}
+
+template <numeric::ExpScalar S>
+vec<S> incremental_influence<S>::row_p_tabled(const change& ch) const {
+    if constexpr (std::is_same_v<S, mpfr_real>) {
+        const auto rnd = MPFR_RNDN;
+        const long prec = ctx_.precision_bits;
+        const std::size_t p = ch.p, H = heads_.size();
+        const std::size_t pair = static_cast<std::size_t>(x_[p]) * m_.sigma.symbols.size() +
+                                 static_cast<std::size_t>(ch.a);
+        std::vector<vec<mpfr_real>> b(H);
+        mpfr_real t(prec), e(prec), den(prec);
+        __mpfr_struct cell[1];
         for (std::size_t h = 0; h < H; ++h) {
             const auto& st = heads_[h];
-            if (i == p) {
-                b[h] = full_row(h, qp[h], p, kp[h], vp[h]);
-                continue;
+            const auto& factor = st.qratio[pair];
+            const std::size_t dv = ch.vp[h].size();
+            vec<mpfr_real> num(dv, mpfr_real(prec));
+            mpfr_set_zero(den.raw(), 1);
+            // e'_pj = e_pj exp(dq . k_j) for j != p, relative to the old shift of row p; the
+            // new key and value at j = p. Every term is positive: no cancellation.
+            for (std::size_t j = 0; j < n_; ++j) {
+                const vec<mpfr_real>* v = &st.v[j];
+                if (j == p) {
+                    raw_dot(t.raw(), ch.qp[h], ch.kp[h]);
+                    mpfr_sub(t.raw(), t.raw(), st.shift[p].raw(), rnd);
+                    mpfr_exp(e.raw(), t.raw(), rnd);
+                    v = &ch.vp[h];
+                } else {
+                    tables_[h].view(p, j, cell);
+                    mpfr_mul(e.raw(), cell, factor[j].raw(), rnd);
+                }
+                mpfr_add(den.raw(), den.raw(), e.raw(), rnd);
+                for (std::size_t c = 0; c < dv; ++c)
+                    mpfr_fma(num[c].raw(), e.raw(), (*v)[c].raw(), num[c].raw(), rnd);
             }
-            const std::size_t dv = vp[h].size();
-            const S e_old = numeric::exp(dot(st.q[r], st.k[p], ctx_) - st.shift[r]);
-            const S e_new =
-                st.ratio.empty() || a == x_[p]
-                    ? numeric::exp(dot(st.q[r], kp[h], ctx_) - st.shift[r])
-                    : e_old * st.ratio[static_cast<std::size_t>(x_[p]) * m_.sigma.symbols.size() +
-                                       static_cast<std::size_t>(a)][r];
-            const bool keep = fault_ == incremental_fault::keep_old_term;
-            S rest = keep ? st.den[r] : st.den[r] - e_old;
-            if (!finite(e_new) ||
-                numeric::possibly_less(numeric::compare(rest * guard, st.den[r]))) {
-                b[h] = full_row(h, st.q[r], p, kp[h], vp[h]);
-                folded = false;
-                continue;
-            }
-            S den = rest + e_new;
-            // b'_h = lambda b_h + alpha v_p + beta v'_p, lambda - 1 = (e_old - e_new) / den'.
-            lam[h] = ((keep ? numeric::zero<S>(ctx_) : e_old) - e_new) / den;
-            alpha[h] = keep ? numeric::zero<S>(ctx_) : -(e_old / den);
-            beta[h] = e_new / den;
-            if (fold) continue; // b_h only if another head needs the full update
-            vec<S> num = st.num[r];
-            for (std::size_t c = 0; c < dv; ++c) {
-                if (!keep) num[c] -= e_old * st.v[p][c];
-                numeric::fma_acc(num[c], e_new, vp[h][c]);
-                num[c] = num[c] / den;
-            }
+            // Overflow or underflow of the sum (far outside any model's range): from the keys.
+            if (!mpfr_regular_p(den.raw())) return corrected_row(ch, p);
+            for (auto& c : num) c = c / den;
             b[h] = std::move(num);
         }
-        if (fold && !folded && i != p)
-            for (std::size_t h = 0; h < H; ++h) {
-                if (!b[h].empty()) continue;
-                const auto& st = heads_[h];
-                vec<S> bh = st.num[r];
-                const S one_plus = numeric::one<S>(ctx_) + lam[h];
-                for (std::size_t c = 0; c < bh.size(); ++c) {
-                    bh[c] = bh[c] / st.den[r] * one_plus;
-                    numeric::fma_acc(bh[c], alpha[h], st.v[p][c]);
-                    numeric::fma_acc(bh[c], beta[h], vp[h][c]);
-                }
-                b[h] = std::move(bh);
-            }
-        if (folded) {
-            vec<S> y = y1_[i];
-            for (std::size_t h = 0; h < H; ++h)
-                for (std::size_t c = 0; c < y.size(); ++c) {
-                    numeric::fma_acc(y[c], lam[h], g_[h][i][c]);
-                    numeric::fma_acc(y[c], alpha[h], av_old[h][c]);
-                    numeric::fma_acc(y[c], beta[h], av_new[h][c]);
-                }
-            return y;
-        }
-        return attention::update(lay, i == p ? y0p : y0_[i], b, ctx_);
-    };
-    if (m_.layers.size() == 1) return corrected(n_ - 1);
-    std::vector<vec<S>> y1(n_);
-    for (std::size_t i = 0; i < n_; ++i) y1[i] = corrected(i);
-    return top(y1);
+        return attention::update(m_.layers.front(), ch.y0p, b, ctx_);
+    } else {
+        throw std::logic_error("the raw MPFR kernel runs on MPFR values only");
+    }
 }
 
 template class incremental_influence<double>;

@@ -20,6 +20,15 @@
 /// A_h b_h + alpha_h A_h v_p + beta_h A_h v'_p) with A_h b_h precomputed per row (O(H d) per
 /// row instead of evaluating F_1). Other F_1 (graphs, MLPs, layer norm) are evaluated per row.
 ///
+/// MPFR (every kept value at the context's precision, L = 2, affine F_1) runs the rows on raw
+/// mpfr_t operations into scratch kept in the object, and keeps the unnormalised layer-1
+/// weights e_ij = exp(s_ij - shift_i) of x in a compact table when it fits (n^2 H entries;
+/// about 1.4 GB for n = 4096, H = 2 at 256 bits; default limit default_table_bytes). Every e_ij
+/// is then computed once, in the constructor: a change reads e_ip for the rank-1 corrections
+/// and rebuilds row p from e_pj times exp(Δq . k_j), Δq the change of p's scaled query
+/// (f_in add or concat; relative to row p's old shift, all terms positive). Without the table
+/// each change recomputes the column and row of p (2 n exponentials per head).
+///
 /// The query, key, value, update and initial-state helpers of attention/common.hpp are the
 /// ones soft_forward uses, so scales and positional embeddings are the same. A correction
 /// whose subtraction would cancel (the old term holds all but a 2^-16 share of the row's
@@ -45,6 +54,34 @@ enum class incremental_fault {
     skip_row_correction ///< L = 2: leave layer-1 rows j != p, n uncorrected
 };
 
+namespace detail {
+
+/// A rows x cols table of MPFR values of one precision, stored compactly (significand limbs,
+/// exponent and kind per entry, no mpfr_t per entry); view() gives a read-only mpfr_t that
+/// points into the table (no allocation).
+class mpfr_table {
+public:
+    mpfr_table(std::size_t rows, std::size_t cols, long precision_bits);
+    /// Bytes an entry takes at this precision.
+    static std::size_t entry_bytes(long precision_bits);
+    /// Stores x, which must have the table's precision.
+    void set(std::size_t i, std::size_t j, mpfr_srcptr x);
+    /// Makes *out a read-only view of entry (i, j); valid while the table lives.
+    void view(std::size_t i, std::size_t j, mpfr_ptr out) const;
+
+private:
+    std::size_t cols_, limbs_per_;
+    long prec_;
+    std::vector<mp_limb_t> limbs_;
+    std::vector<mpfr_exp_t> exp_;
+    std::vector<signed char> kind_;
+};
+
+} // namespace detail
+
+/// Default memory for the MPFR kernel's layer-1 weight tables (per incremental_influence).
+inline constexpr std::size_t default_table_bytes = std::size_t{2} << 30;
+
 /// Whether the kernel supports the model: soft attention, 1 <= L <= 2, every head a dot-product
 /// score with a scale in S and a linear value map (F_k and f_in arbitrary).
 template <class S> bool incremental_supports(const model::model<S>& m);
@@ -54,17 +91,56 @@ template <numeric::ExpScalar S> class incremental_influence {
 public:
     /// Precomputes the layer-1 sums of x (eos last, n = x.size() >= 2). Throws
     /// std::invalid_argument when incremental_supports(m) is false.
+    /// MPFR with L = 2: when the unnormalised layer-1 weights e_ij = exp(s_ij - shift_i) of
+    /// every head fit in table_bytes, they are kept (computed once here) and a change reads
+    /// them instead of recomputing them: no layer-1 exponential per change and row, and row p
+    /// from e_pj times a factor per (x_p, a) and key (f_in add or concat).
     incremental_influence(const model::model<S>& m, const model::input_sequence& x,
                           const numeric::context& ctx,
-                          incremental_fault fault = incremental_fault::none);
+                          incremental_fault fault = incremental_fault::none,
+                          std::size_t table_bytes = default_table_bytes);
 
     /// y_n^(L)(x).
     const model::vec<S>& base() const { return base_; }
 
-    /// y_n^(L)(x[p <- a]) for a position p < n - 1 (0-based) and a symbol a of Σ.
+    /// y_n^(L)(x[p <- a]) for a position p < n - 1 (0-based) and a symbol a of Σ. Not safe to
+    /// call concurrently on one object (the MPFR kernel keeps its scratch in the object); one
+    /// object per thread.
     model::vec<S> changed(std::size_t p, int a) const;
 
+    /// What the layer-1 rows of the changes so far took (per row and head): the rank-1
+    /// correction, or a recomputation from the keys (cancellation guard, non-finite term).
+    struct counters {
+        std::size_t rank1_rows = 0;
+        std::size_t recomputed_rows = 0;
+        std::size_t raw_changes = 0; ///< changes computed by the MPFR kernel on raw mpfr_t
+    };
+    const counters& stats() const { return stats_; }
+    /// Whether the layer-1 weight tables are kept (see the constructor).
+    bool tabled() const { return !tables_.empty(); }
+
 private:
+    /// The data of one change x_p <- a that every row needs.
+    struct change {
+        std::size_t p = 0;
+        int a = 0;
+        model::vec<S> y0p;                 ///< the new y_p^(0)
+        std::vector<model::vec<S>> kp, vp; ///< per head: the new key and value of p
+        std::vector<model::vec<S>> qp;     ///< per head: the new scaled query of row p
+        std::vector<model::vec<S>> av_old; ///< affine F_1: A_h v_p
+        std::vector<model::vec<S>> av_new; ///< affine F_1: A_h v'_p
+    };
+    change prepare(std::size_t p, int a) const;
+    /// y_i^(1) of the changed input (L = 1: i = n - 1 gives the output).
+    model::vec<S> corrected_row(const change& ch, std::size_t i) const;
+    /// MPFR, L = 2, affine F_1: the same computation as corrected_row for every row and top,
+    /// on raw mpfr_t operations into preallocated scratch (no temporaries per row).
+    bool raw_change_ok(const change& ch) const;
+    model::vec<S> changed_raw(const change& ch) const;
+    model::vec<S> full_row_raw(std::size_t h, const model::vec<S>& q, std::size_t p,
+                               const model::vec<S>& kp, const model::vec<S>& vp) const;
+    model::vec<S> top_raw(const std::vector<model::vec<S>>& y1) const;
+
     struct head_state {
         std::vector<model::vec<S>> q;   ///< scaled queries (rows that are needed)
         std::vector<model::vec<S>> k;   ///< keys, every position
@@ -76,7 +152,12 @@ private:
         /// becomes a, so e'_ip = e_ip exp(q_i . K_W (v_a - v_b)); ratio[b |Σ| + a][row] holds
         /// that factor (one exponential per change and row instead of two).
         std::vector<std::vector<S>> ratio;
+        /// With the tables: the same for the query of row p, qratio[b |Σ| + a][j] =
+        /// exp(Δq . k_j) with Δq the change of p's scaled query (e'_pj = e_pj qratio, j != p).
+        std::vector<std::vector<S>> qratio;
     };
+    /// Row p of layer 1 from the tables (b_h for every head), then F_1.
+    model::vec<S> row_p_tabled(const change& ch) const;
 
     /// Full row i of layer-1 head h with position p's key and value replaced.
     model::vec<S> full_row(std::size_t h, const model::vec<S>& q, std::size_t p,
@@ -85,6 +166,7 @@ private:
     model::vec<S> block_apply(std::size_t h, const model::vec<S>& x) const;
     /// Layer 2 at row n from every layer-1 state.
     model::vec<S> top(const std::vector<model::vec<S>>& y1) const;
+    model::vec<S> top_generic(const std::vector<model::vec<S>>& y1) const;
 
     const model::model<S>& m_;
     model::input_sequence x_;
@@ -102,6 +184,14 @@ private:
     std::vector<std::vector<model::vec<S>>> g_;
     std::vector<head_state> heads_;
     model::vec<S> base_;
+    /// MPFR: every kept value has the context's precision, so the raw kernels apply (they
+    /// round every result to that precision, as the generic operations do on such operands).
+    bool raw_ = false;
+    bool raw_fold_ = false; ///< raw_, L = 2, affine F_1 and y^(1), A_h b_h uniform: changed_raw
+    mutable std::vector<model::vec<S>> ywork_; ///< raw kernel: the changed y^(1), every row
+    mutable std::vector<S> swork_;             ///< raw kernel: one row of scores
+    mutable counters stats_;
+    std::vector<detail::mpfr_table> tables_; ///< per layer-1 head: e_ij (see the constructor)
 };
 
 extern template class incremental_influence<double>;

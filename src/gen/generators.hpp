@@ -100,6 +100,25 @@ rc::Gen<model::model<numeric::rational>> dyadic_hard_model(const hard_bounds& b 
 /// norm, 2 output symbols, default scale, coefficients 0.
 rc::Gen<model::model<numeric::rational>> soft_model(const soft_bounds& b = {});
 
+/// The hypotheses of Claim 2 that soft_model_violating breaks.
+enum class violated_hypothesis { bounded_embeddings, dot_product_scores, lipschitz_updates };
+/// The hypothesis name of analysis::check_hypotheses ("bounded-embeddings", ...).
+const char* to_string(violated_hypothesis h);
+
+/// Random soft models that break the hypothesis h of Claim 2 with a planted FIRST
+/// mechanism of random strength (c, a, s = k/2 with k in [1, 4]), on which the influence of x_1
+/// does not vanish (binary alphabet, softmax readout over two symbols):
+/// - bounded_embeddings: one layer, positional coordinate i; the eos query scores key -c i, so
+///   position 1 keeps weight (1 - e^-c)/(1 - e^-cn); value a (x_j - 1/2) into the logit;
+/// - dot_product_scores: one layer, positional [i == 1]; score (c + 1) ln n [j = 1]
+///   ("length_scale": "log"), so position 1 keeps weight >= 1/2; the same value;
+/// - lipschitz_updates: Chiang & Cholak's FIRST layers (layer-2 score c [j = 1], value
+///   amplitude a) followed by s step(z) of the logit z, whose sign is that of x_1 - 1/2.
+/// The one-layer families add a random background head (eos query against the token
+/// coordinates, weights k/4 with k in [-2, 2], linear value into the logit) that satisfies
+/// every hypothesis. Names: "violating-<hypothesis>".
+rc::Gen<model::model<numeric::rational>> soft_model_violating(violated_hypothesis h);
+
 /// A hard model with a near tie that double arithmetic gets wrong: the score of a key is its
 /// first coordinate, base (a rational such as 1/3 with no exact double) for most symbols and
 /// base + m * 10^-k (k in [19, 23), m in [1, 10); k is raised until both round to the same

@@ -1,5 +1,6 @@
 // Suite soft-influence at a small budget with fixed seeds, and each property's negative control.
 #include "analysis/bounds.hpp"
+#include "gen/generators.hpp"
 #include "model/model_file.hpp"
 #include "props/soft_influence.hpp"
 #include "support.hpp"
@@ -155,6 +156,34 @@ TEST_CASE("negative controls, one per hypothesis: n * influence grows and the fa
         auto claimed = runner::run_property(
             props::influence_vanishes(props::vanishing_slope_tolerance, true,
                                       rc::gen::just(bundled(e.model))),
+            test::budget(2, 64));
+        INFO(test::describe(claimed));
+        REQUIRE(claimed.failed == 0);
+        REQUIRE(claimed.passed == 0);
+    }
+}
+
+TEST_CASE("negative controls from random hypothesis-violating models, one family per hypothesis",
+          "[props][negative][soft-influence]") {
+    // gen::soft_model_violating plants a FIRST mechanism of random strength that breaks one
+    // hypothesis; measured anyway, every draw keeps x_1's influence, the property fails and
+    // names the hypothesis, and with the hypotheses required it makes no claim.
+    for (auto h : {gen::violated_hypothesis::bounded_embeddings,
+                   gen::violated_hypothesis::dot_product_scores,
+                   gen::violated_hypothesis::lipschitz_updates}) {
+        const std::string name = gen::to_string(h);
+        INFO(name);
+        auto r = test::require_fails(
+            props::influence_vanishes(props::vanishing_slope_tolerance, false,
+                                      gen::soft_model_violating(h)),
+            test::budget(3, 128));
+        const auto& msg = r.cx->shrunk.result.message;
+        INFO(msg);
+        REQUIRE(msg.find("does not vanish") != std::string::npos);
+        REQUIRE(msg.find(name) != std::string::npos);
+        auto claimed = runner::run_property(
+            props::influence_vanishes(props::vanishing_slope_tolerance, true,
+                                      gen::soft_model_violating(h)),
             test::budget(2, 64));
         INFO(test::describe(claimed));
         REQUIRE(claimed.failed == 0);

@@ -69,13 +69,14 @@ struct comparison {
 /// to the MPFR-256 incremental kernel only (the negative controls).
 comparison compare_all(const model::model<rational>& m, const model::input_sequence& x,
                        incremental_fault fault = incremental_fault::none, bool with_ball = true,
-                       bool with_double = true) {
+                       bool with_double = true,
+                       std::size_t table_bytes = analysis::default_table_bytes) {
     comparison out;
     const auto m256 = model::to_scalar<mpfr_real>(m, ctx256);
     const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
     const auto mb = model::to_scalar<arb_ball>(m, ctx256);
     const auto md = model::to_scalar<double>(m, numeric::context{53});
-    const incremental_influence<mpfr_real> inc256(m256, x, ctx256, fault);
+    const incremental_influence<mpfr_real> inc256(m256, x, ctx256, fault, table_bytes);
     const incremental_influence<mpfr_real> inc512(m512, x, ctx512);
     std::optional<incremental_influence<arb_ball>> incb;
     if (with_ball) incb.emplace(mb, x, ctx256);
@@ -153,22 +154,24 @@ model::model<rational> random_model(std::uint64_t seed, int max_layers) {
 
 /// A random soft model with affine updates F(y, b) = W (y, b_1, b_2) + c (the folded path of
 /// the kernel): d = 4, two heads of width 2, weights k/8 with k uniform in [-4, 4], positional
-/// coordinates i/n and (-1)^i, concatenated input.
-std::string affine_model(std::uint64_t seed, int layers) {
+/// coordinates i/n and (-1)^i, concatenated input. The query weights are multiplied by
+/// q_scale (a large one makes attention nearly hard, so that changing the dominant key of a row
+/// trips the cancellation guard).
+std::string affine_model(std::uint64_t seed, int layers, int q_scale = 1) {
     std::mt19937_64 rng(seed);
     std::uniform_int_distribution<int> k(-4, 4);
-    auto num = [&] { return "\"" + std::to_string(k(rng)) + "/8\""; };
-    auto mat = [&](int rows, int cols) {
+    auto num = [&](int scale) { return "\"" + std::to_string(scale * k(rng)) + "/8\""; };
+    auto mat = [&](int rows, int cols, int scale = 1) {
         std::string s = "[";
         for (int r = 0; r < rows; ++r) {
             s += r ? ", [" : "[";
-            for (int c = 0; c < cols; ++c) s += (c ? ", " : "") + num();
+            for (int c = 0; c < cols; ++c) s += (c ? ", " : "") + num(scale);
             s += "]";
         }
         return s + "]";
     };
     auto head = [&] {
-        return R"({"score": {"kind": "dot", "Q": )" + mat(2, 4) + R"(, "K": )" + mat(2, 4) +
+        return R"({"score": {"kind": "dot", "Q": )" + mat(2, 4, q_scale) + R"(, "K": )" + mat(2, 4) +
                R"(}, "value": {"kind": "linear", "V": )" + mat(2, 4) + "}}";
     };
     std::string all;
@@ -218,6 +221,68 @@ TEST_CASE("incremental one-symbol updates agree with full forward passes on rand
             }
         }
     }
+}
+
+TEST_CASE("the raw MPFR kernel runs the folded L = 2 changes, with and without weight tables, "
+          "and its guard recomputes rows",
+          "[analysis][influence][incremental]") {
+    // Plain weights: every layer-1 row takes the rank-1 correction on raw mpfr_t, with the
+    // weight tables and (no memory for them) without.
+    const auto plain = model::parse_model(affine_model(1, 2), "affine.json");
+    const auto x = random_input(plain, 33, 7);
+    const auto m256 = model::to_scalar<mpfr_real>(plain, ctx256);
+    const incremental_influence<mpfr_real> inc(m256, x, ctx256);
+    const incremental_influence<mpfr_real> untabled(m256, x, ctx256, incremental_fault::none, 0);
+    CHECK(inc.tabled());
+    CHECK_FALSE(untabled.tabled());
+    for (std::size_t p = 0; p + 1 < x.size(); ++p) {
+        (void)inc.changed(p, 1 - x[p]);
+        (void)untabled.changed(p, 1 - x[p]);
+    }
+    CHECK(inc.stats().raw_changes == x.size() - 1);
+    CHECK(inc.stats().rank1_rows > 0);
+    CHECK(untabled.stats().raw_changes == x.size() - 1);
+    for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
+        INFO("table bytes " << table);
+        const auto r = compare_all(plain, x, incremental_fault::none, false, false, table);
+        INFO(r.first_failure);
+        REQUIRE(r.mpfr_ok);
+        REQUIRE_FALSE(
+            compare_all(plain, x, incremental_fault::keep_old_term, false, false, table).mpfr_ok);
+        REQUIRE_FALSE(
+            compare_all(plain, x, incremental_fault::skip_row_correction, false, false, table)
+                .mpfr_ok);
+    }
+    // Another precision in the model (a 512-bit model under a 256-bit context) takes the
+    // generic operations.
+    const auto m512 = model::to_scalar<mpfr_real>(plain, ctx512);
+    const incremental_influence<mpfr_real> mixed(m512, x, ctx256);
+    (void)mixed.changed(0, 1 - x[0]);
+    CHECK(mixed.stats().raw_changes == 0);
+    // Nearly hard attention: some changes remove a row's dominant term, the guard recomputes
+    // those rows, and the results still agree with full forward passes.
+    bool guarded = false;
+    for (std::uint64_t seed = 1; seed <= 6 && !guarded; ++seed) {
+        const auto sharp = model::parse_model(affine_model(seed, 2, 4096), "sharp.json");
+        const auto xs = random_input(sharp, 17, seed);
+        INFO("seed " << seed << " input " << model::format_input(sharp.sigma, xs));
+        const auto ms = model::to_scalar<mpfr_real>(sharp, ctx256);
+        const incremental_influence<mpfr_real> is(ms, xs, ctx256);
+        for (std::size_t p = 0; p + 1 < xs.size(); ++p) (void)is.changed(p, 1 - xs[p]);
+        REQUIRE(is.stats().raw_changes == xs.size() - 1);
+        if (is.stats().recomputed_rows == 0) continue;
+        guarded = true;
+        REQUIRE(is.tabled());
+        const auto r = compare_all(sharp, xs, incremental_fault::none, true, true);
+        INFO(r.first_failure);
+        REQUIRE(r.mpfr_ok);
+        REQUIRE(r.ball_ok);
+        REQUIRE(r.double_ok);
+        const auto r0 = compare_all(sharp, xs, incremental_fault::none, false, false, 0);
+        INFO(r0.first_failure);
+        REQUIRE(r0.mpfr_ok);
+    }
+    REQUIRE(guarded);
 }
 
 TEST_CASE("incremental one-symbol updates agree with full forward passes on random soft models",
@@ -348,4 +413,41 @@ TEST_CASE("automatic weighs the work: a few changes on a long uniform-layer-1 in
     const auto y = random_input(m, 64, 98);
     REQUIRE(analysis::influence_profile_of(mm, m, y, ctx256).method ==
             analysis::influence_method::incremental);
+}
+
+TEST_CASE("the compact MPFR table gives back every value it stores", "[analysis][incremental]") {
+    const long prec = 256;
+    analysis::detail::mpfr_table table(3, 4, prec);
+    std::vector<mpfr_real> values;
+    std::mt19937_64 rng(11);
+    for (int k = 0; k < 12; ++k) {
+        mpfr_real v(prec);
+        switch (k) {
+        case 0: break; // +0
+        case 1: mpfr_set_zero(v.raw(), -1); break;
+        case 2: mpfr_set_inf(v.raw(), 1); break;
+        case 3: mpfr_set_nan(v.raw()); break;
+        default:
+            mpfr_set_si(v.raw(), static_cast<long>(rng() % 2001) - 1000, MPFR_RNDN);
+            mpfr_div_ui(v.raw(), v.raw(), 7 + static_cast<unsigned long>(rng() % 90), MPFR_RNDN);
+            mpfr_mul_2si(v.raw(), v.raw(), static_cast<long>(rng() % 400) - 200, MPFR_RNDN);
+        }
+        table.set(static_cast<std::size_t>(k / 4), static_cast<std::size_t>(k % 4), v.raw());
+        values.push_back(std::move(v));
+    }
+    __mpfr_struct cell[1];
+    for (int k = 0; k < 12; ++k) {
+        INFO("entry " << k);
+        table.view(static_cast<std::size_t>(k / 4), static_cast<std::size_t>(k % 4), cell);
+        const mpfr_srcptr want = values[static_cast<std::size_t>(k)].raw();
+        REQUIRE(mpfr_get_prec(cell) == prec);
+        if (mpfr_nan_p(want)) {
+            REQUIRE(mpfr_nan_p(cell));
+        } else {
+            REQUIRE(mpfr_equal_p(cell, want));
+            REQUIRE(mpfr_signbit(cell) == mpfr_signbit(want));
+        }
+    }
+    const mpfr_real other(128);
+    REQUIRE_THROWS_AS(table.set(0, 0, other.raw()), std::logic_error);
 }
