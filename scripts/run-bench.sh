@@ -7,7 +7,7 @@
 #
 # BUILD_DIR defaults to build-bench (what `make bench` configures: Release, ATTNPROP_BUILD_BENCH).
 # --full  also n = 4096 for the MPFR-256 and Arb-256 soft cases (adds 7-15 minutes on 2 cores) and
-#         for the influence profile (adds about 30 minutes: a forward pass, the whole profile, 4 naive passes)
+#         for the influence profile (adds about 16 minutes: a forward pass, the whole profile, 1 naive pass)
 # --quick n = 256 only, few pairs (a smoke test, about 10 s)
 # The default run takes 4-6 minutes on 2 cores (the influence profile at n = 1024 is about 1.5 of
 # them). attnprop and each baseline run alternately and

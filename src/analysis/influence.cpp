@@ -125,7 +125,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
     std::optional<incremental_influence<S>> inc;
     std::optional<attention::soft_output<S>> base;
     if (incremental) {
-        inc.emplace(m, x, ctx);
+        inc.emplace(m, x, ctx, incremental_fault::none, opt.table_bytes);
         out.y = inc->base();
     } else {
         base = attention::soft_forward(m, x, ctx, so);

@@ -10,6 +10,7 @@
 /// quantity is a ball containing the true one, so comparisons against bounds may be
 /// undecided, never wrong).
 
+#include "analysis/incremental_influence.hpp"
 #include "attention/soft.hpp"
 #include "model/model.hpp"
 #include "numeric/scalar.hpp"
@@ -38,6 +39,9 @@ struct influence_options {
     influence_method method = influence_method::automatic;
     /// Compute the a-posteriori bound per pair (Arb balls only; ignored for other kinds).
     bool posterior = false;
+    /// Memory for the incremental MPFR kernel's layer-1 weight tables
+    /// (incremental_influence.hpp); callers running several profiles at once share it out.
+    std::size_t table_bytes = default_table_bytes;
 };
 
 /// One changed input: position i (0-based) replaced by symbol `replacement`.

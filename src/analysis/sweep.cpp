@@ -141,6 +141,7 @@ struct row_context {
     arb_ball divisor;
     std::optional<lang::language> label;
     bool posterior = true; // compute the a-posteriori pair bound at this n
+    std::size_t table_bytes = default_table_bytes; // per input being measured
 };
 
 template <numeric::ExpScalar S>
@@ -150,6 +151,7 @@ item_result<S> measure_input(const model::model<S>& ms, const model::model<ratio
     influence_options io;
     io.positions = rc.positions;
     io.posterior = std::is_same_v<S, arb_ball> && rc.posterior;
+    io.table_bytes = rc.table_bytes;
     const auto prof = influence_profile_of(ms, exact, x, ctx, io);
     item_result<S> r;
     r.input = model::format_input(exact.sigma, x);
@@ -223,6 +225,8 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
     std::vector<std::optional<item_result<S>>> items(K);
     unsigned T = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
     T = std::min<unsigned>(T, static_cast<unsigned>(K));
+    // The threads measure T inputs at once: they share the weight-table memory.
+    rc.table_bytes = default_table_bytes / T;
     std::atomic<std::size_t> next{0};
     std::vector<std::exception_ptr> errors(T);
     auto work = [&](unsigned w, bool cleanup) {
