@@ -117,6 +117,57 @@ std::size_t output_index(const model::model<rational>& m, const char* sym) {
     return static_cast<std::size_t>(std::find(outs.begin(), outs.end(), sym) - outs.begin());
 }
 
+/// A softmax predictor of the next closing bracket of 2DYCK: the alphabet is the four brackets
+/// and the readout's two symbols are ")" and "]".
+bool dyck2_predictor(const model::model<rational>& m) {
+    const auto& outs = m.out.symbols;
+    for (const char* b : {"(", ")", "[", "]"})
+        if (m.sigma.index_of(b) < 0) return false;
+    return m.sigma.symbols.size() == 4 && m.out.type == model::readout<rational>::kind::softmax &&
+           outs.size() == 2 && std::find(outs.begin(), outs.end(), ")") != outs.end() &&
+           std::find(outs.begin(), outs.end(), "]") != outs.end();
+}
+
+} // namespace
+
+forced_bracket_pair forced_pair(const model::model<rational>& m, long n, std::size_t k,
+                                std::uint64_t seed) {
+    if (n < 2) throw std::invalid_argument("forced_pair: needs n >= 2");
+    const int open[2] = {m.sigma.index_of("("), m.sigma.index_of("[")};
+    const int close[2] = {m.sigma.index_of(")"), m.sigma.index_of("]")};
+    for (int c : {open[0], open[1], close[0], close[1]})
+        if (c < 0) throw std::invalid_argument("forced_pair: the alphabet needs ( ) [ ]");
+    std::mt19937_64 rng(
+        splitmix(splitmix(splitmix(seed ^ 0x2d7cULL) ^ static_cast<std::uint64_t>(n)) ^ k));
+    const std::size_t len = static_cast<std::size_t>(n - 1);
+    forced_bracket_pair fp;
+    fp.x.assign(len + 1, 0);
+    fp.x[len] = m.sigma.eos_index();
+    std::vector<std::pair<int, std::size_t>> stack; // (type, position) of unmatched openers
+    for (std::size_t t = 0; t < len; ++t) {
+        // Open when nothing is open, and at the end rather than close the last opener: the
+        // prefix ends unbalanced, so its next closing bracket is forced.
+        const bool opens = stack.empty() || (t + 1 == len && stack.size() == 1) || rng() % 2 == 0;
+        if (opens) {
+            const int type = static_cast<int>(rng() % 2);
+            stack.emplace_back(type, t);
+            fp.x[t] = open[type];
+        } else {
+            fp.x[t] = close[stack.back().first];
+            stack.pop_back();
+        }
+    }
+    const auto [type, where] = stack.back();
+    fp.label_x = type;
+    fp.position = where;
+    fp.y = fp.x;
+    fp.y[where] = open[1 - type];
+    fp.label_y = 1 - type;
+    return fp;
+}
+
+namespace {
+
 /// What one input contributes to its row.
 template <class S> struct item_result {
     std::size_t pairs = 0;
@@ -192,6 +243,59 @@ item_result<S> measure_input(const model::model<S>& ms, const model::model<ratio
         r.correct = numeric::compare(q, other) == order::greater;
     }
     return r;
+}
+
+/// The 2DYCK analogue of the corollary (theory.md §2.2) on K forced-bracket pairs (x, x'):
+/// their required next brackets differ and x' is one flip away, so p_label(x) + p_label'(x')
+/// <= 1 + |p(x) - p(x')|_inf for any binary predictor, and by Jensen the mean cross-entropy over
+/// the 2K inputs is >= 1 - log2(1 + eta) with eta the largest change over the pairs. That is a
+/// theorem for the measured eta, so a mean below the floor is a violation (with
+/// --bound-divisor dividing eta, the deliberate wrong bound of the negative controls).
+template <numeric::ExpScalar S>
+cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact, long n,
+                                            std::size_t K, const sweep_options& opt,
+                                            const numeric::context& ctx) {
+    const auto ms = model::to_scalar<S>(exact, ctx);
+    const std::size_t close_idx[2] = {output_index(exact, ")"), output_index(exact, "]")};
+    const S zero = numeric::zero<S>(ctx), one = numeric::one<S>(ctx);
+    const S ln2 = numeric::log(numeric::from_int<S>(2, ctx));
+    S ce_sum = zero;
+    std::optional<S> eta;
+    std::size_t correct = 0;
+    for (std::size_t k = 0; k < K; ++k) {
+        const auto fp = forced_pair(exact, n, k, opt.seed);
+        auto probabilities = [&](const model::input_sequence& x) {
+            const auto y = attention::soft_forward(ms, x, ctx).y;
+            return attention::softmax(attention::readout_logits(ms.out, y, ctx), ctx);
+        };
+        const auto px = probabilities(fp.x), py = probabilities(fp.y);
+        for (const auto* pl : {&px, &py}) {
+            const int lab = pl == &px ? fp.label_x : fp.label_y;
+            const S& q = (*pl)[close_idx[lab]];
+            const S& other = (*pl)[close_idx[1 - lab]];
+            ce_sum += S(-numeric::log(q) / ln2);
+            correct += numeric::compare(q, other) == order::greater ? 1 : 0;
+        }
+        const S d = numeric::abs(S(px[close_idx[0]] - py[close_idx[0]]));
+        eta = eta ? max_enclosure(*eta, d) : d;
+    }
+    const S e = S((eta ? *eta : zero) / numeric::from_int<S>(std::max(1L, opt.bound_divisor), ctx));
+    const std::size_t inputs = 2 * K;
+    const S mean = S(ce_sum / numeric::from_int<S>(static_cast<long>(inputs), ctx));
+    const S floor = S(one - numeric::log(S(one + e)) / ln2);
+    cross_entropy_row ce;
+    ce.n = n;
+    ce.language = lang::language::dyck2;
+    ce.inputs = inputs;
+    ce.correct = correct;
+    ce.mean_ce_bits = dec(mean);
+    ce.accuracy = dec(S(numeric::from_int<S>(static_cast<long>(correct), ctx) /
+                        numeric::from_int<S>(static_cast<long>(inputs), ctx)));
+    ce.eta = dec(eta ? *eta : zero); // the measured eta; the floor uses eta / D
+    ce.floor_bits = dec(floor);
+    ce.check = ce_comparison(numeric::compare(mean, floor));
+    ce.mean_ce_approx = numeric::approx_double(mean);
+    return ce;
 }
 
 template <numeric::ExpScalar S>
@@ -314,8 +418,8 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
             ce.mean_ce_approx = numeric::approx_double(cube.ce_bits);
         } else {
             // η from the measured pairs only: a lower estimate of the supremum.
-            const S eta = S((max_dp ? *max_dp : zero) /
-                            numeric::from_int<S>(std::max(1L, opt.bound_divisor), ctx));
+            const S eta_measured = max_dp ? *max_dp : zero;
+            const S eta = S(eta_measured / numeric::from_int<S>(std::max(1L, opt.bound_divisor), ctx));
             const S mean = S((ce_sum ? *ce_sum : zero) / numeric::from_int<S>(static_cast<long>(K), ctx));
             const S one = numeric::one<S>(ctx);
             const S floor = S(one - numeric::log(S(one + eta)) / numeric::log(numeric::from_int<S>(2, ctx)));
@@ -324,7 +428,7 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
             ce.mean_ce_bits = dec(mean);
             ce.accuracy = dec(S(numeric::from_int<S>(static_cast<long>(correct), ctx) /
                                 numeric::from_int<S>(static_cast<long>(K), ctx)));
-            ce.eta = dec(eta);
+            ce.eta = dec(eta_measured); // the floor uses eta / D
             ce.floor_bits = dec(floor);
             const order o = numeric::compare(mean, floor);
             ce.check = (o == order::less || o == order::unknown) ? comparison::undecided
@@ -332,6 +436,8 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
             ce.mean_ce_approx = numeric::approx_double(mean);
         }
         row.cross_entropy = ce;
+    } else if (opt.language == lang::language::dyck2 && dyck2_predictor(exact)) {
+        row.cross_entropy = forced_pair_cross_entropy<S>(exact, n, K, opt, ctx);
     }
     return row;
 }
@@ -466,7 +572,7 @@ void decide_sweep(sweep_result& r, double tol) {
         if (h.holds == false) failed += (failed.empty() ? "" : ", ") + h.name;
         if (!h.holds) unknown += (unknown.empty() ? "" : ", ") + h.name;
     }
-    bool above = false, undecided = false, ce_above = false, no_bound = false;
+    bool above = false, undecided = false, ce_above = false, no_bound = false, ce_pairs = false;
     std::string ce_undecided; // lengths where the cross-entropy corollary is undecided
     long above_n = 0;
     for (const auto& row : r.rows) {
@@ -481,6 +587,7 @@ void decide_sweep(sweep_result& r, double tol) {
         if (row.cross_entropy) {
             if (row.cross_entropy->check == comparison::above && !ce_above) {
                 ce_above = true;
+                ce_pairs = row.cross_entropy->language == lang::language::dyck2;
                 if (!above) above_n = row.n;
             }
             // The corollary is reported per row; an undecided one (sampled, or CE equal to its
@@ -494,8 +601,9 @@ void decide_sweep(sweep_result& r, double tol) {
     const auto fit_for_trend = r.fit_upper && r.fit_upper->points >= 2 ? r.fit_upper : r.fit;
     if (ce_above) {
         r.verdict = sweep_verdict::fails;
-        r.explanation = "the cross-entropy over the enumerated cube is below 1 - log2(1 + eta) at n = " +
-                        std::to_string(above_n);
+        r.explanation = std::string("the cross-entropy over the ") +
+                        (ce_pairs ? "2DYCK forced-bracket pairs" : "enumerated cube") +
+                        " is below 1 - log2(1 + eta) at n = " + std::to_string(above_n);
     } else if (!failed.empty()) {
         r.verdict = sweep_verdict::hypothesis_violated;
         if (fit_for_trend) r.influence_vanished = fit_for_trend->slope <= -1 + tol;

@@ -132,6 +132,18 @@ std::vector<std::size_t> sweep_positions(std::size_t n, std::size_t count);
 
 /// The k-th input (k = 0, 1, ...) at length n: n - 1 symbols, eos appended. Depends only on
 /// (seed, n, k).
+/// A 2DYCK forced-bracket pair (theory.md §2.2): x is a random prefix of length n - 1 (eos
+/// appended) of a 2DYCK word that ends unbalanced, so the type of its next closing bracket is
+/// forced (label 0 for ")", 1 for "]"); y is x with the type of the top unmatched opener, at
+/// `position`, flipped, so its label is the other one. Input k of length n for a seed.
+struct forced_bracket_pair {
+    model::input_sequence x, y;
+    int label_x = 0, label_y = 1;
+    std::size_t position = 0; ///< 0-based position of the flipped opener
+};
+forced_bracket_pair forced_pair(const model::model<numeric::rational>& m, long n, std::size_t k,
+                                std::uint64_t seed);
+
 model::input_sequence sweep_input(const model::model<numeric::rational>& m, long n,
                                   std::size_t k, std::uint64_t seed,
                                   std::optional<lang::language> language);

@@ -54,6 +54,12 @@ comparison get_cmp(const value& o, const char* key) {
     throw std::runtime_error("rows.json: bad comparison '" + s + "'");
 }
 
+/// How a cross-entropy row's inputs were chosen.
+const char* ce_kind(const cross_entropy_row& c) {
+    if (c.exhaustive) return "whole cube";
+    return c.language == lang::language::dyck2 ? "forced-bracket pairs" : "sampled";
+}
+
 value ce_to_json(const cross_entropy_row& c) {
     value o = value::object();
     o.set("n", num(c.n));
@@ -109,6 +115,8 @@ std::string influence_fingerprint(const std::string& model_bytes, const analysis
       << (o.language ? lang::to_string(*o.language) : "") << ";precision=" << o.precision
       << ";scalar=" << analysis::to_string(o.scalar) << ";seed=" << o.seed
       << ";divisor=" << o.bound_divisor << ";cap=" << o.exhaustive_cap << ";postmax=" << o.posterior_max_n << ";v1";
+    // 2DYCK sweeps gained the forced-bracket cross-entropy rows: older checkpoints lack them.
+    if (o.language == lang::language::dyck2) s << ";forced";
     h = fnv(h, s.str());
     char buf[32];
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
@@ -257,7 +265,7 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
             const auto& c = *row.cross_entropy;
             os << "  n = " << c.n << ": CE " << c.mean_ce_bits << ", accuracy " << c.accuracy
                << ", eta " << c.eta << ", floor " << c.floor_bits << " ("
-               << (c.exhaustive ? "whole cube" : "sampled") << ": " << analysis::to_string(c.check) << ")\n";
+               << ce_kind(c) << ": " << analysis::to_string(c.check) << ")\n";
         }
     os << "\n";
     if (r.fit) {
@@ -371,7 +379,7 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
             if (const auto& c = row.cross_entropy)
                 md << "| " << c->n << " | " << c->mean_ce_bits << " | " << c->accuracy << " | " << c->eta
                    << " | " << c->floor_bits << " | " << analysis::to_string(c->check)
-                   << (c->exhaustive ? " (whole cube)" : " (sampled)") << " |\n";
+                   << " (" << ce_kind(*c) << ")" << " |\n";
     }
     md << "\nHypotheses:\n\n";
     for (const auto& h : r.hypotheses)

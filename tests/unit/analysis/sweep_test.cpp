@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <optional>
 
 using namespace attnprop;
 using analysis::comparison;
@@ -272,4 +273,98 @@ TEST_CASE("evenly spread positions include the first and the last", "[sweep]") {
     REQUIRE(analysis::sweep_positions(8, 20).size() == 7);
     const auto p = analysis::sweep_positions(101, 5);
     REQUIRE(p == std::vector<std::size_t>{0, 25, 50, 74, 99});
+}
+
+namespace {
+
+/// A 2DYCK next-closing-bracket predictor that satisfies every hypothesis: eos attends with
+/// score 8 i/n (recent positions weigh more), the value is [x_j = (] - [x_j = [], and the logit
+/// of ")" is the head's output (that of "]" is 0).
+model::model<numeric::rational> recency_dyck2() {
+    return model::parse_model(R"json({"format": "attnprop-model", "version": 1, "name": "recency-2dyck",
+      "attention": "soft", "alphabet": ["(", ")", "[", "]"], "eos": "$", "d": 7,
+      "token_embedding": {"(": [1, 0, 0, 0, 0, 0, 0], ")": [0, 1, 0, 0, 0, 0, 0],
+                          "[": [0, 0, 1, 0, 0, 0, 0], "]": [0, 0, 0, 1, 0, 0, 0],
+                          "$": [0, 0, 0, 0, 1, 0, 0]},
+      "positional": {"kind": "formula", "dim": 7, "coordinates": {"5": "i/n"}}, "input": "add",
+      "layers": [{"heads": [{"score": {"kind": "dot",
+                    "Q": {"rows": 1, "cols": 7, "entries": [[0, 4, 8]]},
+                    "K": {"rows": 1, "cols": 7, "entries": [[0, 5, 1]]}, "scale": 1},
+                  "value": {"kind": "linear", "V": {"rows": 1, "cols": 7,
+                            "entries": [[0, 0, 1], [0, 2, -1]]}}}],
+        "update": {"kind": "graph", "nodes": [
+          {"id": "att", "op": "linear", "in": "b", "W": {"rows": 7, "cols": 1, "entries": [[6, 0, 4]]}},
+          {"id": "r1", "op": "add", "in": ["y", "att"]}], "output": "r1"}}],
+      "readout": {"kind": "softmax", "symbols": [")", "]"],
+                  "W": {"rows": 2, "cols": 7, "entries": [[0, 6, 1]]}, "c": [0, 0]}})json",
+                              "recency.json");
+}
+
+/// The unmatched openers of a bracket prefix (type 0 for "(", 1 for "["), or nullopt when a
+/// closer does not match.
+std::optional<std::vector<int>> open_stack(const model::model<numeric::rational>& m,
+                                           const model::input_sequence& x) {
+    std::vector<int> st;
+    for (std::size_t t = 0; t + 1 < x.size(); ++t) {
+        const std::string& s = m.sigma.symbols[static_cast<std::size_t>(x[t])];
+        if (s == "(" || s == "[") st.push_back(s == "[" ? 1 : 0);
+        else if (st.empty() || st.back() != (s == "]" ? 1 : 0)) return std::nullopt;
+        else st.pop_back();
+    }
+    return st;
+}
+
+} // namespace
+
+TEST_CASE("2DYCK forced-bracket pairs: unbalanced prefixes one opener flip apart", "[sweep]") {
+    const auto m = recency_dyck2();
+    for (long n : {2L, 3L, 8L, 33L, 200L})
+        for (std::size_t k = 0; k < 20; ++k) {
+            const auto fp = analysis::forced_pair(m, n, k, 5);
+            INFO("n " << n << " k " << k << ": " << model::format_input(m.sigma, fp.x));
+            REQUIRE(fp.x.size() == static_cast<std::size_t>(n));
+            REQUIRE(fp.x.back() == m.sigma.eos_index());
+            const auto sx = open_stack(m, fp.x), sy = open_stack(m, fp.y);
+            REQUIRE(sx);
+            REQUIRE(sy);
+            REQUIRE(!sx->empty());
+            REQUIRE(sx->back() == fp.label_x);
+            REQUIRE(sy->back() == fp.label_y);
+            REQUIRE(fp.label_x != fp.label_y);
+            std::size_t diff = 0;
+            for (std::size_t t = 0; t < fp.x.size(); ++t) diff += fp.x[t] != fp.y[t];
+            REQUIRE(diff == 1);
+            REQUIRE(fp.x[fp.position] != fp.y[fp.position]);
+        }
+    REQUIRE_THROWS_AS(analysis::forced_pair(bundled("cc-parity"), 8, 0, 5), std::invalid_argument);
+}
+
+TEST_CASE("the 2DYCK cross-entropy corollary on forced-bracket pairs holds, and fails with eta "
+          "divided (negative control)", "[sweep]") {
+    auto o = small({8, 16, 32}, 3);
+    o.inputs = 6;
+    o.language = lang::language::dyck2;
+    INFO("seed " << o.seed);
+    const auto r = analysis::influence_sweep(recency_dyck2(), o);
+    INFO(r.explanation);
+    for (const auto& row : r.rows) {
+        INFO("n " << row.n);
+        REQUIRE(row.cross_entropy);
+        REQUIRE(row.cross_entropy->language == lang::language::dyck2);
+        REQUIRE_FALSE(row.cross_entropy->exhaustive);
+        REQUIRE(row.cross_entropy->inputs == 12);
+        REQUIRE(row.cross_entropy->check == comparison::below);
+    }
+    REQUIRE(r.verdict != sweep_verdict::fails);
+    // The predictor does better than chance on the pairs (the top opener is often recent), so
+    // with eta / 10^6 its cross-entropy is below the floor.
+    o.bound_divisor = 1000000;
+    const auto bad = analysis::influence_sweep(recency_dyck2(), o);
+    INFO(bad.explanation);
+    bool below_floor = false;
+    for (const auto& row : bad.rows)
+        below_floor = below_floor || row.cross_entropy->check == comparison::above;
+    REQUIRE(below_floor);
+    REQUIRE(bad.verdict == sweep_verdict::fails);
+    REQUIRE(bad.explanation.find("2DYCK forced-bracket pairs") != std::string::npos);
 }
