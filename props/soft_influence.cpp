@@ -316,6 +316,74 @@ runner::property cross_entropy_above_chance(long eta_divisor,
     return p;
 }
 
+runner::property forced_bracket_cross_entropy(long eta_divisor,
+                                              std::optional<rc::Gen<model::model<rational>>> source) {
+    gen::soft_bounds four;
+    four.max_alphabet = 4;
+    // Four input symbols and two outputs, renamed: ( ) [ ] in, ) and ] out.
+    rc::Gen<model::model<rational>> models =
+        source ? *source
+               : rc::gen::map(rc::gen::suchThat(gen::soft_model(four),
+                                                [](const model::model<rational>& m) {
+                                                    return m.sigma.symbols.size() == 4 &&
+                                                           m.out.symbols.size() == 2;
+                                                }),
+                              [](model::model<rational> m) {
+                                  m.sigma.symbols = {"(", ")", "[", "]"};
+                                  m.sigma.eos = "$";
+                                  m.out.symbols = {")", "]"};
+                                  return m;
+                              });
+    runner::property p;
+    p.suite = "soft-influence";
+    p.name = "forced-bracket-cross-entropy";
+    p.statement = "for a soft predictor of the next closing bracket of 2DYCK, the mean "
+                  "cross-entropy over 8 forced-bracket pairs (an unbalanced prefix and the same "
+                  "prefix with its top opener's type flipped) is >= 1 - log2(1 + eta) bits, eta "
+                  "the largest ||Δp||_inf over the pairs";
+    p.kinds = {"ball"};
+    p.negative_control = "eta divided by 10^6, on a recency predictor that beats chance on the "
+                         "pairs, is violated";
+    p.generator = [models](const run_config& cfg) {
+        const long cap = std::max(2L, std::min(cfg.max_n, 64L));
+        return rc::gen::map(rc::gen::tuple(models, rc::gen::inRange(2L, cap + 1),
+                                           rc::gen::inRange(0L, 1L << 30)),
+                            [](const std::tuple<model::model<rational>, long, long>& t) {
+                                test_case c;
+                                c.model = std::get<0>(t);
+                                c.params["n"] = std::get<1>(t);
+                                c.params["seed"] = std::get<2>(t);
+                                return c;
+                            });
+    };
+    p.check = [eta_divisor](const test_case& c, const numeric::context& ctx) {
+        const long n = c.params.at("n");
+        const long divisor = c.params.count("eta_divisor") ? c.params.at("eta_divisor") : eta_divisor;
+        if (divisor < 1) throw std::invalid_argument("eta_divisor must be >= 1");
+        if (constant_predictor(c.model.out))
+            return check_result::holds("constant predictor: eta = 0 and CE = 1 bit exactly");
+        const auto seed = static_cast<std::uint64_t>(c.params.at("seed"));
+        constexpr std::size_t pairs = 8;
+        const auto ce = analysis::forced_pair_cross_entropy<arb_ball>(c.model, n, pairs, seed,
+                                                                       divisor, ctx);
+        if (ce.check == analysis::comparison::above)
+            return check_result::violated("the mean cross-entropy over the forced-bracket pairs "
+                                          "is below 1 - log2(1 + eta)")
+                .with("n", std::to_string(n))
+                .with("cross_entropy_bits", ce.mean_ce_bits)
+                .with("eta", ce.eta)
+                .with("eta_divisor", std::to_string(divisor))
+                .with("floor_bits", ce.floor_bits)
+                .with("accuracy", std::to_string(ce.correct) + "/" + std::to_string(ce.inputs));
+        if (ce.check != analysis::comparison::below)
+            return check_result::undecided("cross-entropy and its floor overlap at this precision "
+                                           "(CE " + ce.mean_ce_bits + ", floor " + ce.floor_bits + ")");
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
 std::vector<std::size_t> ladder_lengths(std::size_t top) {
     std::vector<std::size_t> out;
     for (std::size_t d = 8; d >= 1; d /= 2) out.push_back(top / d);
@@ -494,6 +562,7 @@ void register_soft_influence(runner::registry& r) {
     r.add(influence_below_bounds());
     r.add(prob_change_below_bound());
     r.add(cross_entropy_above_chance());
+    r.add(forced_bracket_cross_entropy());
     r.add(influence_vanishes());
 }
 

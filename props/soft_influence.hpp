@@ -45,6 +45,15 @@ runner::property prob_change_below_bound(long divisor = 4);
 runner::property cross_entropy_above_chance(long eta_divisor = 1,
                                             std::optional<rc::Gen<model::model<rational>>> models = {});
 
+/// The 2DYCK analogue (theory.md §2.2, S5): for a soft predictor of the next closing bracket
+/// (input alphabet ( ) [ ], outputs ) and ]), the mean cross-entropy over 8 forced-bracket pairs
+/// at length n (analysis::forced_pair: an unbalanced prefix and the same prefix with its top
+/// opener's type flipped) is >= 1 - log2(1 + eta), eta the largest ||Δp||_inf over the pairs
+/// (divided by eta_divisor: the negative control). Default models: random soft models
+/// (gen::soft_model) with four input symbols and two outputs, renamed to the brackets.
+runner::property forced_bracket_cross_entropy(long eta_divisor = 1,
+                                              std::optional<rc::Gen<model::model<rational>>> models = {});
+
 /// The lengths of an influence ladder with top length `top` (a power of two >= 16): top/8,
 /// top/4, top/2, top.
 std::vector<std::size_t> ladder_lengths(std::size_t top);

@@ -166,6 +166,66 @@ forced_bracket_pair forced_pair(const model::model<rational>& m, long n, std::si
     return fp;
 }
 
+/// The 2DYCK analogue of the corollary (theory.md §2.2) on K forced-bracket pairs (x, x'):
+/// their required next brackets differ and x' is one flip away, so p_label(x) + p_label'(x')
+/// <= 1 + |p(x) - p(x')|_inf for any binary predictor, and by Jensen the mean cross-entropy over
+/// the 2K inputs is >= 1 - log2(1 + eta) with eta the largest change over the pairs. That is a
+/// theorem for the measured eta, so a mean below the floor is a violation (with
+/// --bound-divisor dividing eta, the deliberate wrong bound of the negative controls).
+template <numeric::ExpScalar S>
+cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact, long n,
+                                            std::size_t K, std::uint64_t seed, long eta_divisor,
+                                            const numeric::context& ctx) {
+    if (!dyck2_predictor(exact))
+        throw std::invalid_argument("forced-bracket cross-entropy: needs a softmax predictor "
+                                    "over ( ) [ ] with the outputs ) and ]");
+    const auto ms = model::to_scalar<S>(exact, ctx);
+    const std::size_t close_idx[2] = {output_index(exact, ")"), output_index(exact, "]")};
+    const S zero = numeric::zero<S>(ctx), one = numeric::one<S>(ctx);
+    const S ln2 = numeric::log(numeric::from_int<S>(2, ctx));
+    S ce_sum = zero;
+    std::optional<S> eta;
+    std::size_t correct = 0;
+    for (std::size_t k = 0; k < K; ++k) {
+        const auto fp = forced_pair(exact, n, k, seed);
+        auto probabilities = [&](const model::input_sequence& x) {
+            const auto y = attention::soft_forward(ms, x, ctx).y;
+            return attention::softmax(attention::readout_logits(ms.out, y, ctx), ctx);
+        };
+        const auto px = probabilities(fp.x), py = probabilities(fp.y);
+        for (const auto* pl : {&px, &py}) {
+            const int lab = pl == &px ? fp.label_x : fp.label_y;
+            const S& q = (*pl)[close_idx[lab]];
+            const S& other = (*pl)[close_idx[1 - lab]];
+            ce_sum += S(-numeric::log(q) / ln2);
+            correct += numeric::compare(q, other) == order::greater ? 1 : 0;
+        }
+        const S d = numeric::abs(S(px[close_idx[0]] - py[close_idx[0]]));
+        eta = eta ? max_enclosure(*eta, d) : d;
+    }
+    const S e = S((eta ? *eta : zero) / numeric::from_int<S>(std::max(1L, eta_divisor), ctx));
+    const std::size_t inputs = 2 * K;
+    const S mean = S(ce_sum / numeric::from_int<S>(static_cast<long>(inputs), ctx));
+    const S floor = S(one - numeric::log(S(one + e)) / ln2);
+    cross_entropy_row ce;
+    ce.n = n;
+    ce.language = lang::language::dyck2;
+    ce.inputs = inputs;
+    ce.correct = correct;
+    ce.mean_ce_bits = dec(mean);
+    ce.accuracy = dec(S(numeric::from_int<S>(static_cast<long>(correct), ctx) /
+                        numeric::from_int<S>(static_cast<long>(inputs), ctx)));
+    ce.eta = dec(eta ? *eta : zero); // the measured eta; the floor uses eta / D
+    ce.floor_bits = dec(floor);
+    ce.check = ce_comparison(numeric::compare(mean, floor));
+    ce.mean_ce_approx = numeric::approx_double(mean);
+    return ce;
+}
+
+template cross_entropy_row forced_pair_cross_entropy<double>(const model::model<rational>&, long, std::size_t, std::uint64_t, long, const numeric::context&);
+template cross_entropy_row forced_pair_cross_entropy<numeric::mpfr_real>(const model::model<rational>&, long, std::size_t, std::uint64_t, long, const numeric::context&);
+template cross_entropy_row forced_pair_cross_entropy<arb_ball>(const model::model<rational>&, long, std::size_t, std::uint64_t, long, const numeric::context&);
+
 namespace {
 
 /// What one input contributes to its row.
@@ -243,59 +303,6 @@ item_result<S> measure_input(const model::model<S>& ms, const model::model<ratio
         r.correct = numeric::compare(q, other) == order::greater;
     }
     return r;
-}
-
-/// The 2DYCK analogue of the corollary (theory.md §2.2) on K forced-bracket pairs (x, x'):
-/// their required next brackets differ and x' is one flip away, so p_label(x) + p_label'(x')
-/// <= 1 + |p(x) - p(x')|_inf for any binary predictor, and by Jensen the mean cross-entropy over
-/// the 2K inputs is >= 1 - log2(1 + eta) with eta the largest change over the pairs. That is a
-/// theorem for the measured eta, so a mean below the floor is a violation (with
-/// --bound-divisor dividing eta, the deliberate wrong bound of the negative controls).
-template <numeric::ExpScalar S>
-cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact, long n,
-                                            std::size_t K, const sweep_options& opt,
-                                            const numeric::context& ctx) {
-    const auto ms = model::to_scalar<S>(exact, ctx);
-    const std::size_t close_idx[2] = {output_index(exact, ")"), output_index(exact, "]")};
-    const S zero = numeric::zero<S>(ctx), one = numeric::one<S>(ctx);
-    const S ln2 = numeric::log(numeric::from_int<S>(2, ctx));
-    S ce_sum = zero;
-    std::optional<S> eta;
-    std::size_t correct = 0;
-    for (std::size_t k = 0; k < K; ++k) {
-        const auto fp = forced_pair(exact, n, k, opt.seed);
-        auto probabilities = [&](const model::input_sequence& x) {
-            const auto y = attention::soft_forward(ms, x, ctx).y;
-            return attention::softmax(attention::readout_logits(ms.out, y, ctx), ctx);
-        };
-        const auto px = probabilities(fp.x), py = probabilities(fp.y);
-        for (const auto* pl : {&px, &py}) {
-            const int lab = pl == &px ? fp.label_x : fp.label_y;
-            const S& q = (*pl)[close_idx[lab]];
-            const S& other = (*pl)[close_idx[1 - lab]];
-            ce_sum += S(-numeric::log(q) / ln2);
-            correct += numeric::compare(q, other) == order::greater ? 1 : 0;
-        }
-        const S d = numeric::abs(S(px[close_idx[0]] - py[close_idx[0]]));
-        eta = eta ? max_enclosure(*eta, d) : d;
-    }
-    const S e = S((eta ? *eta : zero) / numeric::from_int<S>(std::max(1L, opt.bound_divisor), ctx));
-    const std::size_t inputs = 2 * K;
-    const S mean = S(ce_sum / numeric::from_int<S>(static_cast<long>(inputs), ctx));
-    const S floor = S(one - numeric::log(S(one + e)) / ln2);
-    cross_entropy_row ce;
-    ce.n = n;
-    ce.language = lang::language::dyck2;
-    ce.inputs = inputs;
-    ce.correct = correct;
-    ce.mean_ce_bits = dec(mean);
-    ce.accuracy = dec(S(numeric::from_int<S>(static_cast<long>(correct), ctx) /
-                        numeric::from_int<S>(static_cast<long>(inputs), ctx)));
-    ce.eta = dec(eta ? *eta : zero); // the measured eta; the floor uses eta / D
-    ce.floor_bits = dec(floor);
-    ce.check = ce_comparison(numeric::compare(mean, floor));
-    ce.mean_ce_approx = numeric::approx_double(mean);
-    return ce;
 }
 
 template <numeric::ExpScalar S>
@@ -437,7 +444,7 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
         }
         row.cross_entropy = ce;
     } else if (opt.language == lang::language::dyck2 && dyck2_predictor(exact)) {
-        row.cross_entropy = forced_pair_cross_entropy<S>(exact, n, K, opt, ctx);
+        row.cross_entropy = forced_pair_cross_entropy<S>(exact, n, K, opt.seed, opt.bound_divisor, ctx);
     }
     return row;
 }

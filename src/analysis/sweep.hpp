@@ -144,6 +144,18 @@ struct forced_bracket_pair {
 forced_bracket_pair forced_pair(const model::model<numeric::rational>& m, long n, std::size_t k,
                                 std::uint64_t seed);
 
+/// The 2DYCK analogue of the cross-entropy corollary (theory.md §2.2) on `pairs` forced-bracket
+/// pairs (forced_pair(m, n, k, seed), k < pairs), measured in S: for any binary predictor
+/// p_label(x) + p_label'(x') <= 1 + |p(x) - p(x')|_inf, so by Jensen the mean cross-entropy over
+/// the 2 pairs inputs is >= 1 - log2(1 + eta) with eta the largest change over the pairs: a
+/// theorem for the measured eta, so `check` says above only for a real violation (or with
+/// eta_divisor > 1, which divides eta in the floor: the negative control). The model must be
+/// a softmax predictor over ( ) [ ] whose outputs are exactly ) and ] (else invalid_argument).
+template <numeric::ExpScalar S>
+cross_entropy_row forced_pair_cross_entropy(const model::model<numeric::rational>& m, long n,
+                                            std::size_t pairs, std::uint64_t seed,
+                                            long eta_divisor, const numeric::context& ctx);
+
 model::input_sequence sweep_input(const model::model<numeric::rational>& m, long n,
                                   std::size_t k, std::uint64_t seed,
                                   std::optional<lang::language> language);

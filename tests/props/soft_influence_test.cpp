@@ -117,6 +117,18 @@ TEST_CASE("negative control: the cross-entropy floor with eta / 4 fails on a con
     REQUIRE(r.cx->shrunk.result.message.find("cross-entropy") != std::string::npos);
 }
 
+TEST_CASE("soft-influence: forced-bracket-cross-entropy holds", "[props][soft-influence]") {
+    test::require_holds(props::forced_bracket_cross_entropy(), test::budget(60));
+}
+
+TEST_CASE("negative control: the 2DYCK forced-bracket floor with eta / 10^6 fails on a "
+          "predictor that beats chance", "[props][negative][soft-influence]") {
+    auto r = test::require_fails(
+        props::forced_bracket_cross_entropy(1000000, rc::gen::just(bundled("soft-recency-2dyck"))),
+        test::budget(40, 32));
+    REQUIRE(r.cx->shrunk.result.message.find("forced-bracket") != std::string::npos);
+}
+
 TEST_CASE("negative control: layer norm with eps = 0 keeps the influence from vanishing",
           "[props][negative][soft-influence]") {
     // cc-parity-ln0 violates lipschitz-updates; measured anyway, n * influence grows like n

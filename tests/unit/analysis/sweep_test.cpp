@@ -277,28 +277,9 @@ TEST_CASE("evenly spread positions include the first and the last", "[sweep]") {
 
 namespace {
 
-/// A 2DYCK next-closing-bracket predictor that satisfies every hypothesis: eos attends with
-/// score 8 i/n (recent positions weigh more), the value is [x_j = (] - [x_j = [], and the logit
-/// of ")" is the head's output (that of "]" is 0).
-model::model<numeric::rational> recency_dyck2() {
-    return model::parse_model(R"json({"format": "attnprop-model", "version": 1, "name": "recency-2dyck",
-      "attention": "soft", "alphabet": ["(", ")", "[", "]"], "eos": "$", "d": 7,
-      "token_embedding": {"(": [1, 0, 0, 0, 0, 0, 0], ")": [0, 1, 0, 0, 0, 0, 0],
-                          "[": [0, 0, 1, 0, 0, 0, 0], "]": [0, 0, 0, 1, 0, 0, 0],
-                          "$": [0, 0, 0, 0, 1, 0, 0]},
-      "positional": {"kind": "formula", "dim": 7, "coordinates": {"5": "i/n"}}, "input": "add",
-      "layers": [{"heads": [{"score": {"kind": "dot",
-                    "Q": {"rows": 1, "cols": 7, "entries": [[0, 4, 8]]},
-                    "K": {"rows": 1, "cols": 7, "entries": [[0, 5, 1]]}, "scale": 1},
-                  "value": {"kind": "linear", "V": {"rows": 1, "cols": 7,
-                            "entries": [[0, 0, 1], [0, 2, -1]]}}}],
-        "update": {"kind": "graph", "nodes": [
-          {"id": "att", "op": "linear", "in": "b", "W": {"rows": 7, "cols": 1, "entries": [[6, 0, 4]]}},
-          {"id": "r1", "op": "add", "in": ["y", "att"]}], "output": "r1"}}],
-      "readout": {"kind": "softmax", "symbols": [")", "]"],
-                  "W": {"rows": 2, "cols": 7, "entries": [[0, 6, 1]]}, "c": [0, 0]}})json",
-                              "recency.json");
-}
+/// models/soft-recency-2dyck.json: a next-closing-bracket predictor that satisfies every
+/// hypothesis (eos attends with score 8 i/n; value [x_j = (] - [x_j = [] into the logit of ")").
+model::model<numeric::rational> recency_dyck2() { return bundled("soft-recency-2dyck"); }
 
 /// The unmatched openers of a bracket prefix (type 0 for "(", 1 for "["), or nullopt when a
 /// closer does not match.
