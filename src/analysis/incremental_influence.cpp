@@ -186,8 +186,8 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                     auto& out = st.ratio[b * sigma + a];
                     out.reserve(st.q.size());
                     for (const auto& q : st.q) out.push_back(numeric::exp(dot(q, dk, ctx)));
-                    if (tables_.empty()) continue;
-                    // The change of p's scaled query: f Q_W delta.
+                    // MPFR, L = 2: the change of p's scaled query, f Q_W delta, for row p.
+                    if (!std::is_same_v<S, mpfr_real> || L != 2) continue;
                     if (st.qratio.empty()) st.qratio.resize(sigma * sigma);
                     model::affine_map<S> qw{hd.score.Q.W, {}, true};
                     vec<S> dq = model::apply_affine(qw, delta, ctx);
@@ -573,9 +573,8 @@ vec<S> incremental_influence<S>::changed_raw(const change& ch) const {
         for (std::size_t i = 0; i < n_; ++i) {
             vec<mpfr_real>& y = ywork_[i];
             if (i == p) {
-                set_row(y, tabled && ch.a != x_[p] && !heads_.front().qratio.empty()
-                               ? row_p_tabled(ch)
-                               : corrected_row(ch, i));
+                set_row(y, ch.a != x_[p] && !heads_.front().qratio.empty() ? row_p_factored(ch)
+                                                                            : corrected_row(ch, i));
                 continue;
             }
             if (skip && i + 1 != n_) {
@@ -646,7 +645,7 @@ vec<S> incremental_influence<S>::changed_raw(const change& ch) const {
 }
 
 template <numeric::ExpScalar S>
-vec<S> incremental_influence<S>::row_p_tabled(const change& ch) const {
+vec<S> incremental_influence<S>::row_p_factored(const change& ch) const {
     if constexpr (std::is_same_v<S, mpfr_real>) {
         const auto rnd = MPFR_RNDN;
         const long prec = ctx_.precision_bits;
@@ -654,8 +653,9 @@ vec<S> incremental_influence<S>::row_p_tabled(const change& ch) const {
         const std::size_t pair = static_cast<std::size_t>(x_[p]) * m_.sigma.symbols.size() +
                                  static_cast<std::size_t>(ch.a);
         std::vector<vec<mpfr_real>> b(H);
-        mpfr_real t(prec), e(prec), den(prec);
+        mpfr_real t(prec), e(prec), den(prec), old(prec);
         __mpfr_struct cell[1];
+        const bool tabled = !tables_.empty();
         for (std::size_t h = 0; h < H; ++h) {
             const auto& st = heads_[h];
             const auto& factor = st.qratio[pair];
@@ -672,8 +672,18 @@ vec<S> incremental_influence<S>::row_p_tabled(const change& ch) const {
                     mpfr_exp(e.raw(), t.raw(), rnd);
                     v = &ch.vp[h];
                 } else {
-                    tables_[h].view(p, j, cell);
-                    mpfr_mul(e.raw(), cell, factor[j].raw(), rnd);
+                    // e_pj from the table, or recomputed by the constructor's operations (the
+                    // same value, so results do not depend on the table memory).
+                    mpfr_srcptr epj = old.raw();
+                    if (tabled) {
+                        tables_[h].view(p, j, cell);
+                        epj = cell;
+                    } else {
+                        raw_dot(t.raw(), st.q[p], st.k[j]);
+                        mpfr_sub(t.raw(), t.raw(), st.shift[p].raw(), rnd);
+                        mpfr_exp(old.raw(), t.raw(), rnd);
+                    }
+                    mpfr_mul(e.raw(), epj, factor[j].raw(), rnd);
                 }
                 mpfr_add(den.raw(), den.raw(), e.raw(), rnd);
                 for (std::size_t c = 0; c < dv; ++c)

@@ -27,7 +27,8 @@
 /// is then computed once, in the constructor: a change reads e_ip for the rank-1 corrections
 /// and rebuilds row p from e_pj times exp(Δq . k_j), Δq the change of p's scaled query
 /// (f_in add or concat; relative to row p's old shift, all terms positive). Without the table
-/// each change recomputes the column and row of p (2 n exponentials per head).
+/// each change recomputes the column and row of p (2 n exponentials per head) with the
+/// constructor's operations, so the results are bit-identical with and without the tables.
 ///
 /// The query, key, value, update and initial-state helpers of attention/common.hpp are the
 /// ones soft_forward uses, so scales and positional embeddings are the same. A correction
@@ -152,12 +153,13 @@ private:
         /// becomes a, so e'_ip = e_ip exp(q_i . K_W (v_a - v_b)); ratio[b |Σ| + a][row] holds
         /// that factor (one exponential per change and row instead of two).
         std::vector<std::vector<S>> ratio;
-        /// With the tables: the same for the query of row p, qratio[b |Σ| + a][j] =
+        /// MPFR, L = 2: the same for the query of row p, qratio[b |Σ| + a][j] =
         /// exp(Δq . k_j) with Δq the change of p's scaled query (e'_pj = e_pj qratio, j != p).
         std::vector<std::vector<S>> qratio;
     };
-    /// Row p of layer 1 from the tables (b_h for every head), then F_1.
-    model::vec<S> row_p_tabled(const change& ch) const;
+    /// Row p of layer 1 from e_pj times qratio (b_h for every head), then F_1; e_pj from the
+    /// tables, or recomputed with the constructor's operations (bit-identical either way).
+    model::vec<S> row_p_factored(const change& ch) const;
 
     /// Full row i of layer-1 head h with position p's key and value replaced.
     model::vec<S> full_row(std::size_t h, const model::vec<S>& q, std::size_t p,

@@ -79,6 +79,30 @@ double incremental_cost(const model::model<rational>& m, double n, double change
 } // namespace
 
 template <numeric::ExpScalar S>
+influence_method chosen_method(const model::model<S>& m, const model::model<rational>& exact,
+                               std::size_t n, const influence_options& opt) {
+    const bool posterior = std::is_same_v<S, arb_ball> && opt.posterior;
+    const bool applies = incremental_applies(exact) && incremental_supports(m);
+    if (opt.method == influence_method::incremental && !applies)
+        throw std::invalid_argument("the incremental influence method does not apply to this model");
+    if (opt.method == influence_method::incremental && posterior)
+        throw std::invalid_argument("the a-posteriori bound needs full traces: use the naive "
+                                    "influence method (or automatic) with posterior bounds");
+    if (opt.method != influence_method::automatic) return opt.method;
+    // The a-posteriori bound reads full traces of both inputs, which only the naive method
+    // produces: automatic takes naive when it is asked for. Otherwise automatic compares the
+    // work of the two methods: a few changes on a long input whose lower layers are uniform
+    // (Chiang & Cholak's layer 1) are cheaper as full passes than the O(n²) set-up. Every
+    // position has |Σ| - 1 replacements.
+    const double positions =
+        static_cast<double>(opt.positions.empty() && n >= 1 ? n - 1 : opt.positions.size());
+    const double changes = positions * static_cast<double>(exact.sigma.symbols.size() - 1);
+    const bool cheaper = incremental_cost(exact, static_cast<double>(n), changes) <=
+                         (changes + 1) * naive_pass_cost(exact, static_cast<double>(n));
+    return applies && !posterior && cheaper ? influence_method::incremental : influence_method::naive;
+}
+
+template <numeric::ExpScalar S>
 influence_profile<S> influence_profile_of(const model::model<S>& m, const model::model<rational>& exact,
                                           const model::input_sequence& x,
                                           const numeric::context& ctx,
@@ -97,26 +121,9 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
     constexpr bool is_ball = std::is_same_v<S, arb_ball>;
     const bool posterior = is_ball && opt.posterior;
     const bool softmax = m.out.type == model::readout<S>::kind::softmax;
-    const bool applies = incremental_applies(exact) && incremental_supports(m);
-    if (opt.method == influence_method::incremental && !applies)
-        throw std::invalid_argument("the incremental influence method does not apply to this model");
-    if (opt.method == influence_method::incremental && posterior)
-        throw std::invalid_argument("the a-posteriori bound needs full traces: use the naive "
-                                    "influence method (or automatic) with posterior bounds");
-    // The a-posteriori bound reads full traces of both inputs, which only the naive method
-    // produces: automatic takes naive when it is asked for. Otherwise automatic compares the
-    // work of the two methods: a few changes on a long input whose lower layers are uniform
-    // (Chiang & Cholak's layer 1) are cheaper as full passes than the O(n²) set-up.
-    std::size_t changes = 0;
-    for (std::size_t i : positions)
-        for (int a = 0; a < static_cast<int>(exact.sigma.symbols.size()); ++a) changes += a != x[i];
-    const bool cheaper =
-        incremental_cost(exact, static_cast<double>(n), static_cast<double>(changes)) <=
-        (static_cast<double>(changes) + 1) * naive_pass_cost(exact, static_cast<double>(n));
-    const bool incremental =
-        applies && !posterior &&
-        (opt.method == influence_method::incremental ||
-         (opt.method == influence_method::automatic && cheaper));
+    influence_options whole = opt;
+    whole.positions = positions;
+    const bool incremental = chosen_method(m, exact, n, whole) == influence_method::incremental;
 
     influence_profile<S> out;
     out.method = incremental ? influence_method::incremental : influence_method::naive;
@@ -172,6 +179,13 @@ template influence_profile<double>
 influence_profile_of(const model::model<double>&, const model::model<rational>&,
                      const model::input_sequence&, const numeric::context&,
                      const influence_options&);
+template influence_method chosen_method(const model::model<double>&, const model::model<rational>&,
+                                        std::size_t, const influence_options&);
+template influence_method chosen_method(const model::model<numeric::mpfr_real>&,
+                                        const model::model<rational>&, std::size_t,
+                                        const influence_options&);
+template influence_method chosen_method(const model::model<arb_ball>&, const model::model<rational>&,
+                                        std::size_t, const influence_options&);
 template influence_profile<numeric::mpfr_real>
 influence_profile_of(const model::model<numeric::mpfr_real>&, const model::model<rational>&,
                      const model::input_sequence&, const numeric::context&,

@@ -69,6 +69,15 @@ template <class S> struct influence_profile {
 /// arbitrary). Otherwise profiles recompute.
 bool incremental_applies(const model::model<numeric::rational>& m);
 
+/// The method influence_profile_of takes for `opt` on an input of length n (positions empty =
+/// every position): opt.method when it is not automatic (validated as influence_profile_of
+/// does), else incremental when it applies, no a-posteriori bound on balls is asked for, and
+/// its O(n^2) set-up plus updates cost no more than one pass per change. Callers that split one
+/// profile into parts pass the method of the whole, so every part computes the same values.
+template <numeric::ExpScalar S>
+influence_method chosen_method(const model::model<S>& m, const model::model<numeric::rational>& exact,
+                               std::size_t n, const influence_options& opt);
+
 /// The profile of x (eos last, n = x.size() >= 2). `m` is `exact` converted to S at ctx's
 /// precision; `exact` is used for the a-posteriori bound. `out.method` records the method
 /// used. Throws std::invalid_argument for a hard model, a position >= n - 1, or method ==

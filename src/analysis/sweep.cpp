@@ -255,15 +255,21 @@ struct row_context {
     std::size_t table_bytes = default_table_bytes; // per input being measured
 };
 
-template <numeric::ExpScalar S>
-item_result<S> measure_input(const model::model<S>& ms, const model::model<rational>& exact,
-                             const model::input_sequence& x, const row_context& rc,
-                             const numeric::context& ctx) {
+/// The influence options of a row (every position of the row, the a-posteriori bound on balls).
+template <numeric::ExpScalar S> influence_options row_influence_options(const row_context& rc) {
     influence_options io;
     io.positions = rc.positions;
     io.posterior = std::is_same_v<S, arb_ball> && rc.posterior;
     io.table_bytes = rc.table_bytes;
-    const auto prof = influence_profile_of(ms, exact, x, ctx, io);
+    return io;
+}
+
+/// What one input contributes to its row, from its whole profile (the parts concatenated in
+/// position order).
+template <numeric::ExpScalar S>
+item_result<S> fold_input(const model::model<rational>& exact, const model::input_sequence& x,
+                          const influence_profile<S>& prof, const row_context& rc,
+                          const numeric::context& ctx) {
     item_result<S> r;
     r.input = model::format_input(exact.sigma, x);
     auto witness = [&](comparison& slot, comparison c, std::size_t pos, const char* which) {
@@ -335,16 +341,30 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
     for (std::size_t k = 0; k < K; ++k) xs[k] = sweep_input(exact, n, k, opt.seed, opt.language);
     std::vector<std::optional<item_result<S>>> items(K);
     unsigned T = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
-    T = std::min<unsigned>(T, static_cast<unsigned>(K));
-    // The threads measure T inputs at once: they share the weight-table memory.
+    // Fewer inputs than threads: each input's positions are split into parts, measured in
+    // parallel with the method of the whole profile, and concatenated in position order, so
+    // every pair (and the reduction below) is the same whatever the number of threads.
+    const std::size_t P = rc.positions.size();
+    const std::size_t parts = K >= T || P == 0 ? 1 : std::min<std::size_t>(P, (T + K - 1) / K);
+    const std::size_t work_items = K * parts;
+    T = std::min<unsigned>(T, static_cast<unsigned>(work_items));
+    // The threads measure T parts at once: they share the weight-table memory.
     rc.table_bytes = default_table_bytes / T;
+    influence_options whole = row_influence_options<S>(rc);
+    whole.method = chosen_method(model::to_scalar<S>(exact, ctx), exact, static_cast<std::size_t>(n), whole);
+    std::vector<std::optional<influence_profile<S>>> profiles(work_items);
     std::atomic<std::size_t> next{0};
     std::vector<std::exception_ptr> errors(T);
     auto work = [&](unsigned w, bool cleanup) {
         try {
             const auto ms = model::to_scalar<S>(exact, ctx);
-            for (std::size_t k; (k = next.fetch_add(1)) < K;)
-                items[k] = measure_input(ms, exact, xs[k], rc, ctx);
+            for (std::size_t item; (item = next.fetch_add(1)) < work_items;) {
+                const std::size_t k = item / parts, c = item % parts;
+                influence_options io = whole;
+                io.positions.assign(rc.positions.begin() + static_cast<long>(c * P / parts),
+                                    rc.positions.begin() + static_cast<long>((c + 1) * P / parts));
+                profiles[item] = influence_profile_of(ms, exact, xs[k], ctx, io);
+            }
         } catch (...) {
             errors[w] = std::current_exception();
         }
@@ -363,6 +383,12 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
     }
     for (auto& e : errors)
         if (e) std::rethrow_exception(e);
+    for (std::size_t k = 0; k < K; ++k) {
+        influence_profile<S>& prof = *profiles[k * parts];
+        for (std::size_t c = 1; c < parts; ++c)
+            for (auto& pr : profiles[k * parts + c]->pairs) prof.pairs.push_back(std::move(pr));
+        items[k] = fold_input(exact, xs[k], prof, rc, ctx);
+    }
 
     // Reduce in input order: identical whatever the number of threads.
     sweep_row row;

@@ -164,6 +164,29 @@ TEST_CASE("sweep rows do not depend on the number of threads", "[sweep]") {
     REQUIRE(one.rows[0].cross_entropy->exhaustive);
 }
 
+TEST_CASE("one input's positions split over threads give the same rows as a serial sweep",
+          "[sweep]") {
+    // Fewer inputs than threads: the positions of an input are measured in parts (with the
+    // method of the whole profile) and concatenated; balls (naive, a-posteriori bound) and
+    // MPFR (incremental, L = 2) alike.
+    for (auto scalar : {analysis::sweep_scalar::ball, analysis::sweep_scalar::mpfr}) {
+        const auto m = bundled("cc-first");
+        auto o = small({16, 32}, 9);
+        o.inputs = 1;
+        o.positions = 0; // every position
+        o.scalar = scalar;
+        INFO("seed " << o.seed << ", scalar " << analysis::to_string(scalar));
+        const auto serial = analysis::influence_sweep(m, o);
+        for (unsigned threads : {2u, 3u, 5u}) {
+            INFO("threads " << threads);
+            o.threads = threads;
+            const auto split = analysis::influence_sweep(m, o);
+            REQUIRE(dump_rows(split) == dump_rows(serial));
+        }
+        REQUIRE(serial.rows[0].pairs == 15);
+    }
+}
+
 TEST_CASE("layer norm with eps = 0 violates the Lipschitz hypothesis", "[sweep]") {
     const auto o = small({8, 16, 32}, 3);
     INFO("seed " << o.seed);
