@@ -487,6 +487,19 @@ void run_rows(const model::model<rational>& exact, const sweep_options& opt, swe
             row.reused = true;
         } else {
             row = measure_row<S>(exact, opt, n, ctx, res.hypotheses);
+            row.precision = ctx.precision_bits;
+            // Undecided ball comparisons: the same row at doubled precision, up to the cap.
+            auto undecided = [](const sweep_row& r) {
+                return r.below_bound == comparison::undecided ||
+                       r.below_posterior == comparison::undecided ||
+                       r.prob_below_bound == comparison::undecided;
+            };
+            for (long bits = ctx.precision_bits * 2;
+                 std::is_same_v<S, arb_ball> && undecided(row) && bits <= opt.precision_cap;
+                 bits *= 2) {
+                row = measure_row<S>(exact, opt, n, numeric::context{bits}, res.hypotheses);
+                row.precision = bits;
+            }
         }
         if (opt.on_row) opt.on_row(row);
         res.rows.push_back(std::move(row));

@@ -81,6 +81,7 @@ struct sweep_row {
     std::size_t witness_position = 0;           ///< 1-based
     std::string witness_bound;                  ///< "a-priori", "posterior" or "probability"
     bool reused = false;                        ///< taken from a previous run (resume)
+    long precision = 0;                         ///< bits the row was measured at
 };
 
 struct sweep_options {
@@ -100,6 +101,11 @@ struct sweep_options {
     /// computed for n <= this only (balls only); above it the row's posterior is null and the
     /// measurement takes the cheaper influence method. 0 = never.
     long posterior_max_n = 4096;
+    /// Balls: a row whose bound comparisons (a-priori, a-posteriori, probability) are
+    /// undecided is measured again at doubled precision while that stays <= this; 0 (or
+    /// <= precision) = never. The cross-entropy check does not trigger it (CE can equal its
+    /// floor exactly).
+    long precision_cap = 0;
     /// The cube is enumerated exhaustively for the cross-entropy when n - 1 <= this.
     std::size_t exhaustive_cap = 12;
     /// Slope tolerance of "influence vanished": slope <= -1 + tol.

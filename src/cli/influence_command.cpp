@@ -55,6 +55,11 @@ public:
                          "Compute the a-posteriori pair bound (O(n^2) per pair) up to this n only; 0: never")
             ->check(CLI::Range(0L, 1L << 40))
             ->capture_default_str();
+        app_->add_option("--precision-cap", precision_cap_,
+                         "Balls: measure a row again at doubled precision, up to BITS, while a bound "
+                         "comparison is undecided")
+            ->check(CLI::Range(16L, 1L << 20))
+            ->capture_default_str();
         app_->add_option("--out", out_, "Report directory (default out/influence-<model>-<seed>)");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
@@ -92,6 +97,10 @@ public:
         o.threads = static_cast<unsigned>(threads_);
         o.bound_divisor = divisor_;
         o.posterior_max_n = posterior_max_n_;
+        if (precision_cap_ < precision_)
+            throw usage_error("--precision-cap (" + std::to_string(precision_cap_) +
+                              ") must be at least --precision (" + std::to_string(precision_) + ")");
+        o.precision_cap = precision_cap_;
 
         const fs::path path = resolve_model(model_);
         const model::model<numeric::rational> m = model::read_model_file(path.string());
@@ -179,7 +188,7 @@ private:
     CLI::App* app_ = nullptr;
     std::string model_, n_text_, positions_text_ = "8", language_, scalar_ = "ball", out_;
     int inputs_ = 4, threads_ = 0;
-    long precision_ = 128, divisor_ = 1, posterior_max_n_ = 4096;
+    long precision_ = 128, divisor_ = 1, posterior_max_n_ = 4096, precision_cap_ = 1024;
     std::uint64_t seed_ = 1;
     bool json_ = false;
 };

@@ -114,7 +114,7 @@ std::string influence_fingerprint(const std::string& model_bytes, const analysis
     s << "inputs=" << o.inputs << ";positions=" << o.positions << ";language="
       << (o.language ? lang::to_string(*o.language) : "") << ";precision=" << o.precision
       << ";scalar=" << analysis::to_string(o.scalar) << ";seed=" << o.seed
-      << ";divisor=" << o.bound_divisor << ";cap=" << o.exhaustive_cap << ";postmax=" << o.posterior_max_n << ";v1";
+      << ";divisor=" << o.bound_divisor << ";cap=" << o.exhaustive_cap << ";postmax=" << o.posterior_max_n << ";pcap=" << o.precision_cap << ";v1";
     // 2DYCK sweeps gained the forced-bracket cross-entropy rows: older checkpoints lack them.
     if (o.language == lang::language::dyck2) s << ";forced";
     h = fnv(h, s.str());
@@ -146,6 +146,7 @@ value row_to_json(const sweep_row& r) {
     o.set("witness_position", num(static_cast<long long>(r.witness_position)));
     o.set("witness_bound", str(r.witness_bound));
     o.set("reused", value::boolean(r.reused));
+    o.set("precision", num(r.precision));
     return o;
 }
 
@@ -171,6 +172,7 @@ sweep_row row_from_json(const value& o) {
     r.witness_input = get_str(o, "witness_input");
     r.witness_position = static_cast<std::size_t>(get_long(o, "witness_position"));
     r.witness_bound = get_str(o, "witness_bound");
+    r.precision = get_long(o, "precision");
     return r;
 }
 
@@ -191,6 +193,7 @@ value influence_to_json(const analysis::sweep_result& r, const influence_meta& m
     opts.set("seed", str(std::to_string(op.seed)));
     opts.set("bound_divisor", num(op.bound_divisor));
     opts.set("posterior_max_n", num(op.posterior_max_n));
+    opts.set("precision_cap", num(op.precision_cap));
     o.set("options", std::move(opts));
     value hyp = value::object();
     for (const auto& h : r.hypotheses) {
@@ -239,6 +242,7 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
                          analysis::to_string(row.below_posterior) + "/" +
                          analysis::to_string(row.prob_below_bound);
         if (row.reused) vs += " (reused)";
+        if (row.precision > op.precision) vs += " (" + std::to_string(row.precision) + " bits)";
         rows.push_back({std::to_string(row.n), std::to_string(row.pairs), row.max_influence,
                         row.n_max_influence, row.bound.value_or("-"), row.posterior_bound.value_or("-"),
                         row.max_prob_change.value_or("-"), vs});
@@ -334,7 +338,7 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     std::ostringstream csv;
     csv << "n,inputs,positions,pairs,max_influence,mean_influence,n_max_influence,bound,"
            "posterior_bound,max_prob_change,prob_bound,below_bound,below_posterior,"
-           "prob_below_bound,mean_ce_bits,accuracy,eta,ce_floor_bits,ce_check,reused\n";
+           "prob_below_bound,mean_ce_bits,accuracy,eta,ce_floor_bits,ce_check,reused,precision\n";
     for (const auto& row : r.rows) {
         const auto* c = row.cross_entropy ? &*row.cross_entropy : nullptr;
         csv << row.n << "," << row.inputs << "," << row.positions << "," << row.pairs << ","
@@ -345,7 +349,7 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
             << "," << analysis::to_string(row.prob_below_bound) << "," << (c ? c->mean_ce_bits : "")
             << "," << (c ? c->accuracy : "") << "," << (c ? c->eta : "") << ","
             << (c ? c->floor_bits : "") << "," << (c ? analysis::to_string(c->check) : "") << ","
-            << (row.reused ? "yes" : "no") << "\n";
+            << (row.reused ? "yes" : "no") << "," << row.precision << "\n";
     }
     write_file_atomic(dir / "influence.csv", csv.str());
     std::vector<double> ns, nmax, ce;
@@ -372,7 +376,9 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
            << row.n_max_influence << " | " << row.bound.value_or("-") << " | "
            << row.posterior_bound.value_or("-") << " | " << row.max_prob_change.value_or("-") << " | "
            << analysis::to_string(row.below_bound) << " / " << analysis::to_string(row.below_posterior)
-           << " / " << analysis::to_string(row.prob_below_bound) << (row.reused ? " (reused)" : "") << " |\n";
+           << " / " << analysis::to_string(row.prob_below_bound) << (row.reused ? " (reused)" : "")
+           << (row.precision > meta.options.precision ? " (" + std::to_string(row.precision) + " bits)" : "")
+           << " |\n";
     if (!ce.empty()) {
         md << "\n| n | mean CE (bits) | accuracy | η | 1 − log2(1 + η) | check |\n|---|---|---|---|---|---|\n";
         for (const auto& row : r.rows)

@@ -372,3 +372,26 @@ TEST_CASE("the 2DYCK cross-entropy corollary on forced-bracket pairs holds, and 
     REQUIRE(bad.verdict == sweep_verdict::fails);
     REQUIRE(bad.explanation.find("2DYCK forced-bracket pairs") != std::string::npos);
 }
+
+TEST_CASE("undecided ball comparisons are measured again at doubled precision up to the cap",
+          "[sweep]") {
+    // soft-positional-i at n = 128: a change at position j moves y_n by about e^-j, below the
+    // 2^-128 error of y - y' for late j, so at 128 bits the a-posteriori comparison is
+    // undecided; at 256 bits it is decided.
+    auto o = small({128}, 4);
+    o.inputs = 1;
+    o.positions = 0;
+    INFO("seed " << o.seed);
+    const auto m = bundled("soft-positional-i");
+    const auto fixed = analysis::influence_sweep(m, o);
+    REQUIRE(fixed.rows[0].below_posterior == comparison::undecided);
+    REQUIRE(fixed.rows[0].precision == 128);
+    o.precision_cap = 1024;
+    const auto escalated = analysis::influence_sweep(m, o);
+    REQUIRE(escalated.rows[0].below_posterior == comparison::below);
+    REQUIRE(escalated.rows[0].precision > 128);
+    REQUIRE(escalated.rows[0].precision <= 1024);
+    // The precision is kept in the checkpoint.
+    const auto back = report::row_from_json(report::row_to_json(escalated.rows[0]));
+    REQUIRE(back.precision == escalated.rows[0].precision);
+}
