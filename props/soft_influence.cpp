@@ -338,7 +338,8 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
     p.suite = "soft-influence";
     p.name = "forced-bracket-cross-entropy";
     p.statement = "for a soft predictor of the next closing bracket of 2DYCK, the mean "
-                  "cross-entropy over 8 forced-bracket pairs (an unbalanced prefix and the same "
+                  "cross-entropy over 8 forced-bracket pairs (the case's `pairs` when given; an "
+                  "unbalanced prefix and the same "
                   "prefix with its top opener's type flipped) is >= 1 - log2(1 + eta) bits, eta "
                   "the largest ||Δp||_inf over the pairs";
     p.kinds = {"ball"};
@@ -363,7 +364,10 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
         if (constant_predictor(c.model.out))
             return check_result::holds("constant predictor: eta = 0 and CE = 1 bit exactly");
         const auto seed = static_cast<std::uint64_t>(c.params.at("seed"));
-        constexpr std::size_t pairs = 8;
+        // Folders written by `attnprop influence --language 2dyck` carry their sweep's pair
+        // count (its --inputs) and divisor.
+        const auto pairs = static_cast<std::size_t>(c.params.count("pairs") ? c.params.at("pairs") : 8);
+        if (pairs < 1) throw std::invalid_argument("pairs must be >= 1");
         const auto ce = analysis::forced_pair_cross_entropy<arb_ball>(c.model, n, pairs, seed,
                                                                        divisor, ctx);
         if (ce.check == analysis::comparison::above)

@@ -153,8 +153,7 @@ public:
                 }
             if (cx.empty())
                 for (const auto& row : r.rows)
-                    if (row.cross_entropy && row.cross_entropy->exhaustive &&
-                        row.cross_entropy->check == analysis::comparison::above) {
+                    if (row.cross_entropy && row.cross_entropy->check == analysis::comparison::above) {
                         cx = dir / ("counterexample-n" + std::to_string(row.n));
                         report::write_cross_entropy_counterexample(cx, m, row, meta);
                         break;

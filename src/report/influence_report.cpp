@@ -434,18 +434,31 @@ fs::path write_cross_entropy_counterexample(const fs::path& dir, const model::mo
                                             const sweep_row& row, const influence_meta& meta) {
     const auto& ce = *row.cross_entropy;
     case_folder c;
-    c.property = cross_entropy_property;
-    c.statement = "the mean cross-entropy over the whole cube {0,1}^(n-1) is >= 1 - log2(1 + eta/D) "
-                  "bits (theory.md §2.2), D = eta_divisor";
-    c.params = {{"n", row.n},
-                {"language", ce.language == lang::language::first ? 1L : 0L},
-                {"eta_divisor", meta.options.bound_divisor}};
+    if (ce.language == lang::language::dyck2) {
+        // The sweep's forced-bracket pairs: forced_pair(m, n, k, seed) for k < inputs.
+        c.property = forced_bracket_property;
+        c.statement = "the mean cross-entropy over the 2DYCK forced-bracket pairs is >= "
+                      "1 - log2(1 + eta/D) bits (theory.md §2.2), D = eta_divisor";
+        c.params = {{"n", row.n},
+                    {"seed", static_cast<long>(meta.options.seed)},
+                    {"pairs", static_cast<long>(row.inputs)},
+                    {"eta_divisor", meta.options.bound_divisor}};
+        c.message = "the mean cross-entropy over the forced-bracket pairs is below 1 - log2(1 + eta/" +
+                    std::to_string(meta.options.bound_divisor) + ") at n = " + std::to_string(row.n);
+    } else {
+        c.property = cross_entropy_property;
+        c.statement = "the mean cross-entropy over the whole cube {0,1}^(n-1) is >= "
+                      "1 - log2(1 + eta/D) bits (theory.md §2.2), D = eta_divisor";
+        c.params = {{"n", row.n},
+                    {"language", ce.language == lang::language::first ? 1L : 0L},
+                    {"eta_divisor", meta.options.bound_divisor}};
+        c.message = "the mean " + std::string(lang::to_string(ce.language)) +
+                    " cross-entropy over the cube is below 1 - log2(1 + eta/" +
+                    std::to_string(meta.options.bound_divisor) + ") at n = " + std::to_string(row.n);
+    }
     c.seed = meta.options.seed;
     c.scalar_kinds = {"ball"};
-    c.precision = meta.options.precision;
-    c.message = "the mean " + std::string(lang::to_string(ce.language)) +
-                " cross-entropy over the cube is below 1 - log2(1 + eta/" +
-                std::to_string(meta.options.bound_divisor) + ") at n = " + std::to_string(row.n);
+    c.precision = std::max(meta.options.precision, row.precision);
     value nums = value::object();
     nums.set("mean_ce_bits", str(ce.mean_ce_bits));
     nums.set("floor_bits", str(ce.floor_bits));

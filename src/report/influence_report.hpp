@@ -22,6 +22,8 @@ inline constexpr const char* prob_change_property = "soft-influence/prob-change-
 /// The property that replays a cross-entropy counterexample (an enumerated cube below its
 /// floor).
 inline constexpr const char* cross_entropy_property = "soft-influence/cross-entropy-above-chance";
+/// The property a 2DYCK forced-bracket cross-entropy counterexample replays through.
+inline constexpr const char* forced_bracket_property = "soft-influence/forced-bracket-cross-entropy";
 
 /// What identifies a sweep besides its rows: a run may reuse rows of an earlier run only
 /// when the fingerprints are equal.

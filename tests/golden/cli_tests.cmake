@@ -191,6 +191,20 @@ add_test(NAME "golden: cli influence-ce-replay"
                  $<TARGET_FILE:attnprop_cli> replay ${_inf_out}/ce-fails/counterexample-n8)
 set_tests_properties("golden: cli influence-ce-replay" PROPERTIES LABELS golden
                      FIXTURES_REQUIRED influence_ce_fails)
+# The 2DYCK forced-bracket floor with eta / 10^6 (no a-posteriori bound, so only the
+# cross-entropy fails): the folder replays through forced-bracket-cross-entropy.
+add_test(NAME "golden: cli influence-dyck2-ce-fails"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict: fails .the cross-entropy over the 2DYCK forced-bracket pairs is below" --
+                 $<TARGET_FILE:attnprop_cli> influence --model soft-recency-2dyck --n 16 --language 2dyck
+                 --inputs 8 --bound-divisor 1000000 --posterior-max-n 0 --out ${_inf_out}/dyck2-fails)
+set_tests_properties("golden: cli influence-dyck2-ce-fails" PROPERTIES LABELS golden
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models"
+                     FIXTURES_SETUP influence_dyck2_fails)
+add_test(NAME "golden: cli influence-dyck2-ce-replay"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated at 128 bits: the mean cross-entropy over the forced-bracket pairs" --
+                 $<TARGET_FILE:attnprop_cli> replay ${_inf_out}/dyck2-fails/counterexample-n16)
+set_tests_properties("golden: cli influence-dyck2-ce-replay" PROPERTIES LABELS golden
+                     FIXTURES_REQUIRED influence_dyck2_fails)
 # The negative controls of Lemma 5, one per hypothesis: hypothesis-violated, named, not vanishing.
 attnprop_cli_test(influence-logn 0 "verdict: hypothesis-violated .hypotheses fail: dot-product-scores; the influence did not vanish"
                   influence --model cc-first-logn --n 16,32,64 --out ${_inf_out}/logn)
