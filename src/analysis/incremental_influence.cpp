@@ -52,6 +52,24 @@ template <numeric::ExpScalar S> S dot(const vec<S>& a, const vec<S>& b, const nu
     return model::dot(a.data(), b.data(), a.size(), ctx);
 }
 
+/// A layer-2 head's key projection folded onto the query side: with q the scaled query of y_n,
+/// score_j = q . (K y_j + k_b) = u . y_j + c, u = K^T q, c = q . k_b.
+template <numeric::ExpScalar S> struct folded_scores {
+    vec<S> u;
+    S c;
+};
+template <numeric::ExpScalar S>
+folded_scores<S> fold_scores(const model::head<S>& hd, const vec<S>& yn, std::size_t n,
+                             const numeric::context& ctx) {
+    const vec<S> q = scaled_query(hd, yn, n, ctx);
+    const auto& K = hd.score.K;
+    folded_scores<S> f{vec<S>(yn.size(), numeric::zero<S>(ctx)),
+                       K.b.empty() ? numeric::zero<S>(ctx) : dot(q, K.b, ctx)};
+    for (std::size_t r = 0; r < K.W.rows; ++r)
+        for (std::size_t c : K.W.nonzero[r]) numeric::fma_acc(f.u[c], K.W.at(r, c), q[r]);
+    return f;
+}
+
 /// Whether every entry has precision prec (then raw mpfr_t operations into prec-bit targets
 /// round exactly as the generic operations do).
 bool uniform(const vec<mpfr_real>& v, long prec) {
@@ -208,7 +226,6 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                    uniform(st.ratio, prec) && uniform(st.qratio, prec);
         }
         if (raw_) swork_.assign(n_, mpfr_real(prec));
-        else tables_.clear();
     }
     auto row_output = [&](std::size_t i) {
         std::vector<vec<S>> b(heads_.size());
@@ -306,13 +323,7 @@ vec<S> incremental_influence<S>::top_generic(const std::vector<vec<S>>& y1) cons
     std::vector<vec<S>> b(lay.heads.size());
     for (std::size_t h = 0; h < lay.heads.size(); ++h) {
         const auto& hd = lay.heads[h];
-        const vec<S> q = scaled_query(hd, yn, n_, ctx_);
-        // score_j = q . (K y_j + k_b) = u . y_j + c with u = K^T q, c = q . k_b.
-        const auto& K = hd.score.K;
-        vec<S> u(d, numeric::zero<S>(ctx_));
-        for (std::size_t r = 0; r < K.W.rows; ++r)
-            for (std::size_t c : K.W.nonzero[r]) numeric::fma_acc(u[c], K.W.at(r, c), q[r]);
-        S cst = K.b.empty() ? numeric::zero<S>(ctx_) : dot(q, K.b, ctx_);
+        const auto [u, cst] = fold_scores(hd, yn, n_, ctx_);
         std::vector<S> s;
         s.reserve(n_);
         for (std::size_t j = 0; j < n_; ++j) s.push_back(dot(u, y1[j], ctx_) + cst);
@@ -448,7 +459,7 @@ template <numeric::ExpScalar S>
 vec<S> incremental_influence<S>::changed(std::size_t p, int a) const {
     const change ch = prepare(p, a);
     if constexpr (std::is_same_v<S, mpfr_real>)
-        if (raw_ && raw_change_ok(ch)) return changed_raw(ch);
+        if (raw_change_ok(ch)) return changed_raw(ch);
     if (m_.layers.size() == 1) return corrected_row(ch, n_ - 1);
     std::vector<vec<S>> y1(n_);
     for (std::size_t i = 0; i < n_; ++i) y1[i] = corrected_row(ch, i);
@@ -512,13 +523,7 @@ vec<S> incremental_influence<S>::top_raw(const std::vector<vec<S>>& y1) const {
         mpfr_real t(prec), e(prec);
         for (std::size_t h = 0; h < lay.heads.size(); ++h) {
             const auto& hd = lay.heads[h];
-            const vec<mpfr_real> q = scaled_query(hd, yn, n_, ctx_);
-            // score_j = q . (K y_j + k_b) = u . y_j + c with u = K^T q, c = q . k_b.
-            const auto& K = hd.score.K;
-            vec<mpfr_real> u(d, numeric::zero<mpfr_real>(ctx_));
-            for (std::size_t r = 0; r < K.W.rows; ++r)
-                for (std::size_t c : K.W.nonzero[r]) numeric::fma_acc(u[c], K.W.at(r, c), q[r]);
-            const mpfr_real cst = K.b.empty() ? numeric::zero<mpfr_real>(ctx_) : dot(q, K.b, ctx_);
+            const auto [u, cst] = fold_scores(hd, yn, n_, ctx_);
             if (!uniform(u, prec) || cst.precision() != prec) return top_generic(y1);
             for (std::size_t j = 0; j < n_; ++j) {
                 mpfr_ptr s = swork_[j].raw();
