@@ -82,6 +82,7 @@ public:
             std::cerr << "[" << done << "/" << selected.size() << "] " << r.suite << "/" << r.name
                       << ": " << r.status() << " (" << r.passed << " passed, " << r.undecided
                       << " undecided";
+            if (r.undefined) std::cerr << ", " << r.undefined << " undefined";
             if (tty) std::cerr << ", " << std::fixed << std::setprecision(1) << r.seconds << " s";
             std::cerr << ")\n";
         };
@@ -99,13 +100,15 @@ public:
             std::cout << report::check_to_text(run);
             std::cout << "report: " << dir << "/report.md (and report.json)\n";
         }
-        bool failed = false, errored = false;
+        bool failed = false, errored = false, undefined = false;
         for (const auto& r : run.reports) {
             failed = failed || r.failed > 0;
             errored = errored || !r.error.empty();
+            undefined = undefined || r.undefined > 0;
         }
         if (failed) return exit_failed;
         if (errored) return exit_internal;
+        if (undefined) return exit_undefined;
         return exit_ok;
     }
 

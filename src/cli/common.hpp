@@ -17,7 +17,8 @@ enum exit_code : int {
     exit_ok = 0,        ///< everything held
     exit_failed = 1,    ///< a claim failed (counterexample written)
     exit_usage = 2,     ///< bad usage or input
-    exit_internal = 3   ///< internal error
+    exit_internal = 3,  ///< internal error
+    exit_undefined = 4  ///< no claim failed, but a result is undefined (NaN, 0/0, ...), located
 };
 
 /// Raised for bad usage detected after parsing (conflicting options, bad values).

@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
     } catch (const model::input_error& e) {
         std::cerr << "attnprop: error: " << e.what() << "\n";
         return exit_usage;
+    } catch (const numeric::undefined_error& e) {
+        std::cerr << "attnprop: " << e.message() << "\n";
+        return exit_undefined;
     } catch (const numeric::numeric_error& e) {
         std::cerr << "attnprop: error: " << e.what() << "\n";
         return exit_usage;

@@ -95,7 +95,7 @@ value check_to_json(const check_run& run) {
     o.set("config", config_json(run.cfg));
     o.set("suites", string_array(run.suites));
     value props = value::array();
-    int failed = 0, undecided = 0;
+    int failed = 0, undecided = 0, undefined = 0;
     for (const auto& r : run.reports) {
         value p = value::object();
         p.set("suite", str(r.suite));
@@ -108,6 +108,7 @@ value check_to_json(const check_run& run) {
         p.set("passed", num(r.passed));
         p.set("failed", num(r.failed));
         p.set("undecided", num(r.undecided));
+        p.set("undefined", num(r.undefined));
         p.set("gave_up", value::boolean(r.gave_up));
         if (!r.error.empty()) p.set("error", str(r.error));
         value nb = value::object();
@@ -117,6 +118,12 @@ value check_to_json(const check_run& run) {
         for (const auto& [k, v] : r.classes) cl.set(k, num(v));
         p.set("model_classes", std::move(cl));
         if (!r.undecided_reasons.empty()) p.set("undecided_reasons", string_array(r.undecided_reasons));
+        if (!r.undefined_reasons.empty()) p.set("undefined_reasons", string_array(r.undefined_reasons));
+        if (!r.measurements.empty()) {
+            value ms = value::object();
+            for (const auto& [k, v] : r.measurements) ms.set(k, num(v));
+            p.set("measurements", std::move(ms));
+        }
         if (r.cx) {
             value cx = value::object();
             cx.set("folder", str("counterexamples/" + counterexample_folder(r)));
@@ -130,6 +137,7 @@ value check_to_json(const check_run& run) {
         }
         failed += r.failed;
         undecided += r.undecided;
+        undefined += r.undefined;
         props.push_back(std::move(p));
     }
     o.set("properties", std::move(props));
@@ -137,6 +145,7 @@ value check_to_json(const check_run& run) {
     sum.set("properties", num(static_cast<long long>(run.reports.size())));
     sum.set("failed", num(failed));
     sum.set("undecided_cases", num(undecided));
+    sum.set("undefined_cases", num(undefined));
     o.set("summary", std::move(sum));
     return o;
 }

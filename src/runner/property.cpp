@@ -10,6 +10,7 @@ const char* to_string(verdict v) {
     case verdict::holds: return "holds";
     case verdict::violated: return "violated";
     case verdict::undecided: return "undecided";
+    case verdict::undefined: return "undefined";
     }
     return "?";
 }
@@ -58,10 +59,23 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
     long prec = cfg.precision;
     for (;;) {
         check_result r;
+        bool may_resolve = false;
         try {
             r = p.check(c, numeric::context{prec});
+        } catch (const numeric::undefined_error& e) {
+            r = check_result::undefined(e.message());
+            may_resolve = e.precision_may_resolve();
         } catch (const std::exception& e) {
             r = check_result::violated(std::string("threw: ") + e.what());
+        }
+        if (r.status == verdict::undefined) {
+            if (may_resolve && prec * 2 <= cfg.precision_cap) {
+                prec *= 2;
+                continue;
+            }
+            if (precision_used) *precision_used = prec;
+            if (may_resolve) r.message += " (not resolved up to " + std::to_string(prec) + " bits)";
+            return r;
         }
         if (r.status == verdict::undecided && !r.precision_helps) {
             if (precision_used) *precision_used = prec;

@@ -30,9 +30,27 @@ struct test_case {
     std::map<std::string, long> params;
 };
 
-/// The answer of a check on one case.
-enum class verdict { holds, violated, undecided };
+/// The answer of a check on one case (docs/properties.md, "Verdicts"):
+/// - holds: the statement was decided true on this case (rigorously, or exactly);
+/// - violated: a witness that contradicts the statement as a mathematical claim about the
+///   case's model, decided rigorously (enclosures that exclude the claim, or exact
+///   arithmetic), or a proof that the implementation is wrong. Never a statistic alone;
+/// - undecided: the statement could not be decided (enclosures overlap, a regime the case does
+///   not reach); reported, never a pass or a fail;
+/// - undefined: a value the statement needs does not exist on this case (NaN, division by
+///   zero, a layer norm at zero variance), located; reported, never a pass or a fail.
+enum class verdict { holds, violated, undecided, undefined };
 const char* to_string(verdict v);
+
+/// A measurement reported beside a verdict: a statistic (a fitted slope, a sample mean, a
+/// trend) that informs but never decides. `label` is one of a few fixed words per measurement
+/// (for a rate: "consistent", "inconclusive", "faster"), tallied per property in reports;
+/// `detail` is the one-line reading ("slope -0.98 +/- 0.03 over n = 32..128").
+struct measurement {
+    std::string name;   ///< what was measured: "rate", ...
+    std::string label;  ///< the tallied reading
+    std::string detail; ///< numbers and why
+};
 
 struct check_result {
     verdict status = verdict::holds;
@@ -44,18 +62,32 @@ struct check_result {
     /// statistical or regime questions (a slope within its standard error), which the runner
     /// then reports without retrying at doubled precision.
     bool precision_helps = true;
+    /// A statistic reported with the verdict (never the reason for it).
+    std::optional<runner::measurement> measured;
 
-    static check_result holds(std::string msg = {}) { return {verdict::holds, std::move(msg), {}}; }
-    static check_result violated(std::string msg) { return {verdict::violated, std::move(msg), {}}; }
-    static check_result undecided(std::string msg) { return {verdict::undecided, std::move(msg), {}}; }
+    static check_result make(verdict v, std::string msg) {
+        check_result r;
+        r.status = v;
+        r.message = std::move(msg);
+        return r;
+    }
+    static check_result holds(std::string msg = {}) { return make(verdict::holds, std::move(msg)); }
+    static check_result violated(std::string msg) { return make(verdict::violated, std::move(msg)); }
+    static check_result undecided(std::string msg) { return make(verdict::undecided, std::move(msg)); }
+    /// Undefined: `msg` names the place ("undefined at layer 2, node 'n1', position 4 (...)").
+    static check_result undefined(std::string msg) { return make(verdict::undefined, std::move(msg)); }
     /// Undecided for a reason precision does not change (no escalation).
     static check_result undecided_at_any_precision(std::string msg) {
-        check_result r{verdict::undecided, std::move(msg), {}};
+        check_result r = make(verdict::undecided, std::move(msg));
         r.precision_helps = false;
         return r;
     }
     check_result& with(std::string name, std::string value) {
         numbers.emplace_back(std::move(name), std::move(value));
+        return *this;
+    }
+    check_result& with_measurement(runner::measurement m) {
+        measured = std::move(m);
         return *this;
     }
 };
@@ -105,8 +137,10 @@ void register_all(registry& r);
 std::uint64_t property_seed(std::uint64_t base, const property& p);
 
 /// Runs the check at cfg.precision, doubling the precision while the answer is undecided
-/// (and more precision could decide it), up to cfg.precision_cap. An exception from the check
-/// is a violation ("threw: ..."). `precision_used` receives the last precision tried.
+/// (and more precision could decide it), up to cfg.precision_cap. A numeric::undefined_error
+/// from the check is the verdict undefined (retried at doubled precision while the error says
+/// precision may resolve it); any other exception is a violation ("threw: ..."): the
+/// implementation failed on a valid case. `precision_used` receives the last precision tried.
 check_result check_with_escalation(const property& p, const test_case& c, const run_config& cfg,
                                    long* precision_used = nullptr);
 

@@ -73,6 +73,7 @@ std::string property_report::status() const {
     if (failed > 0) return "failed";
     if (!error.empty()) return "error";
     if (gave_up) return "gave-up";
+    if (undefined > 0) return "undefined";
     if (undecided > 0) return passed > 0 ? "partly-undecided" : "undecided";
     return "passed";
 }
@@ -104,7 +105,13 @@ property_report run_property(const property& p, const run_config& cfg) {
         if (shrinking) return;
         rep.n_buckets[n_bucket(length_of(c))]++;
         rep.classes[p.tag ? p.tag(c) : std::string("?")]++;
-        if (r.status == verdict::undecided) {
+        if (r.measured) rep.measurements[r.measured->name + ": " + r.measured->label]++;
+        if (r.status == verdict::undefined) {
+            ++rep.undefined;
+            auto& where = rep.undefined_reasons;
+            if (where.size() < 3 && std::find(where.begin(), where.end(), r.message) == where.end())
+                where.push_back(r.message);
+        } else if (r.status == verdict::undecided) {
             ++rep.undecided;
             auto& why = rep.undecided_reasons;
             if (why.size() < 3 && std::find(why.begin(), why.end(), r.message) == why.end())

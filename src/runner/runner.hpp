@@ -40,6 +40,7 @@ struct property_report {
     std::uint64_t seed = 0;     ///< the property's own seed (property_seed)
     int passed = 0;             ///< cases where the check held
     int undecided = 0;          ///< cases undecided up to the precision cap
+    int undefined = 0;          ///< cases where a needed value does not exist (located)
     int failed = 0;             ///< 0 or 1
     bool gave_up = false;
     std::string error;          ///< RapidCheck reported an error (not a counterexample)
@@ -47,12 +48,16 @@ struct property_report {
     std::map<std::string, int> classes;   ///< model class -> cases
     /// Why cases were undecided: the first few distinct messages, in the order met.
     std::vector<std::string> undecided_reasons;
+    /// Where cases were undefined: the first few distinct messages, in the order met.
+    std::vector<std::string> undefined_reasons;
+    /// Measurements reported by the checks (never verdicts): "name: label" -> cases.
+    std::map<std::string, int> measurements;
     std::optional<counterexample> cx;
     double seconds = 0;         ///< wall time (reports only; never compared)
 
-    /// "passed" (every case decided and held), "partly-undecided" (no failure, some cases
-    /// undecided up to the precision cap), "undecided" (no case decided), "failed", "gave-up",
-    /// "error".
+    /// "failed" (a counterexample), "error", "gave-up", "undefined" (no failure, some case
+    /// undefined), "partly-undecided" (no failure, some cases undecided up to the precision
+    /// cap), "undecided" (no case decided), "passed" (every case decided and held).
     std::string status() const;
 };
 
