@@ -4,6 +4,7 @@
 #include "analysis/bounds.hpp"
 #include "analysis/incremental_influence.hpp"
 #include "attention/common.hpp"
+#include "attention/soft_change.hpp"
 
 #include <stdexcept>
 
@@ -76,6 +77,12 @@ double incremental_cost(const model::model<rational>& m, double n, double change
     return n * n + changes * n;
 }
 
+/// A change measured as the difference of two independent balls is not resolved when it has
+/// fewer than 32 accurate bits (in particular when it reaches 0 without being the exact point
+/// 0): its radius is that of the values, whatever the change is. Such pairs (the output's
+/// change or the probabilities' change) are measured again as differential enclosures.
+bool resolved(const arb_ball& dy) { return arb_rel_accuracy_bits(dy.raw()) >= 32; }
+
 } // namespace
 
 template <numeric::ExpScalar S>
@@ -141,6 +148,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
     if (softmax) out.probabilities = probabilities_of(m, out.y, ctx);
 
     const int symbols = static_cast<int>(exact.sigma.symbols.size());
+    std::optional<attention::soft_change_model> differential;
     model::input_sequence x2 = x;
     for (std::size_t i : positions) {
         for (int a = 0; a < symbols; ++a) {
@@ -167,6 +175,25 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
             if constexpr (is_ball) {
                 if (posterior)
                     pr.posterior = posterior_bound(exact, *base->trace, *changed.trace, i, ctx);
+                // An unresolved change (exactly zero, or below the values' radius) is measured
+                // again on the pair itself, where an unchanged output is proved unchanged.
+                if (!resolved(pr.dy) || (pr.dp_max && !resolved(*pr.dp_max))) {
+                    if (!differential) differential.emplace(exact, ctx);
+                    const auto ch = differential->change(x, i, a);
+                    arb_ball sq = numeric::zero<arb_ball>(ctx);
+                    for (const auto& d : ch.dy) numeric::fma_acc(sq, d, d);
+                    pr.dy = numeric::sqrt_nonneg(sq);
+                    if (softmax && ch.dp) {
+                        arb_ball mx = numeric::zero<arb_ball>(ctx), tv = numeric::zero<arb_ball>(ctx);
+                        for (const auto& d : *ch.dp) {
+                            arb_ball ad = numeric::abs(d);
+                            mx = max_enclosure(mx, ad);
+                            tv += ad;
+                        }
+                        pr.dp_max = mx;
+                        pr.dp_tv = tv / numeric::from_int<arb_ball>(2, ctx);
+                    }
+                }
             }
             out.pairs.push_back(std::move(pr));
         }

@@ -37,7 +37,9 @@ vec<S> layer_norm(const vec<S>& x, const graph_node<S>& node, const numeric::con
         centred.reserve(d);
         S var = numeric::zero<S>(ctx);
         for (const auto& v : x) {
-            centred.push_back(v - mean);
+            // One coordinate is its own mean: centred exactly 0 (an enclosure of v - v would not
+            // be the point 0).
+            centred.push_back(d == 1 ? numeric::zero<S>(ctx) : v - mean);
             numeric::fma_acc(var, centred.back(), centred.back());
         }
         var = var / dd;

@@ -8,6 +8,7 @@
 
 #include "numeric/arb_ball.hpp"
 #include "numeric/context.hpp"
+#include "numeric/diff_ball.hpp"
 #include "numeric/interval.hpp"
 #include "numeric/mpfr_real.hpp"
 #include "numeric/order.hpp"
@@ -144,6 +145,20 @@ template <> struct scalar_traits<interval> {
     static long precision(const interval&) { return 53; }
 };
 
+template <> struct scalar_traits<diff_ball> {
+    static constexpr scalar_kind kind = scalar_kind::enclosure;
+    static constexpr std::string_view name = "diff";
+    static constexpr bool expensive_exp = true;
+    /// The same enclosure of q in both runs (change the exact point 0).
+    static diff_ball from_rational(const rational& q, const context& ctx) {
+        return diff_ball::same(arb_ball::from_rational(q, ctx));
+    }
+    static diff_ball from_long(long v, const context& ctx) {
+        return diff_ball::same(scalar_traits<arb_ball>::from_long(v, ctx));
+    }
+    static long precision(const diff_ball& x) { return x.precision(); }
+};
+
 /// Arithmetic plus a comparison that may say `unknown`. What every kernel needs.
 /// Division by a value that is exactly zero is a numeric_error (rational, double via NaN/inf
 /// checks at comparisons, MPFR); enclosures return an unbounded set instead.
@@ -179,7 +194,8 @@ concept ExpScalar = Scalar<S> && requires(const S a) {
 static_assert(Scalar<rational> && Scalar<double> && Scalar<mpfr_real> && Scalar<arb_ball> &&
               Scalar<interval>);
 static_assert(!ExpScalar<rational> && !ExpScalar<interval>);
-static_assert(ExpScalar<double> && ExpScalar<mpfr_real> && ExpScalar<arb_ball>);
+static_assert(ExpScalar<double> && ExpScalar<mpfr_real> && ExpScalar<arb_ball> &&
+              ExpScalar<diff_ball>);
 
 /// Converts an exact rational to S: exact, nearest, or enclosing depending on S.
 template <Scalar S> S from_rational(const rational& q, const context& ctx) {
@@ -209,6 +225,7 @@ template <Scalar S> S representative(const S& x) {
 template <ExpScalar S> S pi(const context& ctx) {
     if constexpr (std::is_same_v<S, double>) return 3.141592653589793;
     else if constexpr (std::is_same_v<S, mpfr_real>) return pi_mpfr(ctx);
+    else if constexpr (std::is_same_v<S, diff_ball>) return diff_ball::same(pi_ball(ctx));
     else return pi_ball(ctx);
 }
 
@@ -245,6 +262,12 @@ template <Scalar S> S unit_enclosure(const context& ctx) {
         arb_ball r(ctx.precision_bits);
         arb_unit_interval(r.raw());
         return r;
+    } else if constexpr (std::is_same_v<S, diff_ball>) {
+        // [0, 1] in each run, unrelated: the change is [-1, 1].
+        arb_ball u = unit_enclosure<arb_ball>(ctx);
+        arb_ball d(ctx.precision_bits);
+        arb_zero_pm_one(d.raw());
+        return diff_ball(std::move(u), std::move(d));
     } else {
         throw numeric_error("unit_enclosure requested for a non-enclosure scalar");
     }

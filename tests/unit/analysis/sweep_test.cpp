@@ -375,23 +375,40 @@ TEST_CASE("the 2DYCK cross-entropy corollary on forced-bracket pairs holds, and 
 
 TEST_CASE("undecided ball comparisons are measured again at doubled precision up to the cap",
           "[sweep]") {
-    // soft-positional-i at n = 128: a change at position j moves y_n by about e^-j, below the
-    // 2^-128 error of y - y' for late j, so at 128 bits the a-posteriori comparison is
-    // undecided; at 256 bits it is decided.
-    auto o = small({128}, 4);
-    o.inputs = 1;
+    // cc-parity-ln5 at n = 16 and 16 bits: the layer norms' gain 1/sqrt(eps) widens the balls
+    // until the bound comparisons are undecided; at a higher precision they are decided.
+    auto o = small({16}, 4);
+    o.inputs = 2;
     o.positions = 0;
+    o.precision = 16;
     INFO("seed " << o.seed);
-    const auto m = bundled("soft-positional-i");
+    const auto m = bundled("cc-parity-ln5");
     const auto fixed = analysis::influence_sweep(m, o);
-    REQUIRE(fixed.rows[0].below_posterior == comparison::undecided);
-    REQUIRE(fixed.rows[0].precision == 128);
+    REQUIRE(fixed.rows[0].prob_below_bound == comparison::undecided);
+    REQUIRE(fixed.rows[0].precision == 16);
     o.precision_cap = 1024;
     const auto escalated = analysis::influence_sweep(m, o);
     REQUIRE(escalated.rows[0].below_posterior == comparison::below);
-    REQUIRE(escalated.rows[0].precision > 128);
+    REQUIRE(escalated.rows[0].below_bound == comparison::below);
+    REQUIRE(escalated.rows[0].prob_below_bound == comparison::below);
+    REQUIRE(escalated.rows[0].precision > 16);
     REQUIRE(escalated.rows[0].precision <= 1024);
     // The precision is kept in the checkpoint.
     const auto back = report::row_from_json(report::row_to_json(escalated.rows[0]));
     REQUIRE(back.precision == escalated.rows[0].precision);
+}
+
+TEST_CASE("a change far below the values' radius is decided as a differential enclosure",
+          "[sweep]") {
+    // soft-positional-i at n = 128: a change at position j moves y_n by about e^-j, below the
+    // 2^-128 radius of y and y' for late j, so their difference cannot be told from zero; the
+    // pair measured as a differential enclosure keeps relative accuracy, and the a-posteriori
+    // comparison is decided at 128 bits without escalation.
+    auto o = small({128}, 4);
+    o.inputs = 1;
+    o.positions = 0;
+    INFO("seed " << o.seed);
+    const auto r = analysis::influence_sweep(bundled("soft-positional-i"), o);
+    REQUIRE(r.rows[0].below_posterior == comparison::below);
+    REQUIRE(r.rows[0].precision == 128);
 }
