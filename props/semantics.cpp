@@ -12,6 +12,8 @@
 
 #include "model/model_file.hpp"
 
+#include <algorithm>
+
 namespace attnprop::props {
 
 using numeric::arb_ball;
@@ -84,8 +86,9 @@ runner::property hard_ball_encloses_exact(ball_hard_fn ball) {
     runner::property p;
     p.suite = "semantics";
     p.name = "hard-ball-encloses-exact";
-    p.statement = "a hard-attention evaluation in Arb balls, when every argmax is decided, "
-                  "encloses the exact y_n^(L) and gives the same accept/reject";
+    p.statement = "a hard-attention evaluation in Arb balls either decides every argmax, and "
+                  "then encloses the exact y_n^(L) and gives the same accept/reject, or stops at "
+                  "an undecided argmax whose candidate positions include the exact choice";
     p.kinds = {"ball", "exact"};
     p.negative_control = "balls whose radius is dropped after each layer";
     p.generator = [](const run_config& cfg) {
@@ -98,10 +101,32 @@ runner::property hard_ball_encloses_exact(ball_hard_fn ball) {
         auto ex = attention::hard_forward_exact(c.model, x, ctx);
         auto mb = model::to_scalar<arb_ball>(c.model, ctx);
         auto rb = ball(mb, x, ctx, false);
-        if (rb.undecided)
-            return check_result::undecided("a ball argmax is undecided at layer " +
-                                           std::to_string(rb.undecided->layer) + ", position " +
-                                           std::to_string(rb.undecided->position));
+        if (rb.undecided) {
+            // An enclosure cannot decide an exact tie between non-dyadic scores at any
+            // precision; what it must do is keep the exact choice among its candidates.
+            const auto& u = *rb.undecided;
+            auto traced = attention::hard_forward_exact(c.model, x, ctx, true);
+            const auto& choice = traced.trace->choice;
+            const std::string where = "layer " + std::to_string(u.layer) + ", position " +
+                                      std::to_string(u.position) + ", head " + std::to_string(u.head);
+            if (u.layer < 1 || u.layer > choice.size() || u.position < 1 ||
+                u.position > choice[u.layer - 1].size() || u.head < 1 ||
+                u.head > choice[u.layer - 1][u.position - 1].size())
+                return check_result::violated("the ball reports an undecided argmax at a place "
+                                              "the model does not have: " + where);
+            const std::size_t exact = choice[u.layer - 1][u.position - 1][u.head - 1] + 1;
+            if (std::find(u.candidates.begin(), u.candidates.end(), exact) == u.candidates.end()) {
+                std::string cands;
+                for (auto j : u.candidates) cands += (cands.empty() ? "" : ", ") + std::to_string(j);
+                return check_result::violated("the ball's candidates at an undecided argmax "
+                                              "exclude the exact choice on " + input_note(c))
+                    .with("where", where)
+                    .with("candidates", cands)
+                    .with("exact_choice", std::to_string(exact));
+            }
+            return check_result::holds("undecided argmax at " + where +
+                                       "; its candidates include the exact choice");
+        }
         for (std::size_t t = 0; t < ex.y.size(); ++t)
             if (t >= rb.y.size() || !numeric::contains(rb.y[t], ex.y[t]))
                 return check_result::violated("the ball does not contain the exact value on " +

@@ -1,32 +1,66 @@
 #!/usr/bin/env bash
-# `make run`: evaluates the bundled models on a few inputs, then runs the default property
-# suites (`attnprop check`) with a budget of a few minutes on 2 cores and writes the report.
-set -euo pipefail
+# `make run`: evaluates every bundled model on a few inputs drawn from its own alphabet (2DYCK
+# prefixes for bracket models), then runs the default property suites (`attnprop check`) and
+# writes the report. Budget: a few minutes on 2 cores at the defaults.
+#   ATTNPROP_OUT    report folder (default out/run)
+#   ATTNPROP_TESTS  cases per property (default 1000)
+#   ATTNPROP_MAX_N  largest n the suites draw (default 1024)
+#   ATTNPROP_SEED   base seed (default 1)
+# Exit status: that of `attnprop check` (0 every property held, 1 a property failed, 4 a case
+# was undefined); a model evaluation that is undefined is printed as such and does not stop it.
+set -uo pipefail
 bin=${1:-build/bin/attnprop}
 out=${ATTNPROP_OUT:-out/run}
 tests=${ATTNPROP_TESTS:-1000}
 max_n=${ATTNPROP_MAX_N:-1024}
 seed=${ATTNPROP_SEED:-1}
-mkdir -p "$out"
+mkdir -p "$out" || exit 2
 summary="$out/models.txt"
 : > "$summary"
 echo "== bundled models" | tee -a "$summary"
-"$bin" models | tee -a "$summary"
+"$bin" models | tee -a "$summary" || exit 3
 echo | tee -a "$summary"
-for name in $("$bin" models --json | sed -n 's/^ *"name": "\(.*\)",$/\1/p'); do
-  for input in 0 1 0110 1011; do
-    line=$("$bin" eval --model "$name" --input "$input" --json --digits 8 2>&1 \
-      | tr -d '\n' | sed -e 's/  */ /g')
+
+# name<TAB>symbol symbol ... for every bundled model, from `attnprop models --json`.
+listing=$("$bin" models --json | awk '
+  /^    "name": / { s = $0; sub(/^ *"name": "/, "", s); sub(/",?$/, "", s); name = s }
+  /^    "alphabet": / {
+    s = $0; sub(/^ *"alphabet": \[/, "", s); sub(/\],?$/, "", s); gsub(/"/, "", s); gsub(/, /, " ", s)
+    print name "\t" s
+  }
+') || exit 3
+
+# Inputs for an alphabet: its first symbols alone and two mixed words of length 4 (0, 1, 0110,
+# 1011 over {0, 1}); unbalanced 2DYCK prefixes over ( ) [ ].
+inputs_for() {
+  local syms=("$@")
+  if [ "${syms[*]}" = "( ) [ ]" ]; then
+    printf '%s\n' "(" "[" "([" "[(()"
+    return
+  fi
+  local a=${syms[0]} b=${syms[1]:-${syms[0]}}
+  printf '%s\n' "$a" "$b" "$a$b$b$a" "$b$a$b$b"
+}
+
+while IFS=$'\t' read -r name syms; do
+  [ -n "$name" ] || continue
+  # shellcheck disable=SC2086
+  for input in $(inputs_for $syms); do
+    line=$("$bin" eval --model "$name" --input "$input" --json --digits 8 2>&1 | tr -d '\n' | sed -e 's/  */ /g')
     verdict=$(printf '%s' "$line" | sed -n 's/.*"accept": \([a-z]*\).*/accept=\1/p')
     [ -n "$verdict" ] || verdict=$(printf '%s' "$line" | sed -n 's/.*"probabilities": {\([^}]*\)}.*/P(next) {\1}/p')
+    [ -n "$verdict" ] || verdict=$(printf '%s' "$line" | sed -n 's/.*"message": "\(undefined at [^"]*\)".*/\1/p')
+    [ -n "$verdict" ] || verdict=$(printf '%s' "$line" | sed -n 's/.*"undefined": "\([^"]*\)".*/undefined: \1/p')
+    [ -n "$verdict" ] || verdict="error: $line"
     printf '%-22s %-6s %s\n' "$name" "$input" "$verdict" | tee -a "$summary"
   done
-done
+done <<< "$listing"
+
 echo
 echo "== property suites (seed $seed, $tests cases per property, n <= $max_n)"
 status=0
 "$bin" check --seed "$seed" --tests "$tests" --max-n "$max_n" --out "$out/check" || status=$?
 echo
 echo "model evaluations: $summary"
-echo "check report:      $out/check/report.md"
+echo "check report:      $out/check/report.md (and report.json)"
 exit $status

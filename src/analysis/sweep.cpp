@@ -4,6 +4,7 @@
 #include "analysis/influence.hpp"
 #include "analysis/norms.hpp"
 #include "attention/common.hpp"
+#include "attention/soft_change.hpp"
 #include "attention/soft.hpp"
 
 #include <flint/flint.h>
@@ -186,6 +187,8 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
     S ce_sum = zero;
     std::optional<S> eta;
     std::size_t correct = 0;
+    std::optional<attention::soft_change_model> differential;
+    bool all_zero = std::is_same_v<S, arb_ball> && K > 0;
     for (std::size_t k = 0; k < K; ++k) {
         const auto fp = forced_pair(exact, n, k, seed);
         auto probabilities = [&](const model::input_sequence& x) {
@@ -200,7 +203,17 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
             ce_sum += S(-numeric::log(q) / ln2);
             correct += numeric::compare(q, other) == order::greater ? 1 : 0;
         }
-        const S d = numeric::abs(S(px[close_idx[0]] - py[close_idx[0]]));
+        S d = numeric::abs(S(px[close_idx[0]] - py[close_idx[0]]));
+        if constexpr (std::is_same_v<S, arb_ball>) {
+            // An unresolved change is measured again on the pair itself, where a change of p
+            // that is exactly zero is proved so.
+            if (arb_rel_accuracy_bits(d.raw()) < 32) {
+                if (!differential) differential.emplace(exact, ctx);
+                const auto ch = differential->change(fp.x, fp.position, fp.y[fp.position]);
+                d = numeric::abs((*ch.dp)[close_idx[0]]);
+            }
+            all_zero = all_zero && arb_is_zero(d.raw());
+        }
         eta = eta ? max_enclosure(*eta, d) : d;
     }
     const S e = S((eta ? *eta : zero) / numeric::from_int<S>(std::max(1L, eta_divisor), ctx));
@@ -218,6 +231,10 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
     ce.eta = dec(eta ? *eta : zero); // the measured eta; the floor uses eta / D
     ce.floor_bits = dec(floor);
     ce.check = ce_comparison(numeric::compare(mean, floor));
+    if (all_zero) {
+        ce.eta_zero_exactly = true;
+        ce.check = comparison::below;
+    }
     ce.mean_ce_approx = numeric::approx_double(mean);
     return ce;
 }
@@ -447,7 +464,8 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
             ce.floor_bits = dec(cube.floor_bits);
             // CE >= floor is the claim: CE below the floor is the violation ("above" in the
             // sense of the comparisons: the measurement is on the wrong side of its bound).
-            ce.check = ce_comparison(cube.ce_vs_floor);
+            ce.check = cube.eta_zero_exactly ? comparison::below : ce_comparison(cube.ce_vs_floor);
+            ce.eta_zero_exactly = cube.eta_zero_exactly;
             ce.mean_ce_approx = numeric::approx_double(cube.ce_bits);
         } else {
             // η from the measured pairs only: a lower estimate of the supremum.
@@ -591,6 +609,26 @@ cube_cross_entropy_result cube_cross_entropy(const model::model<rational>& m, lo
             eta = eb;
             r.flipped_bit = b + 1;
         }
+    }
+    // η containing 0 is measured again on the pairs of the best bit as differential
+    // enclosures: when every change of p is the exact point 0, η = 0 is proved.
+    if (numeric::compare(*eta, numeric::zero<arb_ball>(ctx)) != order::greater) {
+        attention::soft_change_model differential(m, ctx);
+        const std::size_t b = r.flipped_bit - 1;
+        arb_ball eb = numeric::zero<arb_ball>(ctx);
+        bool zero_everywhere = true;
+        for (std::size_t a = 0; a < cube; ++a) {
+            if ((a >> b) & 1) continue;
+            for (std::size_t t = 0; t < bits; ++t) x[t] = ((a >> t) & 1) ? one : zero;
+            const auto ch = differential.change(x, b, one);
+            for (const auto& d : *ch.dp) {
+                const arb_ball ad = numeric::abs(d);
+                zero_everywhere = zero_everywhere && arb_is_zero(ad.raw());
+                eb = max_enclosure(eb, ad);
+            }
+        }
+        eta = eb;
+        r.eta_zero_exactly = zero_everywhere;
     }
     r.eta = *eta;
     const arb_ball e = *eta / numeric::from_int<arb_ball>(eta_divisor, ctx);

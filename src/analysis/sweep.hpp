@@ -54,6 +54,11 @@ struct cross_entropy_row {
     /// above: an observed violation is reported undecided, because a sampled η is only a lower
     /// estimate of the supremum the inequality needs.
     comparison check = comparison::not_applicable;
+    /// η = 0 is proved (every measured pair's change of p is the exact point 0, computed as a
+    /// differential enclosure): the predictor gives each label-swapped pair the same p, so each
+    /// pair costs -log2(p_0 p_1) >= 2 bits by AM-GM and CE >= 1 bit = the floor, whatever the
+    /// balls of CE and the floor say (they are equal when p = (1/2, 1/2)). `check` is then below.
+    bool eta_zero_exactly = false;
     double mean_ce_approx = 0;     ///< for plots and trend tests only
 };
 
@@ -195,6 +200,9 @@ struct cube_cross_entropy_result {
     std::size_t cube = 0;
     std::size_t flipped_bit = 0;
     numeric::order ce_vs_floor = numeric::order::unknown;
+    /// η = 0 is proved (differential enclosures): p does not depend on the flipped bit, so
+    /// CE >= 1 bit = the floor by AM-GM on every label-swapped pair, whatever ce_vs_floor says.
+    bool eta_zero_exactly = false;
 };
 cube_cross_entropy_result cube_cross_entropy(const model::model<numeric::rational>& m, long n,
                                              lang::language label, const numeric::context& ctx,

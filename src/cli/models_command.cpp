@@ -38,6 +38,10 @@ public:
                 o.set("layers", json::value::number(static_cast<long long>(m.layers.size())));
                 o.set("heads", json::value::number(static_cast<long long>(heads)));
                 o.set("d", json::value::number(static_cast<long long>(m.d)));
+                json::value alphabet = json::value::array();
+                for (const auto& sym : m.sigma.symbols) alphabet.push_back(json::value::string(sym));
+                o.set("alphabet", std::move(alphabet));
+                o.set("eos", json::value::string(m.sigma.eos));
                 o.set("description", json::value::string(m.description));
                 o.set("source", json::value::string(m.source));
                 arr.push_back(std::move(o));
