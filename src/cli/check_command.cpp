@@ -41,7 +41,7 @@ public:
     }
     CLI::App* app() override { return app_; }
 
-    int run() override {
+    int run(const report::provenance& invocation) override {
         runner::registry reg;
         runner::register_all(reg);
         if (list_) {
@@ -75,6 +75,15 @@ public:
                 std::find(selected.begin(), selected.end(), &p) == selected.end())
                 selected.push_back(&p);
 
+        report::provenance made_by = invocation;
+        if (suites_.empty() && properties_.empty()) {
+            std::string all;
+            for (const auto& s : suites) all += (all.empty() ? "" : ",") + s;
+            made_by.set_option("--suite", all); // the default, as run
+        }
+        const std::string dir = out_.empty() ? "out/check-" + std::to_string(cfg_.seed) : out_;
+        made_by.set_option("--out", dir);
+
         const bool tty = isatty(fileno(stderr));
         std::size_t done = 0;
         auto progress = [&](const runner::property_report& r) {
@@ -88,11 +97,11 @@ public:
         };
         report::check_run run;
         run.cfg = cfg_;
+        run.made_by = made_by;
         for (const auto* p : selected)
             if (std::find(run.suites.begin(), run.suites.end(), p->suite) == run.suites.end())
                 run.suites.push_back(p->suite);
         run.reports = runner::run_properties(selected, cfg_, progress);
-        std::string dir = out_.empty() ? "out/check-" + std::to_string(cfg_.seed) : out_;
         report::write_check_report(dir, run);
         if (json_) {
             std::cout << json::dump(report::check_to_json(run), 2) << "\n";

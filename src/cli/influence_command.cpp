@@ -65,7 +65,7 @@ public:
     }
     CLI::App* app() override { return app_; }
 
-    int run() override {
+    int run(const report::provenance& invocation) override {
         analysis::sweep_options o;
         o.ns = parse_length_list(n_text_);
         o.inputs = static_cast<std::size_t>(inputs_);
@@ -119,6 +119,8 @@ public:
         meta.model_file = model_;
         meta.fingerprint = report::influence_fingerprint(bytes, o);
         const fs::path dir = out_dir();
+        meta.made_by = invocation;
+        meta.made_by.set_option("--out", dir.string());
         std::string note;
         o.reuse = report::read_resume_rows(dir, meta.fingerprint, &note);
         if (!note.empty()) std::cerr << "influence: " << note << "\n";
@@ -126,7 +128,7 @@ public:
         std::vector<analysis::sweep_row> done;
         o.on_row = [&](const analysis::sweep_row& row) {
             done.push_back(row);
-            if (!row.reused) report::write_resume_rows(dir, meta.fingerprint, done);
+            if (!row.reused) report::write_resume_rows(dir, meta.fingerprint, done, meta.made_by);
             if (tty)
                 std::cerr << "influence: n = " << row.n << (row.reused ? " reused" : " done")
                           << ", max influence " << row.max_influence << "\n";

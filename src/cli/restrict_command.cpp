@@ -51,7 +51,7 @@ public:
     }
     CLI::App* app() override { return app_; }
 
-    int run() override {
+    int run(const report::provenance& invocation) override {
         const std::vector<long> ns = parse_length_list(n_text_);
         std::string err;
         auto c = numeric::parse_rational(c_text_, &err);
@@ -89,6 +89,9 @@ public:
         lo.certify.seed = seed_;
         lo.certify.samples = samples_;
         lo.certify.threads = threads_;
+        report::provenance made_by = invocation;
+        made_by.set_option("--out", out_dir().string());
+
         std::vector<report::restrict_run> runs;
         int code = exit_ok;
         for (long n : ns) {
@@ -127,14 +130,14 @@ public:
             if (r.cert.complete && !r.cert.valid) {
                 code = exit_failed;
                 auto dir = out_dir() / ("counterexample-n" + std::to_string(n));
-                report::write_restrict_counterexample(dir, m, r);
+                report::write_restrict_counterexample(dir, m, r, made_by);
                 if (!json_)
                     std::cout << "counterexample written to " << dir.string()
                               << " (attnprop replay " << dir.string() << ")\n";
             }
             if (r.language && r.language->verdict == analysis::language_verdict::counterexample) {
                 auto dir = out_dir() / ("language-counterexample-n" + std::to_string(n));
-                report::write_language_counterexample(dir, m, r);
+                report::write_language_counterexample(dir, m, r, made_by);
                 if (!json_)
                     std::cout << "language counterexample written to " << dir.string()
                               << " (attnprop replay " << dir.string()
@@ -144,7 +147,7 @@ public:
         }
         if (ns.size() > 1 || !out_.empty()) {
             const auto dir = out_dir();
-            report::write_restrict_sweep(dir, m, runs);
+            report::write_restrict_sweep(dir, m, runs, made_by);
             if (!json_) {
                 std::vector<double> x, y;
                 for (const auto& r : runs)

@@ -41,7 +41,8 @@ value config_json(const runner::run_config& cfg) {
 }
 
 value case_json(const runner::recorded_case& rc, const runner::property_report& r,
-                const runner::counterexample& cx, const runner::run_config& cfg, bool shrunk) {
+                const runner::counterexample& cx, const runner::run_config& cfg, bool shrunk,
+                const provenance& made_by) {
     value o = value::object();
     o.set("format", str("attnprop-counterexample"));
     o.set("version", num(1));
@@ -70,6 +71,7 @@ value case_json(const runner::recorded_case& rc, const runner::property_report& 
     } else {
         o.set("shrunk", value::boolean(false));
     }
+    if (!made_by.empty()) o.set("provenance", provenance_to_json(made_by));
     return o;
 }
 
@@ -154,6 +156,7 @@ value check_to_json(const check_run& run) {
     value o = value::object();
     o.set("format", str("attnprop-check-report"));
     o.set("version", num(1));
+    if (!run.made_by.empty()) o.set("provenance", provenance_to_json(run.made_by));
     o.set("config", config_json(run.cfg));
     o.set("suites", string_array(run.suites));
     value props = value::array();
@@ -283,6 +286,7 @@ std::string check_to_markdown(const check_run& run) {
         os << "- replay: `attnprop replay " << "counterexamples/" << counterexample_folder(r)
            << "` (from the report directory)\n";
     }
+    if (!run.made_by.empty()) os << "\n" << provenance_to_markdown(run.made_by);
     return os.str();
 }
 
@@ -317,10 +321,10 @@ void write_check_report(const fs::path& dir, const check_run& run) {
         fs::create_directories(cxdir / "original");
         model::write_model_file(r.cx->shrunk.value.model, (cxdir / "model.json").string());
         write_text(cxdir / "case.json",
-                   json::dump(case_json(r.cx->shrunk, r, *r.cx, run.cfg, true), 2) + "\n");
+                   json::dump(case_json(r.cx->shrunk, r, *r.cx, run.cfg, true, run.made_by), 2) + "\n");
         model::write_model_file(r.cx->original.value.model, (cxdir / "original" / "model.json").string());
         write_text(cxdir / "original" / "case.json",
-                   json::dump(case_json(r.cx->original, r, *r.cx, run.cfg, false), 2) + "\n");
+                   json::dump(case_json(r.cx->original, r, *r.cx, run.cfg, false, run.made_by), 2) + "\n");
     }
 }
 

@@ -4,6 +4,7 @@
 /// and one folder per counterexample that `attnprop replay` reproduces on its own.
 
 #include "model/json.hpp"
+#include "report/provenance.hpp"
 #include "runner/runner.hpp"
 
 #include <cstddef>
@@ -21,6 +22,9 @@ struct check_run {
     runner::run_config cfg;
     std::vector<std::string> suites;
     std::vector<runner::property_report> reports;
+    /// Who made the run (version, commit, command line, options); written to report.json,
+    /// report.md and every case.json unless empty.
+    provenance made_by;
 };
 
 /// How many model classes the compact distribution names; the rest is "other".

@@ -214,3 +214,11 @@ attnprop_cli_test(influence-step 0 "verdict: hypothesis-violated .hypotheses fai
                   influence --model soft-step-update --n 16,32,64 --out ${_inf_out}/step)
 attnprop_cli_test(bound-logn 0 "verdict: Lemma 5 does not apply: dot-product-scores fails"
                   bound --model cc-first-logn)
+
+# Same options, two folders: byte-identical report.json and report.md once the provenance
+# (which names the other --out) is taken out; the counterexample case.json files too.
+add_test(NAME "golden: cli same-options-same-report"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/same_report.sh $<TARGET_FILE:attnprop_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/golden-out/same)
+set_tests_properties("golden: cli same-options-same-report" PROPERTIES LABELS golden
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")

@@ -1,6 +1,6 @@
 // The compact distributions of `attnprop check` reports: n buckets in numeric order, the top
 // model classes with "other", the undefined column and the measurements line, the same in the
-// terminal table, report.md and report.json.
+// terminal table, report.md and report.json; and the provenance in all three files.
 #include "report/check_report.hpp"
 
 #include <catch2/catch.hpp>
@@ -89,10 +89,12 @@ TEST_CASE("report.md has the undefined column and the compact distributions", "[
                   "rate: inconclusive: 4.") != std::string::npos);
     CHECK(md.find("  Undefined: undefined at layer 1") != std::string::npos);
     CHECK(md.find("class a") == std::string::npos);
+    CHECK(md.find("Provenance") == std::string::npos); // nothing recorded, nothing written
 }
 
 TEST_CASE("report.json: ordered buckets and the short class table beside the full map", "[report][check]") {
     const json::value doc = report::check_to_json(crowded_run());
+    CHECK(doc.find("provenance") == nullptr);
     const json::value& p = doc.find("properties")->elements().at(0);
     const json::value& nb = *p.find("n_buckets");
     REQUIRE(nb.is_array());
@@ -110,4 +112,25 @@ TEST_CASE("report.json: ordered buckets and the short class table beside the ful
     CHECK(p.find("undefined_reasons")->size() == 1);
     CHECK(p.find("measurements")->find("rate: consistent")->raw_number() == "312");
     CHECK(doc.find("summary")->find("undefined_cases")->raw_number() == "3");
+}
+
+TEST_CASE("check reports record their provenance", "[report][check][provenance]") {
+    report::check_run run = crowded_run();
+    run.made_by.version = "9.9.9";
+    run.made_by.commit = "0123abcd";
+    run.made_by.dirty = false;
+    run.made_by.command_line = "attnprop check --seed 'a b'";
+    run.made_by.options = {{"--seed", "1"}, {"--suite", "semantics"}};
+    const json::value doc = report::check_to_json(run);
+    const auto back = report::provenance_from_json(doc);
+    REQUIRE(back);
+    CHECK(back->version == "9.9.9");
+    CHECK(back->commit == "0123abcd");
+    CHECK(back->dirty == false);
+    CHECK(back->command_line == "attnprop check --seed 'a b'");
+    CHECK(back->options == run.made_by.options);
+    const std::string md = report::check_to_markdown(run);
+    CHECK(md.find("## Provenance\n\n- attnprop 9.9.9, commit `0123abcd` (clean)\n"
+                  "- command: `attnprop check --seed 'a b'`\n"
+                  "- options: `--seed 1` `--suite semantics`\n") != std::string::npos);
 }
