@@ -2,7 +2,8 @@
 /// @file provenance.hpp
 /// Who made a report: the attnprop version, the git commit it was built from, the command line
 /// and every option's value after defaults. Recorded in every report.json, report.md and
-/// case.json that attnprop writes (docs/reports.md, "Provenance").
+/// case.json that attnprop writes (docs/reports.md, "Provenance"); `--out` compares the
+/// recorded options before it replaces a report (docs/cli.md, "--out and --force").
 
 #include "model/json.hpp"
 
