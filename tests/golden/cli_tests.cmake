@@ -293,6 +293,14 @@ add_test(NAME "golden: cli same-options-same-report"
 set_tests_properties("golden: cli same-options-same-report" PROPERTIES LABELS golden
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
 
+# The README tour, top to bottom, with small budgets: no command refuses or replaces another's
+# report, the replay paths exist, the exit codes are the ones the comments name.
+add_test(NAME "golden: readme tour"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/readme_tour.sh ${PROJECT_SOURCE_DIR}/README.md
+                 $<TARGET_FILE:attnprop_cli> ${CMAKE_CURRENT_BINARY_DIR}/golden-readme-tour)
+set_tests_properties("golden: readme tour" PROPERTIES LABELS golden TIMEOUT 300
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+
 # Report folders of the golden tests are removed first, so that reports left by an earlier
 # attnprop, or by other options, never meet the --out refusal: every "golden: cli" test needs
 # this fixture (appended to whatever fixtures it has).
