@@ -185,7 +185,7 @@ public:
     }
     CLI::App* app() override { return app_; }
 
-    int run() override {
+    int run(const report::provenance& /*made_by*/) override {
         auto path = resolve_model(model_);
         model::model<numeric::rational> m = model::read_model_file(path.string());
         bound_report r = analysis::a_priori_bound(m, n_, numeric::context{precision_});

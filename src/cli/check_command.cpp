@@ -1,5 +1,6 @@
 // attnprop check: run property suites with RapidCheck and write a report.
 #include "cli/commands.hpp"
+#include "cli/out_dir.hpp"
 #include "report/check_report.hpp"
 
 #include <algorithm>
@@ -35,13 +36,16 @@ public:
                          "Highest precision tried before a case is reported as undecided")
             ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
             ->capture_default_str();
-        app_->add_option("--out", out_, "Report directory (default out/check-<seed>)");
+        app_->add_option("--out", out_,
+                         "Report directory (default out/check-<seed>); refused when it holds a "
+                         "report made with other options");
+        app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print report.json to standard output instead of a table");
         app_->add_flag("--list", list_, "List the suites and properties and exit");
     }
     CLI::App* app() override { return app_; }
 
-    int run() override {
+    int run(const report::provenance& invocation) override {
         runner::registry reg;
         runner::register_all(reg);
         if (list_) {
@@ -75,6 +79,17 @@ public:
                 std::find(selected.begin(), selected.end(), &p) == selected.end())
                 selected.push_back(&p);
 
+        report::provenance made_by = invocation;
+        if (suites_.empty() && properties_.empty()) {
+            std::string all;
+            for (const auto& s : suites) all += (all.empty() ? "" : ",") + s;
+            made_by.set_option("--suite", all); // the default, as run
+        }
+        const std::string dir = out_.empty() ? "out/check-" + std::to_string(cfg_.seed) : out_;
+        made_by.set_option("--out", dir);
+        const out_policy policy = check_out_policy();
+        claim_out_dir(dir, made_by, policy, force_);
+
         const bool tty = isatty(fileno(stderr));
         std::size_t done = 0;
         auto progress = [&](const runner::property_report& r) {
@@ -88,11 +103,12 @@ public:
         };
         report::check_run run;
         run.cfg = cfg_;
+        run.made_by = made_by;
         for (const auto* p : selected)
             if (std::find(run.suites.begin(), run.suites.end(), p->suite) == run.suites.end())
                 run.suites.push_back(p->suite);
         run.reports = runner::run_properties(selected, cfg_, progress);
-        std::string dir = out_.empty() ? "out/check-" + std::to_string(cfg_.seed) : out_;
+        remove_owned(dir, policy); // the report is rewritten whole: no stale counterexample
         report::write_check_report(dir, run);
         if (json_) {
             std::cout << json::dump(report::check_to_json(run), 2) << "\n";
@@ -113,11 +129,20 @@ public:
     }
 
 private:
+    static out_policy check_out_policy() {
+        out_policy p;
+        p.command = "check";
+        p.markers = {{"report.json", "attnprop-check-report"}};
+        p.ignored = {"--out", "--json", "--list", "--force"};
+        p.owned_files = {"report.json", "report.md", "counterexamples"};
+        return p;
+    }
+
     CLI::App* app_ = nullptr;
     runner::run_config cfg_;
     std::vector<std::string> suites_, properties_;
     std::string out_;
-    bool json_ = false, list_ = false;
+    bool json_ = false, list_ = false, force_ = false;
 };
 
 } // namespace

@@ -59,6 +59,27 @@ CLI::Option* add_precision_option(CLI::App* app, long& bits, const std::string& 
         ->capture_default_str();
 }
 
+std::vector<std::pair<std::string, std::string>> option_values(CLI::App& app) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (CLI::Option* o : app.get_options()) {
+        if (o == app.get_help_ptr() || o == app.get_help_all_ptr()) continue;
+        std::string name = !o->get_lnames().empty()   ? "--" + o->get_lnames().front()
+                           : !o->get_snames().empty() ? "-" + o->get_snames().front()
+                                                      : o->get_name();
+        std::string v;
+        if (o->get_expected_max() == 0 || o->get_type_size_max() == 0) {
+            v = o->count() > 0 ? "true" : "false";
+        } else if (o->get_expected_max() >= CLI::detail::expected_max_vector_size) {
+            for (const auto& r : o->results()) v += (v.empty() ? "" : ",") + r;
+        } else {
+            o->capture_default_str(); // the bound variable, as parsed or defaulted
+            v = o->get_default_str();
+        }
+        out.emplace_back(std::move(name), std::move(v));
+    }
+    return out;
+}
+
 /// Parses "64", "16,64,256" or a geometric range "16:4096:x2".
 std::vector<long> parse_length_list(const std::string& text) {
     auto to_long = [&](const std::string& s) {

@@ -3,6 +3,7 @@
 /// Shared command-line plumbing: exit codes, model lookup, error reporting.
 
 #include "model/model.hpp"
+#include "report/provenance.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -49,12 +50,25 @@ std::vector<long> parse_length_list(const std::string& text);
 CLI::Option* add_model_option(CLI::App* app, std::string& model);
 CLI::Option* add_precision_option(CLI::App* app, long& bits, const std::string& what);
 
+/// The provenance of this invocation without its options: attnprop's version, the git commit
+/// and dirty flag of the build (generated header, src/cli/build_info.cpp) and argv,
+/// shell-quoted.
+report::provenance invocation_provenance(int argc, const char* const* argv);
+
+/// Every option of `app` (its own, not its parent's or subcommands', without --help) with its
+/// value after parsing and defaults, in registration order, named by its first long name:
+/// flags "true" / "false", repeatable options their values joined by ",", others the bound
+/// variable's value as text (so `--seed 007` reads "7").
+std::vector<std::pair<std::string, std::string>> option_values(CLI::App& app);
+
 /// A subcommand: registers its options on construction, runs when selected.
 class command {
 public:
     virtual ~command() = default;
     virtual CLI::App* app() = 0;
-    virtual int run() = 0;
+    /// Runs the parsed command; `made_by` is the invocation's provenance with this command's
+    /// options, for the reports it writes.
+    virtual int run(const report::provenance& made_by) = 0;
 };
 
 } // namespace attnprop::cli

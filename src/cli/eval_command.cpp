@@ -34,7 +34,7 @@ public:
     }
     CLI::App* app() override { return app_; }
 
-    int run() override {
+    int run(const report::provenance& /*made_by*/) override {
         auto path = resolve_model(model_);
         model::model<numeric::rational> m = model::read_model_file(path.string());
         model::input_sequence x = model::parse_input(m, input_);

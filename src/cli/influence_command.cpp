@@ -2,6 +2,7 @@
 // Lemma 5), its bounds, and the cross-entropy corollary.
 #include "analysis/sweep.hpp"
 #include "cli/commands.hpp"
+#include "cli/out_dir.hpp"
 #include "model/model_file.hpp"
 #include "report/influence_report.hpp"
 
@@ -60,12 +61,15 @@ public:
                          "comparison is undecided")
             ->check(CLI::Range(16L, 1L << 20))
             ->capture_default_str();
-        app_->add_option("--out", out_, "Report directory (default out/influence-<model>-<seed>)");
+        app_->add_option("--out", out_,
+                         "Report directory (default out/influence-<model>-<seed>); a report with "
+                         "the same fingerprint is resumed, one made with other options refused");
+        app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
     CLI::App* app() override { return app_; }
 
-    int run() override {
+    int run(const report::provenance& invocation) override {
         analysis::sweep_options o;
         o.ns = parse_length_list(n_text_);
         o.inputs = static_cast<std::size_t>(inputs_);
@@ -119,6 +123,11 @@ public:
         meta.model_file = model_;
         meta.fingerprint = report::influence_fingerprint(bytes, o);
         const fs::path dir = out_dir();
+        meta.made_by = invocation;
+        meta.made_by.set_option("--out", dir.string());
+        const out_policy policy = influence_out_policy();
+        if (claim_out_dir(dir, meta.made_by, policy, force_, meta.fingerprint) == out_found::replaced)
+            remove_owned(dir, policy);
         std::string note;
         o.reuse = report::read_resume_rows(dir, meta.fingerprint, &note);
         if (!note.empty()) std::cerr << "influence: " << note << "\n";
@@ -126,7 +135,7 @@ public:
         std::vector<analysis::sweep_row> done;
         o.on_row = [&](const analysis::sweep_row& row) {
             done.push_back(row);
-            if (!row.reused) report::write_resume_rows(dir, meta.fingerprint, done);
+            if (!row.reused) report::write_resume_rows(dir, meta.fingerprint, done, meta.made_by);
             if (tty)
                 std::cerr << "influence: n = " << row.n << (row.reused ? " reused" : " done")
                           << ", max influence " << row.max_influence << "\n";
@@ -178,6 +187,18 @@ public:
     }
 
 private:
+    /// Same report: the same fingerprint (model file content and every option that changes
+    /// rows; the n list and --threads are not part of it), so the run resumes.
+    static out_policy influence_out_policy() {
+        out_policy p;
+        p.command = "influence";
+        p.markers = {{"rows.json", "attnprop-influence-rows"}, {"report.json", "attnprop-influence-report"}};
+        p.ignored = {"--n", "--threads", "--json", "--out", "--force"};
+        p.owned_files = {"report.json", "report.md", "influence.csv", "influence.svg", "rows.json"};
+        p.owned_folder_prefixes = {"counterexample-n"};
+        return p;
+    }
+
     fs::path out_dir() const {
         if (!out_.empty()) return out_;
         return fs::path("out") /
@@ -189,7 +210,7 @@ private:
     int inputs_ = 4, threads_ = 0;
     long precision_ = 128, divisor_ = 1, posterior_max_n_ = 4096, precision_cap_ = 1024;
     std::uint64_t seed_ = 1;
-    bool json_ = false;
+    bool json_ = false, force_ = false;
 };
 
 } // namespace

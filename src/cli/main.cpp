@@ -45,7 +45,12 @@ int main(int argc, char** argv) {
     }
     try {
         for (auto& c : commands)
-            if (c->app()->parsed()) return c->run();
+            if (c->app()->parsed()) {
+                // What made the reports: filled once here, completed by the command.
+                report::provenance made_by = invocation_provenance(argc, argv);
+                made_by.options = option_values(*c->app());
+                return c->run(made_by);
+            }
         return exit_usage;
     } catch (const usage_error& e) {
         std::cerr << "attnprop: error: " << e.what() << "\n";

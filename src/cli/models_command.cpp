@@ -24,7 +24,7 @@ public:
     }
     CLI::App* app() override { return app_; }
 
-    int run() override {
+    int run(const report::provenance& /*made_by*/) override {
         auto files = bundled_models();
         json::value arr = json::value::array();
         for (const auto& f : files) {

@@ -25,7 +25,7 @@ public:
     }
     CLI::App* app() override { return app_; }
 
-    int run() override {
+    int run(const report::provenance& /*made_by*/) override {
         fs::path dir = resolve(dir_);
         report::replay_record rec;
         try {

@@ -1,11 +1,13 @@
 // attnprop restrict: Hahn's hard-attention restriction for a concrete model and n, its
 // certificate, and a language counterexample.
 #include "cli/commands.hpp"
+#include "cli/out_dir.hpp"
 #include "model/model_file.hpp"
 #include "report/restrict_report.hpp"
 
 #include <chrono>
 #include <iostream>
+#include <optional>
 
 namespace attnprop::cli {
 
@@ -45,14 +47,17 @@ public:
             ->check(CLI::Range(0, 64))
             ->capture_default_str();
         app_->add_option("--out", out_,
-                         "Report directory (default out/restrict-<model>-<seed> for several n "
-                         "or an invalid certificate)");
+                         "Report directory (default out/restrict-<model>-<seed>, written for "
+                         "several n or a counterexample); refused when it holds a report made "
+                         "with other options");
+        app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
     CLI::App* app() override { return app_; }
 
-    int run() override {
+    int run(const report::provenance& invocation) override {
         const std::vector<long> ns = parse_length_list(n_text_);
+        if (ns.size() == 1) single_n_ = ns.front();
         std::string err;
         auto c = numeric::parse_rational(c_text_, &err);
         if (!c) throw usage_error("--free-fraction: '" + c_text_ + "' is not a number");
@@ -89,6 +94,22 @@ public:
         lo.certify.seed = seed_;
         lo.certify.samples = samples_;
         lo.certify.threads = threads_;
+        report::provenance made_by = invocation;
+        made_by.set_option("--out", out_dir().string());
+        // The folder is claimed before the first file goes into it: at the start when the
+        // report is certain (several n, or --out), else at the first counterexample.
+        const out_policy policy = restrict_out_policy();
+        std::optional<out_found> claim;
+        bool prepared = false;
+        auto prepare_out = [&] {
+            if (prepared) return;
+            if (!claim) claim = claim_out_dir(out_dir(), made_by, policy, force_);
+            // A replaced report goes whole; the same options rewrite the same files.
+            if (*claim == out_found::replaced) remove_owned(out_dir(), policy);
+            prepared = true;
+        };
+        if (ns.size() > 1 || !out_.empty()) claim = claim_out_dir(out_dir(), made_by, policy, force_);
+
         std::vector<report::restrict_run> runs;
         int code = exit_ok;
         for (long n : ns) {
@@ -127,14 +148,16 @@ public:
             if (r.cert.complete && !r.cert.valid) {
                 code = exit_failed;
                 auto dir = out_dir() / ("counterexample-n" + std::to_string(n));
-                report::write_restrict_counterexample(dir, m, r);
+                prepare_out();
+                report::write_restrict_counterexample(dir, m, r, made_by);
                 if (!json_)
                     std::cout << "counterexample written to " << dir.string()
                               << " (attnprop replay " << dir.string() << ")\n";
             }
             if (r.language && r.language->verdict == analysis::language_verdict::counterexample) {
                 auto dir = out_dir() / ("language-counterexample-n" + std::to_string(n));
-                report::write_language_counterexample(dir, m, r);
+                prepare_out();
+                report::write_language_counterexample(dir, m, r, made_by);
                 if (!json_)
                     std::cout << "language counterexample written to " << dir.string()
                               << " (attnprop replay " << dir.string()
@@ -142,9 +165,11 @@ public:
             }
             runs.push_back(std::move(r));
         }
-        if (ns.size() > 1 || !out_.empty()) {
+        if (ns.size() > 1 || !out_.empty() || prepared) {
+            // Every folder restrict writes holds a report, so that --out can compare options.
             const auto dir = out_dir();
-            report::write_restrict_sweep(dir, m, runs);
+            prepare_out();
+            report::write_restrict_sweep(dir, m, runs, made_by);
             if (!json_) {
                 std::vector<double> x, y;
                 for (const auto& r : runs)
@@ -182,17 +207,32 @@ public:
     }
 
 private:
+    static out_policy restrict_out_policy() {
+        out_policy p;
+        p.command = "restrict";
+        p.markers = {{"report.json", "attnprop-restrict-report"}};
+        p.ignored = {"--out", "--json", "--threads", "--force"};
+        p.owned_files = {"report.json", "report.md", "restrict.csv", "restrict.svg"};
+        p.owned_folder_prefixes = {"counterexample-n", "language-counterexample-n"};
+        return p;
+    }
+
+    /// --out, or out/restrict-<model>-<seed> (several n) or out/restrict-<model>-<seed>-n<N>
+    /// (one n): one folder per report, so that runs at other lengths keep theirs.
     std::filesystem::path out_dir() const {
         if (!out_.empty()) return out_;
-        return std::filesystem::path("out") /
-               ("restrict-" + std::filesystem::path(model_).stem().string() + "-" + std::to_string(seed_));
+        std::string name = "restrict-" + std::filesystem::path(model_).stem().string() + "-" +
+                           std::to_string(seed_);
+        if (single_n_) name += "-n" + std::to_string(*single_n_);
+        return std::filesystem::path("out") / name;
     }
 
     CLI::App* app_ = nullptr;
     std::string model_, n_text_, c_text_ = "0.5", language_, out_;
     std::uint64_t seed_ = 1;
     int trials_ = 0, samples_ = 32, threads_ = 0;
-    bool fan_out_ = false, json_ = false;
+    bool fan_out_ = false, json_ = false, force_ = false;
+    std::optional<long> single_n_; ///< the length when --n names one
 };
 
 } // namespace

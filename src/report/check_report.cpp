@@ -2,9 +2,11 @@
 
 #include "model/model_file.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <tuple>
 
 namespace attnprop::report {
 
@@ -39,7 +41,8 @@ value config_json(const runner::run_config& cfg) {
 }
 
 value case_json(const runner::recorded_case& rc, const runner::property_report& r,
-                const runner::counterexample& cx, const runner::run_config& cfg, bool shrunk) {
+                const runner::counterexample& cx, const runner::run_config& cfg, bool shrunk,
+                const provenance& made_by) {
     value o = value::object();
     o.set("format", str("attnprop-counterexample"));
     o.set("version", num(1));
@@ -68,6 +71,7 @@ value case_json(const runner::recorded_case& rc, const runner::property_report& 
     } else {
         o.set("shrunk", value::boolean(false));
     }
+    if (!made_by.empty()) o.set("provenance", provenance_to_json(made_by));
     return o;
 }
 
@@ -78,13 +82,73 @@ void write_text(const fs::path& p, const std::string& text) {
     if (!f) throw std::runtime_error("cannot write " + p.string());
 }
 
-std::string distribution_line(const std::map<std::string, int>& m) {
+std::string pairs_line(const std::vector<std::pair<std::string, int>>& v) {
     std::string s;
-    for (const auto& [k, v] : m) s += (s.empty() ? "" : ", ") + k + ": " + std::to_string(v);
+    for (const auto& [k, n] : v) s += (s.empty() ? "" : ", ") + k + ": " + std::to_string(n);
+    return s;
+}
+
+std::string lengths_line(const runner::property_report& r) {
+    const std::string s = pairs_line(ordered_n_buckets(r.n_buckets));
     return s.empty() ? "-" : s;
 }
 
+std::string classes_line(const runner::property_report& r) {
+    const class_summary c = summarize_classes(r.classes);
+    std::string s = pairs_line(c.top);
+    if (c.other_classes > 0)
+        s += (s.empty() ? "" : ", ") + std::string("other (") + std::to_string(c.other_classes) +
+             (c.other_classes == 1 ? " class, " : " classes, ") + std::to_string(c.other_cases) +
+             (c.other_cases == 1 ? " case)" : " cases)");
+    return s.empty() ? "-" : s;
+}
+
+std::string measurements_line(const runner::property_report& r) {
+    std::string s;
+    for (const auto& [k, n] : r.measurements) s += (s.empty() ? "" : ", ") + k + ": " + std::to_string(n);
+    return s;
+}
+
+/// Sort key of an n-bucket label: "n<=X" -> (0, X, 0), "n>X" -> (0, X, 1), else (1, 0, 0).
+std::tuple<int, long long, int> bucket_key(const std::string& label) {
+    auto number = [](const std::string& digits, long long* out) {
+        if (digits.empty() || digits.size() > 18 ||
+            !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            return false;
+        *out = std::stoll(digits);
+        return true;
+    };
+    long long x = 0;
+    if (label.starts_with("n<=") && number(label.substr(3), &x)) return {0, x, 0};
+    if (label.starts_with("n>") && number(label.substr(2), &x)) return {0, x, 1};
+    return {1, 0, 0};
+}
+
 } // namespace
+
+std::vector<std::pair<std::string, int>> ordered_n_buckets(const std::map<std::string, int>& buckets) {
+    std::vector<std::pair<std::string, int>> out(buckets.begin(), buckets.end());
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        return bucket_key(a.first) < bucket_key(b.first); // ties keep the map's string order
+    });
+    return out;
+}
+
+class_summary summarize_classes(const std::map<std::string, int>& classes, std::size_t top) {
+    std::vector<std::pair<std::string, int>> all(classes.begin(), classes.end());
+    std::stable_sort(all.begin(), all.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    class_summary s;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        if (i < top) {
+            s.top.push_back(all[i]);
+        } else {
+            ++s.other_classes;
+            s.other_cases += all[i].second;
+        }
+    }
+    return s;
+}
 
 std::string counterexample_folder(const runner::property_report& r) { return r.suite + "-" + r.name; }
 
@@ -92,6 +156,7 @@ value check_to_json(const check_run& run) {
     value o = value::object();
     o.set("format", str("attnprop-check-report"));
     o.set("version", num(1));
+    if (!run.made_by.empty()) o.set("provenance", provenance_to_json(run.made_by));
     o.set("config", config_json(run.cfg));
     o.set("suites", string_array(run.suites));
     value props = value::array();
@@ -111,12 +176,32 @@ value check_to_json(const check_run& run) {
         p.set("undefined", num(r.undefined));
         p.set("gave_up", value::boolean(r.gave_up));
         if (!r.error.empty()) p.set("error", str(r.error));
-        value nb = value::object();
-        for (const auto& [k, v] : r.n_buckets) nb.set(k, num(v));
+        value nb = value::array();
+        for (const auto& [k, v] : ordered_n_buckets(r.n_buckets)) {
+            value b = value::object();
+            b.set("bucket", str(k));
+            b.set("cases", num(v));
+            nb.push_back(std::move(b));
+        }
         p.set("n_buckets", std::move(nb));
+        const class_summary cs = summarize_classes(r.classes);
+        value top = value::array();
+        for (const auto& [k, v] : cs.top) {
+            value c = value::object();
+            c.set("class", str(k));
+            c.set("cases", num(v));
+            top.push_back(std::move(c));
+        }
+        value other = value::object();
+        other.set("classes", num(cs.other_classes));
+        other.set("cases", num(cs.other_cases));
         value cl = value::object();
-        for (const auto& [k, v] : r.classes) cl.set(k, num(v));
+        cl.set("top", std::move(top));
+        cl.set("other", std::move(other));
         p.set("model_classes", std::move(cl));
+        value all = value::object();
+        for (const auto& [k, v] : r.classes) all.set(k, num(v));
+        p.set("model_classes_all", std::move(all));
         if (!r.undecided_reasons.empty()) p.set("undecided_reasons", string_array(r.undecided_reasons));
         if (!r.undefined_reasons.empty()) p.set("undefined_reasons", string_array(r.undefined_reasons));
         if (!r.measurements.empty()) {
@@ -158,12 +243,13 @@ std::string check_to_markdown(const check_run& run) {
        << run.cfg.precision_cap << " when undecided). Suites:";
     for (const auto& s : run.suites) os << " `" << s << "`";
     os << ".\n\n";
-    os << "| property | status | passed | undecided | failed | gave up | seed |\n";
-    os << "|---|---|---|---|---|---|---|\n";
+    os << "| property | status | passed | undecided | undefined | failed | gave up | seed |\n";
+    os << "|---|---|---|---|---|---|---|---|\n";
     for (const auto& r : run.reports) {
         os << "| `" << r.suite << "/" << r.name << "`" << (r.expected_to_fail ? " (control)" : "")
-           << " | " << r.status() << " | " << r.passed << " | " << r.undecided << " | " << r.failed
-           << " | " << (r.gave_up ? "yes" : "no") << " | " << r.seed << " |\n";
+           << " | " << r.status() << " | " << r.passed << " | " << r.undecided << " | "
+           << r.undefined << " | " << r.failed << " | " << (r.gave_up ? "yes" : "no") << " | "
+           << r.seed << " |\n";
     }
     os << "\n## Statements and distributions\n\n";
     for (const auto& r : run.reports) {
@@ -172,9 +258,11 @@ std::string check_to_markdown(const check_run& run) {
             std::string s;
             for (const auto& k : r.kinds) s += (s.empty() ? "" : ", ") + k;
             return s;
-        }() << ". Lengths: " << distribution_line(r.n_buckets)
-           << ". Models: " << distribution_line(r.classes) << ".\n";
+        }() << ". Lengths: " << lengths_line(r) << ". Models: " << classes_line(r) << ".\n";
+        if (!r.measurements.empty())
+            os << "  Measurements (statistics beside the verdicts): " << measurements_line(r) << ".\n";
         for (const auto& why : r.undecided_reasons) os << "  Undecided: " << why << ".\n";
+        for (const auto& where : r.undefined_reasons) os << "  Undefined: " << where << ".\n";
     }
     bool any = false;
     for (const auto& r : run.reports) {
@@ -198,6 +286,7 @@ std::string check_to_markdown(const check_run& run) {
         os << "- replay: `attnprop replay " << "counterexamples/" << counterexample_folder(r)
            << "` (from the report directory)\n";
     }
+    if (!run.made_by.empty()) os << "\n" << provenance_to_markdown(run.made_by);
     return os.str();
 }
 
@@ -206,15 +295,17 @@ std::string check_to_text(const check_run& run) {
     std::size_t w = 8;
     for (const auto& r : run.reports) w = std::max(w, r.suite.size() + r.name.size() + 1);
     os << std::left << std::setw(static_cast<int>(w) + 2) << "property" << std::setw(18) << "status"
-       << std::right << std::setw(7) << "passed" << std::setw(10) << "undecided" << std::setw(7)
-       << "failed" << std::setw(9) << "gave-up" << "  seed\n";
+       << std::right << std::setw(7) << "passed" << std::setw(10) << "undecided" << std::setw(10)
+       << "undefined" << std::setw(7) << "failed" << std::setw(9) << "gave-up" << "  seed\n";
     for (const auto& r : run.reports) {
         os << std::left << std::setw(static_cast<int>(w) + 2) << (r.suite + "/" + r.name)
            << std::setw(18) << r.status() << std::right << std::setw(7) << r.passed << std::setw(10)
-           << r.undecided << std::setw(7) << r.failed << std::setw(9) << (r.gave_up ? "yes" : "no")
-           << "  " << r.seed << "\n";
-        os << "    lengths: " << distribution_line(r.n_buckets) << "\n";
-        os << "    models:  " << distribution_line(r.classes) << "\n";
+           << r.undecided << std::setw(10) << r.undefined << std::setw(7) << r.failed << std::setw(9)
+           << (r.gave_up ? "yes" : "no") << "  " << r.seed << "\n";
+        os << "    lengths: " << lengths_line(r) << "\n";
+        os << "    models:  " << classes_line(r) << "\n";
+        if (!r.measurements.empty()) os << "    measurements: " << measurements_line(r) << "\n";
+        for (const auto& where : r.undefined_reasons) os << "    undefined: " << where << "\n";
         if (r.cx) os << "    counterexample: " << r.cx->shrunk.result.message << "\n";
     }
     return os.str();
@@ -230,10 +321,10 @@ void write_check_report(const fs::path& dir, const check_run& run) {
         fs::create_directories(cxdir / "original");
         model::write_model_file(r.cx->shrunk.value.model, (cxdir / "model.json").string());
         write_text(cxdir / "case.json",
-                   json::dump(case_json(r.cx->shrunk, r, *r.cx, run.cfg, true), 2) + "\n");
+                   json::dump(case_json(r.cx->shrunk, r, *r.cx, run.cfg, true, run.made_by), 2) + "\n");
         model::write_model_file(r.cx->original.value.model, (cxdir / "original" / "model.json").string());
         write_text(cxdir / "original" / "case.json",
-                   json::dump(case_json(r.cx->original, r, *r.cx, run.cfg, false), 2) + "\n");
+                   json::dump(case_json(r.cx->original, r, *r.cx, run.cfg, false, run.made_by), 2) + "\n");
     }
 }
 

@@ -4,10 +4,14 @@
 /// and one folder per counterexample that `attnprop replay` reproduces on its own.
 
 #include "model/json.hpp"
+#include "report/provenance.hpp"
 #include "runner/runner.hpp"
 
+#include <cstddef>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnprop::report {
@@ -18,14 +22,35 @@ struct check_run {
     runner::run_config cfg;
     std::vector<std::string> suites;
     std::vector<runner::property_report> reports;
+    /// Who made the run (version, commit, command line, options); written to report.json,
+    /// report.md and every case.json unless empty.
+    provenance made_by;
 };
+
+/// How many model classes the compact distribution names; the rest is "other".
+inline constexpr std::size_t top_model_classes = 5;
+
+/// The n buckets of a property (runner::n_bucket labels) in numeric order: "n<=4", "n<=16",
+/// ..., "n>1024"; labels of another shape last, in string order.
+std::vector<std::pair<std::string, int>> ordered_n_buckets(const std::map<std::string, int>& buckets);
+
+/// The compact model-class distribution: the `top` most common classes (most cases first,
+/// ties by name) and what the others add up to.
+struct class_summary {
+    std::vector<std::pair<std::string, int>> top;
+    int other_classes = 0; ///< classes not in `top`
+    int other_cases = 0;   ///< their cases
+};
+class_summary summarize_classes(const std::map<std::string, int>& classes,
+                                std::size_t top = top_model_classes);
 
 /// Folder name of a property's counterexample: "<suite>-<name>".
 std::string counterexample_folder(const runner::property_report& r);
 
 json::value check_to_json(const check_run& run);
 std::string check_to_markdown(const check_run& run);
-/// Terminal table: one row per property, then the distributions.
+/// Terminal table: one row per property, then its compact distributions (n buckets in order,
+/// the top model classes and "other"), measurements, undefined locations and counterexample.
 std::string check_to_text(const check_run& run);
 
 /// Writes report.json, report.md and counterexamples/<folder>/{model.json, case.json,

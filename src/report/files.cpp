@@ -125,6 +125,7 @@ fs::path write_case_folder(const fs::path& dir, const model::model<numeric::rati
     o.set("verdict", value::string("violated"));
     o.set("message", value::string(c.message));
     o.set("numbers", c.numbers);
+    if (!c.made_by.empty()) o.set("provenance", provenance_to_json(c.made_by));
     write_file_atomic(dir / "case.json", json::dump(o, 2) + "\n");
     return dir;
 }

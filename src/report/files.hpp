@@ -6,6 +6,7 @@
 
 #include "model/json.hpp"
 #include "model/model.hpp"
+#include "report/provenance.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -44,6 +45,7 @@ struct case_folder {
     long precision = 128;
     std::string message;
     json::value numbers = json::value::object();
+    provenance made_by;                   ///< written as "provenance" unless empty; replay ignores it
 };
 
 /// Writes DIR/{model.json, case.json}; returns DIR.

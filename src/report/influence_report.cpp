@@ -180,6 +180,7 @@ value influence_to_json(const analysis::sweep_result& r, const influence_meta& m
     value o = value::object();
     o.set("format", str("attnprop-influence-report"));
     o.set("version", num(1));
+    if (!meta.made_by.empty()) o.set("provenance", provenance_to_json(meta.made_by));
     o.set("model", str(r.model_name));
     o.set("model_file", str(meta.model_file));
     o.set("fingerprint", str(meta.fingerprint));
@@ -289,11 +290,12 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
 }
 
 void write_resume_rows(const fs::path& dir, const std::string& fingerprint,
-                       const std::vector<sweep_row>& rows) {
+                       const std::vector<sweep_row>& rows, const provenance& made_by) {
     fs::create_directories(dir);
     value o = value::object();
     o.set("format", str("attnprop-influence-rows"));
     o.set("version", num(1));
+    if (!made_by.empty()) o.set("provenance", provenance_to_json(made_by));
     o.set("fingerprint", str(fingerprint));
     value arr = value::array();
     for (const auto& r : rows) arr.push_back(row_to_json(r));
@@ -364,7 +366,7 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     if (!ce.empty() && ce.size() == ns.size()) panels.push_back({ce, 0, 1.1, "mean CE (bits)", "#d62728", 2});
     if (!ns.empty())
         write_file_atomic(dir / "influence.svg", log_x_svg("one-symbol influence of " + r.model_name, ns, panels));
-    write_resume_rows(dir, meta.fingerprint, r.rows);
+    write_resume_rows(dir, meta.fingerprint, r.rows, meta.made_by);
     std::ostringstream md;
     md << "# Influence sweep: " << r.model_name << "\n\n";
     md << "Hahn (2020), Lemma 5: one changed symbol moves y_n^(L) by at most K/n when the five "
@@ -399,6 +401,7 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     md << "\n**Verdict: " << verdict_line(r) << "**\n\n";
     md << "Files: `influence.csv`, `influence.svg` (n·max influence against n, log scale), "
           "`report.json`, `rows.json` (resume checkpoint).\n";
+    if (!meta.made_by.empty()) md << "\n" << provenance_to_markdown(meta.made_by);
     write_file_atomic(dir / "report.md", md.str());
 }
 
@@ -427,6 +430,7 @@ fs::path write_influence_counterexample(const fs::path& dir, const model::model<
     nums.set("max_prob_change", opt_str(row.max_prob_change));
     nums.set("bound_divisor", str(std::to_string(meta.options.bound_divisor)));
     c.numbers = std::move(nums);
+    c.made_by = meta.made_by;
     return write_case_folder(dir, m, c);
 }
 
@@ -466,6 +470,7 @@ fs::path write_cross_entropy_counterexample(const fs::path& dir, const model::mo
     nums.set("accuracy", str(ce.accuracy));
     nums.set("eta_divisor", str(std::to_string(meta.options.bound_divisor)));
     c.numbers = std::move(nums);
+    c.made_by = meta.made_by;
     return write_case_folder(dir, m, c);
 }
 

@@ -8,6 +8,7 @@
 
 #include "analysis/sweep.hpp"
 #include "model/json.hpp"
+#include "report/provenance.hpp"
 
 #include <filesystem>
 #include <string>
@@ -31,6 +32,9 @@ struct influence_meta {
     std::string model_file;      ///< as given
     std::string fingerprint;     ///< hash of the model file's content and every option
     analysis::sweep_options options;
+    /// Who made the sweep: written to report.json, report.md, rows.json and case.json unless
+    /// empty; never part of the fingerprint.
+    provenance made_by;
 };
 
 /// Fingerprint: FNV-1a 64 of the model file's bytes and the options that change rows
@@ -49,9 +53,11 @@ json::value influence_to_json(const analysis::sweep_result& r, const influence_m
 /// Tables per n, slope, verdict and hypotheses, for a terminal.
 std::string influence_to_text(const analysis::sweep_result& r, const influence_meta& meta);
 
-/// Writes rows.json (fingerprint + finished rows) atomically: the resume checkpoint.
+/// Writes rows.json (fingerprint + finished rows, and the provenance unless empty) atomically:
+/// the resume checkpoint.
 void write_resume_rows(const std::filesystem::path& dir, const std::string& fingerprint,
-                       const std::vector<analysis::sweep_row>& rows);
+                       const std::vector<analysis::sweep_row>& rows,
+                       const provenance& made_by = {});
 
 /// Rows of DIR/rows.json when its fingerprint equals `fingerprint`; otherwise none, with
 /// `note` saying why (no file, different fingerprint, unreadable).

@@ -240,11 +240,12 @@ double log2_slope(const std::vector<double>& x, const std::vector<double>& y) {
 }
 
 void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
-                          const std::vector<restrict_run>& runs) {
+                          const std::vector<restrict_run>& runs, const provenance& made_by) {
     fs::create_directories(dir);
     value doc = value::object();
     doc.set("format", str("attnprop-restrict-report"));
     doc.set("version", num(1));
+    if (!made_by.empty()) doc.set("provenance", provenance_to_json(made_by));
     doc.set("model", str(runs.empty() ? m.name : runs.front().model_name));
     value arr = value::array();
     std::vector<double> ns, fr, cs;
@@ -308,12 +309,13 @@ void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
        << fixed(fslope, 4) << " per doubling.\n\n";
     md << "Files: `restrict.csv` (one row per n), `restrict.svg` (free fraction and c_obs against "
           "n, log scale), `report.json`.\n";
+    if (!made_by.empty()) md << "\n" << provenance_to_markdown(made_by);
     write_text(dir / "report.md", md.str());
 }
 
 void write_restrict_single(const fs::path& dir, const model::model<rational>& m,
-                           const restrict_run& r) {
-    write_restrict_sweep(dir, m, {r});
+                           const restrict_run& r, const provenance& made_by) {
+    write_restrict_sweep(dir, m, {r}, made_by);
 }
 
 namespace {
@@ -321,7 +323,7 @@ namespace {
 fs::path write_case_folder(const fs::path& dir, const model::model<rational>& m,
                            const std::string& property, const std::string& statement,
                            const std::vector<std::string>& inputs, const restrict_run& r,
-                           const std::string& message, value numbers) {
+                           const std::string& message, value numbers, const provenance& made_by) {
     case_folder c;
     c.property = property;
     c.statement = statement;
@@ -330,13 +332,14 @@ fs::path write_case_folder(const fs::path& dir, const model::model<rational>& m,
     c.seed = static_cast<std::uint64_t>(r.params.count("seed") ? r.params.at("seed") : 1);
     c.message = message;
     c.numbers = std::move(numbers);
+    c.made_by = made_by;
     return write_case_folder(dir, m, c);
 }
 
 } // namespace
 
 fs::path write_restrict_counterexample(const fs::path& dir, const model::model<rational>& m,
-                                       const restrict_run& r) {
+                                       const restrict_run& r, const provenance& made_by) {
     std::string message;
     for (const auto& c : r.cert.checks)
         if (c.soundness && !c.passed) message += (message.empty() ? "" : "; ") + c.name + ": " + c.detail;
@@ -348,11 +351,11 @@ fs::path write_restrict_counterexample(const fs::path& dir, const model::model<r
                              "the restriction certificate is valid: the dependency table T_L(n) "
                              "equals the exact forward pass and y_n^(L) is independent of "
                              "Free \\ D_L(n)",
-                             r.cert.failing_inputs, r, message, std::move(nums));
+                             r.cert.failing_inputs, r, message, std::move(nums), made_by);
 }
 
 fs::path write_language_counterexample(const fs::path& dir, const model::model<rational>& m,
-                                       const restrict_run& r) {
+                                       const restrict_run& r, const provenance& made_by) {
     if (!r.language || r.language->verdict != analysis::language_verdict::counterexample)
         throw std::invalid_argument("write_language_counterexample: the run has no counterexample");
     const auto& lr = *r.language;
@@ -371,7 +374,7 @@ fs::path write_language_counterexample(const fs::path& dir, const model::model<r
                              {lr.inputs[0], lr.inputs[1]}, r,
                              std::string("the model misclassifies a ") +
                                  lang::to_string(lr.language) + " input: " + lr.explanation,
-                             std::move(nums));
+                             std::move(nums), made_by);
 }
 
 } // namespace attnprop::report

@@ -7,6 +7,7 @@
 
 #include "analysis/restriction.hpp"
 #include "model/json.hpp"
+#include "report/provenance.hpp"
 
 #include <filesystem>
 #include <map>
@@ -47,20 +48,23 @@ std::string restrict_to_text(const model::model<numeric::rational>& m, const res
 /// Least-squares slope of y against log2 x (0 with fewer than two distinct x).
 double log2_slope(const std::vector<double>& x, const std::vector<double>& y);
 
-/// Writes report.json, report.md, restrict.csv and restrict.svg for runs over several n.
+/// Writes report.json, report.md, restrict.csv and restrict.svg for runs over several n (or
+/// one); `made_by` goes into report.json and report.md unless empty.
 void write_restrict_sweep(const std::filesystem::path& dir,
                           const model::model<numeric::rational>& m,
-                          const std::vector<restrict_run>& runs);
+                          const std::vector<restrict_run>& runs, const provenance& made_by = {});
 
 /// Writes report.json (and report.md) of one run into dir.
 void write_restrict_single(const std::filesystem::path& dir,
-                           const model::model<numeric::rational>& m, const restrict_run& r);
+                           const model::model<numeric::rational>& m, const restrict_run& r,
+                           const provenance& made_by = {});
 
 /// Writes DIR/{model.json, case.json} for an invalid certificate, replayable with
 /// `attnprop replay DIR`. Returns DIR.
 std::filesystem::path write_restrict_counterexample(const std::filesystem::path& dir,
                                                     const model::model<numeric::rational>& m,
-                                                    const restrict_run& r);
+                                                    const restrict_run& r,
+                                                    const provenance& made_by = {});
 
 /// Writes DIR/{model.json, case.json} for a language counterexample of the run (two inputs
 /// with equal outputs and different membership), replayable with `attnprop replay DIR`
@@ -68,6 +72,7 @@ std::filesystem::path write_restrict_counterexample(const std::filesystem::path&
 /// it. Precondition: r.language holds a counterexample (else std::invalid_argument).
 std::filesystem::path write_language_counterexample(const std::filesystem::path& dir,
                                                     const model::model<numeric::rational>& m,
-                                                    const restrict_run& r);
+                                                    const restrict_run& r,
+                                                    const provenance& made_by = {});
 
 } // namespace attnprop::report

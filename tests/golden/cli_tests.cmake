@@ -70,6 +70,13 @@ attnprop_cli_test(restrict-parity-certificate 0 "^certificate +valid"
                   restrict --model hard-parity-attempt --n 1024 --language parity --samples 8)
 attnprop_cli_test(restrict-parity-1024 0 "parity: counterexample found"
                   restrict --model hard-parity-attempt --n 1024 --language parity --samples 8)
+# These write their language counterexamples into the default folders
+# out/restrict-hard-parity-attempt-1-n64 and -n1024 (one per n; the same options, --json
+# aside): one at a time.
+foreach(_t restrict-parity-64 restrict-parity-misclassified restrict-parity-certificate
+           restrict-parity-1024)
+  set_tests_properties("golden: cli ${_t}" PROPERTIES RESOURCE_LOCK restrict_default_out)
+endforeach()
 attnprop_cli_test(restrict-first-not-ruled-out 0 "first: language not ruled out"
                   restrict --model hard-first --n 64 --language first)
 attnprop_cli_test(restrict-first-c-obs 0 "c_obs +1 +D_L\\(n\\) = \\{1\\}" restrict --model hard-first --n 64)
@@ -94,11 +101,26 @@ attnprop_cli_test(restrict-json-certificate 0 "\"certificate\": \"valid\""
                   restrict --model hard-parity-attempt --n 64 --language parity --json)
 attnprop_cli_test(restrict-json-dependency 0 "\"dependency\": \\["
                   restrict --model hard-first --n 16 --json)
+foreach(_t restrict-json-counterexample restrict-json-certificate)
+  set_tests_properties("golden: cli ${_t}" PROPERTIES RESOURCE_LOCK restrict_default_out)
+endforeach()
 attnprop_cli_test(restrict-json-rho 0 "\"rho\": \"1\\*+\""
                   restrict --model hard-contains-one --n 16 --json)
 attnprop_cli_test(restrict-sweep 0 "trend: c_obs changes by 0 per doubling"
                   restrict --model hard-parity-attempt --n 16:256:x4 --language parity
                   --out ${CMAKE_CURRENT_BINARY_DIR}/golden-restrict)
+set_tests_properties("golden: cli restrict-sweep" PROPERTIES FIXTURES_SETUP restrict_sweep)
+# --out: another --n is refused; the same options (--threads does not count) rewrite the report.
+attnprop_cli_test(restrict-out-refused 2
+                  "golden-restrict holds a report made with --n 16:256:x4; this run has --n 16:64:x4: use --out DIR or --force to replace it"
+                  restrict --model hard-parity-attempt --n 16:64:x4 --language parity
+                  --out ${CMAKE_CURRENT_BINARY_DIR}/golden-restrict)
+set_tests_properties("golden: cli restrict-out-refused" PROPERTIES FIXTURES_REQUIRED restrict_sweep)
+attnprop_cli_test(restrict-out-same-options 0 "report: .*golden-restrict/report.md"
+                  restrict --model hard-parity-attempt --n 16:256:x4 --language parity --threads 1
+                  --out ${CMAKE_CURRENT_BINARY_DIR}/golden-restrict)
+set_tests_properties("golden: cli restrict-out-same-options" PROPERTIES
+                     FIXTURES_REQUIRED restrict_sweep DEPENDS "golden: cli restrict-out-refused")
 attnprop_cli_test(restrict-unknown-language 2 "unknown language 'klingon'"
                   restrict --model hard-first --n 16 --language klingon)
 attnprop_cli_test(restrict-n-too-small 2 "n must be at least 2" restrict --model hard-first --n 1)
@@ -160,10 +182,22 @@ set_tests_properties("golden: cli influence-out-files" PROPERTIES LABELS golden
 attnprop_cli_test(influence-resume 0 "reused 2 rows"
                   influence --model cc-first --n 8,16 --out ${_inf_out}/files)
 set_tests_properties("golden: cli influence-resume" PROPERTIES FIXTURES_REQUIRED influence_files)
-attnprop_cli_test(influence-resume-other-seed 0 "different model or options.*starting fresh"
+# Other options than the folder's report: refused (exit 2) unless --force; then the folder
+# holds the new report and resumes with the new options.
+attnprop_cli_test(influence-resume-other-seed 2
+                  "golden-influence/files holds an influence report made with --seed 1; this run has --seed 2: use --out DIR or --force to replace it"
                   influence --model cc-first --n 8,16 --seed 2 --out ${_inf_out}/files)
 set_tests_properties("golden: cli influence-resume-other-seed" PROPERTIES
                      FIXTURES_REQUIRED influence_files DEPENDS "golden: cli influence-resume")
+attnprop_cli_test(influence-resume-force 0
+                  "--force: replacing the influence report in .*golden-influence/files made with --seed 1; this run has --seed 2"
+                  influence --model cc-first --n 8,16 --seed 2 --force --out ${_inf_out}/files)
+set_tests_properties("golden: cli influence-resume-force" PROPERTIES
+                     FIXTURES_REQUIRED influence_files DEPENDS "golden: cli influence-resume-other-seed")
+attnprop_cli_test(influence-resume-after-force 0 "reused 2 rows"
+                  influence --model cc-first --n 8,16 --seed 2 --threads 1 --out ${_inf_out}/files)
+set_tests_properties("golden: cli influence-resume-after-force" PROPERTIES
+                     FIXTURES_REQUIRED influence_files DEPENDS "golden: cli influence-resume-force")
 # The negative control fails (exit 1) and its counterexample replays as violated (exit 1).
 add_test(NAME "golden: cli influence-fails"
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "counterexample written to" --
@@ -214,3 +248,76 @@ attnprop_cli_test(influence-step 0 "verdict: hypothesis-violated .hypotheses fai
                   influence --model soft-step-update --n 16,32,64 --out ${_inf_out}/step)
 attnprop_cli_test(bound-logn 0 "verdict: Lemma 5 does not apply: dot-product-scores fails"
                   bound --model cc-first-logn)
+
+# --out and --force for check (docs/cli.md): a report made with other options is refused,
+# the same options (--json does not count) rewrite it, --force replaces it, and a folder that
+# holds no attnprop report is refused unless empty; --force then leaves its other files.
+set(_out ${CMAKE_CURRENT_BINARY_DIR}/golden-out)
+set(_small --tests 5 --max-n 8)
+attnprop_cli_test(check-out-first 0 "semantics/leftmost-tie-rule +passed"
+                  check --property semantics/leftmost-tie-rule ${_small} --out ${_out}/check)
+set_tests_properties("golden: cli check-out-first" PROPERTIES FIXTURES_SETUP out_check)
+attnprop_cli_test(check-out-refused 2
+                  "golden-out/check holds a report made with --property semantics/leftmost-tie-rule; this run has --property semantics/trace-last-row: use --out DIR or --force to replace it"
+                  check --property semantics/trace-last-row ${_small} --out ${_out}/check)
+set_tests_properties("golden: cli check-out-refused" PROPERTIES FIXTURES_REQUIRED out_check)
+attnprop_cli_test(check-out-same-options 0 "\"status\": \"passed\""
+                  check --property semantics/leftmost-tie-rule ${_small} --json --out ${_out}/check)
+set_tests_properties("golden: cli check-out-same-options" PROPERTIES FIXTURES_REQUIRED out_check
+                     DEPENDS "golden: cli check-out-refused")
+attnprop_cli_test(check-out-force 0
+                  "--force: replacing the check report in .*golden-out/check made with --property semantics/leftmost-tie-rule; this run has --property semantics/trace-last-row"
+                  check --property semantics/trace-last-row ${_small} --force --out ${_out}/check)
+set_tests_properties("golden: cli check-out-force" PROPERTIES FIXTURES_REQUIRED out_check
+                     DEPENDS "golden: cli check-out-same-options")
+attnprop_cli_test(check-out-after-force 2
+                  "golden-out/check holds a report made with --property semantics/trace-last-row; this run has --property semantics/leftmost-tie-rule"
+                  check --property semantics/leftmost-tie-rule ${_small} --out ${_out}/check)
+set_tests_properties("golden: cli check-out-after-force" PROPERTIES FIXTURES_REQUIRED out_check
+                     DEPENDS "golden: cli check-out-force")
+add_test(NAME "golden: cli check-out-foreign-folder"
+         COMMAND sh -c "mkdir -p \"$1\" && echo mine > \"$1/notes.txt\" && exec sh \"$2\" 2 \"is not empty and holds no attnprop check report: use --out DIR, or --force to write into it\" -- \"$3\" check --property semantics/leftmost-tie-rule --tests 5 --max-n 8 --out \"$1\""
+                 sh ${_out}/foreign ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh $<TARGET_FILE:attnprop_cli>)
+set_tests_properties("golden: cli check-out-foreign-folder" PROPERTIES LABELS golden
+                     FIXTURES_SETUP out_foreign)
+add_test(NAME "golden: cli check-out-force-foreign-folder"
+         COMMAND sh -c "\"$2\" check --property semantics/leftmost-tie-rule --tests 5 --max-n 8 --force --out \"$1\" >/dev/null 2>&1 && test -f \"$1/notes.txt\" && test -f \"$1/report.json\""
+                 sh ${_out}/foreign $<TARGET_FILE:attnprop_cli>)
+set_tests_properties("golden: cli check-out-force-foreign-folder" PROPERTIES LABELS golden
+                     FIXTURES_REQUIRED out_foreign)
+# Same options, two folders: byte-identical report.json and report.md once the provenance
+# (which names the other --out) is taken out; the counterexample case.json files too.
+add_test(NAME "golden: cli same-options-same-report"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/same_report.sh $<TARGET_FILE:attnprop_cli>
+                 ${_out}/same)
+set_tests_properties("golden: cli same-options-same-report" PROPERTIES LABELS golden
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+
+# The README tour, top to bottom, with small budgets: no command refuses or replaces another's
+# report, the replay paths exist, the exit codes are the ones the comments name.
+add_test(NAME "golden: readme tour"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/readme_tour.sh ${PROJECT_SOURCE_DIR}/README.md
+                 $<TARGET_FILE:attnprop_cli> ${CMAKE_CURRENT_BINARY_DIR}/golden-readme-tour)
+set_tests_properties("golden: readme tour" PROPERTIES LABELS golden TIMEOUT 300
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+
+# Report folders of the golden tests are removed first, so that reports left by an earlier
+# attnprop, or by other options, never meet the --out refusal: every "golden: cli" test needs
+# this fixture (appended to whatever fixtures it has).
+add_test(NAME "golden: clean report folders"
+         COMMAND ${CMAKE_COMMAND} -E rm -rf ${CMAKE_CURRENT_BINARY_DIR}/golden-controls
+                 ${CMAKE_CURRENT_BINARY_DIR}/golden-semantics ${CMAKE_CURRENT_BINARY_DIR}/golden-restrict
+                 ${CMAKE_CURRENT_BINARY_DIR}/golden-restrict-cx ${_inf_out} ${_out}
+                 ${CMAKE_CURRENT_BINARY_DIR}/out)
+set_tests_properties("golden: clean report folders" PROPERTIES LABELS golden FIXTURES_SETUP golden_clean)
+get_property(_golden_tests DIRECTORY PROPERTY TESTS)
+foreach(_t IN LISTS _golden_tests)
+  if(_t MATCHES "^golden: cli ")
+    get_test_property("${_t}" FIXTURES_REQUIRED _fx)
+    if(NOT _fx)
+      set(_fx "")
+    endif()
+    list(APPEND _fx golden_clean)
+    set_tests_properties("${_t}" PROPERTIES FIXTURES_REQUIRED "${_fx}")
+  endif()
+endforeach()

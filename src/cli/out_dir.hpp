@@ -1,0 +1,54 @@
+#pragma once
+/// @file out_dir.hpp
+/// `--out` semantics of the commands that write report folders (check, influence, restrict;
+/// docs/cli.md, "--out and --force"): a folder holding a report made with other options is
+/// never overwritten without `--force`.
+
+#include "report/provenance.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnprop::cli {
+
+/// How one command treats its output folder.
+struct out_policy {
+    std::string command;                ///< "check", "influence", "restrict" (for messages)
+    /// Files whose presence makes the folder a report of this command, with the "format" each
+    /// must carry, tried in order: {"report.json", "attnprop-check-report"}, ...
+    std::vector<std::pair<std::string, std::string>> markers;
+    /// Options that never change the report (--out, --json, --threads, ...): not compared.
+    std::vector<std::string> ignored;
+    /// Entries the command writes into the folder: removed by remove_owned.
+    std::vector<std::string> owned_files;
+    /// Name prefixes of the counterexample folders the command writes ("counterexample-n"):
+    /// sub-folders with such a name that hold a case.json are removed by remove_owned.
+    std::vector<std::string> owned_folder_prefixes;
+};
+
+/// What claim_out_dir found.
+enum class out_found {
+    nothing,     ///< no folder, or an empty one
+    same_report, ///< a report of this command made with the same options (or fingerprint)
+    replaced     ///< anything else, accepted because of --force
+};
+
+/// Decides whether `dir` may receive this run's report, before the run starts. With
+/// `fingerprint` (influence) a recorded report is the same when its "fingerprint" equals it;
+/// otherwise when its recorded options equal `now.options`, ignoring `policy.ignored`.
+/// Without `force`, throws usage_error (exit 2) when `dir` is not a folder, or holds a report
+/// made with other options (naming the folder and the differing options, old and new values),
+/// or a report of an attnprop that did not record its options, or is not empty and holds no
+/// report of this command. With `force` it returns out_found::replaced in those cases and
+/// prints one line on standard error saying what is replaced.
+out_found claim_out_dir(const std::filesystem::path& dir, const report::provenance& now,
+                        const out_policy& policy, bool force,
+                        const std::optional<std::string>& fingerprint = std::nullopt);
+
+/// Removes the entries of `policy.owned_files` and the owned counterexample folders from dir
+/// (nothing else). Throws usage_error when an entry cannot be removed.
+void remove_owned(const std::filesystem::path& dir, const out_policy& policy);
+
+} // namespace attnprop::cli
