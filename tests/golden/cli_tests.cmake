@@ -249,3 +249,6 @@ add_test(NAME "golden: cli influence-undefined-files"
          COMMAND sh ${_undef}/influence_files.sh $<TARGET_FILE:attnprop_cli> ${_inf_out}/undefined-files)
 set_tests_properties("golden: cli influence-undefined-files" PROPERTIES LABELS golden
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+attnprop_cli_test(replay-undefined 4
+                  "verdict +undefined at 128 bits: undefined at layer 1, node 'norm', position 5 \\(layer norm with eps = 0 at zero variance\\)"
+                  replay ${_undef}/replay-tie)
