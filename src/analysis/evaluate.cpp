@@ -32,9 +32,11 @@ const char* to_string(scalar_choice c) {
 
 namespace {
 
+// A non-finite entry is a trace row without a value (attention::no_value): "undefined".
 template <class S> std::vector<std::string> show(const vec<S>& v, int digits) {
     std::vector<std::string> out;
-    for (const auto& x : v) out.push_back(numeric::to_display_string(x, digits));
+    for (const auto& x : v)
+        out.push_back(numeric::is_finite(x) ? numeric::to_display_string(x, digits) : "undefined");
     return out;
 }
 
@@ -45,22 +47,10 @@ template <class S> std::vector<std::string> radii(const vec<S>& v) {
     return out;
 }
 
-// Readout for any S: verdict or logits/probabilities. Exact logits get ball probabilities.
-// A rounded y with NaN components (an unresolvable 0/0) has no readout.
 template <class S>
-void fill_readout(evaluation& ev, const model::model<S>& m, const vec<S>& y,
-                  const numeric::context& ctx) {
+void fill_readout_unlocated(evaluation& ev, const model::model<S>& m, const vec<S>& y,
+                            const numeric::context& ctx) {
     ev.recognizer = m.out.is_recognizer();
-    for (const auto& v : y)
-        if (numeric::is_nan(v)) {
-            if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure)
-                ev.undefined = "the enclosure of y_n^(L) is unbounded: the value is undefined "
-                               "or not resolvable at this precision (e.g. 0/0 in a layer norm "
-                               "with eps = 0)";
-            else
-                ev.undefined = "y_n^(L) is NaN (an operation without a value, such as 0/0)";
-            return;
-        }
     if (ev.recognizer) {
         ev.accept = attention::recognize(m.out, y, ctx);
         return;
@@ -79,6 +69,27 @@ void fill_readout(evaluation& ev, const model::model<S>& m, const vec<S>& y,
         vec<arb_ball> p = attention::softmax(zb, ctx);
         ev.probabilities = show(p, ev.digits);
         ev.probabilities_radius = radii(p);
+    }
+}
+
+// Readout for any S: verdict or logits/probabilities. Exact logits get ball probabilities.
+// An undefined value is located at layer L + 1, node "readout", position n.
+template <class S>
+void fill_readout(evaluation& ev, const model::model<S>& m, const vec<S>& y,
+                  const numeric::context& ctx) {
+    try {
+        fill_readout_unlocated(ev, m, y, ctx);
+    } catch (const numeric::undefined_error& e) {
+        throw e.located(attention::place(m.layers.size() + 1, "readout", ev.n));
+    }
+}
+
+// The forward pass's y_n^(L) must be finite (a safety net: maps check their outputs).
+template <class S> void require_finite_output(const vec<S>& y, std::size_t L, std::size_t n) {
+    try {
+        model::require_all_finite(y);
+    } catch (const numeric::undefined_error& e) {
+        throw e.located(attention::place(L, nullptr, n));
     }
 }
 
@@ -108,6 +119,7 @@ void run_hard(evaluation& ev, const model::model<rational>& m, const model::inpu
         if (ev.recognizer) ev.accept = attention::verdict::undecided;
         return;
     }
+    require_finite_output(r.y, m.layers.size(), x.size());
     ev.y = show(r.y, ev.digits);
     ev.y_radius = radii(r.y);
     fill_readout(ev, ms, r.y, ctx);
@@ -122,6 +134,7 @@ void run_soft(evaluation& ev, const model::model<rational>& m, const model::inpu
     so.trace = trace;
     so.trace_weights = trace;
     attention::soft_output<S> r = attention::soft_forward(ms, x, ctx, so);
+    require_finite_output(r.y, m.layers.size(), x.size());
     ev.y = show(r.y, ev.digits);
     ev.y_radius = radii(r.y);
     fill_readout(ev, ms, r.y, ctx);
@@ -139,6 +152,9 @@ void run_soft(evaluation& ev, const model::model<rational>& m, const model::inpu
         }
     }
 }
+
+void run_kind(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
+              scalar_choice sc, const eval_options& opt, const numeric::context& ctx);
 
 int default_digits(long precision_bits) {
     return static_cast<int>(std::ceil(static_cast<double>(precision_bits) * 0.30102999566398120));
@@ -163,13 +179,38 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
         ev.notes.push_back("the model has a layer norm with eps = 0, which is discontinuous at "
                            "constant vectors: rounded arithmetic cannot tell a 0/0 from a tiny "
                            "variance, so check with --scalar ball");
-    switch (sc) {
-    case scalar_choice::exact: {
+    if (sc == scalar_choice::exact) {
         auto blockers = model::exact_blockers(m);
         if (!blockers.empty())
             throw numeric::numeric_error("the exact scalar cannot evaluate this model (" +
                                          blockers.front() +
                                          "); use --scalar ball for a rigorous enclosure");
+    }
+    try {
+        run_kind(ev, m, x, sc, opt, ctx);
+    } catch (const numeric::undefined_error& e) {
+        // The result: y, the readout and the trace do not exist.
+        ev.undefined = e;
+        ev.y.clear();
+        ev.y_radius.clear();
+        ev.accept.reset();
+        ev.output_symbols.clear();
+        ev.logits.clear();
+        ev.logits_radius.clear();
+        ev.probabilities.clear();
+        ev.probabilities_radius.clear();
+        ev.trace.clear();
+    }
+    return ev;
+}
+
+namespace {
+
+void run_kind(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
+              scalar_choice sc, const eval_options& opt, const numeric::context& ctx) {
+    const bool hard = m.attention == model::attention_kind::hard;
+    switch (sc) {
+    case scalar_choice::exact: {
         ev.scalar = "exact";
         ev.precision = 0;
         ev.digits = opt.digits > 0 ? opt.digits : default_digits(opt.precision);
@@ -203,7 +244,8 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
         else run_soft<arb_ball>(ev, m, x, ctx, opt.trace);
         break;
     }
-    return ev;
 }
+
+} // namespace
 
 } // namespace attnprop::analysis

@@ -52,7 +52,10 @@ struct evaluation {
     bool recognizer = false;
     std::optional<attention::verdict> accept;                 ///< recognizers
     std::optional<attention::undecided_argmax> undecided;     ///< an argmax a ball could not decide
-    std::string undefined;    ///< why y_n^(L) is NaN for a rounded kind (readout then skipped)
+    /// Set when a value of the model does not exist on this input (a layer norm at zero
+    /// variance with eps = 0, a division by zero, NaN or overflow, ...), for every scalar kind:
+    /// located (layer, node, position, head), and y, the readout and the trace are then empty.
+    std::optional<numeric::undefined_error> undefined;
     std::vector<std::string> notes; ///< cautions about the chosen scalar for this model
     std::vector<std::string> output_symbols;                  ///< softmax readouts
     std::vector<std::string> logits, logits_radius;
@@ -63,7 +66,8 @@ struct evaluation {
 
 /// Evaluates; throws numeric::numeric_error when the chosen scalar cannot evaluate the model
 /// (exact rationals on a soft model or on tanh / layer norm / sinusoids) and model::input_error
-/// for an input the model cannot take.
+/// for an input the model cannot take. A value that does not exist is not thrown: it is the
+/// result, in `undefined` (the readout is located at layer L + 1, node "readout", position n).
 evaluation evaluate(const model::model<rational>& m, const model::input_sequence& x,
                     const eval_options& opt);
 

@@ -155,67 +155,77 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
         if (L == 2 && need <= static_cast<double>(table_bytes))
             for (std::size_t h = 0; h < heads_.size(); ++h) tables_.emplace_back(n_, n_, prec);
     }
-    for (std::size_t h = 0; h < heads_.size(); ++h) {
-        const auto& hd = lay.heads[h];
-        auto& st = heads_[h];
-        for (std::size_t j = 0; j < n_; ++j) {
-            st.k.push_back(attention::key(hd, y0_[j], ctx));
-            st.v.push_back(attention::value(hd, y0_[j], ctx));
-        }
-        const std::size_t dv = st.v.front().size();
-        for (std::size_t i = first_row_; i < n_; ++i) {
-            vec<S> q = scaled_query(hd, y0_[i], n_, ctx);
-            std::vector<S> s;
-            s.reserve(n_);
-            for (std::size_t j = 0; j < n_; ++j) s.push_back(dot(q, st.k[j], ctx));
-            S mx = s.front();
-            for (std::size_t j = 1; j < n_; ++j)
-                if (numeric::compare(s[j], mx) == numeric::order::greater) mx = s[j];
-            S shift = numeric::representative(mx);
-            vec<S> num(dv, numeric::zero<S>(ctx));
-            S den = numeric::zero<S>(ctx);
+    // Where an undefined value of layer 1 would be met (located on the way out).
+    std::size_t at_pos = 0, at_head = 0;
+    try {
+        for (std::size_t h = 0; h < heads_.size(); ++h) {
+            const auto& hd = lay.heads[h];
+            auto& st = heads_[h];
+            at_head = h + 1;
             for (std::size_t j = 0; j < n_; ++j) {
-                S e = numeric::exp(s[j] - shift);
-                if constexpr (std::is_same_v<S, mpfr_real>)
-                    if (!tables_.empty()) {
-                        if (e.precision() == ctx.precision_bits) tables_[h].set(i, j, e.raw());
-                        else tables_.clear(); // another precision: no raw kernel either
-                    }
-                den += e;
-                for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(num[c], e, st.v[j][c]);
+                at_pos = j + 1;
+                st.k.push_back(attention::key(hd, y0_[j], ctx));
+                st.v.push_back(attention::value(hd, y0_[j], ctx));
             }
-            st.q.push_back(std::move(q));
-            st.shift.push_back(std::move(shift));
-            st.num.push_back(std::move(num));
-            st.den.push_back(std::move(den));
-        }
-        if (m.input == model::input_kind::add || m.input == model::input_kind::concat) {
-            const std::size_t sigma = m.sigma.symbols.size();
-            st.ratio.resize(sigma * sigma);
-            for (std::size_t b = 0; b < sigma; ++b)
-                for (std::size_t a = 0; a < sigma; ++a) {
-                    if (a == b) continue;
-                    // The change of y^(0) (token block first for concat) and of the key.
-                    vec<S> delta(y0_.front().size(), numeric::zero<S>(ctx));
-                    for (std::size_t c = 0; c < m.token[a].size(); ++c)
-                        delta[c] = m.token[a][c] - m.token[b][c];
-                    model::affine_map<S> kw{hd.score.K.W, {}, true};
-                    const vec<S> dk = model::apply_affine(kw, delta, ctx);
-                    auto& out = st.ratio[b * sigma + a];
-                    out.reserve(st.q.size());
-                    for (const auto& q : st.q) out.push_back(numeric::exp(dot(q, dk, ctx)));
-                    // MPFR, L = 2: the change of p's scaled query, f Q_W delta, for row p.
-                    if (!std::is_same_v<S, mpfr_real> || L != 2) continue;
-                    if (st.qratio.empty()) st.qratio.resize(sigma * sigma);
-                    model::affine_map<S> qw{hd.score.Q.W, {}, true};
-                    vec<S> dq = model::apply_affine(qw, delta, ctx);
-                    const S f = attention::dot_scale(hd, n_, ctx);
-                    for (auto& c : dq) c = c * f;
-                    auto& qout = st.qratio[b * sigma + a];
-                    qout.reserve(n_);
-                    for (const auto& k : st.k) qout.push_back(numeric::exp(dot(dq, k, ctx)));
+            const std::size_t dv = st.v.front().size();
+            for (std::size_t i = first_row_; i < n_; ++i) {
+                at_pos = i + 1;
+                vec<S> q = scaled_query(hd, y0_[i], n_, ctx);
+                std::vector<S> s;
+                s.reserve(n_);
+                for (std::size_t j = 0; j < n_; ++j) s.push_back(dot(q, st.k[j], ctx));
+                S mx = s.front();
+                for (std::size_t j = 1; j < n_; ++j)
+                    if (numeric::compare(s[j], mx) == numeric::order::greater) mx = s[j];
+                S shift = numeric::representative(mx);
+                vec<S> num(dv, numeric::zero<S>(ctx));
+                S den = numeric::zero<S>(ctx);
+                for (std::size_t j = 0; j < n_; ++j) {
+                    S e = numeric::exp(s[j] - shift);
+                    if constexpr (std::is_same_v<S, mpfr_real>)
+                        if (!tables_.empty()) {
+                            if (e.precision() == ctx.precision_bits) tables_[h].set(i, j, e.raw());
+                            else tables_.clear(); // another precision: no raw kernel either
+                        }
+                    den += e;
+                    for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(num[c], e, st.v[j][c]);
                 }
+                st.q.push_back(std::move(q));
+                st.shift.push_back(std::move(shift));
+                st.num.push_back(std::move(num));
+                st.den.push_back(std::move(den));
+            }
+            at_pos = 0;
+            if (m.input == model::input_kind::add || m.input == model::input_kind::concat) {
+                const std::size_t sigma = m.sigma.symbols.size();
+                st.ratio.resize(sigma * sigma);
+                for (std::size_t b = 0; b < sigma; ++b)
+                    for (std::size_t a = 0; a < sigma; ++a) {
+                        if (a == b) continue;
+                        // The change of y^(0) (token block first for concat) and of the key.
+                        vec<S> delta(y0_.front().size(), numeric::zero<S>(ctx));
+                        for (std::size_t c = 0; c < m.token[a].size(); ++c)
+                            delta[c] = m.token[a][c] - m.token[b][c];
+                        model::affine_map<S> kw{hd.score.K.W, {}, true};
+                        const vec<S> dk = model::apply_affine(kw, delta, ctx);
+                        auto& out = st.ratio[b * sigma + a];
+                        out.reserve(st.q.size());
+                        for (const auto& q : st.q) out.push_back(numeric::exp(dot(q, dk, ctx)));
+                        // MPFR, L = 2: the change of p's scaled query, f Q_W delta, for row p.
+                        if (!std::is_same_v<S, mpfr_real> || L != 2) continue;
+                        if (st.qratio.empty()) st.qratio.resize(sigma * sigma);
+                        model::affine_map<S> qw{hd.score.Q.W, {}, true};
+                        vec<S> dq = model::apply_affine(qw, delta, ctx);
+                        const S f = attention::dot_scale(hd, n_, ctx);
+                        for (auto& c : dq) c = c * f;
+                        auto& qout = st.qratio[b * sigma + a];
+                        qout.reserve(n_);
+                        for (const auto& k : st.k) qout.push_back(numeric::exp(dot(dq, k, ctx)));
+                    }
+            }
         }
+    } catch (const numeric::undefined_error& e) {
+        throw e.located(attention::place(1, nullptr, at_pos, at_head));
     }
     if constexpr (std::is_same_v<S, mpfr_real>) {
         const long prec = ctx.precision_bits;
@@ -235,7 +245,11 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
             b[h] = st.num[r];
             for (auto& c : b[h]) c = c / st.den[r];
         }
-        return attention::update(lay, y0_[i], b, ctx);
+        try {
+            return attention::update(lay, y0_[i], b, ctx);
+        } catch (const numeric::undefined_error& e) {
+            throw e.located(attention::place(1, "update", i + 1));
+        }
     };
     if (L == 1) {
         base_ = row_output(n_ - 1);
@@ -310,9 +324,13 @@ vec<S> incremental_influence<S>::full_row(std::size_t h, const vec<S>& q, std::s
 
 template <numeric::ExpScalar S>
 vec<S> incremental_influence<S>::top(const std::vector<vec<S>>& y1) const {
-    if constexpr (std::is_same_v<S, mpfr_real>)
-        if (raw_ && uniform(y1, ctx_.precision_bits)) return top_raw(y1);
-    return top_generic(y1);
+    try {
+        if constexpr (std::is_same_v<S, mpfr_real>)
+            if (raw_ && uniform(y1, ctx_.precision_bits)) return top_raw(y1);
+        return top_generic(y1);
+    } catch (const numeric::undefined_error& e) {
+        throw e.located(attention::place(2, nullptr, n_));
+    }
 }
 
 template <numeric::ExpScalar S>
@@ -361,9 +379,13 @@ typename incremental_influence<S>::change incremental_influence<S>::prepare(std:
     ch.vp.resize(H);
     ch.qp.resize(H);
     for (std::size_t h = 0; h < H; ++h) {
-        ch.kp[h] = attention::key(lay.heads[h], ch.y0p, ctx_);
-        ch.vp[h] = attention::value(lay.heads[h], ch.y0p, ctx_);
-        if (first_row_ <= p) ch.qp[h] = scaled_query(lay.heads[h], ch.y0p, n_, ctx_);
+        try {
+            ch.kp[h] = attention::key(lay.heads[h], ch.y0p, ctx_);
+            ch.vp[h] = attention::value(lay.heads[h], ch.y0p, ctx_);
+            if (first_row_ <= p) ch.qp[h] = scaled_query(lay.heads[h], ch.y0p, n_, ctx_);
+        } catch (const numeric::undefined_error& e) {
+            throw e.located(attention::place(1, "value", p + 1, h + 1));
+        }
     }
     // Affine F_1 (L = 2): A_h v_p and A_h v'_p once per change.
     if (affine_) {
@@ -379,6 +401,15 @@ typename incremental_influence<S>::change incremental_influence<S>::prepare(std:
 
 template <numeric::ExpScalar S>
 vec<S> incremental_influence<S>::corrected_row(const change& ch, std::size_t i) const {
+    try {
+        return corrected_row_unlocated(ch, i);
+    } catch (const numeric::undefined_error& e) {
+        throw e.located(attention::place(1, nullptr, i + 1));
+    }
+}
+
+template <numeric::ExpScalar S>
+vec<S> incremental_influence<S>::corrected_row_unlocated(const change& ch, std::size_t i) const {
     const auto& lay = m_.layers.front();
     const std::size_t H = heads_.size();
     const std::size_t p = ch.p;
@@ -643,7 +674,11 @@ vec<S> incremental_influence<S>::changed_raw(const change& ch) const {
                 }
             }
         }
-        return top_raw(ywork_);
+        try {
+            return top_raw(ywork_);
+        } catch (const numeric::undefined_error& e) {
+            throw e.located(attention::place(2, nullptr, n_));
+        }
     } else {
         throw std::logic_error("the raw MPFR kernel runs on MPFR values only");
     }
@@ -699,7 +734,11 @@ vec<S> incremental_influence<S>::row_p_factored(const change& ch) const {
             for (auto& c : num) c = c / den;
             b[h] = std::move(num);
         }
-        return attention::update(m_.layers.front(), ch.y0p, b, ctx_);
+        try {
+            return attention::update(m_.layers.front(), ch.y0p, b, ctx_);
+        } catch (const numeric::undefined_error& err) {
+            throw err.located(attention::place(1, "update", p + 1));
+        }
     } else {
         throw std::logic_error("the raw MPFR kernel runs on MPFR values only");
     }

@@ -134,6 +134,9 @@ private:
     change prepare(std::size_t p, int a) const;
     /// y_i^(1) of the changed input (L = 1: i = n - 1 gives the output).
     model::vec<S> corrected_row(const change& ch, std::size_t i) const;
+    /// corrected_row without the place of an undefined value (corrected_row adds layer 1 and
+    /// position i + 1).
+    model::vec<S> corrected_row_unlocated(const change& ch, std::size_t i) const;
     /// MPFR, L = 2, affine F_1: the same computation as corrected_row for every row and top,
     /// on raw mpfr_t operations into preallocated scratch (no temporaries per row).
     bool raw_change_ok(const change& ch) const;

@@ -52,9 +52,18 @@ S distance(const model::vec<S>& a, const model::vec<S>& b, const numeric::contex
 }
 
 template <numeric::ExpScalar S>
-model::vec<S> probabilities_of(const model::model<S>& m, const model::vec<S>& y,
+model::vec<S> probabilities_of(const model::model<S>& m, const model::vec<S>& y, std::size_t n,
                                const numeric::context& ctx) {
-    return attention::softmax(attention::readout_logits(m.out, y, ctx), ctx);
+    try {
+        return attention::softmax(attention::readout_logits(m.out, y, ctx), ctx);
+    } catch (const numeric::undefined_error& e) {
+        throw e.located(attention::place(m.layers.size() + 1, "readout", n));
+    }
+}
+
+/// e with the input it was met on added to its reason (the place stays the same).
+[[noreturn]] void rethrow_on_input(const numeric::undefined_error& e, const std::string& what) {
+    throw numeric::undefined_error(e.reason() + "; " + what, e.where(), e.precision_may_resolve());
 }
 
 /// Work of one forward pass computing only y_n^(L), counted in score evaluations: a layer
@@ -138,14 +147,18 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
     so.trace = posterior;
     std::optional<incremental_influence<S>> inc;
     std::optional<attention::soft_output<S>> base;
-    if (incremental) {
-        inc.emplace(m, x, ctx, incremental_fault::none, opt.table_bytes);
-        out.y = inc->base();
-    } else {
-        base = attention::soft_forward(m, x, ctx, so);
-        out.y = base->y;
+    try {
+        if (incremental) {
+            inc.emplace(m, x, ctx, incremental_fault::none, opt.table_bytes);
+            out.y = inc->base();
+        } else {
+            base = attention::soft_forward(m, x, ctx, so);
+            out.y = base->y;
+        }
+        if (softmax) out.probabilities = probabilities_of(m, out.y, n, ctx);
+    } catch (const numeric::undefined_error& e) {
+        rethrow_on_input(e, "input '" + model::format_input(exact.sigma, x) + "'");
     }
-    if (softmax) out.probabilities = probabilities_of(m, out.y, ctx);
 
     const int symbols = static_cast<int>(exact.sigma.symbols.size());
     std::optional<attention::soft_change_model> differential;
@@ -155,17 +168,24 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
             if (a == x[i]) continue;
             x2[i] = a;
             attention::soft_output<S> changed;
-            if (incremental) changed.y = inc->changed(i, a);
-            else changed = attention::soft_forward(m, x2, ctx, so);
+            std::optional<model::vec<S>> p2;
+            try {
+                if (incremental) changed.y = inc->changed(i, a);
+                else changed = attention::soft_forward(m, x2, ctx, so);
+                if (softmax) p2 = probabilities_of(m, changed.y, n, ctx);
+            } catch (const numeric::undefined_error& e) {
+                rethrow_on_input(e, "input '" + model::format_input(exact.sigma, x) +
+                                        "' with position " + std::to_string(i + 1) +
+                                        " changed to '" + exact.sigma.name(a) + "'");
+            }
             influence_pair<S> pr;
             pr.position = i;
             pr.replacement = a;
             pr.dy = distance(out.y, changed.y, ctx);
             if (softmax) {
-                auto p2 = probabilities_of(m, changed.y, ctx);
                 S mx = numeric::zero<S>(ctx), tv = numeric::zero<S>(ctx);
-                for (std::size_t r = 0; r < p2.size(); ++r) {
-                    S d = numeric::abs((*out.probabilities)[r] - p2[r]);
+                for (std::size_t r = 0; r < p2->size(); ++r) {
+                    S d = numeric::abs((*out.probabilities)[r] - (*p2)[r]);
                     mx = max_enclosure(mx, d);
                     tv += d;
                 }

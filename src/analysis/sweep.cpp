@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -48,6 +49,7 @@ const char* to_string(sweep_verdict v) {
     case sweep_verdict::fails: return "fails";
     case sweep_verdict::hypothesis_violated: return "hypothesis-violated";
     case sweep_verdict::undecided: return "undecided";
+    case sweep_verdict::undefined: return "undefined";
     }
     return "?";
 }
@@ -98,12 +100,30 @@ template <class S> arb_ball as_ball(const S& x, const numeric::context& ctx) {
         return x;
     } else {
         auto q = numeric::exact_of(x);
-        if (!q) throw numeric::numeric_error("a measured value is not finite");
+        if (!q) throw numeric::non_finite_error(x);
         return numeric::from_rational<arb_ball>(*q, ctx);
     }
 }
 
 template <class S> std::string dec(const S& x) { return numeric::to_decimal(x, 12); }
+
+/// e with the input it was met on added to its reason (the place stays the same).
+[[noreturn]] void rethrow_on_input(const numeric::undefined_error& e, const std::string& what) {
+    throw numeric::undefined_error(e.reason() + "; " + what, e.where(), e.precision_may_resolve());
+}
+
+/// The output distribution of a softmax readout at x; an undefined value of the readout is
+/// located at layer L + 1, node "readout", position n.
+template <numeric::ExpScalar S>
+model::vec<S> output_probabilities(const model::model<S>& m, const model::input_sequence& x,
+                                   const numeric::context& ctx) {
+    const auto y = attention::soft_forward(m, x, ctx).y;
+    try {
+        return attention::softmax(attention::readout_logits(m.out, y, ctx), ctx);
+    } catch (const numeric::undefined_error& e) {
+        throw e.located(attention::place(m.layers.size() + 1, "readout", x.size()));
+    }
+}
 
 bool binary_alphabets(const model::model<rational>& m) {
     const auto& outs = m.out.symbols;
@@ -192,8 +212,11 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
     for (std::size_t k = 0; k < K; ++k) {
         const auto fp = forced_pair(exact, n, k, seed);
         auto probabilities = [&](const model::input_sequence& x) {
-            const auto y = attention::soft_forward(ms, x, ctx).y;
-            return attention::softmax(attention::readout_logits(ms.out, y, ctx), ctx);
+            try {
+                return output_probabilities(ms, x, ctx);
+            } catch (const numeric::undefined_error& e) {
+                rethrow_on_input(e, "input '" + model::format_input(exact.sigma, x) + "'");
+            }
         };
         const auto px = probabilities(fp.x), py = probabilities(fp.y);
         for (const auto* pl : {&px, &py}) {
@@ -328,32 +351,10 @@ item_result<S> fold_input(const model::model<rational>& exact, const model::inpu
     return r;
 }
 
+/// The measured part of measure_row (everything after the a-priori bounds).
 template <numeric::ExpScalar S>
-sweep_row measure_row(const model::model<rational>& exact, const sweep_options& opt, long n,
-                      const numeric::context& ctx, const std::vector<hypothesis_result>& hyp) {
-    (void)hyp;
-    row_context rc;
-    rc.n = n;
-    rc.positions = sweep_positions(static_cast<std::size_t>(n), opt.positions);
-    rc.divisor = numeric::from_int<arb_ball>(std::max(1L, opt.bound_divisor), ctx);
-    rc.posterior = n <= opt.posterior_max_n;
-    const bound_report rep = a_priori_bound(exact, n, ctx);
-    std::optional<arb_ball> bound_true;
-    if (rep.bound_at_n && finite(*rep.bound_at_n)) {
-        bound_true = *rep.bound_at_n;
-        rc.bound = *rep.bound_at_n / rc.divisor;
-    }
-    std::optional<arb_ball> prob_true;
-    if (bound_true && rep.probability_factor && finite(*rep.probability_factor)) {
-        prob_true = upper(*rep.probability_factor * *bound_true / numeric::from_int<arb_ball>(4, ctx));
-        rc.prob_bound = *prob_true / rc.divisor;
-    }
-    const bool binary = binary_alphabets(exact);
-    if (opt.language && binary &&
-        (*opt.language == lang::language::parity || *opt.language == lang::language::first))
-        rc.label = opt.language;
-
-    const std::size_t K = std::max<std::size_t>(1, opt.inputs);
+void measure_into(sweep_row& row, const model::model<rational>& exact, const sweep_options& opt,
+                  long n, const numeric::context& ctx, row_context& rc, std::size_t K) {
     std::vector<model::input_sequence> xs(K);
     for (std::size_t k = 0; k < K; ++k) xs[k] = sweep_input(exact, n, k, opt.seed, opt.language);
     std::vector<std::optional<item_result<S>>> items(K);
@@ -372,15 +373,28 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
     std::vector<std::optional<influence_profile<S>>> profiles(work_items);
     std::atomic<std::size_t> next{0};
     std::vector<std::exception_ptr> errors(T);
+    // An undefined value ends the row: the one of the first item (input, then position order)
+    // that meets one is reported. Items after it are skipped; those before it all run, so the
+    // choice does not depend on the number of threads.
+    std::vector<std::optional<numeric::undefined_error>> undefined(work_items);
+    std::atomic<std::size_t> first_undefined{work_items};
     auto work = [&](unsigned w, bool cleanup) {
         try {
             const auto ms = model::to_scalar<S>(exact, ctx);
             for (std::size_t item; (item = next.fetch_add(1)) < work_items;) {
+                if (item > first_undefined.load()) continue;
                 const std::size_t k = item / parts, c = item % parts;
                 influence_options io = whole;
                 io.positions.assign(rc.positions.begin() + static_cast<long>(c * P / parts),
                                     rc.positions.begin() + static_cast<long>((c + 1) * P / parts));
-                profiles[item] = influence_profile_of(ms, exact, xs[k], ctx, io);
+                try {
+                    profiles[item] = influence_profile_of(ms, exact, xs[k], ctx, io);
+                } catch (const numeric::undefined_error& e) {
+                    undefined[item] = e;
+                    std::size_t cur = first_undefined.load();
+                    while (item < cur && !first_undefined.compare_exchange_weak(cur, item)) {
+                    }
+                }
             }
         } catch (...) {
             errors[w] = std::current_exception();
@@ -400,6 +414,7 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
     }
     for (auto& e : errors)
         if (e) std::rethrow_exception(e);
+    if (first_undefined.load() < work_items) throw *undefined[first_undefined.load()];
     for (std::size_t k = 0; k < K; ++k) {
         influence_profile<S>& prof = *profiles[k * parts];
         for (std::size_t c = 1; c < parts; ++c)
@@ -408,10 +423,6 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
     }
 
     // Reduce in input order: identical whatever the number of threads.
-    sweep_row row;
-    row.n = n;
-    row.inputs = K;
-    row.positions = rc.positions.size();
     std::optional<S> max_dy, sum_dy, max_dp, ce_sum;
     std::optional<arb_ball> max_post;
     std::size_t correct = 0;
@@ -443,10 +454,8 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
     row.n_max_influence = dec(nmx);
     row.max_influence_approx = numeric::approx_double(mx);
     row.n_max_influence_approx = numeric::approx_double(nmx);
-    if (bound_true) row.bound = upper_decimal(*bound_true, 12);
     if (max_post) row.posterior_bound = upper_decimal(*max_post, 12);
     if (max_dp) row.max_prob_change = dec(*max_dp);
-    if (prob_true) row.prob_bound = upper_decimal(*prob_true, 12);
 
     if (rc.label) {
         cross_entropy_row ce;
@@ -490,6 +499,60 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
     } else if (opt.language == lang::language::dyck2 && dyck2_predictor(exact)) {
         row.cross_entropy = forced_pair_cross_entropy<S>(exact, n, K, opt.seed, opt.bound_divisor, ctx);
     }
+}
+
+/// One row at ctx's precision. A value of the model that does not exist, met on some input
+/// (the first in input and position order, whatever the number of threads) or in the
+/// cross-entropy, gives the row marked undefined (sweep_row::undefined) with its a-priori bounds
+/// only; `may_resolve` then says whether more precision may resolve it.
+template <numeric::ExpScalar S>
+sweep_row measure_row(const model::model<rational>& exact, const sweep_options& opt, long n,
+                      const numeric::context& ctx, const std::vector<hypothesis_result>& hyp,
+                      bool& may_resolve) {
+    (void)hyp;
+    may_resolve = false;
+    row_context rc;
+    rc.n = n;
+    rc.positions = sweep_positions(static_cast<std::size_t>(n), opt.positions);
+    rc.divisor = numeric::from_int<arb_ball>(std::max(1L, opt.bound_divisor), ctx);
+    rc.posterior = n <= opt.posterior_max_n;
+    const bound_report rep = a_priori_bound(exact, n, ctx);
+    std::optional<arb_ball> bound_true;
+    if (rep.bound_at_n && finite(*rep.bound_at_n)) {
+        bound_true = *rep.bound_at_n;
+        rc.bound = *rep.bound_at_n / rc.divisor;
+    }
+    std::optional<arb_ball> prob_true;
+    if (bound_true && rep.probability_factor && finite(*rep.probability_factor)) {
+        prob_true = upper(*rep.probability_factor * *bound_true / numeric::from_int<arb_ball>(4, ctx));
+        rc.prob_bound = *prob_true / rc.divisor;
+    }
+    const bool binary = binary_alphabets(exact);
+    if (opt.language && binary &&
+        (*opt.language == lang::language::parity || *opt.language == lang::language::first))
+        rc.label = opt.language;
+
+    const std::size_t K = std::max<std::size_t>(1, opt.inputs);
+    sweep_row row;
+    row.n = n;
+    row.inputs = K;
+    row.positions = rc.positions.size();
+    if (bound_true) row.bound = upper_decimal(*bound_true, 12);
+    if (prob_true) row.prob_bound = upper_decimal(*prob_true, 12);
+    try {
+        measure_into<S>(row, exact, opt, n, ctx, rc, K);
+    } catch (const numeric::undefined_error& e) {
+        sweep_row u;
+        u.n = n;
+        u.inputs = K;
+        u.positions = rc.positions.size();
+        u.bound = row.bound;
+        u.prob_bound = row.prob_bound;
+        u.max_influence_approx = u.n_max_influence_approx = std::numeric_limits<double>::quiet_NaN();
+        u.undefined = e.message();
+        may_resolve = e.precision_may_resolve();
+        return u;
+    }
     return row;
 }
 
@@ -504,20 +567,25 @@ void run_rows(const model::model<rational>& exact, const sweep_options& opt, swe
             row = *it;
             row.reused = true;
         } else {
-            row = measure_row<S>(exact, opt, n, ctx, res.hypotheses);
+            bool may_resolve = false;
+            row = measure_row<S>(exact, opt, n, ctx, res.hypotheses, may_resolve);
             row.precision = ctx.precision_bits;
-            // Undecided ball comparisons: the same row at doubled precision, up to the cap.
-            auto undecided = [](const sweep_row& r) {
+            // Undecided ball comparisons, or an undefined value an enclosure may resolve: the
+            // same row at doubled precision, up to the cap.
+            auto retry = [&may_resolve](const sweep_row& r) {
                 return r.below_bound == comparison::undecided ||
                        r.below_posterior == comparison::undecided ||
-                       r.prob_below_bound == comparison::undecided;
+                       r.prob_below_bound == comparison::undecided ||
+                       (r.undefined && may_resolve);
             };
             for (long bits = ctx.precision_bits * 2;
-                 std::is_same_v<S, arb_ball> && undecided(row) && bits <= opt.precision_cap;
+                 std::is_same_v<S, arb_ball> && retry(row) && bits <= opt.precision_cap;
                  bits *= 2) {
-                row = measure_row<S>(exact, opt, n, numeric::context{bits}, res.hypotheses);
+                row = measure_row<S>(exact, opt, n, numeric::context{bits}, res.hypotheses, may_resolve);
                 row.precision = bits;
             }
+            if (row.undefined && may_resolve)
+                *row.undefined += " (not resolved up to " + std::to_string(row.precision) + " bits)";
         }
         if (opt.on_row) opt.on_row(row);
         res.rows.push_back(std::move(row));
@@ -585,8 +653,11 @@ cube_cross_entropy_result cube_cross_entropy(const model::model<rational>& m, lo
             w[t] = bit ? '1' : '0';
         }
         const int lab = binary_label(label, w);
-        const auto y = attention::soft_forward(mb, x, ctx).y;
-        probs[a] = attention::softmax(attention::readout_logits(mb.out, y, ctx), ctx);
+        try {
+            probs[a] = output_probabilities(mb, x, ctx);
+        } catch (const numeric::undefined_error& e) {
+            rethrow_on_input(e, "input '" + w + "' of the cross-entropy cube");
+        }
         const arb_ball& q = probs[a][lab ? o1 : o0];
         ce_sum -= numeric::log(q) / ln2;
         const arb_ball& other = probs[a][lab ? o0 : o1];
@@ -638,6 +709,39 @@ cube_cross_entropy_result cube_cross_entropy(const model::model<rational>& m, lo
 }
 
 void decide_sweep(sweep_result& r, double tol) {
+    // Undefined rows: a value of the model does not exist at those n. The rest is decided on
+    // the defined rows alone (fits included); only a rigorous failure among them (a measurement
+    // above its bound, a cross-entropy below its floor) outranks undefined, and a model that is
+    // undefined somewhere does not "vanish".
+    r.fit_left_out.clear();
+    if (std::any_of(r.rows.begin(), r.rows.end(), [](const sweep_row& row) { return row.undefined.has_value(); })) {
+        sweep_result defined = r;
+        defined.rows.clear();
+        std::string lengths;
+        const std::string* first = nullptr;
+        for (const auto& row : r.rows) {
+            if (!row.undefined) {
+                defined.rows.push_back(row);
+                continue;
+            }
+            r.fit_left_out.push_back(row.n);
+            lengths += (lengths.empty() ? "" : ", ") + std::to_string(row.n);
+            if (!first) first = &*row.undefined;
+        }
+        decide_sweep(defined, tol);
+        r.fit = defined.fit;
+        r.fit_upper = defined.fit_upper;
+        if (defined.verdict == sweep_verdict::fails) {
+            r.verdict = sweep_verdict::fails;
+            r.explanation = defined.explanation + "; the model is undefined at n = " + lengths;
+            r.influence_vanished = defined.influence_vanished;
+        } else {
+            r.verdict = sweep_verdict::undefined;
+            r.explanation = "the model is undefined at n = " + lengths + ": " + *first;
+            r.influence_vanished.reset();
+        }
+        return;
+    }
     std::vector<double> ns, ys, nu, yu;
     for (const auto& row : r.rows) {
         ns.push_back(static_cast<double>(row.n));

@@ -87,6 +87,13 @@ struct sweep_row {
     std::string witness_bound;                  ///< "a-priori", "posterior" or "probability"
     bool reused = false;                        ///< taken from a previous run (resume)
     long precision = 0;                         ///< bits the row was measured at
+    /// Set when the measurement met a value of the model that does not exist (NaN, a layer
+    /// norm at zero variance with eps = 0, ...): the located message with the input it was met
+    /// on ("undefined at layer 1, node 'norm', position 3 (...; input '01')"). Such a row is
+    /// kept: its measured numbers (max_influence, mean_influence, n_max_influence) are empty
+    /// and written as null, the *_approx fields are NaN, posterior_bound, max_prob_change and
+    /// cross_entropy are absent, every comparison is not_applicable; the a-priori bounds stay.
+    std::optional<std::string> undefined;
 };
 
 struct sweep_options {
@@ -107,9 +114,10 @@ struct sweep_options {
     /// measurement takes the cheaper influence method. 0 = never.
     long posterior_max_n = 4096;
     /// Balls: a row whose bound comparisons (a-priori, a-posteriori, probability) are
-    /// undecided is measured again at doubled precision while that stays <= this; 0 (or
-    /// <= precision) = never. The cross-entropy check does not trigger it (CE can equal its
-    /// floor exactly).
+    /// undecided, or that is undefined where more precision may resolve it (an enclosure that
+    /// merely contains a pole), is measured again at doubled precision while that stays <=
+    /// this; 0 (or <= precision) = never. The cross-entropy check does not trigger it (CE can
+    /// equal its floor exactly).
     long precision_cap = 0;
     /// The cube is enumerated exhaustively for the cross-entropy when n - 1 <= this.
     std::size_t exhaustive_cap = 12;
@@ -121,15 +129,19 @@ struct sweep_options {
     std::function<void(const sweep_row&)> on_row;
 };
 
-enum class sweep_verdict { holds, fails, hypothesis_violated, undecided };
+/// undefined: some row met a value of the model that does not exist (and no rigorous failure
+/// was found): the model does not "vanish" where it is undefined.
+enum class sweep_verdict { holds, fails, hypothesis_violated, undecided, undefined };
 const char* to_string(sweep_verdict v);
 
 struct sweep_result {
     std::string model_name;
     std::vector<hypothesis_result> hypotheses;
     std::vector<sweep_row> rows;
-    std::optional<loglog_fit> fit;          ///< max influence against n, all rows
-    std::optional<loglog_fit> fit_upper;    ///< the upper half of the ladder
+    std::optional<loglog_fit> fit;          ///< max influence against n, every defined row
+    std::optional<loglog_fit> fit_upper;    ///< the upper half of the defined rows
+    /// The lengths of the undefined rows, left out of both fits (decide_sweep).
+    std::vector<long> fit_left_out;
     sweep_verdict verdict = sweep_verdict::undecided;
     std::string explanation;                ///< one line: why this verdict
     /// For hypothesis-violated: whether the influence still vanished (slope <= -1 + tol);
@@ -172,17 +184,25 @@ model::input_sequence sweep_input(const model::model<numeric::rational>& m, long
                                   std::optional<lang::language> language);
 
 /// Runs the sweep. Preconditions (std::invalid_argument otherwise): a soft model, every n >= 2
-/// and within a finite positional table, a language whose alphabet is the model's.
+/// and within a finite positional table, a language whose alphabet is the model's. A row that
+/// meets a value of the model that does not exist is kept with sweep_row::undefined set (balls:
+/// measured again at doubled precision up to precision_cap while more precision may resolve
+/// it); it is never thrown.
 sweep_result influence_sweep(const model::model<numeric::rational>& exact,
                              const sweep_options& opt);
 
-/// Fills fit, fit_upper, verdict, explanation and influence_vanished of r from its
-/// hypotheses and rows (exposed for tests on constructed rows). In order: fails when an
-/// enumerated cross-entropy is below its floor; hypothesis-violated when a hypothesis fails
-/// (influence_vanished from the upper-half slope); fails when a measurement is above a bound;
-/// undecided when a hypothesis is undecided, a bound comparison is undecided or some n has no
-/// a-priori bound; holds otherwise. An undecided cross-entropy row (sampled, or equal to its
-/// floor to working precision) is named in the explanation but does not change the verdict.
+/// Fills fit, fit_upper, fit_left_out, verdict, explanation and influence_vanished of r from
+/// its hypotheses and rows (exposed for tests on constructed rows). Undefined rows first: when
+/// some row is undefined, everything below is decided on the defined rows alone (the fits
+/// included, fit_left_out naming the others); a fails verdict stands (with the undefined n
+/// added to its explanation), any other verdict becomes undefined, whose explanation names
+/// the undefined lengths and the first located message, and influence_vanished is unset. In
+/// order, then: fails when an enumerated cross-entropy is below its floor; hypothesis-violated
+/// when a hypothesis fails (influence_vanished from the upper-half slope); fails when a
+/// measurement is above a bound; undecided when a hypothesis is undecided, a bound comparison
+/// is undecided or some n has no a-priori bound; holds otherwise. An undecided cross-entropy
+/// row (sampled, or equal to its floor to working precision) is named in the explanation but
+/// does not change the verdict.
 void decide_sweep(sweep_result& r, double slope_tolerance = 0.1);
 
 /// The cross-entropy corollary over the whole cube {0,1}^(n-1) (2 <= n, n - 1 <= 20), for a

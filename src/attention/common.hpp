@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 namespace attnprop::attention {
@@ -15,7 +16,16 @@ using model::input_sequence;
 using model::vec;
 using numeric::rational;
 
-/// y_i^(0) = f_in(v_{x_i}, p_i) at 1-based position i of an input of length n.
+/// The place of a step of a forward pass, for numeric::undefined_error::located(): layer k
+/// (0 = input map and embeddings, 1..L, L + 1 = readout), node (nullptr = unknown), 1-based
+/// position and head (0 = unknown). Forward passes catch an undefined_error at layer, row and
+/// head boundaries and rethrow it located (no cost when nothing throws).
+numeric::undefined_location place(std::size_t layer, const char* node = nullptr,
+                                  std::size_t position = 0, std::size_t head = 0);
+
+/// y_i^(0) = f_in(v_{x_i}, p_i) at 1-based position i of an input of length n. An
+/// undefined_error (a positional formula or input map without a value) is located at layer 0,
+/// node "positional embedding" or "input map", position i.
 template <numeric::Scalar S>
 vec<S> initial_state(const model::model<S>& m, int symbol, long i, long n,
                      const numeric::context& ctx);
@@ -47,6 +57,25 @@ template <class S> bool constant_scores(const model::head<S>& h) {
     return h.score.K.W.is_zero() || h.score.Q.is_zero();
 }
 
+/// d values standing for "no value" in a trace row whose value does not exist but that the
+/// output does not read (a row of the last layer other than n): NaN for double and MPFR, an
+/// indeterminate ball for Arb; std::nullopt for kinds without such a value (the caller then
+/// throws the undefined_error).
+template <numeric::Scalar S>
+std::optional<vec<S>> no_value(std::size_t d, const numeric::context& ctx) {
+    if constexpr (std::is_same_v<S, double> || std::is_same_v<S, numeric::mpfr_real>) {
+        return vec<S>(d, numeric::not_a_number<S>(ctx));
+    } else if constexpr (std::is_same_v<S, numeric::arb_ball>) {
+        numeric::arb_ball b(ctx.precision_bits);
+        arb_indeterminate(b.raw());
+        return vec<S>(d, b);
+    } else {
+        (void)d;
+        (void)ctx;
+        return std::nullopt;
+    }
+}
+
 /// y^(k) = F_k(y^(k-1), b_1, ..., b_H).
 template <numeric::Scalar S>
 vec<S> update(const model::layer<S>& l, const vec<S>& y, const std::vector<vec<S>>& b,
@@ -56,11 +85,13 @@ vec<S> update(const model::layer<S>& l, const vec<S>& y, const std::vector<vec<S
 enum class verdict { accept, reject, undecided };
 const char* to_string(verdict v);
 
-/// The hard readout: accept iff w.y > t (threshold) or map(y)[0] > 0.
+/// The hard readout: accept iff w.y > t (threshold) or map(y)[0] > 0. Like readout_logits, an
+/// undefined value has node "readout" (the caller adds layer L + 1 and position n).
 template <numeric::Scalar S>
 verdict recognize(const model::readout<S>& r, const vec<S>& y, const numeric::context& ctx);
 
-/// Logits W y + c of a softmax readout.
+/// Logits W y + c of a softmax readout; a non-finite logit (double overflow) is an
+/// undefined_error at node "readout".
 template <numeric::Scalar S>
 vec<S> readout_logits(const model::readout<S>& r, const vec<S>& y, const numeric::context& ctx);
 

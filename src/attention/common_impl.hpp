@@ -7,23 +7,29 @@ template <numeric::Scalar S>
 vec<S> initial_state(const model::model<S>& m, int symbol, long i, long n,
                      const numeric::context& ctx) {
     const vec<S>& v = m.token[static_cast<std::size_t>(symbol)];
-    vec<S> p = m.positional->template at<S>(i, n, ctx);
-    switch (m.input) {
-    case model::input_kind::add:
-        for (std::size_t c = 0; c < p.size(); ++c) p[c] += v[c];
+    const char* node = "positional embedding";
+    try {
+        vec<S> p = m.positional->template at<S>(i, n, ctx);
+        switch (m.input) {
+        case model::input_kind::add:
+            for (std::size_t c = 0; c < p.size(); ++c) p[c] += v[c];
+            return p;
+        case model::input_kind::concat: {
+            vec<S> out = v;
+            out.insert(out.end(), p.begin(), p.end());
+            return out;
+        }
+        case model::input_kind::map: {
+            vec<S> in = v;
+            in.insert(in.end(), p.begin(), p.end());
+            node = "input map";
+            return model::evaluate(*m.input_fn, in, ctx);
+        }
+        }
         return p;
-    case model::input_kind::concat: {
-        vec<S> out = v;
-        out.insert(out.end(), p.begin(), p.end());
-        return out;
+    } catch (const numeric::undefined_error& e) {
+        throw e.located(place(0, node, static_cast<std::size_t>(i)));
     }
-    case model::input_kind::map: {
-        vec<S> in = v;
-        in.insert(in.end(), p.begin(), p.end());
-        return model::evaluate(*m.input_fn, in, ctx);
-    }
-    }
-    return p;
 }
 
 template <numeric::Scalar S>
@@ -70,13 +76,18 @@ vec<S> update(const model::layer<S>& l, const vec<S>& y, const std::vector<vec<S
 template <numeric::Scalar S>
 verdict recognize(const model::readout<S>& r, const vec<S>& y, const numeric::context& ctx) {
     numeric::order c = numeric::order::unknown;
-    if (r.type == model::readout<S>::kind::threshold) {
-        S v = model::dot(r.w.data(), y.data(), y.size(), ctx);
-        c = numeric::compare(v, r.t);
-    } else if (r.type == model::readout<S>::kind::map) {
-        c = numeric::sign(model::evaluate(*r.fn, y, ctx).front(), ctx);
-    } else {
-        throw std::logic_error("recognize() called on a softmax readout");
+    try {
+        if (r.type == model::readout<S>::kind::threshold) {
+            S v = model::dot(r.w.data(), y.data(), y.size(), ctx);
+            numeric::require_finite(v);
+            c = numeric::compare(v, r.t);
+        } else if (r.type == model::readout<S>::kind::map) {
+            c = numeric::sign(model::evaluate(*r.fn, y, ctx).front(), ctx);
+        } else {
+            throw std::logic_error("recognize() called on a softmax readout");
+        }
+    } catch (const numeric::undefined_error& e) {
+        throw model::detail::at_node(e, "readout");
     }
     if (c == numeric::order::greater) return verdict::accept;
     if (c == numeric::order::unknown) return verdict::undecided;
@@ -85,7 +96,13 @@ verdict recognize(const model::readout<S>& r, const vec<S>& y, const numeric::co
 
 template <numeric::Scalar S>
 vec<S> readout_logits(const model::readout<S>& r, const vec<S>& y, const numeric::context& ctx) {
-    return model::apply_affine(r.logits, y, ctx);
+    vec<S> z = model::apply_affine(r.logits, y, ctx);
+    try {
+        model::require_all_finite(z);
+    } catch (const numeric::undefined_error& e) {
+        throw model::detail::at_node(e, "readout");
+    }
+    return z;
 }
 
 template <numeric::ExpScalar S> vec<S> softmax(const vec<S>& z, const numeric::context& ctx) {

@@ -33,7 +33,9 @@ template <class S> struct hard_output {
 
 /// Forward pass computing only what y_n^(L) needs (the last layer at position n only), unless
 /// `with_trace`. The dot-product scale is not applied: it is positive, so the leftmost argmax
-/// does not depend on it. Stops at the first argmax an enclosure cannot decide.
+/// does not depend on it. Stops at the first argmax an enclosure cannot decide. A value that
+/// does not exist throws numeric::undefined_error located at its layer, node, position and head
+/// (with a trace, a last-layer row other than n without a value is stored as no_value).
 template <numeric::Scalar S>
 hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, bool with_trace = false);

@@ -23,7 +23,13 @@ public:
     exact_hard_output run(bool with_trace) {
         exact_hard_output out;
         yi_[0] = initial_states(mi_, x_, ctx_);
-        for (std::size_t k = 1; k <= L_; ++k) layer(k, with_trace || k < L_);
+        for (std::size_t k = 1; k <= L_; ++k) {
+            try {
+                layer(k, with_trace || k < L_);
+            } catch (const numeric::undefined_error& e) {
+                throw e.located(place(k));
+            }
+        }
         out.y = exact_at(L_, n_ - 1);
         if (with_trace) {
             hard_trace<rational> t;
@@ -177,9 +183,21 @@ private:
         } else {
             const auto& lay = m_.layers[k - 1];
             std::vector<vec<rational>> b;
-            for (std::size_t h = 0; h < lay.heads.size(); ++h)
-                b.push_back(value(lay.heads[h], exact_at(k - 1, choice_[k - 1][j][h]), ctx_));
-            v = update(lay, exact_at(k - 1, j), b, ctx_);
+            for (std::size_t h = 0; h < lay.heads.size(); ++h) {
+                const std::size_t jstar = choice_[k - 1][j][h];
+                const vec<rational>& yv = exact_at(k - 1, jstar);
+                try {
+                    b.push_back(value(lay.heads[h], yv, ctx_));
+                } catch (const numeric::undefined_error& e) {
+                    throw e.located(place(k, "value", jstar + 1, h + 1));
+                }
+            }
+            const vec<rational>& yj = exact_at(k - 1, j);
+            try {
+                v = update(lay, yj, b, ctx_);
+            } catch (const numeric::undefined_error& e) {
+                throw e.located(place(k, "update", j + 1));
+            }
         }
         ++stats_.exact_states;
         if (!yi_[k].empty() && !yi_[k][j].empty()) yi_[k][j] = enclose(v, ctx_);

@@ -35,41 +35,71 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
         const bool all_rows = with_trace || k < L;
         const std::size_t first = all_rows ? 0 : n - 1;
         const std::size_t H = lay.heads.size();
+        // Where an undefined value would be met (located on the way out).
+        std::size_t at_pos = 0, at_head = 0;
+        const char* at_node = nullptr;
         // Keys (dot heads) for every position; value vectors are computed on demand.
         std::vector<std::vector<vec<S>>> keys(H);
         std::vector<std::vector<std::optional<vec<S>>>> values(H,
                                                                std::vector<std::optional<vec<S>>>(n));
-        for (std::size_t h = 0; h < H; ++h) {
-            const auto& hd = lay.heads[h];
-            if (hd.score.type == score_kind::dot && !constant_scores(hd)) {
-                keys[h].reserve(n);
-                for (std::size_t j = 0; j < n; ++j) keys[h].push_back(key(hd, y[j], ctx));
-            }
-        }
         std::vector<vec<S>> next(n);
         std::vector<std::vector<std::size_t>> choices(n, std::vector<std::size_t>(H, 0));
-        for (std::size_t i = first; i < n; ++i) {
-            std::vector<vec<S>> b(H);
+        try {
+            at_node = "key";
             for (std::size_t h = 0; h < H; ++h) {
                 const auto& hd = lay.heads[h];
-                std::size_t jstar = 0; // constant scores: every key ties, the leftmost wins
-                if (!constant_scores(hd)) {
-                    const bool dot = hd.score.type == score_kind::dot;
-                    std::vector<S> s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx);
-                    argmax_result a = leftmost_argmax(s);
-                    if (!a.decided) {
-                        undecided_argmax u{k, i + 1, h + 1, {}};
-                        for (auto c : a.candidates) u.candidates.push_back(c + 1);
-                        out.undecided = std::move(u);
-                        return out;
+                at_head = h + 1;
+                if (hd.score.type == score_kind::dot && !constant_scores(hd)) {
+                    keys[h].reserve(n);
+                    for (std::size_t j = 0; j < n; ++j) {
+                        at_pos = j + 1;
+                        keys[h].push_back(key(hd, y[j], ctx));
                     }
-                    jstar = a.index;
                 }
-                choices[i][h] = jstar;
-                if (!values[h][jstar]) values[h][jstar] = value(hd, y[jstar], ctx);
-                b[h] = *values[h][jstar];
             }
-            next[i] = update(lay, y[i], b, ctx);
+            for (std::size_t i = first; i < n; ++i) {
+                try {
+                    std::vector<vec<S>> b(H);
+                    for (std::size_t h = 0; h < H; ++h) {
+                        const auto& hd = lay.heads[h];
+                        at_pos = i + 1;
+                        at_head = h + 1;
+                        at_node = "score";
+                        std::size_t jstar = 0; // constant scores: every key ties, the leftmost wins
+                        if (!constant_scores(hd)) {
+                            const bool dot = hd.score.type == score_kind::dot;
+                            std::vector<S> s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx);
+                            argmax_result a = leftmost_argmax(s);
+                            if (!a.decided) {
+                                undecided_argmax u{k, i + 1, h + 1, {}};
+                                for (auto c : a.candidates) u.candidates.push_back(c + 1);
+                                out.undecided = std::move(u);
+                                return out;
+                            }
+                            jstar = a.index;
+                        }
+                        choices[i][h] = jstar;
+                        if (!values[h][jstar]) {
+                            at_pos = jstar + 1;
+                            at_node = "value";
+                            values[h][jstar] = value(hd, y[jstar], ctx);
+                        }
+                        b[h] = *values[h][jstar];
+                    }
+                    at_pos = i + 1;
+                    at_head = 0;
+                    at_node = "update";
+                    next[i] = update(lay, y[i], b, ctx);
+                } catch (const numeric::undefined_error&) {
+                    // A row of the last layer other than n is only traced: y_n^(L) does not
+                    // read it, so it gets "no value" instead of making the output undefined.
+                    auto nv = k == L && i + 1 < n ? no_value<S>(m.d, ctx) : std::nullopt;
+                    if (!nv) throw;
+                    next[i] = std::move(*nv);
+                }
+            }
+        } catch (const numeric::undefined_error& e) {
+            throw e.located(place(k, at_node, at_pos, at_head));
         }
         if (with_trace) {
             out.trace->choice.push_back(std::move(choices));

@@ -30,7 +30,11 @@ struct soft_options {
 
 /// Forward pass computing only what y_n^(L) needs unless a trace is asked for. A head whose
 /// scores cannot vary is uniform (O(n) per layer); within a row the exponential of a score
-/// value already seen is reused (when exp is expensive for S).
+/// value already seen is reused (when exp is expensive for S). A value that does not exist
+/// (a layer norm at zero variance with eps = 0, NaN, ...) throws numeric::undefined_error
+/// located at its layer, node, position and head; with a trace, a row of the last layer other
+/// than n that has no value is stored as attention::no_value instead (the output does not read
+/// it).
 template <numeric::ExpScalar S>
 soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, soft_options opt = {});

@@ -377,52 +377,87 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
         std::vector<std::optional<vec<S>>> uniform(H);
         std::vector<std::unique_ptr<detail::soft_rows<S>>> rows(H);
         std::vector<std::optional<S>> qscale(H);
-        for (std::size_t h = 0; h < H; ++h) {
-            const auto& hd = lay.heads[h];
-            if (hd.score.type == score_kind::dot) qscale[h] = dot_scale(hd, n, ctx);
-            values[h].reserve(n);
-            for (std::size_t j = 0; j < n; ++j) values[h].push_back(value(hd, y[j], ctx));
-            if (constant_scores(hd)) {
-                uniform[h] = mean_value(values[h], ctx);
-            } else if (hd.score.type == score_kind::dot) {
-                keys[h].reserve(n);
-                for (std::size_t j = 0; j < n; ++j) keys[h].push_back(key(hd, y[j], ctx));
-                rows[h] = std::make_unique<detail::soft_rows<S>>(keys[h], values[h], ctx);
-            }
-        }
         std::vector<vec<S>> next(n);
         std::vector<std::vector<vec<S>>> layer_weights;
         if (opt.trace_weights) layer_weights.assign(n, std::vector<vec<S>>(H));
-        for (std::size_t i = first; i < n; ++i) {
-            std::vector<vec<S>> b(H);
+        // Where an undefined value would be met (located on the way out).
+        std::size_t at_pos = 0, at_head = 0;
+        const char* at_node = nullptr;
+        try {
             for (std::size_t h = 0; h < H; ++h) {
                 const auto& hd = lay.heads[h];
-                vec<S>* wout = opt.trace_weights ? &layer_weights[i][h] : nullptr;
-                if (uniform[h]) {
-                    b[h] = *uniform[h];
-                    if (wout) {
-                        S w = numeric::one<S>(ctx) / numeric::from_int<S>(static_cast<long>(n), ctx);
-                        wout->assign(n, w);
-                    }
+                at_head = h + 1;
+                at_pos = 0;
+                at_node = "score";
+                if (hd.score.type == score_kind::dot) qscale[h] = dot_scale(hd, n, ctx);
+                values[h].reserve(n);
+                at_node = "value";
+                for (std::size_t j = 0; j < n; ++j) {
+                    at_pos = j + 1;
+                    values[h].push_back(value(hd, y[j], ctx));
+                }
+                if (constant_scores(hd)) {
+                    at_pos = 0;
+                    uniform[h] = mean_value(values[h], ctx);
                 } else if (hd.score.type == score_kind::dot) {
-                    vec<S> q = query(hd, y[i], ctx);
-                    for (auto& c : q) c = c * *qscale[h];
-                    b[h] = rows[h]->row(q, wout);
-                } else {
-                    // Arbitrary score map: scores are not dot products; softmax them directly.
-                    std::vector<S> s;
-                    s.reserve(n);
-                    for (std::size_t j = 0; j < n; ++j) s.push_back(map_score(hd, y[i], y[j], ctx));
-                    vec<S> w = softmax(s, ctx);
-                    const std::size_t dv = values[h].front().size();
-                    vec<S> acc(dv, numeric::zero<S>(ctx));
-                    for (std::size_t j = 0; j < n; ++j)
-                        for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(acc[c], w[j], values[h][j][c]);
-                    b[h] = std::move(acc);
-                    if (wout) *wout = std::move(w);
+                    keys[h].reserve(n);
+                    at_node = "key";
+                    for (std::size_t j = 0; j < n; ++j) {
+                        at_pos = j + 1;
+                        keys[h].push_back(key(hd, y[j], ctx));
+                    }
+                    rows[h] = std::make_unique<detail::soft_rows<S>>(keys[h], values[h], ctx);
                 }
             }
-            next[i] = update(lay, y[i], b, ctx);
+            for (std::size_t i = first; i < n; ++i) {
+                try {
+                    std::vector<vec<S>> b(H);
+                    at_pos = i + 1;
+                    for (std::size_t h = 0; h < H; ++h) {
+                        const auto& hd = lay.heads[h];
+                        at_head = h + 1;
+                        at_node = "score";
+                        vec<S>* wout = opt.trace_weights ? &layer_weights[i][h] : nullptr;
+                        if (uniform[h]) {
+                            b[h] = *uniform[h];
+                            if (wout) {
+                                S w = numeric::one<S>(ctx) / numeric::from_int<S>(static_cast<long>(n), ctx);
+                                wout->assign(n, w);
+                            }
+                        } else if (hd.score.type == score_kind::dot) {
+                            vec<S> q = query(hd, y[i], ctx);
+                            for (auto& c : q) c = c * *qscale[h];
+                            b[h] = rows[h]->row(q, wout);
+                        } else {
+                            // Arbitrary score map: scores are not dot products; softmax them directly.
+                            std::vector<S> s;
+                            s.reserve(n);
+                            for (std::size_t j = 0; j < n; ++j) s.push_back(map_score(hd, y[i], y[j], ctx));
+                            at_node = "softmax";
+                            vec<S> w = softmax(s, ctx);
+                            const std::size_t dv = values[h].front().size();
+                            vec<S> acc(dv, numeric::zero<S>(ctx));
+                            for (std::size_t j = 0; j < n; ++j)
+                                for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(acc[c], w[j], values[h][j][c]);
+                            b[h] = std::move(acc);
+                            if (wout) *wout = std::move(w);
+                        }
+                        // A score that overflowed (double) leaves NaN in the head's output.
+                        model::require_all_finite(b[h]);
+                    }
+                    at_head = 0;
+                    at_node = "update";
+                    next[i] = update(lay, y[i], b, ctx);
+                } catch (const numeric::undefined_error&) {
+                    // A row of the last layer other than n is only traced: y_n^(L) does not
+                    // read it, so it gets "no value" instead of making the output undefined.
+                    auto nv = k == L && i + 1 < n ? no_value<S>(m.d, ctx) : std::nullopt;
+                    if (!nv) throw;
+                    next[i] = std::move(*nv);
+                }
+            }
+        } catch (const numeric::undefined_error& e) {
+            throw e.located(place(k, at_node, at_pos, at_head));
         }
         if (with_trace) {
             out.trace->y.push_back(next);

@@ -46,7 +46,7 @@ public:
         analysis::evaluation ev = analysis::evaluate(m, x, opt);
         if (json_) std::cout << json::dump(report::eval_to_json(ev), 2) << "\n";
         else std::cout << report::eval_to_text(ev);
-        return exit_ok;
+        return ev.undefined ? exit_undefined : exit_ok;
     }
 
 private:

@@ -138,7 +138,8 @@ public:
             if (!row.reused) report::write_resume_rows(dir, meta.fingerprint, done, meta.made_by);
             if (tty)
                 std::cerr << "influence: n = " << row.n << (row.reused ? " reused" : " done")
-                          << ", max influence " << row.max_influence << "\n";
+                          << (row.undefined ? ", undefined" : ", max influence " + row.max_influence)
+                          << "\n";
         };
         meta.options = o;
         analysis::sweep_result r;
@@ -150,7 +151,7 @@ public:
         std::size_t reused = 0;
         for (const auto& row : r.rows) reused += row.reused ? 1 : 0;
         report::write_influence_report(dir, r, meta);
-        int code = exit_ok;
+        int code = r.verdict == analysis::sweep_verdict::undefined ? exit_undefined : exit_ok;
         fs::path cx;
         if (r.verdict == analysis::sweep_verdict::fails) {
             code = exit_failed;

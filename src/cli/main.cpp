@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
                  ": check Hahn (2020)'s hard- and soft-attention theorems on concrete and random "
                  "transformers, exactly or at arbitrary precision.\n"
                  "Exit codes: 0 everything held, 1 a claim failed, 2 bad usage or input, "
-                 "3 internal error."};
+                 "3 internal error, 4 a result is undefined (NaN, 0/0, a layer norm at zero "
+                 "variance), located."};
     app.set_version_flag("--version", ATTNPROP_VERSION);
     app.require_subcommand(1);
     std::vector<std::unique_ptr<command>> commands;

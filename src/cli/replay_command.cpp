@@ -65,7 +65,8 @@ public:
             std::cout << "\n";
             for (const auto& [k, v] : r.numbers) std::cout << "  " << k << " = " << v << "\n";
         }
-        return r.status == runner::verdict::violated ? exit_failed : exit_ok;
+        if (r.status == runner::verdict::violated) return exit_failed;
+        return r.status == runner::verdict::undefined ? exit_undefined : exit_ok;
     }
 
 private:

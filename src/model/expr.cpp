@@ -37,13 +37,13 @@ bool small_integer(const rational& q, long& k) {
 
 double int_pow(double x, long k, const numeric::context&) {
     if (k < 0 && x == 0.0)
-        throw numeric_error("zero raised to a negative power");
+        throw numeric::undefined_error("zero raised to a negative power");
     return std::pow(x, static_cast<double>(k));
 }
 
 numeric::mpfr_real int_pow(const numeric::mpfr_real& x, long k, const numeric::context&) {
     if (k < 0 && mpfr_zero_p(x.raw()))
-        throw numeric_error("zero raised to a negative power");
+        throw numeric::undefined_error("zero raised to a negative power");
     numeric::mpfr_real r(x.precision());
     mpfr_pow_si(r.raw(), x.raw(), k, MPFR_RNDN);
     return r;
@@ -61,21 +61,21 @@ double real_pow(double a, double b, const numeric::context&) {
     if (a == 0.0) {
         if (b > 0.0)
             return 0.0;
-        throw numeric_error("zero raised to a non-positive power");
+        throw numeric::undefined_error("zero raised to a non-positive power");
     }
     if (a < 0.0)
-        throw numeric_error("non-integer power of a negative number");
+        throw numeric::undefined_error("non-integer power of a negative number");
     return std::pow(a, b);
 }
 
 numeric::mpfr_real real_pow(const numeric::mpfr_real& a, const numeric::mpfr_real& b,
                             const numeric::context&) {
     if (mpfr_nan_p(a.raw()) || mpfr_nan_p(b.raw()))
-        throw numeric_error("NaN in a power");
+        throw numeric::undefined_error("NaN in a power");
     if (mpfr_zero_p(a.raw()) && mpfr_sgn(b.raw()) <= 0)
-        throw numeric_error("zero raised to a non-positive power");
+        throw numeric::undefined_error("zero raised to a non-positive power");
     if (mpfr_sgn(a.raw()) < 0)
-        throw numeric_error("non-integer power of a negative number");
+        throw numeric::undefined_error("non-integer power of a negative number");
     numeric::mpfr_real r(std::max(a.precision(), b.precision()));
     mpfr_pow(r.raw(), a.raw(), b.raw(), MPFR_RNDN);
     return r;
@@ -95,15 +95,9 @@ numeric::arb_ball unit_interval_ball(const numeric::context& ctx) {
     return r;
 }
 
-void check_finite(double x) {
-    if (!std::isfinite(x))
-        throw numeric_error("the value is not finite (double)");
-}
+void check_finite(double x) { numeric::require_finite(x); }
 
-void check_finite(const numeric::mpfr_real& x) {
-    if (!mpfr_number_p(x.raw()))
-        throw numeric_error("the value is not finite (MPFR)");
-}
+void check_finite(const numeric::mpfr_real& x) { numeric::require_finite(x); }
 
 bool relation_holds(expr_op op, numeric::order ord) {
     using numeric::order;
@@ -141,7 +135,7 @@ void exact_int_pow(rational& out, const rational& e) {
     int ks = mpz_sgn(k);
     if (mpz_sgn(mpq_numref(b)) == 0) {
         if (ks < 0)
-            throw numeric_error("zero raised to a negative power");
+            throw numeric::undefined_error("zero raised to a negative power");
         if (ks == 0)
             out = 1; // 0^0 = 1
         return;
@@ -211,7 +205,7 @@ struct exact_evaluator {
                 break;
             default:
                 if (b == 0)
-                    throw numeric_error("division by zero");
+                    throw numeric::undefined_error("division by zero");
                 out /= b;
                 break;
             }
@@ -1453,8 +1447,11 @@ std::string expr::needs_real_message(std::string_view kind_name) const {
 }
 
 void expr::rethrow_with_context(const numeric_error& e, long i, long n) const {
-    throw numeric_error(std::string(e.what()) + " in formula '" + text_ +
-                        "' at i=" + std::to_string(i) + ", n=" + std::to_string(n));
+    const std::string where =
+        " in formula '" + text_ + "' at i=" + std::to_string(i) + ", n=" + std::to_string(n);
+    if (const auto* u = dynamic_cast<const numeric::undefined_error*>(&e))
+        throw numeric::undefined_error(u->reason() + where, u->where(), u->precision_may_resolve());
+    throw numeric_error(std::string(e.what()) + where);
 }
 
 } // namespace attnprop::model

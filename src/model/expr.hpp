@@ -23,8 +23,8 @@
 /// one exception that cannot be decided statically: a power whose exponent depends on i or n
 /// ("2^(i/2)") is rational only where the exponent happens to be an integer; eval_rational()
 /// throws numeric_error at the other points, while eval<S>() for a real S falls back to the
-/// real power there. Powers with an integer exponent are exact ((-1)^i, 10000^(-2), 0^-1 is an
-/// error); 0^0 is 1.
+/// real power there. Powers with an integer exponent are exact ((-1)^i, 10000^(-2), 0^-1 is
+/// undefined); 0^0 is 1.
 ///
 /// Evaluation in a scalar type S evaluates every maximal rational subtree exactly and converts
 /// it once with from_rational<S>; the remaining operations run in S. Constant subtrees (free of
@@ -145,8 +145,8 @@ S from_fraction(long long p, long long q, const numeric::context& ctx) {
 /// True (with k set) when q is an integer of magnitude below 2^62.
 bool small_integer(const numeric::rational& q, long& k);
 
-/// x^k for an integer k, in the arithmetic of x; 0^negative is a numeric_error (Arb: an
-/// unbounded ball).
+/// x^k for an integer k, in the arithmetic of x; 0^negative is a numeric::undefined_error (Arb:
+/// an unbounded ball).
 double int_pow(double x, long k, const numeric::context& ctx);
 numeric::mpfr_real int_pow(const numeric::mpfr_real& x, long k, const numeric::context& ctx);
 numeric::arb_ball int_pow(const numeric::arb_ball& x, long k, const numeric::context& ctx);
@@ -154,7 +154,7 @@ numeric::arb_ball int_pow(const numeric::arb_ball& x, long k, const numeric::con
 template <numeric::ExpScalar S> S int_pow(const S& x, long k, const numeric::context& ctx) {
     if (k < 0) {
         if (numeric::sign(x, ctx) == numeric::order::equal)
-            throw numeric::numeric_error("zero raised to a negative power");
+            throw numeric::undefined_error("zero raised to a negative power");
         return numeric::one<S>(ctx) / int_pow(x, -k, ctx);
     }
     S result = numeric::one<S>(ctx);
@@ -169,7 +169,8 @@ template <numeric::ExpScalar S> S int_pow(const S& x, long k, const numeric::con
 }
 
 /// a^b for a real exponent b. A negative base, or a zero base with an exponent that is not
-/// positive, is a numeric_error for double and MPFR; Arb returns an indeterminate ball.
+/// positive, is a numeric::undefined_error for double and MPFR; Arb returns an indeterminate
+/// ball.
 double real_pow(double a, double b, const numeric::context& ctx);
 numeric::mpfr_real real_pow(const numeric::mpfr_real& a, const numeric::mpfr_real& b,
                             const numeric::context& ctx);
@@ -183,7 +184,9 @@ template <numeric::ExpScalar S> S real_pow(const S& a, const S& b, const numeric
 /// The Arb ball [0, 1]: the value of an Iverson bracket whose comparison is undecided.
 numeric::arb_ball unit_interval_ball(const numeric::context& ctx);
 
-/// Throws numeric_error when a rounded result is NaN or infinite; no-op for enclosures.
+/// Throws numeric::undefined_error when a rounded result is NaN or infinite
+/// (numeric::require_finite); no-op for enclosures (an indeterminate ball is returned, and the
+/// positional embedding that uses the formula reports it).
 void check_finite(double x);
 void check_finite(const numeric::mpfr_real& x);
 inline void check_finite(const numeric::arb_ball&) {}
@@ -210,17 +213,18 @@ public:
     /// exponent there; see the file comment).
     bool is_rational() const noexcept { return nodes_[root_].rational; }
 
-    /// Exact value at (i, n). Throws numeric_error when the formula is not is_rational(), on
-    /// division by zero, on 0^negative, on a non-integer exponent at (i, n), and on powers too
-    /// large to represent.
+    /// Exact value at (i, n). Throws numeric::undefined_error on division by zero and on
+    /// 0^negative (the value does not exist), numeric_error when the formula is not
+    /// is_rational(), on a non-integer exponent at (i, n), and on powers too large to
+    /// represent. Messages name the formula and (i, n).
     numeric::rational eval_rational(long i, long n) const;
 
     /// Value in S. Rational subtrees (maximal subexpressions without transcendental parts) are
     /// evaluated exactly and converted once with from_rational<S>; the rest in S. For an S that
     /// is not ExpScalar, a formula that is not is_rational() throws numeric_error. Division by
     /// zero, log of a non-positive number, the square root of a negative number, a non-integer
-    /// power of a negative number and non-finite results throw numeric_error for double and
-    /// MPFR; Arb returns indeterminate balls instead. An Iverson bracket whose operands are not
+    /// power of a negative number and non-finite results throw numeric::undefined_error for double
+    /// and MPFR; Arb returns indeterminate balls instead. An Iverson bracket whose operands are not
     /// both rational is decided with compare() in S; when an Arb comparison is undecided the
     /// result is the ball [0, 1].
     template <numeric::Scalar S> S eval(long i, long n, const numeric::context& ctx) const;
@@ -348,7 +352,7 @@ S expr::compute_node(std::uint32_t idx, long i, long n, const numeric::context& 
         S b = eval_node<S>(nd.rhs, i, n, ctx);
         if constexpr (std::is_same_v<S, double>) {
             if (b == 0.0)
-                throw numeric::numeric_error("division by zero");
+                throw numeric::undefined_error("division by zero");
         }
         return a / b;
     }
@@ -375,15 +379,15 @@ S expr::compute_node(std::uint32_t idx, long i, long n, const numeric::context& 
         S a = eval_node<S>(nd.lhs, i, n, ctx);
         if constexpr (std::is_same_v<S, double>) {
             if (!(a > 0.0))
-                throw numeric::numeric_error("log of a non-positive number");
+                throw numeric::undefined_error("log of a non-positive number");
         }
         return numeric::log(a);
     }
     case expr_op::sqrt: {
         S a = eval_node<S>(nd.lhs, i, n, ctx);
         if constexpr (std::is_same_v<S, double>) {
-            if (a < 0.0)
-                throw numeric::numeric_error("square root of a negative number");
+            if (!(a >= 0.0))
+                throw numeric::undefined_error("square root of a negative number");
         }
         return numeric::sqrt(a);
     }

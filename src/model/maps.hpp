@@ -97,11 +97,21 @@ template <class S> struct map {
 std::vector<rational> hash_output(const hash_map& h, std::size_t out_dim,
                                   const std::vector<rational>& input);
 
+/// Throws numeric::undefined_error (numeric::non_finite_error, no place) when a value of v is
+/// not finite: NaN or overflow of double or MPFR, a non-finite ball. A no-op for exact values
+/// and intervals.
+template <numeric::Scalar S> void require_all_finite(const vec<S>& v);
+
 /// Converts parameters with from_rational<S>; exact tables and hashes are shared.
 template <numeric::Scalar S> map<S> convert(const map<rational>& m, const numeric::context& ctx);
 
 /// Evaluates the map at x (length in_dim). Throws numeric_error when the map needs an operation
-/// S cannot do (tanh or layer norm over exact rationals).
+/// S cannot do (tanh or layer norm over exact rationals), and numeric::undefined_error when a
+/// value does not exist: a layer norm at var + eps = 0 (for balls: an enclosure of var + eps
+/// that contains 0, with precision_may_resolve unless it is exactly 0), or a non-finite output
+/// of a node, MLP layer or affine map (double or MPFR overflow, NaN, a non-finite ball). The
+/// error names the graph node ("norm"; its op when it has no id) or "mlp layer 2"; the caller
+/// adds the layer, position and head.
 template <numeric::Scalar S>
 vec<S> evaluate(const map<S>& m, const vec<S>& x, const numeric::context& ctx);
 

@@ -1,9 +1,18 @@
 #pragma once
 // Template bodies of maps.hpp.
 
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 namespace attnprop::model {
+
+template <numeric::Scalar S> void require_all_finite(const vec<S>& v) {
+    if constexpr (numeric::checks_finite<S>)
+        for (const auto& c : v) numeric::require_finite(c);
+    else
+        (void)v;
+}
 
 namespace detail {
 
@@ -25,6 +34,29 @@ template <numeric::Scalar S> S apply_activation(activation a, const S& z, const 
     return z;
 }
 
+/// Why a layer norm has no value: var + eps is 0 (exact zero, or a rounded zero) or, for an
+/// enclosure, may be 0 (precision_may_resolve: a higher precision may separate it from 0).
+template <numeric::Scalar S>
+numeric::undefined_error layer_norm_undefined(const S& s, numeric::order sign,
+                                              const graph_node<S>& node) {
+    const bool eps0 = node.eps_exact == 0;
+    if (sign == numeric::order::equal || sign == numeric::order::less) {
+        if (eps0) return numeric::undefined_error("layer norm with eps = 0 at zero variance");
+        return numeric::undefined_error("layer norm at zero variance: eps = " +
+                                        numeric::to_exact_string(node.eps_exact) + " is 0 in " +
+                                        std::string(numeric::scalar_traits<S>::name));
+    }
+    const std::string bits = std::to_string(numeric::scalar_traits<S>::precision(s));
+    if (eps0)
+        return numeric::undefined_error(
+            "layer norm with eps = 0: the variance enclosure contains 0 (undefined if it is "
+            "exactly 0, not resolved at " + bits + " bits otherwise)",
+            {}, true);
+    return numeric::undefined_error("layer norm: the enclosure of var + eps contains 0 at " +
+                                        bits + " bits",
+                                    {}, true);
+}
+
 template <numeric::Scalar S>
 vec<S> layer_norm(const vec<S>& x, const graph_node<S>& node, const numeric::context& ctx) {
     if constexpr (numeric::ExpScalar<S>) {
@@ -43,7 +75,14 @@ vec<S> layer_norm(const vec<S>& x, const graph_node<S>& node, const numeric::con
             numeric::fma_acc(var, centred.back(), centred.back());
         }
         var = var / dd;
-        S denom = numeric::sqrt(var + node.eps);
+        // var + eps must be > 0: with eps = 0 a constant vector has no layer norm. The variance
+        // is a mean of squares, so an enclosure may drop its negative part.
+        S s = var + node.eps;
+        if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure)
+            s = numeric::relu(var, ctx) + node.eps;
+        const numeric::order sign = numeric::sign(s, ctx);
+        if (sign != numeric::order::greater) throw layer_norm_undefined(s, sign, node);
+        S denom = numeric::sqrt(s);
         vec<S> out;
         out.reserve(d);
         for (std::size_t t = 0; t < d; ++t) {
@@ -63,6 +102,12 @@ vec<S> layer_norm(const vec<S>& x, const graph_node<S>& node, const numeric::con
     }
 }
 
+/// e with the node filled in where it has none.
+inline numeric::undefined_error at_node(const numeric::undefined_error& e, std::string node) {
+    return e.located(numeric::undefined_location{std::nullopt, std::move(node), std::nullopt,
+                                                 std::nullopt});
+}
+
 template <numeric::Scalar S>
 vec<S> evaluate_graph(const graph_map<S>& g, const vec<S>& x, const numeric::context& ctx) {
     std::vector<vec<S>> val(g.nodes.size());
@@ -70,52 +115,59 @@ vec<S> evaluate_graph(const graph_map<S>& g, const vec<S>& x, const numeric::con
         const auto& nd = g.nodes[k];
         vec<S>& out = val[k];
         auto arg = [&](std::size_t t) -> const vec<S>& { return val[nd.args[t]]; };
-        switch (nd.op) {
-        case graph_op::input:
-            out.assign(x.begin() + static_cast<std::ptrdiff_t>(nd.offset),
-                       x.begin() + static_cast<std::ptrdiff_t>(nd.offset + nd.dim));
-            break;
-        case graph_op::linear: apply_affine(nd.lin, arg(0).data(), out, ctx); break;
-        case graph_op::add:
-            out = arg(0);
-            for (std::size_t t = 1; t < nd.args.size(); ++t)
-                for (std::size_t c = 0; c < out.size(); ++c) out[c] += arg(t)[c];
-            break;
-        case graph_op::sub:
-            out = arg(0);
-            for (std::size_t c = 0; c < out.size(); ++c) out[c] -= arg(1)[c];
-            break;
-        case graph_op::mul:
-            out = arg(0);
-            for (std::size_t c = 0; c < out.size(); ++c) out[c] *= arg(1)[c];
-            break;
-        case graph_op::concat:
-            out.clear();
-            for (std::size_t t = 0; t < nd.args.size(); ++t)
-                out.insert(out.end(), arg(t).begin(), arg(t).end());
-            break;
-        case graph_op::relu:
-        case graph_op::tanh:
-        case graph_op::step:
-        case graph_op::floor: {
-            activation a = nd.op == graph_op::relu   ? activation::relu
-                           : nd.op == graph_op::tanh ? activation::tanh
-                           : nd.op == graph_op::step ? activation::step
-                                                     : activation::floor;
-            out.clear();
-            out.reserve(arg(0).size());
-            for (const auto& v : arg(0)) out.push_back(apply_activation(a, v, ctx));
-            break;
-        }
-        case graph_op::layer_norm: out = layer_norm(arg(0), nd, ctx); break;
-        case graph_op::scale:
-            out = arg(0);
-            for (auto& v : out) v = v * nd.factor;
-            break;
-        case graph_op::slice:
-            out.assign(arg(0).begin() + static_cast<std::ptrdiff_t>(nd.offset),
-                       arg(0).begin() + static_cast<std::ptrdiff_t>(nd.offset + nd.dim));
-            break;
+        try {
+            switch (nd.op) {
+            case graph_op::input:
+                out.assign(x.begin() + static_cast<std::ptrdiff_t>(nd.offset),
+                           x.begin() + static_cast<std::ptrdiff_t>(nd.offset + nd.dim));
+                break;
+            case graph_op::linear: apply_affine(nd.lin, arg(0).data(), out, ctx); break;
+            case graph_op::add:
+                out = arg(0);
+                for (std::size_t t = 1; t < nd.args.size(); ++t)
+                    for (std::size_t c = 0; c < out.size(); ++c) out[c] += arg(t)[c];
+                break;
+            case graph_op::sub:
+                out = arg(0);
+                for (std::size_t c = 0; c < out.size(); ++c) out[c] -= arg(1)[c];
+                break;
+            case graph_op::mul:
+                out = arg(0);
+                for (std::size_t c = 0; c < out.size(); ++c) out[c] *= arg(1)[c];
+                break;
+            case graph_op::concat:
+                out.clear();
+                for (std::size_t t = 0; t < nd.args.size(); ++t)
+                    out.insert(out.end(), arg(t).begin(), arg(t).end());
+                break;
+            case graph_op::relu:
+            case graph_op::tanh:
+            case graph_op::step:
+            case graph_op::floor: {
+                activation a = nd.op == graph_op::relu   ? activation::relu
+                               : nd.op == graph_op::tanh ? activation::tanh
+                               : nd.op == graph_op::step ? activation::step
+                                                         : activation::floor;
+                out.clear();
+                out.reserve(arg(0).size());
+                for (const auto& v : arg(0)) out.push_back(apply_activation(a, v, ctx));
+                break;
+            }
+            case graph_op::layer_norm: out = layer_norm(arg(0), nd, ctx); break;
+            case graph_op::scale:
+                out = arg(0);
+                for (auto& v : out) v = v * nd.factor;
+                break;
+            case graph_op::slice:
+                out.assign(arg(0).begin() + static_cast<std::ptrdiff_t>(nd.offset),
+                           arg(0).begin() + static_cast<std::ptrdiff_t>(nd.offset + nd.dim));
+                break;
+            }
+            // Arithmetic nodes may overflow a double; copies (input, concat, slice) cannot.
+            if (nd.op != graph_op::input && nd.op != graph_op::concat && nd.op != graph_op::slice)
+                require_all_finite(out);
+        } catch (const numeric::undefined_error& e) {
+            throw at_node(e, nd.id.empty() ? std::string(to_string(nd.op)) : nd.id);
         }
     }
     return std::move(val[g.output]);
@@ -203,13 +255,20 @@ vec<S> evaluate(const map<S>& m, const vec<S>& x, const numeric::context& ctx) {
         [&](const auto& impl) -> vec<S> {
             using T = std::decay_t<decltype(impl)>;
             if constexpr (std::is_same_v<T, affine_map<S>>) {
-                return apply_affine(impl, x, ctx);
+                vec<S> out = apply_affine(impl, x, ctx);
+                require_all_finite(out);
+                return out;
             } else if constexpr (std::is_same_v<T, mlp_map<S>>) {
                 vec<S> cur = x, next;
                 for (std::size_t l = 0; l < impl.layers.size(); ++l) {
-                    apply_affine(impl.layers[l], cur.data(), next, ctx);
-                    if (impl.activations[l] != activation::identity)
-                        for (auto& v : next) v = detail::apply_activation(impl.activations[l], v, ctx);
+                    try {
+                        apply_affine(impl.layers[l], cur.data(), next, ctx);
+                        if (impl.activations[l] != activation::identity)
+                            for (auto& v : next) v = detail::apply_activation(impl.activations[l], v, ctx);
+                        require_all_finite(next);
+                    } catch (const numeric::undefined_error& e) {
+                        throw detail::at_node(e, "mlp layer " + std::to_string(l + 1));
+                    }
                     std::swap(cur, next);
                 }
                 return cur;

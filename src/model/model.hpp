@@ -52,7 +52,9 @@ struct positional_spec {
     std::optional<long> max_length() const;
     /// Whether evaluating needs sin/cos/exp (not available for exact rationals).
     bool needs_real_arithmetic() const;
-    /// p_i at length n in S. Throws input_error if i exceeds a table.
+    /// p_i at length n in S. Throws input_error if i exceeds a table, numeric::undefined_error
+    /// where a formula has no value (division by zero, log of a non-positive number, a
+    /// non-finite ball), without a place (initial_state adds it).
     template <numeric::Scalar S> vec<S> at(long i, long n, const numeric::context& ctx) const;
 };
 

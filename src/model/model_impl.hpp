@@ -16,8 +16,18 @@ vec<S> positional_spec::at(long i, long n, const numeric::context& ctx) const {
             out.push_back(numeric::from_rational<S>(q, ctx));
         break;
     case kind::formula:
-        for (const auto& f : formulas)
+        for (const auto& f : formulas) {
             out.push_back(f ? f->template eval<S>(i, n, ctx) : numeric::zero<S>(ctx));
+            // Rounded kinds throw inside the formula; an indeterminate ball is reported here.
+            if constexpr (std::is_same_v<S, numeric::arb_ball>)
+                if (!numeric::is_finite(out.back())) {
+                    const numeric::undefined_error e = numeric::non_finite_error(out.back());
+                    throw numeric::undefined_error(e.reason() + " in formula '" + f->text() +
+                                                       "' at i=" + std::to_string(i) +
+                                                       ", n=" + std::to_string(n),
+                                                   {}, true);
+                }
+        }
         break;
     case kind::sinusoidal:
         if constexpr (numeric::ExpScalar<S>) {

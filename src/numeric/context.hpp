@@ -20,8 +20,10 @@ struct context {
 inline constexpr long min_precision_bits = 16;
 inline constexpr long max_precision_bits = 1L << 20;
 
-/// Raised for numeric misuse that is not undecidability: NaN in a double computation, division
-/// by an exact zero, an operation a scalar kind cannot perform (exp of an exact rational).
+/// Raised for numeric misuse that is not undecidability: an operation a scalar kind cannot
+/// perform (exp of an exact rational, a layer norm over exact rationals), a power too large to
+/// represent. A value of the model that does not exist (NaN, division by zero, ...) is the
+/// subclass undefined_error: a result, not misuse.
 class numeric_error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;

@@ -1,5 +1,6 @@
 #include "numeric/scalar.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
@@ -15,6 +16,21 @@ rational floor(const rational& x) {
 std::size_t repr_hash(const rational& x) {
     std::size_t h = std::hash<std::string>{}(boost::multiprecision::numerator(x).str(16));
     return h ^ (std::hash<std::string>{}(boost::multiprecision::denominator(x).str(16)) + (h << 6));
+}
+
+undefined_error non_finite_error(double x) {
+    return undefined_error(std::isnan(x) ? "NaN (an operation without a value)"
+                                         : "overflow to infinity (double)");
+}
+undefined_error non_finite_error(const mpfr_real& x) {
+    return undefined_error(mpfr_nan_p(x.raw()) ? "NaN (an operation without a value)"
+                                               : "overflow to infinity (MPFR)");
+}
+undefined_error non_finite_error(const arb_ball& x) {
+    return undefined_error("the enclosure is not finite at " + std::to_string(x.precision()) +
+                               " bits (a pole of the model, or a value not resolved at this "
+                               "precision)",
+                           {}, true);
 }
 
 std::string to_display_string(const rational& x, int) { return to_exact_string(x); }

@@ -13,7 +13,8 @@ mpfr_prec_t joint(const mpfr_real& a, const mpfr_real& b) {
 }
 
 void check_not_nan(const mpfr_real& x, const char* what) {
-    if (mpfr_nan_p(x.raw())) throw numeric_error(std::string("NaN in MPFR ") + what);
+    if (mpfr_nan_p(x.raw()))
+        throw undefined_error(std::string("NaN in a ") + what + " (an operation without a value)");
 }
 
 template <class Op> mpfr_real unary(const mpfr_real& x, Op op) {
@@ -52,7 +53,7 @@ mpfr_real& mpfr_real::operator*=(const mpfr_real& b) {
     return *this;
 }
 mpfr_real& mpfr_real::operator/=(const mpfr_real& b) {
-    if (mpfr_zero_p(b.v_)) throw numeric_error("division by zero (MPFR)");
+    if (mpfr_zero_p(b.v_)) throw undefined_error("division by zero");
     if (mpfr_get_prec(b.v_) > mpfr_get_prec(v_)) mpfr_prec_round(v_, mpfr_get_prec(b.v_), MPFR_RNDN);
     mpfr_div(v_, v_, b.v_, MPFR_RNDN);
     return *this;
@@ -74,7 +75,7 @@ mpfr_real operator*(const mpfr_real& a, const mpfr_real& b) {
     return r;
 }
 mpfr_real operator/(const mpfr_real& a, const mpfr_real& b) {
-    if (mpfr_zero_p(b.raw())) throw numeric_error("division by zero (MPFR)");
+    if (mpfr_zero_p(b.raw())) throw undefined_error("division by zero");
     mpfr_real r(joint(a, b));
     mpfr_div(r.raw(), a.raw(), b.raw(), MPFR_RNDN);
     return r;
@@ -96,11 +97,13 @@ void fma_acc(mpfr_real& acc, const mpfr_real& a, const mpfr_real& b) {
 
 mpfr_real exp(const mpfr_real& x) { return unary(x, mpfr_exp); }
 mpfr_real log(const mpfr_real& x) {
-    if (mpfr_sgn(x.raw()) <= 0) throw numeric_error("log of a non-positive number (MPFR)");
+    if (mpfr_nan_p(x.raw()) || mpfr_sgn(x.raw()) <= 0)
+        throw undefined_error("log of a non-positive number");
     return unary(x, mpfr_log);
 }
 mpfr_real sqrt(const mpfr_real& x) {
-    if (mpfr_sgn(x.raw()) < 0) throw numeric_error("square root of a negative number (MPFR)");
+    if (mpfr_nan_p(x.raw()) || mpfr_sgn(x.raw()) < 0)
+        throw undefined_error("square root of a negative number");
     return unary(x, mpfr_sqrt);
 }
 mpfr_real tanh(const mpfr_real& x) { return unary(x, mpfr_tanh); }
@@ -119,7 +122,9 @@ mpfr_real pi_mpfr(const context& ctx) {
 }
 
 rational to_rational(const mpfr_real& x) {
-    if (!mpfr_number_p(x.raw())) throw numeric_error("non-finite MPFR value has no rational value");
+    if (!mpfr_number_p(x.raw()))
+        throw undefined_error(mpfr_nan_p(x.raw()) ? "NaN (an operation without a value)"
+                                                  : "overflow to infinity (MPFR)");
     rational r;
     if (mpfr_zero_p(x.raw())) return r;
     mpz_t m;

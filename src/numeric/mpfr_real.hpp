@@ -67,19 +67,19 @@ private:
 mpfr_real operator+(const mpfr_real& a, const mpfr_real& b);
 mpfr_real operator-(const mpfr_real& a, const mpfr_real& b);
 mpfr_real operator*(const mpfr_real& a, const mpfr_real& b);
-/// Division; dividing by zero is a numeric_error.
+/// Division; dividing by zero is an undefined_error.
 mpfr_real operator/(const mpfr_real& a, const mpfr_real& b);
 mpfr_real operator-(const mpfr_real& a);
 
-/// Never unknown; NaN operands are a numeric_error.
+/// Never unknown; NaN operands are an undefined_error.
 order compare(const mpfr_real& a, const mpfr_real& b);
 /// acc += a * b with one rounding.
 void fma_acc(mpfr_real& acc, const mpfr_real& a, const mpfr_real& b);
 
 mpfr_real exp(const mpfr_real& x);
-/// Natural log; x <= 0 is a numeric_error.
+/// Natural log; x <= 0 is an undefined_error.
 mpfr_real log(const mpfr_real& x);
-/// Square root; x < 0 is a numeric_error.
+/// Square root; x < 0 is an undefined_error.
 mpfr_real sqrt(const mpfr_real& x);
 /// Square root of a value known to be >= 0 (rounded sums of squares are never negative).
 inline mpfr_real sqrt_nonneg(const mpfr_real& x) { return sqrt(x); }
@@ -92,7 +92,7 @@ mpfr_real floor(const mpfr_real& x);
 /// Pi at the context's precision.
 mpfr_real pi_mpfr(const context& ctx);
 
-/// The exact (dyadic) rational value; NaN/Inf are a numeric_error.
+/// The exact (dyadic) rational value; NaN/Inf are an undefined_error.
 rational to_rational(const mpfr_real& x);
 /// Nearest double.
 double to_double(const mpfr_real& x);

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace attnprop::numeric {
 
@@ -42,12 +43,12 @@ constexpr std::string_view to_string(scalar_kind k) {
 }
 
 // --- double: free functions so that kernels can call numeric::exp(x) for every kind ---------
-/// Never unknown; NaN is a numeric_error.
+/// Never unknown; a NaN operand is an undefined_error (the value it stands for does not exist).
 inline order compare(double a, double b) {
     if (a < b) return order::less;
     if (a > b) return order::greater;
     if (a == b) return order::equal;
-    throw numeric_error("NaN in a double comparison");
+    throw undefined_error("NaN in a comparison (an operation without a value)");
 }
 /// acc += a * b with two roundings, as a plain C++ loop does: std::fma is a library call
 /// unless the target has FMA instructions, and doubles are a rounded kind anyway. Deterministic
@@ -160,8 +161,10 @@ template <> struct scalar_traits<diff_ball> {
 };
 
 /// Arithmetic plus a comparison that may say `unknown`. What every kernel needs.
-/// Division by a value that is exactly zero is a numeric_error (rational, double via NaN/inf
-/// checks at comparisons, MPFR); enclosures return an unbounded set instead.
+/// Division by a value that is exactly zero has no value: MPFR throws undefined_error, doubles
+/// give NaN or infinity (caught by require_finite at map outputs and by compare), enclosures
+/// return an unbounded set (caught by require_finite). Kernels that divide by a quantity that
+/// may be zero (layer norm) test it first and throw undefined_error themselves.
 template <class S>
 concept Scalar = std::copyable<S> && requires(const S a, const S b, S& m, const rational& q,
                                               const context& ctx) {
@@ -317,6 +320,37 @@ inline bool is_nan(double x) { return std::isnan(x); }
 inline bool is_nan(const mpfr_real& x) { return mpfr_nan_p(x.raw()) != 0; }
 inline bool is_nan(const arb_ball& x) { return arf_is_nan(arb_midref(x.raw())) != 0; }
 inline bool is_nan(const interval&) { return false; }
+
+/// Whether x is a finite number: always for exact values; not NaN or infinite for double and
+/// MPFR; a finite midpoint and radius for balls; finite end points for intervals.
+inline bool is_finite(const rational&) { return true; }
+inline bool is_finite(double x) { return std::isfinite(x); }
+inline bool is_finite(const mpfr_real& x) { return mpfr_number_p(x.raw()) != 0; }
+inline bool is_finite(const interval& x) { return std::isfinite(x.lo()) && std::isfinite(x.hi()); }
+// is_finite(const arb_ball&) is declared in arb_ball.hpp.
+
+/// The undefined_error for a value of the model that came out non-finite, without a place
+/// (the caller's map or forward pass adds it). Double and MPFR: "NaN (an operation without a
+/// value)" or "overflow to infinity"; balls: "the enclosure is not finite at P bits", with
+/// precision_may_resolve (a wider divisor than the truth may be the cause).
+undefined_error non_finite_error(double x);
+undefined_error non_finite_error(const mpfr_real& x);
+undefined_error non_finite_error(const arb_ball& x);
+
+/// Whether require_finite checks S: double, MPFR and balls. Exact values are always finite;
+/// the interval filter of the exact hard path may widen to the whole line legitimately.
+template <class S>
+inline constexpr bool checks_finite = std::is_same_v<S, double> || std::is_same_v<S, mpfr_real> ||
+                                      std::is_same_v<S, arb_ball>;
+
+/// Throws non_finite_error(x) when x is not finite (kinds of checks_finite only; no-op else).
+template <class S> void require_finite(const S& x) {
+    if constexpr (checks_finite<S>) {
+        if (!is_finite(x)) throw non_finite_error(x);
+    } else {
+        (void)x;
+    }
+}
 
 /// NaN in a rounded kind (the result of an operation the precision cannot resolve, such as
 /// 0/0). Other kinds throw: exact values are never NaN, enclosures widen instead.

@@ -37,6 +37,19 @@ std::string join(const std::vector<std::string>& v, const std::vector<std::strin
 
 } // namespace
 
+json::value undefined_to_json(const numeric::undefined_error& e) {
+    const auto& w = e.where();
+    json::value u = json::value::object();
+    if (w.layer) u.set("layer", json::value::number(static_cast<long long>(*w.layer)));
+    if (!w.node.empty()) u.set("node", json::value::string(w.node));
+    if (w.position) u.set("position", json::value::number(static_cast<long long>(*w.position)));
+    if (w.head) u.set("head", json::value::number(static_cast<long long>(*w.head)));
+    u.set("reason", json::value::string(e.reason()));
+    u.set("message", json::value::string(e.message()));
+    u.set("precision_may_resolve", json::value::boolean(e.precision_may_resolve()));
+    return u;
+}
+
 json::value eval_to_json(const analysis::evaluation& ev) {
     json::value o = json::value::object();
     o.set("model", json::value::string(ev.model_name));
@@ -45,7 +58,10 @@ json::value eval_to_json(const analysis::evaluation& ev) {
     o.set("n", json::value::number(static_cast<long long>(ev.n)));
     o.set("scalar", json::value::string(ev.scalar));
     o.set("precision", ev.precision > 0 ? json::value::number(ev.precision) : json::value::null_value());
-    if (ev.undecided) {
+    if (ev.undefined) {
+        o.set("undefined", undefined_to_json(*ev.undefined));
+        o.set("y", json::value::null_value());
+    } else if (ev.undecided) {
         json::value u = json::value::object();
         u.set("layer", json::value::number(static_cast<long long>(ev.undecided->layer)));
         u.set("position", json::value::number(static_cast<long long>(ev.undecided->position)));
@@ -57,13 +73,12 @@ json::value eval_to_json(const analysis::evaluation& ev) {
         o.set("y", string_array(ev.y));
         if (!ev.y_radius.empty()) o.set("y_radius", string_array(ev.y_radius));
     }
-    if (!ev.undefined.empty()) o.set("undefined", json::value::string(ev.undefined));
     if (!ev.notes.empty()) {
         json::value notes = json::value::array();
         for (const auto& n : ev.notes) notes.push_back(json::value::string(n));
         o.set("notes", std::move(notes));
     }
-    if (!ev.undefined.empty()) {
+    if (ev.undefined) {
         // no readout
     } else if (ev.recognizer) {
         json::value acc = json::value::null_value();
@@ -131,10 +146,16 @@ std::string eval_to_text(const analysis::evaluation& ev) {
         os << "\n           (raise --precision, or use --scalar exact for hard attention)\n";
         return os.str();
     }
+    if (ev.undefined) {
+        os << "result     " << ev.undefined->message() << "\n";
+        if (ev.undefined->precision_may_resolve())
+            os << "           (an enclosure contains the pole: a higher --precision may resolve "
+                  "it)\n";
+        for (const auto& n : ev.notes) os << "note       " << n << "\n";
+        return os.str();
+    }
     os << "y_n^(L)    " << join(ev.y, ev.y_radius) << "\n";
-    if (!ev.undefined.empty()) {
-        os << "undefined  " << ev.undefined << "\n";
-    } else if (ev.recognizer) {
+    if (ev.recognizer) {
         os << "readout    " << attention::to_string(*ev.accept) << "\n";
     } else {
         os << "logits    ";

@@ -10,8 +10,13 @@
 namespace attnprop::report {
 
 /// The `attnprop eval --json` object: n, scalar, precision, y (+ y_radius for balls), accept or
-/// logits/probabilities (+ radii), undecided details, trace.
+/// logits/probabilities (+ radii), undecided details, trace. When the value is undefined: y is
+/// null, there is no readout or trace, and "undefined" is undefined_to_json of the error.
 json::value eval_to_json(const analysis::evaluation& ev);
+
+/// {"layer", "node", "position", "head", "reason", "message", "precision_may_resolve"}; the
+/// place fields that are unknown are absent.
+json::value undefined_to_json(const numeric::undefined_error& e);
 
 /// Human-readable summary, several lines, ending in a newline.
 std::string eval_to_text(const analysis::evaluation& ev);

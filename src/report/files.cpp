@@ -45,9 +45,27 @@ std::string tick(double v, int digits) {
 
 } // namespace
 
-std::string log_x_svg(const std::string& title, const std::vector<double>& ns,
-                      const std::vector<plot_panel>& panels) {
-    const double W = 640, panel = 220, left = 70, right = 20, top = 40, gap = 60;
+std::string log_x_svg(const std::string& title, const std::vector<double>& ns_in,
+                      const std::vector<plot_panel>& panels,
+                      const std::vector<double>& undefined_ns) {
+    // Only lengths n >= 1 have a place on the log axis; a value is drawn only when finite.
+    std::vector<double> ns;
+    for (double n : ns_in) ns.push_back(std::isfinite(n) && n >= 1 ? n : std::nan(""));
+    std::vector<double> marks;
+    for (double n : undefined_ns)
+        if (std::isfinite(n) && n >= 1) marks.push_back(n);
+    double first_n = 0, last_n = 0;
+    for (double n : ns)
+        if (std::isfinite(n)) {
+            if (first_n == 0 || n < first_n) first_n = n;
+            last_n = std::max(last_n, n);
+        }
+    for (double n : marks) {
+        if (first_n == 0 || n < first_n) first_n = n;
+        last_n = std::max(last_n, n);
+    }
+    const double W = 640, panel = 220, left = 70, right = 20, gap = 60;
+    const double top = marks.empty() ? 40 : 56;
     const double k = static_cast<double>(panels.size());
     const double bottom = top + k * panel + (k > 0 ? (k - 1) * gap : 0);
     std::ostringstream s;
@@ -56,12 +74,18 @@ std::string log_x_svg(const std::string& title, const std::vector<double>& ns,
     s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
     s << "<text x=\"" << W / 2 << "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">" << title
       << "</text>\n";
-    double lx0 = ns.empty() ? 0 : std::log2(ns.front()), lx1 = ns.empty() ? 1 : std::log2(ns.back());
+    if (!marks.empty()) {
+        s << "<text x=\"" << W / 2 << "\" y=\"38\" text-anchor=\"middle\" fill=\"#b00\">undefined at n =";
+        for (std::size_t t = 0; t < marks.size(); ++t)
+            s << (t ? ", " : " ") << static_cast<long>(marks[t]);
+        s << "</text>\n";
+    }
+    double lx0 = first_n > 0 ? std::log2(first_n) : 0, lx1 = last_n > 0 ? std::log2(last_n) : 1;
     if (lx1 <= lx0) lx1 = lx0 + 1;
     auto X = [&](double n) { return left + (std::log2(n) - lx0) / (lx1 - lx0) * (W - left - right); };
     double y0 = top;
     for (const auto& p : panels) {
-        double vmin = p.vmin, vmax = p.vmax;
+        double vmin = std::isfinite(p.vmin) ? p.vmin : 0, vmax = std::isfinite(p.vmax) ? p.vmax : 1;
         if (vmax <= vmin) vmax = vmin + 1;
         auto Y = [&](double t) { return y0 + panel - (t - vmin) / (vmax - vmin) * panel; };
         s << "<rect x=\"" << left << "\" y=\"" << y0 << "\" width=\"" << (W - left - right)
@@ -75,17 +99,39 @@ std::string log_x_svg(const std::string& title, const std::vector<double>& ns,
               << Y(val) << "\" stroke=\"#eee\"/>\n";
         }
         for (double n : ns)
-            s << "<text x=\"" << X(n) << "\" y=\"" << (y0 + panel + 16) << "\" text-anchor=\"middle\">"
-              << static_cast<long>(n) << "</text>\n";
+            if (std::isfinite(n))
+                s << "<text x=\"" << X(n) << "\" y=\"" << (y0 + panel + 16) << "\" text-anchor=\"middle\">"
+                  << static_cast<long>(n) << "</text>\n";
         s << "<text x=\"16\" y=\"" << (y0 + panel / 2) << "\" transform=\"rotate(-90 16 "
           << (y0 + panel / 2) << ")\" text-anchor=\"middle\">" << p.label << "</text>\n";
-        s << "<polyline fill=\"none\" stroke=\"" << p.colour << "\" stroke-width=\"2\" points=\"";
-        for (std::size_t t = 0; t < p.values.size() && t < ns.size(); ++t)
-            s << X(ns[t]) << "," << Y(p.values[t]) << " ";
-        s << "\"/>\n";
-        for (std::size_t t = 0; t < p.values.size() && t < ns.size(); ++t)
-            s << "<circle cx=\"" << X(ns[t]) << "\" cy=\"" << Y(p.values[t]) << "\" r=\"3\" fill=\""
-              << p.colour << "\"/>\n";
+        // One polyline per run of drawable points: a non-finite value breaks the line.
+        auto drawable = [&](std::size_t t) {
+            return std::isfinite(ns[t]) && std::isfinite(p.values[t]) &&
+                   std::isfinite(Y(p.values[t])) && std::isfinite(X(ns[t]));
+        };
+        const std::size_t count = std::min(p.values.size(), ns.size());
+        for (std::size_t t = 0; t < count;) {
+            if (!drawable(t)) {
+                ++t;
+                continue;
+            }
+            s << "<polyline fill=\"none\" stroke=\"" << p.colour << "\" stroke-width=\"2\" points=\"";
+            for (; t < count && drawable(t); ++t) s << X(ns[t]) << "," << Y(p.values[t]) << " ";
+            s << "\"/>\n";
+        }
+        for (std::size_t t = 0; t < count; ++t)
+            if (drawable(t))
+                s << "<circle cx=\"" << X(ns[t]) << "\" cy=\"" << Y(p.values[t]) << "\" r=\"3\" fill=\""
+                  << p.colour << "\"/>\n";
+        // Undefined lengths: a red cross on the n axis, labelled.
+        for (double n : marks) {
+            const double x = X(n), yb = y0 + panel;
+            s << "<path d=\"M" << (x - 4) << "," << (yb - 4) << " L" << (x + 4) << "," << (yb + 4)
+              << " M" << (x - 4) << "," << (yb + 4) << " L" << (x + 4) << "," << (yb - 4)
+              << "\" stroke=\"#b00\" stroke-width=\"2\"/>\n";
+            s << "<text x=\"" << x << "\" y=\"" << (yb - 8) << "\" text-anchor=\"middle\" fill=\"#b00\" "
+              << "font-size=\"10\">undef</text>\n";
+        }
         y0 += panel + gap;
     }
     s << "<text x=\"" << W / 2 << "\" y=\"" << (bottom + 40)

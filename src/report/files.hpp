@@ -30,9 +30,14 @@ struct plot_panel {
     int digits = -1; ///< tick labels: fixed digits, or -1 for 3 significant digits
 };
 
-/// An SVG of stacked line plots against n on a log2 axis (one panel per entry).
+/// An SVG of stacked line plots against n on a log2 axis (one panel per entry). Non-finite
+/// values (NaN, infinities) are never drawn: the line breaks there and the point is left out,
+/// so no coordinate is ever "nan" or "inf". `undefined_ns` are lengths at which the model is
+/// undefined: each gets a labelled marker ("undef") on every panel's n axis, and a caption
+/// line "undefined at n = ..." is added under the title.
 std::string log_x_svg(const std::string& title, const std::vector<double>& ns,
-                      const std::vector<plot_panel>& panels);
+                      const std::vector<plot_panel>& panels,
+                      const std::vector<double>& undefined_ns = {});
 
 /// What a counterexample folder records besides the model.
 struct case_folder {

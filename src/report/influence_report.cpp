@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -102,6 +103,23 @@ std::uint64_t fnv(std::uint64_t h, const std::string& s) {
     return h;
 }
 
+/// "2 undefined rows left out of the slope fit (n = 3, 5)".
+std::string left_out_note(const analysis::sweep_result& r) {
+    std::string ns;
+    for (long n : r.fit_left_out) ns += (ns.empty() ? "" : ", ") + std::to_string(n);
+    const std::size_t k = r.fit_left_out.size();
+    return std::to_string(k) + " undefined row" + (k == 1 ? "" : "s") +
+           " left out of the slope fit (n = " + ns + ")";
+}
+
+/// A CSV field: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& v) {
+    if (v.find_first_of(",\"\n") == std::string::npos) return v;
+    std::string q = "\"";
+    for (char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+
 std::string verdict_line(const analysis::sweep_result& r) {
     return std::string(analysis::to_string(r.verdict)) + " (" + r.explanation + ")";
 }
@@ -129,9 +147,11 @@ value row_to_json(const sweep_row& r) {
     o.set("inputs", num(static_cast<long long>(r.inputs)));
     o.set("positions", num(static_cast<long long>(r.positions)));
     o.set("pairs", num(static_cast<long long>(r.pairs)));
-    o.set("max_influence", str(r.max_influence));
-    o.set("mean_influence", str(r.mean_influence));
-    o.set("n_max_influence", str(r.n_max_influence));
+    // An undefined row has no measured numbers: null.
+    auto measured = [&r](const std::string& v) { return r.undefined ? value::null_value() : str(v); };
+    o.set("max_influence", measured(r.max_influence));
+    o.set("mean_influence", measured(r.mean_influence));
+    o.set("n_max_influence", measured(r.n_max_influence));
     o.set("bound", opt_str(r.bound));
     o.set("posterior_bound", opt_str(r.posterior_bound));
     o.set("max_prob_change", opt_str(r.max_prob_change));
@@ -147,6 +167,7 @@ value row_to_json(const sweep_row& r) {
     o.set("witness_bound", str(r.witness_bound));
     o.set("reused", value::boolean(r.reused));
     o.set("precision", num(r.precision));
+    o.set("undefined", opt_str(r.undefined));
     return o;
 }
 
@@ -156,9 +177,9 @@ sweep_row row_from_json(const value& o) {
     r.inputs = static_cast<std::size_t>(get_long(o, "inputs"));
     r.positions = static_cast<std::size_t>(get_long(o, "positions"));
     r.pairs = static_cast<std::size_t>(get_long(o, "pairs"));
-    r.max_influence = get_str(o, "max_influence");
-    r.mean_influence = get_str(o, "mean_influence");
-    r.n_max_influence = get_str(o, "n_max_influence");
+    r.max_influence = get_opt(o, "max_influence").value_or("");
+    r.mean_influence = get_opt(o, "mean_influence").value_or("");
+    r.n_max_influence = get_opt(o, "n_max_influence").value_or("");
     r.bound = get_opt(o, "bound");
     r.posterior_bound = get_opt(o, "posterior_bound");
     r.max_prob_change = get_opt(o, "max_prob_change");
@@ -173,6 +194,11 @@ sweep_row row_from_json(const value& o) {
     r.witness_position = static_cast<std::size_t>(get_long(o, "witness_position"));
     r.witness_bound = get_str(o, "witness_bound");
     r.precision = get_long(o, "precision");
+    // Absent in rows written before undefined rows existed: a defined row.
+    if (const value* u = o.find("undefined"); u && !u->is_null()) {
+        r.undefined = u->as_string();
+        r.max_influence_approx = r.n_max_influence_approx = std::numeric_limits<double>::quiet_NaN();
+    }
     return r;
 }
 
@@ -214,6 +240,9 @@ value influence_to_json(const analysis::sweep_result& r, const influence_meta& m
     o.set("slope_stderr", r.fit ? dbl(r.fit->slope_stderr) : value::null_value());
     o.set("slope_upper_half", r.fit_upper ? dbl(r.fit_upper->slope) : value::null_value());
     o.set("slope_upper_half_stderr", r.fit_upper ? dbl(r.fit_upper->slope_stderr) : value::null_value());
+    value left_out = value::array();
+    for (long n : r.fit_left_out) left_out.push_back(num(n));
+    o.set("slope_left_out", std::move(left_out));
     o.set("cross_entropy", ce.empty() ? value::null_value() : std::move(ce));
     o.set("verdict", str(analysis::to_string(r.verdict)));
     o.set("explanation", str(r.explanation));
@@ -239,14 +268,16 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
                                            "bound", "posterior", "max dp", "vs bounds"};
     std::vector<std::vector<std::string>> rows;
     for (const auto& row : r.rows) {
-        std::string vs = std::string(analysis::to_string(row.below_bound)) + "/" +
-                         analysis::to_string(row.below_posterior) + "/" +
-                         analysis::to_string(row.prob_below_bound);
+        std::string vs = row.undefined ? std::string("undefined")
+                                       : std::string(analysis::to_string(row.below_bound)) + "/" +
+                                             analysis::to_string(row.below_posterior) + "/" +
+                                             analysis::to_string(row.prob_below_bound);
         if (row.reused) vs += " (reused)";
         if (row.precision > op.precision) vs += " (" + std::to_string(row.precision) + " bits)";
-        rows.push_back({std::to_string(row.n), std::to_string(row.pairs), row.max_influence,
-                        row.n_max_influence, row.bound.value_or("-"), row.posterior_bound.value_or("-"),
-                        row.max_prob_change.value_or("-"), vs});
+        rows.push_back({std::to_string(row.n), std::to_string(row.pairs),
+                        row.undefined ? "undefined" : row.max_influence,
+                        row.undefined ? "-" : row.n_max_influence, row.bound.value_or("-"),
+                        row.posterior_bound.value_or("-"), row.max_prob_change.value_or("-"), vs});
     }
     std::vector<std::size_t> w(head.size());
     for (std::size_t c = 0; c < head.size(); ++c) {
@@ -262,6 +293,8 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
     line(head);
     for (const auto& row : rows) line(row);
     os << "  (vs bounds: a-priori K(n)/n / a-posteriori pair bound / probability bound)\n";
+    for (const auto& row : r.rows)
+        if (row.undefined) os << "  n = " << row.n << ": " << *row.undefined << "\n";
     bool any_ce = false;
     for (const auto& row : r.rows)
         if (row.cross_entropy) {
@@ -281,6 +314,7 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
     } else {
         os << "slope: none (fewer than two positive measurements)\n";
     }
+    if (!r.fit_left_out.empty()) os << "  " << left_out_note(r) << "\n";
     os << "hypotheses of Lemma 5:\n";
     for (const auto& h : r.hypotheses)
         os << "  " << std::left << std::setw(24) << h.name << std::setw(9)
@@ -340,7 +374,8 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     std::ostringstream csv;
     csv << "n,inputs,positions,pairs,max_influence,mean_influence,n_max_influence,bound,"
            "posterior_bound,max_prob_change,prob_bound,below_bound,below_posterior,"
-           "prob_below_bound,mean_ce_bits,accuracy,eta,ce_floor_bits,ce_check,reused,precision\n";
+           "prob_below_bound,mean_ce_bits,accuracy,eta,ce_floor_bits,ce_check,reused,precision,"
+           "undefined\n";
     for (const auto& row : r.rows) {
         const auto* c = row.cross_entropy ? &*row.cross_entropy : nullptr;
         csv << row.n << "," << row.inputs << "," << row.positions << "," << row.pairs << ","
@@ -351,21 +386,29 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
             << "," << analysis::to_string(row.prob_below_bound) << "," << (c ? c->mean_ce_bits : "")
             << "," << (c ? c->accuracy : "") << "," << (c ? c->eta : "") << ","
             << (c ? c->floor_bits : "") << "," << (c ? analysis::to_string(c->check) : "") << ","
-            << (row.reused ? "yes" : "no") << "," << row.precision << "\n";
+            << (row.reused ? "yes" : "no") << "," << row.precision << ","
+            << (row.undefined ? csv_field(*row.undefined) : "") << "\n";
     }
     write_file_atomic(dir / "influence.csv", csv.str());
-    std::vector<double> ns, nmax, ce;
+    // Undefined rows have no values (NaN, which log_x_svg skips): marked at their n instead.
+    std::vector<double> ns, nmax, ce, undefined_ns;
+    const double none = std::numeric_limits<double>::quiet_NaN();
     double vmax = 0;
+    bool any_ce = false;
     for (const auto& row : r.rows) {
         ns.push_back(static_cast<double>(row.n));
-        nmax.push_back(row.n_max_influence_approx);
-        vmax = std::max(vmax, row.n_max_influence_approx);
-        if (row.cross_entropy) ce.push_back(row.cross_entropy->mean_ce_approx);
+        const double v = row.undefined ? none : row.n_max_influence_approx;
+        nmax.push_back(v);
+        if (std::isfinite(v)) vmax = std::max(vmax, v);
+        ce.push_back(row.cross_entropy && !row.undefined ? row.cross_entropy->mean_ce_approx : none);
+        any_ce = any_ce || row.cross_entropy.has_value();
+        if (row.undefined) undefined_ns.push_back(static_cast<double>(row.n));
     }
     std::vector<plot_panel> panels = {{nmax, 0, vmax > 0 ? vmax * 1.1 : 1, "n * max influence", "#1f77b4", -1}};
-    if (!ce.empty() && ce.size() == ns.size()) panels.push_back({ce, 0, 1.1, "mean CE (bits)", "#d62728", 2});
+    if (any_ce) panels.push_back({ce, 0, 1.1, "mean CE (bits)", "#d62728", 2});
     if (!ns.empty())
-        write_file_atomic(dir / "influence.svg", log_x_svg("one-symbol influence of " + r.model_name, ns, panels));
+        write_file_atomic(dir / "influence.svg",
+                          log_x_svg("one-symbol influence of " + r.model_name, ns, panels, undefined_ns));
     write_resume_rows(dir, meta.fingerprint, r.rows, meta.made_by);
     std::ostringstream md;
     md << "# Influence sweep: " << r.model_name << "\n\n";
@@ -373,14 +416,25 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
           "hypotheses hold (theory.md §2, check S3). Fingerprint `" << meta.fingerprint << "`.\n\n";
     md << "| n | pairs | max influence | n·max | bound K(n)/n | a-posteriori | max Δp | vs bounds |\n";
     md << "|---|---|---|---|---|---|---|---|\n";
-    for (const auto& row : r.rows)
-        md << "| " << row.n << " | " << row.pairs << " | " << row.max_influence << " | "
-           << row.n_max_influence << " | " << row.bound.value_or("-") << " | "
-           << row.posterior_bound.value_or("-") << " | " << row.max_prob_change.value_or("-") << " | "
-           << analysis::to_string(row.below_bound) << " / " << analysis::to_string(row.below_posterior)
-           << " / " << analysis::to_string(row.prob_below_bound) << (row.reused ? " (reused)" : "")
+    for (const auto& row : r.rows) {
+        md << "| " << row.n << " | " << row.pairs << " | "
+           << (row.undefined ? "undefined" : row.max_influence) << " | "
+           << (row.undefined ? "-" : row.n_max_influence) << " | " << row.bound.value_or("-") << " | "
+           << row.posterior_bound.value_or("-") << " | " << row.max_prob_change.value_or("-") << " | ";
+        if (row.undefined)
+            md << "undefined";
+        else
+            md << analysis::to_string(row.below_bound) << " / " << analysis::to_string(row.below_posterior)
+               << " / " << analysis::to_string(row.prob_below_bound);
+        md << (row.reused ? " (reused)" : "")
            << (row.precision > meta.options.precision ? " (" + std::to_string(row.precision) + " bits)" : "")
            << " |\n";
+    }
+    if (std::any_of(r.rows.begin(), r.rows.end(), [](const sweep_row& row) { return row.undefined.has_value(); })) {
+        md << "\nUndefined rows (a value of the model does not exist there):\n\n";
+        for (const auto& row : r.rows)
+            if (row.undefined) md << "- n = " << row.n << ": " << *row.undefined << "\n";
+    }
     if (!ce.empty()) {
         md << "\n| n | mean CE (bits) | accuracy | η | 1 − log2(1 + η) | check |\n|---|---|---|---|---|---|\n";
         for (const auto& row : r.rows)
@@ -398,6 +452,7 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
         std::snprintf(buf, sizeof buf, "%.4f ± %.4f", r.fit->slope, r.fit->slope_stderr);
         md << "\nSlope of log max influence against log n: " << buf << " (Lemma 5: ≤ −1).\n";
     }
+    if (!r.fit_left_out.empty()) md << "\n" << left_out_note(r) << ".\n";
     md << "\n**Verdict: " << verdict_line(r) << "**\n\n";
     md << "Files: `influence.csv`, `influence.svg` (n·max influence against n, log scale), "
           "`report.json`, `rows.json` (resume checkpoint).\n";

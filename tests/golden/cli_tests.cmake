@@ -249,6 +249,44 @@ attnprop_cli_test(influence-step 0 "verdict: hypothesis-violated .hypotheses fai
 attnprop_cli_test(bound-logn 0 "verdict: Lemma 5 does not apply: dot-product-scores fails"
                   bound --model cc-first-logn)
 
+# Undefined results (exit 4), located, for every scalar kind: soft-majority-ln0 at a tie (layer
+# norm with eps = 0 at zero variance), a hard model with the same layer norm on the empty input,
+# and a hard model whose positional formula 1/(i-2) has a pole (the exact scalar).
+set(_undef ${CMAKE_CURRENT_SOURCE_DIR}/golden/undefined)
+foreach(_s double mpfr ball)
+  attnprop_cli_test(eval-undefined-${_s} 4
+                    "^result +undefined at layer 1, node 'norm', position 3 \\(layer norm with eps = 0 at zero variance\\)$"
+                    eval --model soft-majority-ln0 --input 01 --scalar ${_s})
+  attnprop_cli_test(eval-undefined-${_s}-json 4
+                    "\"message\": \"undefined at layer 1, node 'norm', position 5 \\(layer norm"
+                    eval --model soft-majority-ln0 --input 0110 --scalar ${_s} --json)
+  attnprop_cli_test(eval-undefined-hard-ln0-${_s} 4
+                    "^result +undefined at layer 1, node 'norm', position 1 \\(layer norm with eps = 0 at zero variance\\)$"
+                    eval --model ${_undef}/hard-ln0.json --input= --scalar ${_s})
+  attnprop_cli_test(influence-undefined-${_s} 4
+                    "verdict: undefined \\(the model is undefined at n = 3: undefined at layer 1, node 'norm', position 3"
+                    influence --model soft-majority-ln0 --n 3,4,6 --inputs 2 --scalar ${_s}
+                    --out ${_inf_out}/undefined-${_s})
+endforeach()
+attnprop_cli_test(eval-undefined-exact 4
+                  "^result +undefined at layer 0, node 'positional embedding', position 2 \\(division by zero in formula '1/\\(i-2\\)' at i=2, n=3\\)$"
+                  eval --model ${_undef}/hard-pole.json --input 01 --scalar exact)
+attnprop_cli_test(eval-undefined-exact-json 4 "\"node\": \"positional embedding\""
+                  eval --model ${_undef}/hard-pole.json --input 01 --json)
+attnprop_cli_test(eval-undefined-ball-may-resolve 4 "a higher --precision may resolve it"
+                  eval --model cc-parity-ln0 --input= --scalar ball)
+attnprop_cli_test(eval-defined-majority 0 "P\\(next\\) +0: 0.1192.*, 1: 0.8808"
+                  eval --model soft-majority-ln0 --input 011 --digits 4)
+attnprop_cli_test(influence-undefined-json 4 "\"verdict\": \"undefined\""
+                  influence --model soft-majority-ln0 --n 3,4 --inputs 2 --json --out ${_inf_out}/undefined-json)
+add_test(NAME "golden: cli influence-undefined-files"
+         COMMAND sh ${_undef}/influence_files.sh $<TARGET_FILE:attnprop_cli> ${_inf_out}/undefined-files)
+set_tests_properties("golden: cli influence-undefined-files" PROPERTIES LABELS golden
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+attnprop_cli_test(replay-undefined 4
+                  "verdict +undefined at 128 bits: undefined at layer 1, node 'norm', position 5 \\(layer norm with eps = 0 at zero variance\\)"
+                  replay ${_undef}/replay-tie)
+
 # --out and --force for check (docs/cli.md): a report made with other options is refused,
 # the same options (--json does not count) rewrite it, --force replaces it, and a folder that
 # holds no attnprop report is refused unless empty; --force then leaves its other files.
