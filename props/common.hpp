@@ -5,6 +5,7 @@
 #include "gen/generators.hpp"
 #include "runner/property.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,15 @@ template <class S> std::string show_vector(const std::vector<S>& v, int digits =
 /// Display of a ball: 20 significant digits of the midpoint and the radius.
 inline std::string show_ball(const numeric::arb_ball& x) {
     return numeric::to_display_string(x, 20) + " +/- " + numeric::radius_string(x);
+}
+
+/// Whether two overlapping balls agree to at least half their working precision of relative
+/// accuracy each: the two sides of an inequality that the model attains with equality, which
+/// no precision separates (check_result::sides_agree).
+inline bool sides_agree(const numeric::arb_ball& a, const numeric::arb_ball& b) {
+    if (numeric::compare(a, b) != numeric::order::unknown) return false;
+    const long need = std::max(a.precision(), b.precision()) / 2;
+    return arb_rel_accuracy_bits(a.raw()) >= need && arb_rel_accuracy_bits(b.raw()) >= need;
 }
 
 /// Model class tag of a case (for distribution tables).

@@ -68,9 +68,9 @@ struct ladder_point {
     /// The largest attention weight of the unchanged input at n, over every layer, row and
     /// head (midpoint): n·max_weight is the effective concentration E of Lemma 5.
     double max_weight = 0;
-    /// With posterior bounds asked for: every measured pair against its own a-posteriori
-    /// bound (greater = some pair certainly above it, unknown = some pair undecided, less or
-    /// equal = every pair certainly at or below), and the pair that decided it.
+    /// With posterior bounds asked for: the largest measured change against its own
+    /// a-posteriori pair bound (greater = certainly above, unknown = undecided, less or equal =
+    /// certainly at or below), and that pair.
     std::optional<numeric::order> posterior;
     std::size_t posterior_position = 0;       ///< 0-based
     int posterior_replacement = 0;
@@ -85,8 +85,8 @@ using bound_adjust_fn =
 /// the input at length n is its first n - 1 symbols followed by eos, so the rungs share their
 /// prefix and position 1 is the same symbol at every n. At each n the measured positions are
 /// every position (n <= 13), otherwise positions 1, 2, the middle one and the last two; every
-/// replacement symbol. `posterior` also compares every measured pair with its a-posteriori
-/// bound (full traces of both inputs), after `adjust` when given.
+/// replacement symbol. `posterior` also compares the largest measured change of each rung with
+/// its a-posteriori pair bound (full traces of both inputs), after `adjust` when given.
 std::vector<ladder_point> influence_ladder(const test_case& c, const numeric::context& ctx,
                                            bool posterior = false, const bound_adjust_fn& adjust = {});
 
@@ -96,8 +96,8 @@ inline constexpr double vanishing_slope_tolerance = 0.25;
 /// Default growth allowance of influence-vanishes on models without the hypotheses.
 inline constexpr long vanishing_growth_allowance = 2;
 
-/// The influence vanishes along the ladder (Lemma 5 at every rung, decided rigorously): every
-/// measured one-symbol change is at most its a-posteriori pair bound, and n·max influence <=
+/// The influence vanishes along the ladder (Lemma 5 at every rung, decided rigorously): the
+/// largest measured one-symbol change is at most its a-posteriori pair bound, and n·max influence <=
 /// K(n) (recursion (B)). The log-log rate of max influence over the upper three rungs is a
 /// *measurement* reported beside the verdict ("rate: consistent" when the slope is <= -1 +
 /// tolerance, "rate: inconclusive" with the reason otherwise: below the 1/n regime, a slope

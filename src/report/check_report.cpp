@@ -124,6 +124,13 @@ std::tuple<int, long long, int> bucket_key(const std::string& label) {
     return {1, 0, 0};
 }
 
+/// The undecided count, with the cases whose two sides agreed to every bit ("7 (5 equal)").
+std::string undecided_cell(const runner::property_report& r) {
+    std::string s = std::to_string(r.undecided);
+    if (r.undecided_equal) s += " (" + std::to_string(r.undecided_equal) + " equal)";
+    return s;
+}
+
 } // namespace
 
 std::vector<std::pair<std::string, int>> ordered_n_buckets(const std::map<std::string, int>& buckets) {
@@ -173,6 +180,7 @@ value check_to_json(const check_run& run) {
         p.set("passed", num(r.passed));
         p.set("failed", num(r.failed));
         p.set("undecided", num(r.undecided));
+        p.set("undecided_equal", num(r.undecided_equal));
         p.set("undefined", num(r.undefined));
         p.set("gave_up", value::boolean(r.gave_up));
         if (!r.error.empty()) p.set("error", str(r.error));
@@ -247,7 +255,7 @@ std::string check_to_markdown(const check_run& run) {
     os << "|---|---|---|---|---|---|---|---|\n";
     for (const auto& r : run.reports) {
         os << "| `" << r.suite << "/" << r.name << "`" << (r.expected_to_fail ? " (control)" : "")
-           << " | " << r.status() << " | " << r.passed << " | " << r.undecided << " | "
+           << " | " << r.status() << " | " << r.passed << " | " << undecided_cell(r) << " | "
            << r.undefined << " | " << r.failed << " | " << (r.gave_up ? "yes" : "no") << " | "
            << r.seed << " |\n";
     }
@@ -261,6 +269,9 @@ std::string check_to_markdown(const check_run& run) {
         }() << ". Lengths: " << lengths_line(r) << ". Models: " << classes_line(r) << ".\n";
         if (!r.measurements.empty())
             os << "  Measurements (statistics beside the verdicts): " << measurements_line(r) << ".\n";
+        if (r.undecided_equal)
+            os << "  Of the undecided cases, " << r.undecided_equal
+               << " have both sides agreeing to every bit tried: the model attains the bound.\n";
         for (const auto& why : r.undecided_reasons) os << "  Undecided: " << why << ".\n";
         for (const auto& where : r.undefined_reasons) os << "  Undefined: " << where << ".\n";
     }
@@ -295,12 +306,12 @@ std::string check_to_text(const check_run& run) {
     std::size_t w = 8;
     for (const auto& r : run.reports) w = std::max(w, r.suite.size() + r.name.size() + 1);
     os << std::left << std::setw(static_cast<int>(w) + 2) << "property" << std::setw(18) << "status"
-       << std::right << std::setw(7) << "passed" << std::setw(10) << "undecided" << std::setw(10)
+       << std::right << std::setw(7) << "passed" << std::setw(16) << "undecided" << std::setw(10)
        << "undefined" << std::setw(7) << "failed" << std::setw(9) << "gave-up" << "  seed\n";
     for (const auto& r : run.reports) {
         os << std::left << std::setw(static_cast<int>(w) + 2) << (r.suite + "/" + r.name)
-           << std::setw(18) << r.status() << std::right << std::setw(7) << r.passed << std::setw(10)
-           << r.undecided << std::setw(10) << r.undefined << std::setw(7) << r.failed << std::setw(9)
+           << std::setw(18) << r.status() << std::right << std::setw(7) << r.passed << std::setw(16)
+           << undecided_cell(r) << std::setw(10) << r.undefined << std::setw(7) << r.failed << std::setw(9)
            << (r.gave_up ? "yes" : "no") << "  " << r.seed << "\n";
         os << "    lengths: " << lengths_line(r) << "\n";
         os << "    models:  " << classes_line(r) << "\n";

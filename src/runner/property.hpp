@@ -62,6 +62,11 @@ struct check_result {
     /// statistical or regime questions (a slope within its standard error), which the runner
     /// then reports without retrying at doubled precision.
     bool precision_helps = true;
+    /// For undecided results: the two sides of the statement's inequality agree to every bit
+    /// of the precision tried (overlapping balls, each with at least half the working precision
+    /// of relative accuracy), as when the model attains the bound with equality. Reports count
+    /// these apart from the other undecided cases.
+    bool sides_agree = false;
     /// A statistic reported with the verdict (never the reason for it).
     std::optional<runner::measurement> measured;
 
@@ -84,6 +89,10 @@ struct check_result {
     }
     check_result& with(std::string name, std::string value) {
         numbers.emplace_back(std::move(name), std::move(value));
+        return *this;
+    }
+    check_result& with_sides_agree(bool agree = true) {
+        sides_agree = agree;
         return *this;
     }
     check_result& with_measurement(runner::measurement m) {

@@ -113,6 +113,7 @@ property_report run_property(const property& p, const run_config& cfg) {
                 where.push_back(r.message);
         } else if (r.status == verdict::undecided) {
             ++rep.undecided;
+            if (r.sides_agree) ++rep.undecided_equal;
             auto& why = rep.undecided_reasons;
             if (why.size() < 3 && std::find(why.begin(), why.end(), r.message) == why.end())
                 why.push_back(r.message);

@@ -40,6 +40,9 @@ struct property_report {
     std::uint64_t seed = 0;     ///< the property's own seed (property_seed)
     int passed = 0;             ///< cases where the check held
     int undecided = 0;          ///< cases undecided up to the precision cap
+    /// Of the undecided cases, those whose two sides agreed to every bit tried (an equality the
+    /// model attains, which no precision separates).
+    int undecided_equal = 0;
     int undefined = 0;          ///< cases where a needed value does not exist (located)
     int failed = 0;             ///< 0 or 1
     bool gave_up = false;
