@@ -11,10 +11,12 @@
 #include <mpfr.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <exception>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -452,6 +454,10 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
         dec(row.pairs ? S((sum_dy ? *sum_dy : zero) / numeric::from_int<S>(static_cast<long>(row.pairs), ctx)) : zero);
     const S nmx = numeric::from_int<S>(n, ctx) * mx;
     row.n_max_influence = dec(nmx);
+    if constexpr (std::is_same_v<S, arb_ball>) {
+        row.n_max_lower = lower_decimal(nmx, 12);
+        row.n_max_upper = upper_decimal(nmx, 12);
+    }
     row.max_influence_approx = numeric::approx_double(mx);
     row.n_max_influence_approx = numeric::approx_double(nmx);
     if (max_post) row.posterior_bound = upper_decimal(*max_post, 12);
@@ -708,6 +714,34 @@ cube_cross_entropy_result cube_cross_entropy(const model::model<rational>& m, lo
     return r;
 }
 
+std::optional<std::string> certified_growth(const std::vector<sweep_row>& rows) {
+    // The pair of rows a < b (by n) with the largest certain ratio lower(b) / upper(a) > 1.
+    std::optional<std::string> best;
+    std::optional<rational> best_ratio;
+    for (std::size_t a = 0; a < rows.size(); ++a) {
+        if (rows[a].undefined || !rows[a].n_max_upper) continue;
+        const auto ua = numeric::parse_rational(*rows[a].n_max_upper);
+        if (!ua || *ua <= 0) continue;
+        for (std::size_t b = 0; b < rows.size(); ++b) {
+            if (rows[b].n <= rows[a].n || rows[b].undefined || !rows[b].n_max_lower) continue;
+            const auto lb = numeric::parse_rational(*rows[b].n_max_lower);
+            if (!lb || *lb <= *ua) continue;
+            const rational ratio = *lb / *ua;
+            if (best_ratio && ratio <= *best_ratio) continue;
+            best_ratio = ratio;
+            // The factor printed rounded down: 3 significant digits.
+            const double f = numeric::approx_double(ratio);
+            std::ostringstream os;
+            os.precision(3);
+            os << std::nextafter(f, 0.0);
+            best = "n * max influence certainly grew from <= " + *rows[a].n_max_upper + " at n = " +
+                   std::to_string(rows[a].n) + " to >= " + *rows[b].n_max_lower + " at n = " +
+                   std::to_string(rows[b].n) + " (a factor >= " + os.str() + ")";
+        }
+    }
+    return best;
+}
+
 void decide_sweep(sweep_result& r, double tol) {
     // Undefined rows: a value of the model does not exist at those n. The rest is decided on
     // the defined rows alone (fits included); only a rigorous failure among them (a measurement
@@ -786,6 +820,7 @@ void decide_sweep(sweep_result& r, double tol) {
         }
     }
     r.influence_vanished.reset();
+    r.growth = certified_growth(r.rows);
     const auto fit_for_trend = r.fit_upper && r.fit_upper->points >= 2 ? r.fit_upper : r.fit;
     if (ce_above) {
         r.verdict = sweep_verdict::fails;
@@ -795,10 +830,14 @@ void decide_sweep(sweep_result& r, double tol) {
     } else if (!failed.empty()) {
         r.verdict = sweep_verdict::hypothesis_violated;
         if (fit_for_trend) r.influence_vanished = fit_for_trend->slope <= -1 + tol;
-        r.explanation = "hypotheses fail: " + failed + "; the influence " +
-                        (!r.influence_vanished ? std::string("trend is unknown (no fit)")
-                         : *r.influence_vanished ? std::string("still vanished (slope <= -1 + tol)")
-                                                 : std::string("did not vanish (slope > -1 + tol)"));
+        // Lemma 5 makes no claim; what is certain is a growth of n * influence, if any, and
+        // the rate is a measurement.
+        r.explanation = "hypotheses fail: " + failed + ", so Lemma 5 makes no claim";
+        if (r.growth) r.explanation += "; " + *r.growth;
+        r.explanation += std::string("; rate (a measurement): ") +
+                         (!r.influence_vanished ? std::string("no fit")
+                          : *r.influence_vanished ? std::string("consistent with 1/n (slope <= -1 + tol)")
+                                                  : std::string("not consistent with 1/n (slope > -1 + tol)"));
     } else if (above && unknown.empty()) {
         r.verdict = sweep_verdict::fails;
         r.explanation = "a measured change is above its bound at n = " + std::to_string(above_n);

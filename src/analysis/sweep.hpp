@@ -78,6 +78,8 @@ struct sweep_row {
     comparison below_bound = comparison::not_applicable;     ///< every pair vs δ_L(n)
     comparison below_posterior = comparison::not_applicable; ///< every pair vs its own bound
     comparison prob_below_bound = comparison::not_applicable;
+    /// Balls only: certified bounds of n·max influence, rounded outward (decimal strings).
+    std::optional<std::string> n_max_lower, n_max_upper;
     double max_influence_approx = 0;            ///< for the slope fit only
     double n_max_influence_approx = 0;
     std::optional<cross_entropy_row> cross_entropy;
@@ -144,7 +146,13 @@ struct sweep_result {
     std::vector<long> fit_left_out;
     sweep_verdict verdict = sweep_verdict::undecided;
     std::string explanation;                ///< one line: why this verdict
-    /// For hypothesis-violated: whether the influence still vanished (slope <= -1 + tol);
+    /// A certified growth of n·max influence between two rows (balls only), when the lower
+    /// bound at the larger n exceeds the upper bound at the smaller one: "n * max influence
+    /// certainly grew from <= U at n = a to >= L at n = b (a factor >= F)". A fact, reported
+    /// with the verdict; not itself a verdict.
+    std::optional<std::string> growth;
+    /// The rate measurement (a statistic, never a verdict) for hypothesis-violated sweeps:
+    /// whether the upper-half slope is <= -1 + tol ("consistent with 1/n");
     /// nullopt without a fit.
     std::optional<bool> influence_vanished;
 };
@@ -191,7 +199,12 @@ model::input_sequence sweep_input(const model::model<numeric::rational>& m, long
 sweep_result influence_sweep(const model::model<numeric::rational>& exact,
                              const sweep_options& opt);
 
-/// Fills fit, fit_upper, fit_left_out, verdict, explanation and influence_vanished of r from
+/// The largest certified growth of n·max influence between two defined ball rows (see
+/// sweep_result::growth); nullopt when no lower bound at a larger n exceeds an upper bound at a
+/// smaller one.
+std::optional<std::string> certified_growth(const std::vector<sweep_row>& rows);
+
+/// Fills fit, fit_upper, fit_left_out, verdict, explanation, growth and influence_vanished of r from
 /// its hypotheses and rows (exposed for tests on constructed rows). Undefined rows first: when
 /// some row is undefined, everything below is decided on the defined rows alone (the fits
 /// included, fit_left_out naming the others); a fails verdict stands (with the undefined n

@@ -161,6 +161,8 @@ value row_to_json(const sweep_row& r) {
     o.set("prob_below_bound", str(analysis::to_string(r.prob_below_bound)));
     o.set("max_influence_approx", dbl(r.max_influence_approx));
     o.set("n_max_influence_approx", dbl(r.n_max_influence_approx));
+    o.set("n_max_influence_lower", r.undefined ? value::null_value() : opt_str(r.n_max_lower));
+    o.set("n_max_influence_upper", r.undefined ? value::null_value() : opt_str(r.n_max_upper));
     o.set("cross_entropy", r.cross_entropy ? ce_to_json(*r.cross_entropy) : value::null_value());
     o.set("witness_input", str(r.witness_input));
     o.set("witness_position", num(static_cast<long long>(r.witness_position)));
@@ -189,6 +191,9 @@ sweep_row row_from_json(const value& o) {
     r.prob_below_bound = get_cmp(o, "prob_below_bound");
     r.max_influence_approx = get_double(o, "max_influence_approx");
     r.n_max_influence_approx = get_double(o, "n_max_influence_approx");
+    // Absent in rows written before the certified bounds were kept.
+    if (const value* v = o.find("n_max_influence_lower"); v && !v->is_null()) r.n_max_lower = v->as_string();
+    if (const value* v = o.find("n_max_influence_upper"); v && !v->is_null()) r.n_max_upper = v->as_string();
     if (const value& c = need(o, "cross_entropy"); !c.is_null()) r.cross_entropy = ce_from_json(c);
     r.witness_input = get_str(o, "witness_input");
     r.witness_position = static_cast<std::size_t>(get_long(o, "witness_position"));
@@ -246,6 +251,7 @@ value influence_to_json(const analysis::sweep_result& r, const influence_meta& m
     o.set("cross_entropy", ce.empty() ? value::null_value() : std::move(ce));
     o.set("verdict", str(analysis::to_string(r.verdict)));
     o.set("explanation", str(r.explanation));
+    o.set("growth", r.growth ? str(*r.growth) : value::null_value());
     o.set("influence_vanished",
           r.influence_vanished ? value::boolean(*r.influence_vanished) : value::null_value());
     std::size_t reused = 0;

@@ -213,7 +213,10 @@ TEST_CASE("each bundled negative control is hypothesis-violated, names its hypot
         REQUIRE(r.verdict == sweep_verdict::hypothesis_violated);
         REQUIRE(r.explanation.find(std::string("hypotheses fail: ") + e.hypothesis) == 0);
         REQUIRE(r.influence_vanished == false);
-        REQUIRE(r.explanation.find("did not vanish") != std::string::npos);
+        REQUIRE(r.explanation.find("not consistent with 1/n") != std::string::npos);
+        // The growth of n * influence is certified, not only fitted.
+        REQUIRE(r.growth.has_value());
+        REQUIRE(r.explanation.find("certainly grew") != std::string::npos);
         // n * influence grows: at least 4x from n = 16 to 128.
         REQUIRE(r.rows.back().n_max_influence_approx > 4 * r.rows.front().n_max_influence_approx);
         for (const auto& row : r.rows) REQUIRE_FALSE(row.bound);
