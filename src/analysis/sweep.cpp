@@ -729,11 +729,13 @@ std::optional<std::string> certified_growth(const std::vector<sweep_row>& rows) 
             const rational ratio = *lb / *ua;
             if (best_ratio && ratio <= *best_ratio) continue;
             best_ratio = ratio;
-            // The factor printed rounded down: 3 significant digits.
-            const double f = numeric::approx_double(ratio);
+            // The factor printed rounded down to 3 significant digits (a lower bound: the
+            // double is nudged down before truncating).
+            const double f = numeric::approx_double(ratio) * (1 - 1e-12);
+            const double scale = std::pow(10.0, 2 - std::floor(std::log10(f)));
             std::ostringstream os;
             os.precision(3);
-            os << std::nextafter(f, 0.0);
+            os << std::floor(f * scale) / scale;
             best = "n * max influence certainly grew from <= " + *rows[a].n_max_upper + " at n = " +
                    std::to_string(rows[a].n) + " to >= " + *rows[b].n_max_lower + " at n = " +
                    std::to_string(rows[b].n) + " (a factor >= " + os.str() + ")";
