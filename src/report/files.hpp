@@ -1,6 +1,6 @@
 #pragma once
 /// @file files.hpp
-/// Report plumbing shared by the sweep reports: atomic file writes, log-x SVG line plots, and
+/// Report plumbing shared by the sweep reports: atomic file writes and
 /// replayable counterexample folders (model.json + case.json, read by `attnprop replay`; schema
 /// in docs/reports.md).
 
@@ -19,25 +19,6 @@ namespace attnprop::report {
 /// Writes `text` to a temporary file beside `p` and renames it over `p`, so that readers
 /// (and a resumed run) never see a half-written file. Throws std::runtime_error on failure.
 void write_file_atomic(const std::filesystem::path& p, const std::string& text);
-
-/// One panel of a log-x plot: values against the plot's n, on the y range [vmin, vmax].
-struct plot_panel {
-    std::vector<double> values;
-    double vmin = 0;
-    double vmax = 1;
-    std::string label;
-    std::string colour = "#1f77b4";
-    int digits = -1; ///< tick labels: fixed digits, or -1 for 3 significant digits
-};
-
-/// An SVG of stacked line plots against n on a log2 axis (one panel per entry). Non-finite
-/// values (NaN, infinities) are never drawn: the line breaks there and the point is left out,
-/// so no coordinate is ever "nan" or "inf". `undefined_ns` are lengths at which the model is
-/// undefined: each gets a labelled marker ("undef") on every panel's n axis, and a caption
-/// line "undefined at n = ..." is added under the title.
-std::string log_x_svg(const std::string& title, const std::vector<double>& ns,
-                      const std::vector<plot_panel>& panels,
-                      const std::vector<double>& undefined_ns = {});
 
 /// What a counterexample folder records besides the model.
 struct case_folder {

@@ -1,6 +1,7 @@
 #include "report/influence_report.hpp"
 
 #include "report/files.hpp"
+#include "report/plot.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -373,6 +374,147 @@ std::vector<sweep_row> read_resume_rows(const fs::path& dir, const std::string& 
     return out;
 }
 
+namespace {
+
+/// A decimal string of a report as a double, for plotting only (NaN when absent or not a number).
+double plot_value(const std::optional<std::string>& s) {
+    if (!s || s->empty()) return std::numeric_limits<double>::quiet_NaN();
+    const std::string t = s->substr(0, s->find(' ')); // "mid +/- rad" -> mid
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    return end && *end == '\0' ? v : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::string short_number(double v) {
+    std::ostringstream os;
+    os.precision(3);
+    os << v;
+    return os.str();
+}
+
+} // namespace
+
+plot_figure influence_figure(const analysis::sweep_result& r) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    plot_figure f;
+    f.title = "One-symbol influence of " + r.model_name + " against n";
+    plot_series measured{"largest measured change Δ(n)", {}, {}, palette[0]};
+    plot_series posterior{"largest a-posteriori pair bound", {}, {}, palette[1], false, false};
+    plot_series apriori{"K(n)/n (Lemma 5)", {}, {}, palette[2], false, false};
+    plot_series nd{"n·Δ(n)", {}, {}, palette[0]};
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    double k_lo = std::numeric_limits<double>::infinity(), k_hi = 0;
+    for (const auto& row : r.rows) {
+        const double n = static_cast<double>(row.n);
+        if (row.undefined) {
+            f.marked_x.push_back(n);
+            continue;
+        }
+        const double d = row.max_influence_approx;
+        measured.x.push_back(n);
+        measured.y.push_back(d);
+        nd.x.push_back(n);
+        nd.y.push_back(row.n_max_influence_approx);
+        if (std::isfinite(d) && d > 0) {
+            lo = std::min(lo, d);
+            hi = std::max(hi, d);
+        }
+        posterior.x.push_back(n);
+        posterior.y.push_back(plot_value(row.posterior_bound));
+        const double k = plot_value(row.bound);
+        apriori.x.push_back(n);
+        apriori.y.push_back(k);
+        if (std::isfinite(k) && k > 0) {
+            k_lo = std::min(k_lo, k);
+            k_hi = std::max(k_hi, k);
+        }
+    }
+    plot_panel_spec p1;
+    p1.y_label = "max one-symbol influence Δ(n)";
+    p1.log_y = true;
+    p1.series.push_back(measured);
+    bool any_post = false;
+    for (double v : posterior.y) any_post = any_post || (std::isfinite(v) && v > 0);
+    if (any_post) p1.series.push_back(posterior);
+    // K(n)/n is drawn when it is within six decades of the measurements (it is usually
+    // astronomically larger: then a note says where it is).
+    if (k_hi > 0 && hi > 0 && k_hi <= hi * 1e6) p1.series.push_back(apriori);
+    else if (k_hi > 0)
+        p1.notes.push_back("K(n)/n lies between " + short_number(k_lo) + " and " + short_number(k_hi) +
+                           ": above the panel");
+    // A dashed 1/n reference through the first measured point.
+    for (std::size_t t = 0; t < measured.x.size(); ++t)
+        if (std::isfinite(measured.y[t]) && measured.y[t] > 0) {
+            plot_series ref{"1/n through the first point", {}, {}, "#555555", true, false};
+            for (double n : measured.x) {
+                ref.x.push_back(n);
+                ref.y.push_back(measured.y[t] * measured.x[t] / n);
+            }
+            p1.series.push_back(ref);
+            break;
+        }
+    f.panels.push_back(p1);
+    plot_panel_spec p2;
+    p2.y_label = "n · max influence (Lemma 5: bounded)";
+    p2.series.push_back(nd);
+    p2.y_min = 0.0;
+    f.panels.push_back(p2);
+    std::ostringstream cap;
+    cap.precision(4);
+    if (r.fit) cap << "Slope of log Δ(n) against log n: " << r.fit->slope << " ± " << r.fit->slope_stderr
+                   << " over all rows (a measurement; Lemma 5 gives -1). ";
+    cap << "Verdict: " << analysis::to_string(r.verdict) << " — " << r.explanation << ".";
+    f.caption.push_back(cap.str());
+    if (!f.marked_x.empty()) {
+        std::string ns;
+        for (double n : f.marked_x) ns += (ns.empty() ? "" : ", ") + std::to_string(static_cast<long>(n));
+        f.caption.push_back("Undefined at n = " + ns + " (marked on the axis; no value is drawn).");
+    }
+    (void)nan;
+    return f;
+}
+
+std::optional<plot_figure> cross_entropy_figure(const analysis::sweep_result& r) {
+    plot_series gap{"1 − CE (bits)", {}, {}, palette[3]};
+    plot_series floor_gap{"1 − floor = log2(1 + η) (bits)", {}, {}, palette[4], true};
+    std::vector<double> ce_values;
+    std::string not_drawn;
+    for (const auto& row : r.rows) {
+        if (!row.cross_entropy || row.undefined) continue;
+        const auto& c = *row.cross_entropy;
+        const double n = static_cast<double>(row.n);
+        const double ce = plot_value(c.mean_ce_bits);
+        const double fl = plot_value(c.floor_bits);
+        gap.x.push_back(n);
+        gap.y.push_back(1 - ce);
+        floor_gap.x.push_back(n);
+        floor_gap.y.push_back(1 - fl);
+        if (std::isfinite(ce)) ce_values.push_back(ce);
+        if (!(1 - ce > 0)) not_drawn += (not_drawn.empty() ? "" : ", ") + std::to_string(row.n);
+    }
+    if (gap.x.empty()) return std::nullopt;
+    plot_figure f;
+    f.title = "Cross-entropy of " + r.model_name + " against n: distance to chance";
+    plot_panel_spec p;
+    p.y_label = "bits below chance (1 bit)";
+    p.log_y = true;
+    p.series = {gap, floor_gap};
+    f.panels.push_back(p);
+    f.caption.push_back("The corollary of Lemma 5 says CE >= 1 - log2(1 + η): the solid line "
+                        "stays at or below the dashed one, and both fall towards 0 (chance) as η "
+                        "shrinks like 1/n.");
+    if (ce_values.size() >= 2) {
+        const auto [mn, mx] = std::minmax_element(ce_values.begin(), ce_values.end());
+        if (*mx - *mn <= 1e-9 * std::max(1.0, std::fabs(*mx)))
+            f.caption.push_back("CE is the same at every n: " + short_number(*mn) +
+                                " bits (a model whose hypotheses fail, such as layer norm with "
+                                "eps = 0, keeps its margin).");
+    }
+    if (!not_drawn.empty())
+        f.caption.push_back("CE >= 1 bit at n = " + not_drawn + ": not drawn on the log axis.");
+    return f;
+}
+
 void write_influence_report(const fs::path& dir, const analysis::sweep_result& r,
                             const influence_meta& meta) {
     fs::create_directories(dir);
@@ -396,25 +538,10 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
             << (row.undefined ? csv_field(*row.undefined) : "") << "\n";
     }
     write_file_atomic(dir / "influence.csv", csv.str());
-    // Undefined rows have no values (NaN, which log_x_svg skips): marked at their n instead.
-    std::vector<double> ns, nmax, ce, undefined_ns;
-    const double none = std::numeric_limits<double>::quiet_NaN();
-    double vmax = 0;
-    bool any_ce = false;
-    for (const auto& row : r.rows) {
-        ns.push_back(static_cast<double>(row.n));
-        const double v = row.undefined ? none : row.n_max_influence_approx;
-        nmax.push_back(v);
-        if (std::isfinite(v)) vmax = std::max(vmax, v);
-        ce.push_back(row.cross_entropy && !row.undefined ? row.cross_entropy->mean_ce_approx : none);
-        any_ce = any_ce || row.cross_entropy.has_value();
-        if (row.undefined) undefined_ns.push_back(static_cast<double>(row.n));
+    if (!r.rows.empty()) {
+        write_file_atomic(dir / "influence.svg", render_svg(influence_figure(r)));
+        if (auto ce = cross_entropy_figure(r)) write_file_atomic(dir / "cross_entropy.svg", render_svg(*ce));
     }
-    std::vector<plot_panel> panels = {{nmax, 0, vmax > 0 ? vmax * 1.1 : 1, "n * max influence", "#1f77b4", -1}};
-    if (any_ce) panels.push_back({ce, 0, 1.1, "mean CE (bits)", "#d62728", 2});
-    if (!ns.empty())
-        write_file_atomic(dir / "influence.svg",
-                          log_x_svg("one-symbol influence of " + r.model_name, ns, panels, undefined_ns));
     write_resume_rows(dir, meta.fingerprint, r.rows, meta.made_by);
     std::ostringstream md;
     md << "# Influence sweep: " << r.model_name << "\n\n";
@@ -441,7 +568,7 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
         for (const auto& row : r.rows)
             if (row.undefined) md << "- n = " << row.n << ": " << *row.undefined << "\n";
     }
-    if (!ce.empty()) {
+    if (std::any_of(r.rows.begin(), r.rows.end(), [](const sweep_row& row) { return row.cross_entropy.has_value(); })) {
         md << "\n| n | mean CE (bits) | accuracy | η | 1 − log2(1 + η) | check |\n|---|---|---|---|---|---|\n";
         for (const auto& row : r.rows)
             if (const auto& c = row.cross_entropy)
@@ -460,8 +587,10 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     }
     if (!r.fit_left_out.empty()) md << "\n" << left_out_note(r) << ".\n";
     md << "\n**Verdict: " << verdict_line(r) << "**\n\n";
-    md << "Files: `influence.csv`, `influence.svg` (n·max influence against n, log scale), "
-          "`report.json`, `rows.json` (resume checkpoint).\n";
+    md << "Files: `influence.csv`, `influence.svg` (log-log max influence with its bounds and a 1/n "
+          "reference, and n·max influence, against n), `cross_entropy.svg` (rows with a "
+          "cross-entropy: 1 − CE and 1 − floor on a log axis), `report.json`, `rows.json` (resume "
+          "checkpoint).\n";
     if (!meta.made_by.empty()) md << "\n" << provenance_to_markdown(meta.made_by);
     write_file_atomic(dir / "report.md", md.str());
 }

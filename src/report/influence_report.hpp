@@ -8,9 +8,11 @@
 
 #include "analysis/sweep.hpp"
 #include "model/json.hpp"
+#include "report/plot.hpp"
 #include "report/provenance.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,7 +67,17 @@ std::vector<analysis::sweep_row> read_resume_rows(const std::filesystem::path& d
                                                   const std::string& fingerprint,
                                                   std::string* note);
 
-/// Writes report.json, report.md, influence.csv, influence.svg and rows.json into dir.
+/// The influence figure: log-log max Δ(n) with the largest a-posteriori pair bound, K(n)/n
+/// (when within six decades of the data, else a note) and a dashed 1/n reference through the
+/// first point; a second panel with n·Δ(n); the slope and the verdict in the caption;
+/// undefined rows marked on the axis.
+plot_figure influence_figure(const analysis::sweep_result& r);
+/// The cross-entropy figure (rows with a cross-entropy only): 1 - CE and 1 - floor (bits) on a
+/// log axis against n; nullopt when no row has one.
+std::optional<plot_figure> cross_entropy_figure(const analysis::sweep_result& r);
+
+/// Writes report.json, report.md, influence.csv, influence.svg, cross_entropy.svg (rows with a
+/// cross-entropy) and rows.json into dir.
 void write_influence_report(const std::filesystem::path& dir, const analysis::sweep_result& r,
                             const influence_meta& meta);
 

@@ -16,7 +16,7 @@ if grep -Eiq '(^|[=",[:space:]])[-+]?(nan|inf)([",[:space:]]|$)' "$svg"; then
     exit 1
 fi
 grep -q 'undefined at n = 3' "$svg" || { echo "influence.svg lacks the undefined caption"; exit 1; }
-grep -q '>undef</text>' "$svg" || { echo "influence.svg lacks the undefined marker"; exit 1; }
+grep -q '>undefined</text>' "$svg" || { echo "influence.svg lacks the undefined marker"; exit 1; }
 head -1 "$out/influence.csv" | grep -q ',undefined$' || { echo "influence.csv lacks the undefined column"; exit 1; }
 grep -q '^3,.*"undefined at layer 1, node '"'"'norm'"'"', position 3' "$out/influence.csv" ||
     { echo "influence.csv does not mark n = 3"; cat "$out/influence.csv"; exit 1; }

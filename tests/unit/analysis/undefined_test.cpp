@@ -14,6 +14,7 @@
 #include "report/eval_output.hpp"
 #include "report/files.hpp"
 #include "report/influence_report.hpp"
+#include "report/plot.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -502,7 +503,7 @@ TEST_CASE("no SVG attnprop writes has a NaN or infinite coordinate; undefined ro
     INFO(svg);
     REQUIRE_FALSE(svg.empty());
     REQUIRE_FALSE(has_non_finite_number(svg));
-    REQUIRE_THAT(svg, Catch::Contains("undefined at n = 3") && Catch::Contains(">undef</text>"));
+    REQUIRE_THAT(svg, Catch::Contains("Undefined at n = 3") && Catch::Contains(">undefined</text>"));
     // The other files mark the row too, and the resume checkpoint reads it back.
     REQUIRE_THAT(read_text(dir / "influence.csv"),
                  Catch::Contains(",undefined\n") && Catch::Contains("\"undefined at layer 1, node 'norm', position 3"));
@@ -521,12 +522,18 @@ TEST_CASE("no SVG attnprop writes has a NaN or infinite coordinate; undefined ro
                            Catch::Contains("verdict: undefined (the model is undefined at n = 3"));
     fs::remove_all(dir);
 
-    // log_x_svg itself, with every kind of non-finite value and an undefined length.
+    // render_svg itself, with every kind of non-finite value and an undefined length.
     const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
-    const std::string s = report::log_x_svg(
-        "t", {2, 4, nan, 16, 32},
-        {{{1, nan, 3, inf, -inf}, 0, 4, "a", "#000", -1}, {{nan, nan, nan, nan, nan}, nan, inf, "b", "#111", 2}},
-        {4, nan});
+    report::plot_figure f;
+    f.title = "t";
+    f.marked_x = {4, nan};
+    f.caption = {"undefined at n = 4"};
+    report::plot_panel_spec a, b;
+    a.series.push_back({"a", {2, 4, nan, 16, 32}, {1, nan, 3, inf, -inf}});
+    b.log_y = true;
+    b.series.push_back({"b", {2, 4, nan, 16, 32}, {nan, -1, 0, inf, nan}});
+    f.panels = {a, b};
+    const std::string s = report::render_svg(f);
     INFO(s);
     REQUIRE_FALSE(has_non_finite_number(s));
     REQUIRE_THAT(s, Catch::Contains("undefined at n = 4"));
