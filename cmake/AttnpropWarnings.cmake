@@ -1,6 +1,10 @@
 # Warnings and sanitizers per target; global flags are never edited.
 function(attnprop_target_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+  # The certified double kind's error bounds count every rounding of the source expressions:
+  # no expression may be fused into an FMA behind our back (GCC fuses in GNU modes when the
+  # target has FMA instructions, e.g. with -march=native).
+  target_compile_options(${target} PRIVATE -ffp-contract=off)
   if(ATTNPROP_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

@@ -5,6 +5,7 @@
 //  hard-ball-encloses-exact  decided ball results enclose the exact hard result        [ball, exact]
 //  hard-dyadic-kinds-agree   double == MPFR == exact on models exact in double         [double, mpfr, exact]
 //  soft-kinds-agree          ball(p) contains MPFR(2p+64); double within 1e-9           [ball, mpfr, double]
+//  soft-interval-encloses    certified double interval meets ball(512)                 [interval, ball]
 //  leftmost-tie-rule         choices == brute-force smallest argmax of exact scores     [exact]
 //  trace-last-row            y_n^(L) alone == last row of the full trace, same readout [exact, ball]
 //  model-file-round-trip     write + read is the identity on files and outputs          [exact, ball]
@@ -230,6 +231,63 @@ runner::property soft_kinds_agree(ball_soft_fn ball) {
     return p;
 }
 
+runner::property soft_interval_encloses(interval_soft_fn ivl) {
+    if (!ivl)
+        ivl = [](const model::model<numeric::dinterval>& m, const model::input_sequence& x,
+                 const numeric::context& ctx, attention::soft_options o) {
+            return attention::soft_forward(m, x, ctx, o);
+        };
+    runner::property p;
+    p.suite = "semantics";
+    p.name = "soft-interval-encloses";
+    p.statement = "for soft models the certified double interval of y_n^(L) intersects the Arb "
+                  "ball at 512 bits (both contain the exact value); where it reports the value "
+                  "undefined without leave to retry, a ball agrees";
+    p.kinds = {"interval", "ball"};
+    p.negative_control = "an interval softmax row that drops its error bound";
+    p.generator = [](const run_config& cfg) { return model_and_input(gen::soft_model(), cfg, 256); };
+    p.check = [ivl](const test_case& c, const numeric::context& ctx) {
+        auto x = input_of(c);
+        std::optional<attention::soft_output<numeric::dinterval>> ri;
+        try {
+            ri = ivl(model::to_scalar<numeric::dinterval>(c.model, ctx), x, ctx, {});
+        } catch (const numeric::undefined_error& e) {
+            if (e.precision_may_resolve())
+                return check_result::undecided("the interval is too wide to decide (" +
+                                               e.message() + "); a ball resolves it");
+            // A definite undefined: the ball must not find a value.
+            try {
+                attention::soft_forward(model::to_scalar<arb_ball>(c.model, ctx), x, ctx);
+            } catch (const numeric::undefined_error&) {
+                throw; // both undefined: the case's result is undefined
+            }
+            return check_result::violated("the interval says the value does not exist (" +
+                                          e.message() + ") but a ball finds one on " +
+                                          input_note(c));
+        }
+        for (const auto& v : ri->y)
+            if (!numeric::is_finite(v))
+                return check_result::undecided("the interval is not finite");
+        // Both enclose the exact value, so disjoint enclosures prove one of them wrong; the
+        // ball at 512 bits is tight enough that a missing error term of the interval shows.
+        const numeric::context hi{512};
+        auto rb = attention::soft_forward(model::to_scalar<arb_ball>(c.model, hi), x, hi);
+        for (std::size_t t = 0; t < ri->y.size(); ++t) {
+            if (!numeric::is_finite(rb.y[t]))
+                return check_result::undecided("the 512-bit ball is not finite");
+            if (!arb_overlaps(numeric::to_ball(ri->y[t]).raw(), rb.y[t].raw()))
+                return check_result::violated("the certified interval and the 512-bit ball of "
+                                              "y_n^(L) are disjoint on " + input_note(c))
+                    .with("coordinate", std::to_string(t))
+                    .with("y_interval", show_vector(ri->y))
+                    .with("y_ball_512", show_vector(rb.y, 40));
+        }
+        return check_result::holds();
+    };
+    p.tag = case_class;
+    return p;
+}
+
 namespace {
 
 // Brute-force exact score of query row yi against key row yj: plain loops over every matrix
@@ -382,6 +440,7 @@ void register_semantics(runner::registry& r) {
     r.add(hard_ball_encloses_exact());
     r.add(hard_dyadic_kinds_agree());
     r.add(soft_kinds_agree());
+    r.add(soft_interval_encloses());
     r.add(leftmost_tie_rule());
     r.add(trace_last_row());
     r.add(model_file_round_trip());

@@ -23,6 +23,9 @@ using double_hard_fn = std::function<attention::hard_output<double>(
 using ball_soft_fn = std::function<attention::soft_output<numeric::arb_ball>(
     const model::model<numeric::arb_ball>&, const model::input_sequence&,
     const numeric::context&, attention::soft_options)>;
+using interval_soft_fn = std::function<attention::soft_output<numeric::dinterval>(
+    const model::model<numeric::dinterval>&, const model::input_sequence&,
+    const numeric::context&, attention::soft_options)>;
 using writer_fn = std::function<std::string(const model::model<rational>&)>;
 
 /// The filtered exact hard path equals the plain exact reference (values and choices).
@@ -33,6 +36,10 @@ runner::property hard_ball_encloses_exact(ball_hard_fn ball = {});
 runner::property hard_dyadic_kinds_agree(double_hard_fn dbl = {});
 /// Soft models: the ball at p bits contains MPFR at 2p + 64 bits; double is within 1e-9.
 runner::property soft_kinds_agree(ball_soft_fn ball = {});
+/// Soft models: the certified double interval meets the 512-bit ball (disjoint enclosures
+/// prove one wrong), or says undefined exactly where a ball does; an interval too wide to
+/// decide is undecided.
+runner::property soft_interval_encloses(interval_soft_fn ivl = {});
 /// Every hard attention choice is the smallest position attaining the exact maximal score,
 /// against a brute-force reference.
 runner::property leftmost_tie_rule(exact_forward_fn filtered = {});

@@ -2,6 +2,10 @@
 
 #include "attention/hard_exact.hpp"
 #include "attention/soft.hpp"
+#include "numeric/kinds.hpp"
+
+#include <array>
+#include <utility>
 
 #include <cmath>
 
@@ -10,23 +14,28 @@ namespace attnprop::analysis {
 using numeric::arb_ball;
 using numeric::mpfr_real;
 
+namespace {
+
+constexpr std::array<std::pair<scalar_choice, std::string_view>, 6> choice_names = {{
+    {scalar_choice::automatic, "auto"},
+    {scalar_choice::exact, numeric::scalar_traits<rational>::name},
+    {scalar_choice::double_, numeric::scalar_traits<double>::name},
+    {scalar_choice::mpfr, numeric::scalar_traits<mpfr_real>::name},
+    {scalar_choice::ball, numeric::scalar_traits<arb_ball>::name},
+    {scalar_choice::interval, numeric::scalar_traits<numeric::dinterval>::name},
+}};
+
+} // namespace
+
 std::optional<scalar_choice> parse_scalar_choice(std::string_view s) {
-    if (s == "auto") return scalar_choice::automatic;
-    if (s == "exact") return scalar_choice::exact;
-    if (s == "double") return scalar_choice::double_;
-    if (s == "mpfr") return scalar_choice::mpfr;
-    if (s == "ball") return scalar_choice::ball;
+    for (const auto& [c, name] : choice_names)
+        if (name == s) return c;
     return std::nullopt;
 }
 
 const char* to_string(scalar_choice c) {
-    switch (c) {
-    case scalar_choice::automatic: return "auto";
-    case scalar_choice::exact: return "exact";
-    case scalar_choice::double_: return "double";
-    case scalar_choice::mpfr: return "mpfr";
-    case scalar_choice::ball: return "ball";
-    }
+    for (const auto& [k, name] : choice_names)
+        if (k == c) return name.data();
     return "?";
 }
 
@@ -209,41 +218,27 @@ namespace {
 void run_kind(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
               scalar_choice sc, const eval_options& opt, const numeric::context& ctx) {
     const bool hard = m.attention == model::attention_kind::hard;
-    switch (sc) {
-    case scalar_choice::exact: {
-        ev.scalar = "exact";
-        ev.precision = 0;
-        ev.digits = opt.digits > 0 ? opt.digits : default_digits(opt.precision);
-        attention::exact_hard_output r = attention::hard_forward_exact(m, x, ctx, opt.trace);
-        ev.y = show(r.y, ev.digits);
-        fill_readout(ev, m, r.y, ctx);
-        if (r.trace) fill_hard_trace(ev, *r.trace);
-        ev.exact_stats = r.stats;
-        break;
-    }
-    case scalar_choice::double_:
-        ev.scalar = "double";
-        ev.precision = 53;
-        ev.digits = opt.digits > 0 ? opt.digits : 17;
-        if (hard) run_hard<double>(ev, m, x, ctx, opt.trace);
-        else run_soft<double>(ev, m, x, ctx, opt.trace);
-        break;
-    case scalar_choice::mpfr:
-        ev.scalar = "mpfr";
-        ev.precision = opt.precision;
-        ev.digits = opt.digits > 0 ? opt.digits : default_digits(opt.precision);
-        if (hard) run_hard<mpfr_real>(ev, m, x, ctx, opt.trace);
-        else run_soft<mpfr_real>(ev, m, x, ctx, opt.trace);
-        break;
-    case scalar_choice::ball:
-    case scalar_choice::automatic:
-        ev.scalar = "ball";
-        ev.precision = opt.precision;
-        ev.digits = opt.digits > 0 ? opt.digits : default_digits(opt.precision);
-        if (hard) run_hard<arb_ball>(ev, m, x, ctx, opt.trace);
-        else run_soft<arb_ball>(ev, m, x, ctx, opt.trace);
-        break;
-    }
+    if (sc == scalar_choice::automatic) sc = scalar_choice::ball;
+    numeric::with_kind(to_string(sc), [&]<class S>(std::type_identity<S>) {
+        using traits = numeric::scalar_traits<S>;
+        ev.scalar = std::string(traits::name);
+        if constexpr (traits::kind == numeric::scalar_kind::exact) {
+            ev.precision = 0;
+            ev.digits = opt.digits > 0 ? opt.digits : default_digits(opt.precision);
+            attention::exact_hard_output r = attention::hard_forward_exact(m, x, ctx, opt.trace);
+            ev.y = show(r.y, ev.digits);
+            fill_readout(ev, m, r.y, ctx);
+            if (r.trace) fill_hard_trace(ev, *r.trace);
+            ev.exact_stats = r.stats;
+        } else {
+            ev.precision = traits::precision(numeric::zero<S>(ctx));
+            // Doubles print 17 digits (round trip); other kinds what their precision supports.
+            ev.digits = opt.digits > 0 ? opt.digits
+                                       : (std::is_same_v<S, double> ? 17 : default_digits(ev.precision));
+            if (hard) run_hard<S>(ev, m, x, ctx, opt.trace);
+            else run_soft<S>(ev, m, x, ctx, opt.trace);
+        }
+    });
 }
 
 } // namespace

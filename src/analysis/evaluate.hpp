@@ -17,17 +17,18 @@ namespace attnprop::analysis {
 using model::vec;
 using numeric::rational;
 
-/// The scalar kinds a user can ask for. `automatic`: exact for hard models the exact scalar
-/// can evaluate, otherwise Arb balls.
-enum class scalar_choice { automatic, exact, double_, mpfr, ball };
+/// The scalar kinds a user can ask for (numeric::user_kinds, by name) and `automatic`: exact
+/// for hard models the exact scalar can evaluate, otherwise Arb balls.
+enum class scalar_choice { automatic, exact, double_, mpfr, ball, interval };
 
-/// Parses "auto", "exact", "double", "mpfr", "ball".
+/// Parses "auto" and the names of numeric::user_kinds ("exact", "double", "mpfr", "ball",
+/// "interval").
 std::optional<scalar_choice> parse_scalar_choice(std::string_view s);
 const char* to_string(scalar_choice c);
 
 struct eval_options {
     scalar_choice scalar = scalar_choice::automatic;
-    long precision = 256; ///< bits, for mpfr and ball
+    long precision = 256; ///< bits, for the kinds with a variable precision (mpfr, ball)
     int digits = 0;       ///< significant digits; 0 = what the precision supports
     bool trace = false;
 };
@@ -44,11 +45,11 @@ struct evaluation {
     model::attention_kind attention = model::attention_kind::soft;
     std::string input;        ///< without eos
     std::size_t n = 0;        ///< positions including eos
-    std::string scalar;       ///< "exact", "double", "mpfr", "ball"
+    std::string scalar;       ///< the kind's name: "exact", "double", "mpfr", "ball", "interval"
     long precision = 0;       ///< bits; 0 for exact
     int digits = 0;
     std::vector<std::string> y;          ///< y_n^(L)
-    std::vector<std::string> y_radius;   ///< balls only
+    std::vector<std::string> y_radius;   ///< enclosures only (balls, intervals)
     bool recognizer = false;
     std::optional<attention::verdict> accept;                 ///< recognizers
     std::optional<attention::undecided_argmax> undecided;     ///< an argmax a ball could not decide

@@ -58,22 +58,10 @@ template <class S> bool constant_scores(const model::head<S>& h) {
 }
 
 /// d values standing for "no value" in a trace row whose value does not exist but that the
-/// output does not read (a row of the last layer other than n): NaN for double and MPFR, an
-/// indeterminate ball for Arb; std::nullopt for kinds without such a value (the caller then
-/// throws the undefined_error).
+/// output does not read (numeric::no_value_vector).
 template <numeric::Scalar S>
 std::optional<vec<S>> no_value(std::size_t d, const numeric::context& ctx) {
-    if constexpr (std::is_same_v<S, double> || std::is_same_v<S, numeric::mpfr_real>) {
-        return vec<S>(d, numeric::not_a_number<S>(ctx));
-    } else if constexpr (std::is_same_v<S, numeric::arb_ball>) {
-        numeric::arb_ball b(ctx.precision_bits);
-        arb_indeterminate(b.raw());
-        return vec<S>(d, b);
-    } else {
-        (void)d;
-        (void)ctx;
-        return std::nullopt;
-    }
+    return numeric::no_value_vector<S>(d, ctx);
 }
 
 /// y^(k) = F_k(y^(k-1), b_1, ..., b_H).

@@ -61,6 +61,9 @@ extern template hard_output<numeric::arb_ball> hard_forward(const model::model<n
 extern template hard_output<numeric::interval> hard_forward(const model::model<numeric::interval>&,
                                                             const input_sequence&,
                                                             const numeric::context&, bool);
+extern template hard_output<numeric::dinterval>
+hard_forward(const model::model<numeric::dinterval>&, const input_sequence&,
+             const numeric::context&, bool);
 
 } // namespace attnprop::attention
 

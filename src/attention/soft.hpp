@@ -69,6 +69,9 @@ soft_forward(const model::model<numeric::mpfr_real>&, const input_sequence&,
 extern template soft_output<numeric::arb_ball> soft_forward(const model::model<numeric::arb_ball>&,
                                                             const input_sequence&,
                                                             const numeric::context&, soft_options);
+extern template soft_output<numeric::dinterval>
+soft_forward(const model::model<numeric::dinterval>&, const input_sequence&,
+             const numeric::context&, soft_options);
 
 } // namespace attnprop::attention
 

@@ -235,6 +235,41 @@ private:
     R t_, e_;
 };
 
+/// Certified double intervals: the row as plain double arithmetic on the midpoints (the
+/// scores, one exp per key by numeric::elementary_detail::exp_fast, the weighted sums), with
+/// one a-priori bound per row for everything that was not exact: the radii of queries, keys
+/// and values, the rounding of every dot product and sum (gamma_n bounds, valid for any
+/// summation order), the relative error of exp_fast, and the keys whose exponential is below
+/// e^-707 (counted, enclosed by [0, e^(-707 + rho)]). The output is the interval quotient of
+/// the numerator and denominator enclosures. Derivation: docs/scalars.md, "Soft-attention
+/// rows". A row whose midpoints are not finite goes through generic_soft_row. Defined in
+/// soft_rows_interval.cpp.
+template <> class soft_rows<numeric::dinterval> {
+    using I = numeric::dinterval;
+
+public:
+    soft_rows(const std::vector<vec<I>>& keys, const std::vector<vec<I>>& values,
+              const numeric::context& ctx);
+    vec<I> row(const vec<I>& q, vec<I>* weights);
+
+    /// Testing only: when set, the row's error bound is dropped (the output is the quotient of
+    /// the computed sums, rounded outward once): the negative control that the containment
+    /// property semantics/soft-interval-encloses must catch.
+    static bool& drop_error_bound_for_testing();
+
+private:
+    const std::vector<vec<I>>& keys_;
+    const std::vector<vec<I>>& values_;
+    numeric::context ctx_;
+    std::size_t n_, dk_, dv_;
+    bool finite_ = true;
+    std::vector<double> kmid_, vmid_; ///< n x dk and n x dv midpoints
+    double key_mid_term_ = 0;  ///< max_j gamma_dk |k_m,j|_1 + |k_r,j|_1
+    double key_rad_term_ = 0;  ///< max_j |k_m,j|_1 + |k_r,j|_1
+    std::vector<double> vrad_, vabs_; ///< per value coordinate: max_j radius, max_j |midpoint|
+    std::vector<double> s_, e_;       ///< per key: score midpoints, exponentials
+};
+
 /// A contiguous Arb vector (arb_dot runs over it, with a stride for the values' columns).
 class arb_vector {
 public:

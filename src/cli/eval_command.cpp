@@ -2,6 +2,7 @@
 #include "analysis/evaluate.hpp"
 #include "cli/commands.hpp"
 #include "model/model_file.hpp"
+#include "numeric/kinds.hpp"
 #include "report/eval_output.hpp"
 
 #include <iostream>
@@ -20,10 +21,12 @@ public:
                          "(`--input ''` or `--input=`) gives n = 1")
             ->required()
             ->expected(0, 1);
+        std::vector<std::string> kinds = {"auto"};
+        for (auto k : numeric::user_kinds::names) kinds.emplace_back(k);
         app_->add_option("--scalar,-s", scalar_,
                          "Scalar kind: auto (exact for hard models when possible, else ball), "
-                         "exact, mpfr, ball, double")
-            ->check(CLI::IsMember({"auto", "exact", "mpfr", "ball", "double"}))
+                         "exact, double, mpfr, ball, interval (certified double intervals)")
+            ->check(CLI::IsMember(kinds))
             ->capture_default_str();
         add_precision_option(app_, precision_, "Working precision in bits (mpfr, ball)");
         app_->add_option("--digits", digits_,

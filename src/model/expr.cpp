@@ -89,11 +89,6 @@ numeric::arb_ball real_pow(const numeric::arb_ball& a, const numeric::arb_ball& 
     return r;
 }
 
-numeric::arb_ball unit_interval_ball(const numeric::context& ctx) {
-    numeric::arb_ball r = numeric::arb_ball::from_rational(rational(1, 2), ctx);
-    arb_add_error_2exp_si(r.raw(), -1);
-    return r;
-}
 
 void check_finite(double x) { numeric::require_finite(x); }
 

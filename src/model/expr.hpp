@@ -181,9 +181,6 @@ template <numeric::ExpScalar S> S real_pow(const S& a, const S& b, const numeric
     return numeric::exp(b * numeric::log(a));
 }
 
-/// The Arb ball [0, 1]: the value of an Iverson bracket whose comparison is undecided.
-numeric::arb_ball unit_interval_ball(const numeric::context& ctx);
-
 /// Throws numeric::undefined_error when a rounded result is NaN or infinite
 /// (numeric::require_finite); no-op for enclosures (an indeterminate ball is returned, and the
 /// positional embedding that uses the formula reports it).
@@ -404,8 +401,8 @@ S expr::compute_node(std::uint32_t idx, long i, long n, const numeric::context& 
         numeric::order ord =
             numeric::compare(eval_node<S>(nd.lhs, i, n, ctx), eval_node<S>(nd.rhs, i, n, ctx));
         if (ord == numeric::order::unknown) {
-            if constexpr (std::is_same_v<S, numeric::arb_ball>)
-                return detail::unit_interval_ball(ctx);
+            if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure)
+                return numeric::unit_enclosure<S>(ctx);
             else
                 throw numeric::numeric_error("undecided comparison in an Iverson bracket");
         }

@@ -73,8 +73,9 @@ affine_map<S> convert(const affine_map<rational>& a, const numeric::context& ctx
 }
 
 /// out = W x (+ b), writing into `out` (resized). x points at W.cols scalars.
-/// (Intervals go through numeric::dot_acc: the same as fma_acc term by term on points, one
-/// fast pass with a final error bound otherwise.)
+/// (numeric::dot_acc: repeated fma_acc, or a kind's faster rigorous overload; for intervals
+/// the same as fma_acc term by term on points, one fast pass with a final error bound
+/// otherwise.)
 template <numeric::Scalar S>
 void apply_affine(const affine_map<S>& a, const S* x, vec<S>& out, const numeric::context& ctx) {
     out.clear();
@@ -83,11 +84,7 @@ void apply_affine(const affine_map<S>& a, const S* x, vec<S>& out, const numeric
         S acc = a.b.empty() ? numeric::zero<S>(ctx) : a.b[r];
         const S* w = a.W.data.data() + r * a.W.cols;
         const auto& nz = a.W.nonzero[r];
-        if constexpr (std::is_same_v<S, numeric::interval>) {
-            acc = numeric::dot_acc(acc, w, x, nz.data(), nz.size());
-        } else {
-            for (std::size_t c : nz) numeric::fma_acc(acc, w[c], x[c]);
-        }
+        acc = numeric::dot_acc(std::move(acc), w, x, nz.data(), nz.size());
         out.push_back(std::move(acc));
     }
 }
@@ -102,13 +99,7 @@ vec<S> apply_affine(const affine_map<S>& a, const vec<S>& x, const numeric::cont
 /// Dot product of two vectors of equal length (0 for length 0).
 template <numeric::Scalar S>
 S dot(const S* a, const S* b, std::size_t len, const numeric::context& ctx) {
-    S acc = numeric::zero<S>(ctx);
-    if constexpr (std::is_same_v<S, numeric::interval>) {
-        return numeric::dot_acc(acc, a, b, len);
-    } else {
-        for (std::size_t t = 0; t < len; ++t) numeric::fma_acc(acc, a[t], b[t]);
-        return acc;
-    }
+    return numeric::dot_acc(numeric::zero<S>(ctx), a, b, len);
 }
 
 } // namespace attnprop::model

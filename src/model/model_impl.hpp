@@ -19,7 +19,8 @@ vec<S> positional_spec::at(long i, long n, const numeric::context& ctx) const {
         for (const auto& f : formulas) {
             out.push_back(f ? f->template eval<S>(i, n, ctx) : numeric::zero<S>(ctx));
             // Rounded kinds throw inside the formula; an indeterminate ball is reported here.
-            if constexpr (std::is_same_v<S, numeric::arb_ball>)
+            if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure &&
+                          numeric::checks_finite<S>)
                 if (!numeric::is_finite(out.back())) {
                     const numeric::undefined_error e = numeric::non_finite_error(out.back());
                     throw numeric::undefined_error(e.reason() + " in formula '" + f->text() +

@@ -32,12 +32,18 @@ undefined_error non_finite_error(const arb_ball& x) {
                                "precision)",
                            {}, true);
 }
+undefined_error non_finite_error(const dinterval&) {
+    return undefined_error("the enclosure is not finite in double intervals (a pole of the "
+                           "model, an overflow, or a value not resolved at 53 bits)",
+                           {}, true);
+}
 
 std::string to_display_string(const rational& x, int) { return to_exact_string(x); }
 std::string to_display_string(double x, int digits) { return to_decimal(x, digits); }
 std::string to_display_string(const mpfr_real& x, int digits) { return to_decimal(x, digits); }
 std::string to_display_string(const arb_ball& x, int digits) { return to_decimal(x, digits); }
 std::string to_display_string(const interval& x, int digits) { return to_decimal(x, digits); }
+std::string to_display_string(const dinterval& x, int digits) { return to_decimal(x, digits); }
 
 std::string to_decimal(const rational& x, int digits) { return to_decimal_string(x, digits); }
 std::string to_decimal(double x, int digits) {
@@ -50,11 +56,14 @@ std::string to_decimal(const arb_ball& x, int digits) {
     return midpoint_decimal_string(x, digits);
 }
 std::string to_decimal(const interval& x, int digits) { return to_decimal(to_double(x), digits); }
+// A certified interval prints like the ball with the same reals (midpoint and radius).
+std::string to_decimal(const dinterval& x, int digits) { return to_decimal(to_ball(x), digits); }
 
 std::string radius_string(const rational&) { return "0"; }
 std::string radius_string(double) { return "0"; }
 std::string radius_string(const mpfr_real&) { return "0"; }
 std::string radius_string(const arb_ball& x) { return radius_decimal_string(x); }
+std::string radius_string(const dinterval& x) { return radius_string(to_ball(x)); }
 std::string radius_string(const interval& x) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.3e", (x.hi() - x.lo()) / 2);

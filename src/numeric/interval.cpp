@@ -16,7 +16,8 @@ using interval_detail::next_up;
 // Quotient rounded down / up, using the exact remainder a - q*b.
 double div_down(double a, double b) {
     double q = a / b;
-    if (!std::isfinite(q)) return std::isnan(q) ? -inf : q;
+    if (!std::isfinite(q))
+        return interval_detail::overflow_down(q, std::isfinite(a) && std::isfinite(b));
     if (a == 0) return 0.0;
     double r = std::fma(-q, b, a); // a - q b, exact
     if (std::fabs(q) < 1e-290) return next_down(q);
@@ -25,7 +26,8 @@ double div_down(double a, double b) {
 }
 double div_up(double a, double b) {
     double q = a / b;
-    if (!std::isfinite(q)) return std::isnan(q) ? inf : q;
+    if (!std::isfinite(q))
+        return interval_detail::overflow_up(q, std::isfinite(a) && std::isfinite(b));
     if (a == 0) return 0.0;
     double r = std::fma(-q, b, a);
     if (std::fabs(q) < 1e-290) return next_up(q);

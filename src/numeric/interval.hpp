@@ -67,17 +67,32 @@ inline double next_up(double x) {
 /// The next double below a finite x: std::nextafter(x, -inf), inlined.
 inline double next_down(double x) { return -next_up(-x); }
 
+inline constexpr double max_double = std::numeric_limits<double>::max();
+
+/// The rounded-down value of an operation whose result rounded to nearest is s, when s
+/// overflowed: an overflow to +inf of finite operands still has a finite exact result, above
+/// DBL_MAX, so DBL_MAX bounds it from below; -inf is a valid lower bound. NaN is the whole line.
+inline double overflow_down(double s, bool finite_operands) {
+    if (std::isnan(s)) return -inf;
+    return s > 0 && finite_operands ? max_double : s;
+}
+/// The same for rounding up: a -inf overflow of finite operands is bounded by -DBL_MAX.
+inline double overflow_up(double s, bool finite_operands) {
+    if (std::isnan(s)) return inf;
+    return s < 0 && finite_operands ? -max_double : s;
+}
+
 /// a + b rounded down / up, using the exact error term of TwoSum to stay tight when exact.
 inline double add_down(double a, double b) {
     const double s = a + b;
-    if (!std::isfinite(s)) return std::isnan(s) ? -inf : s;
+    if (!std::isfinite(s)) return overflow_down(s, std::isfinite(a) && std::isfinite(b));
     const double bb = s - a;
     const double err = (a - (s - bb)) + (b - bb);
     return err < 0 ? next_down(s) : s;
 }
 inline double add_up(double a, double b) {
     const double s = a + b;
-    if (!std::isfinite(s)) return std::isnan(s) ? inf : s;
+    if (!std::isfinite(s)) return overflow_up(s, std::isfinite(a) && std::isfinite(b));
     const double bb = s - a;
     const double err = (a - (s - bb)) + (b - bb);
     return err > 0 ? next_up(s) : s;
@@ -89,14 +104,14 @@ inline double add_up(double a, double b) {
 inline double mul_down(double a, double b) {
     if (a == 0 || b == 0) return 0.0;
     const double p = a * b;
-    if (!std::isfinite(p)) return std::isnan(p) ? -inf : p;
+    if (!std::isfinite(p)) return overflow_down(p, std::isfinite(a) && std::isfinite(b));
     if (std::fabs(p) < 1e-290) return next_down(p);
     return std::fma(a, b, -p) < 0 ? next_down(p) : p;
 }
 inline double mul_up(double a, double b) {
     if (a == 0 || b == 0) return 0.0;
     const double p = a * b;
-    if (!std::isfinite(p)) return std::isnan(p) ? inf : p;
+    if (!std::isfinite(p)) return overflow_up(p, std::isfinite(a) && std::isfinite(b));
     if (std::fabs(p) < 1e-290) return next_up(p);
     return std::fma(a, b, -p) > 0 ? next_up(p) : p;
 }
@@ -106,13 +121,13 @@ inline double mul_up(double a, double b) {
 inline double mul_down_loose(double a, double b) {
     if (a == 0 || b == 0) return 0.0;
     const double p = a * b;
-    if (!std::isfinite(p)) return std::isnan(p) ? -inf : p;
+    if (!std::isfinite(p)) return overflow_down(p, std::isfinite(a) && std::isfinite(b));
     return next_down(p);
 }
 inline double mul_up_loose(double a, double b) {
     if (a == 0 || b == 0) return 0.0;
     const double p = a * b;
-    if (!std::isfinite(p)) return std::isnan(p) ? inf : p;
+    if (!std::isfinite(p)) return overflow_up(p, std::isfinite(a) && std::isfinite(b));
     return next_up(p);
 }
 

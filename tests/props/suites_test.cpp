@@ -52,6 +52,9 @@ TEST_CASE("semantics/hard-dyadic-kinds-agree holds", "[props][semantics]") {
 TEST_CASE("semantics/soft-kinds-agree holds", "[props][semantics]") {
     require_holds("semantics/soft-kinds-agree", 60);
 }
+TEST_CASE("semantics/soft-interval-encloses holds", "[props][semantics]") {
+    require_holds("semantics/soft-interval-encloses", 60);
+}
 TEST_CASE("semantics/leftmost-tie-rule holds", "[props][semantics]") {
     require_holds("semantics/leftmost-tie-rule");
 }
@@ -111,6 +114,17 @@ TEST_CASE("negative control: a ball softmax without radius is caught", "[props][
             return r;
         }),
                   40);
+}
+
+TEST_CASE("negative control: an interval softmax row without its error bound is caught",
+          "[props][negative]") {
+    auto& drop = attention::detail::soft_rows<numeric::dinterval>::drop_error_bound_for_testing();
+    drop = true;
+    struct restore {
+        bool& d;
+        ~restore() { d = false; }
+    } r{drop};
+    require_fails(props::soft_interval_encloses(), 40);
 }
 
 TEST_CASE("negative control: ties broken towards the right are caught", "[props][negative]") {

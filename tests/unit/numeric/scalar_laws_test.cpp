@@ -11,7 +11,7 @@ namespace num = attnprop::numeric;
 
 namespace {
 
-using all_scalars = std::tuple<rational, double, mpfr_real, arb_ball, interval>;
+using all_scalars = std::tuple<rational, double, mpfr_real, arb_ball, interval, dinterval>;
 
 const context ctx{200};
 

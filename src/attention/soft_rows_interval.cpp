@@ -1,0 +1,212 @@
+// The certified double soft-attention row (soft_impl.hpp, soft_rows<dinterval>).
+//
+// Notation (docs/scalars.md, "Soft-attention rows"): u = 2^-53; keys k_j = m_j +- r_j and
+// values v_j = w_j +- t_j componentwise (midpoint, radius); the query q = a +- b. The exact row
+// is b_c = N_c / D with e_j = exp(q . k_j - c) for any constant c, N_c = sum_j e_j v_jc and
+// D = sum_j e_j. We compute in double:
+//   s_j = fl(a . m_j)               |s_j - q . k_j| <= rho for every j, with
+//   rho = |a|_inf max_j (g_dk |m_j|_1 + |r_j|_1) + |b|_inf max_j (|m_j|_1 + |r_j|_1)
+//   (g_w = (w + 1) 2^-52 bounds the rounding of a w-term dot product in any order);
+//   x_j = fl(s_j - M), M = max_j s_j, |x_j - (q . k_j - M)| <= rho' = rho + u (M - min_j s_j);
+//   E_j = exp_fast(x_j) = e_j (1 + theta_j), |theta_j| <= tau = e^rho' (1 + eps) - 1
+//   (eps = exp_fast_rel_error), for x_j >= -707; keys with x_j < -707 get E_j = 0 and
+//   e_j in [0, e^(-707 + rho')] (their count times that bound is Z);
+//   D^ = fl(sum E_j), N^_c = fl(sum E_j w_jc), S^_c = fl(sum E_j |w_jc|).
+// With g = g_n (any summation order) and T_c = max_j t_jc, V_c = max_j |w_jc|:
+//   |D - D^| <= ((tau + g) D^) / (1 - g) + Z
+//   |N_c - N^_c| <= ((tau + g) S^_c + (1 + tau) T_c D^) / (1 - g) + Z (V_c + T_c)
+// Every bound is a sum of products of nonnegative doubles; computed with rounding to nearest
+// (at most 8 operations, relative error below 8.1 u), multiplied by 1 + 2^-49 (itself rounded:
+// a factor of at least 1 + 15 u) and increased by 2^-1000 (underflow) it is an upper bound.
+// tau is rounded up explicitly: a value of e^rho' (1 + eps) rounded up, minus 1 (exact, by
+// Sterbenz), one ulp up; the ulp covers 1 / (1 - eps) - (1 + eps) = O(eps^2). The output is [N^_c +- R_N] / [D^ +- R_D] in interval
+// division (directed rounding).
+#include "attention/soft.hpp"
+
+#include "numeric/elementary.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace attnprop::attention::detail {
+
+namespace {
+
+using numeric::dinterval;
+using numeric::interval;
+using numeric::interval_detail::next_up;
+
+constexpr double u = 0x1p-53;
+constexpr double slack = 1.0 + 0x1p-49;
+constexpr double tiny = 0x1p-1000;
+constexpr double max_finite = std::numeric_limits<double>::max();
+
+/// Midpoint and radius (rounded up) of x; false when x is not finite.
+bool mid_rad(const dinterval& x, double& m, double& r) {
+    const double lo = x.lo(), hi = x.hi();
+    if (!std::isfinite(lo) || !std::isfinite(hi)) {
+        m = 0;
+        r = std::numeric_limits<double>::infinity();
+        return false;
+    }
+    if (lo == hi) {
+        m = lo;
+        r = 0;
+        return true;
+    }
+    m = lo * 0.5 + hi * 0.5;
+    if (m < lo) m = lo;
+    if (m > hi) m = hi;
+    r = next_up(std::max(hi - m, m - lo));
+    return true;
+}
+
+/// g_w = (w + 1) 2^-52 >= w u / (1 - w u), the relative bound of a w-term dot product.
+double gamma_of(std::size_t w) { return static_cast<double>(w + 1) * 0x1p-52; }
+
+} // namespace
+
+bool& soft_rows<dinterval>::drop_error_bound_for_testing() {
+    static bool drop = false;
+    return drop;
+}
+
+soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& keys, const std::vector<vec<I>>& values,
+                                const numeric::context& ctx)
+    : keys_(keys), values_(values), ctx_(ctx), n_(keys.size()), dk_(keys.front().size()),
+      dv_(values.front().size()), kmid_(n_ * dk_), vmid_(n_ * dv_), vrad_(dv_, 0.0),
+      vabs_(dv_, 0.0), s_(n_), e_(n_) {
+    const double gk = gamma_of(dk_);
+    const double norm_slack = 1.0 + gamma_of(dk_ + 4);
+    for (std::size_t j = 0; j < n_ && finite_; ++j) {
+        double m1 = 0, r1 = 0;
+        for (std::size_t t = 0; t < dk_; ++t) {
+            double m = 0, r = 0;
+            if (!mid_rad(keys[j][t], m, r)) finite_ = false;
+            kmid_[j * dk_ + t] = m;
+            m1 += std::fabs(m);
+            r1 += r;
+        }
+        // Sums of dk terms: relative rounding error below gamma_(dk + 2); the factor covers it.
+        key_mid_term_ = std::max(key_mid_term_, (gk * m1 + r1) * norm_slack);
+        key_rad_term_ = std::max(key_rad_term_, (m1 + r1) * norm_slack);
+        for (std::size_t c = 0; c < dv_; ++c) {
+            double m = 0, r = 0;
+            if (!mid_rad(values[j][c], m, r)) finite_ = false;
+            vmid_[j * dv_ + c] = m;
+            vrad_[c] = std::max(vrad_[c], r);
+            vabs_[c] = std::max(vabs_[c], std::fabs(m));
+        }
+    }
+    if (!(key_rad_term_ <= max_finite)) finite_ = false;
+}
+
+vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
+    if (!finite_) return generic_soft_row(q, keys_, values_, ctx_, weights);
+    // The query's midpoints and the radius bound rho of every score.
+    double qstack[64];
+    std::vector<double> qheap;
+    double* a = qstack;
+    if (dk_ > 64) {
+        qheap.resize(dk_);
+        a = qheap.data();
+    }
+    double a_inf = 0, b_inf = 0;
+    for (std::size_t t = 0; t < dk_; ++t) {
+        double r = 0;
+        if (!mid_rad(q[t], a[t], r)) return generic_soft_row(q, keys_, values_, ctx_, weights);
+        a_inf = std::max(a_inf, std::fabs(a[t]));
+        b_inf = std::max(b_inf, r);
+    }
+    const double rho = (a_inf * key_mid_term_ + b_inf * key_rad_term_) * slack + tiny;
+
+    // Scores, their maximum and minimum.
+    for (std::size_t j = 0; j < n_; ++j) {
+        const double* k = &kmid_[j * dk_];
+        double acc = 0.0;
+        for (std::size_t t = 0; t < dk_; ++t) acc += a[t] * k[t];
+        s_[j] = acc;
+    }
+    double M = s_[0], mn = s_[0];
+    for (std::size_t j = 1; j < n_; ++j) {
+        M = std::max(M, s_[j]);
+        mn = std::min(mn, s_[j]);
+    }
+    if (!(std::isfinite(M) && std::isfinite(mn)) || !(rho <= 1e300))
+        return generic_soft_row(q, keys_, values_, ctx_, weights);
+    const double rho1 = (rho + u * (M - mn)) * slack + tiny;
+
+    // Exponentials (branch-free, vectorisable) and the count of keys below e^-707.
+    const double lim = numeric::elementary_detail::exp_fast_min;
+    std::size_t clamped = 0;
+    for (std::size_t j = 0; j < n_; ++j) {
+        const double x = s_[j] - M;
+        const bool in = x >= lim;
+        const double e = numeric::elementary_detail::exp_fast(in ? x : 0.0);
+        e_[j] = in ? e : 0.0;
+        clamped += in ? 0 : 1;
+    }
+    // tau = e^rho1 (1 + eps) - 1, rounded up; Z = clamped * e^(-707 + rho1).
+    const double eps = numeric::elementary_detail::exp_fast_rel_error;
+    const double e_rho = numeric::exp_enclosure(rho1).hi();
+    const double tau = next_up(next_up(e_rho * (1.0 + eps)) - 1.0);
+    const double Z =
+        clamped ? static_cast<double>(clamped) * numeric::exp_enclosure(lim + rho1).hi() * slack : 0.0;
+
+    // The sums.
+    double D = 0.0;
+    double nstack[64], sstack[64];
+    std::vector<double> nheap, sheap;
+    double* N = nstack;
+    double* S = sstack;
+    if (dv_ > 64) {
+        nheap.assign(dv_, 0.0);
+        sheap.assign(dv_, 0.0);
+        N = nheap.data();
+        S = sheap.data();
+    } else {
+        std::fill(N, N + dv_, 0.0);
+        std::fill(S, S + dv_, 0.0);
+    }
+    for (std::size_t j = 0; j < n_; ++j) {
+        const double e = e_[j];
+        D += e;
+        const double* v = &vmid_[j * dv_];
+        for (std::size_t c = 0; c < dv_; ++c) {
+            N[c] += e * v[c];
+            S[c] += e * std::fabs(v[c]);
+        }
+    }
+    const double g = gamma_of(n_);
+    const double inv = 1.0 / (1.0 - g); // > 1; its rounding is covered by slack
+    const bool drop = drop_error_bound_for_testing();
+    const double RD = drop ? 0.0 : (((tau + g) * D) * inv + Z) * slack + tiny;
+    const interval den = interval(D) + interval(-RD, RD);
+    vec<I> out;
+    out.reserve(dv_);
+    for (std::size_t c = 0; c < dv_; ++c) {
+        const double RN =
+            drop ? 0.0
+                 : (((tau + g) * S[c] + (1.0 + tau) * vrad_[c] * D) * inv + Z * (vabs_[c] + vrad_[c])) *
+                           slack +
+                       tiny;
+        const interval num = interval(N[c]) + interval(-RN, RN);
+        out.push_back(dinterval(num / den));
+    }
+    if (weights) {
+        weights->clear();
+        weights->reserve(n_);
+        const interval ez = clamped ? numeric::exp_enclosure(lim + rho1) : interval(0.0);
+        for (std::size_t j = 0; j < n_; ++j) {
+            const double e = e_[j];
+            const interval ej =
+                e > 0 ? interval(e) * interval(numeric::interval_detail::next_down(1.0 - tau),
+                                               next_up(1.0 + tau))
+                      : interval(0.0, ez.hi());
+            weights->push_back(dinterval(ej / den));
+        }
+    }
+    return out;
+}
+
+} // namespace attnprop::attention::detail
