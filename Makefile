@@ -39,7 +39,8 @@ test: build
 sweep: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L sweep $(CTEST_ARGS)
 
-bench: deps
+bench:
+	@./scripts/install-deps.sh --bench
 	cmake -S . -B $(BUILD)-bench -DCMAKE_BUILD_TYPE=Release -DATTNPROP_BUILD_BENCH=ON -DATTNPROP_BUILD_TESTS=OFF
 	cmake --build $(BUILD)-bench -j$(JOBS) --target attnprop_bench
 	./scripts/run-bench.sh $(BUILD)-bench

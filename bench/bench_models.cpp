@@ -71,8 +71,21 @@ std::string model_json(const model_shape& sh, std::uint64_t seed, bool soft) {
               << R"(, "scale": "default"}, "value": {"kind": "linear", "V": )"
               << r.matrix(dk, sh.d) << "}}";
         }
-        o << "],\n\"update\": {\"kind\": \"affine\", \"W\": "
-          << r.matrix(sh.d, sh.d + sh.heads * dk) << ", \"b\": " << r.vector(sh.d) << "}}";
+        if (sh.ffn) {
+            o << "],\n\"update\": {\"kind\": \"graph\", \"nodes\": [\n"
+              << R"({"id": "attn", "op": "linear", "in": "b", "W": )" << r.matrix(sh.d, sh.heads * dk)
+              << "},\n"
+              << R"({"id": "res", "op": "add", "in": ["y", "attn"]},)" << "\n"
+              << R"({"id": "h", "op": "linear", "in": "res", "W": )" << r.matrix(2 * sh.d, sh.d)
+              << ", \"b\": " << r.vector(2 * sh.d) << "},\n"
+              << R"({"id": "act", "op": "relu", "in": "h"},)" << "\n"
+              << R"({"id": "f", "op": "linear", "in": "act", "W": )" << r.matrix(sh.d, 2 * sh.d)
+              << "},\n"
+              << R"({"id": "out", "op": "add", "in": ["res", "f"]}], "output": "out"}})";
+        } else {
+            o << "],\n\"update\": {\"kind\": \"affine\", \"W\": "
+              << r.matrix(sh.d, sh.d + sh.heads * dk) << ", \"b\": " << r.vector(sh.d) << "}}";
+        }
     }
     o << "],\n";
     if (soft) {
@@ -103,11 +116,11 @@ model::input_sequence random_input(std::size_t n, std::uint64_t seed) {
 
 const random_case& cached_case(bench_kind kind, const model_shape& shape, std::uint64_t model_seed,
                               std::uint64_t input_seed) {
-    using key = std::tuple<int, std::size_t, std::size_t, std::size_t, std::size_t, std::uint64_t,
-                           std::uint64_t>;
+    using key = std::tuple<int, std::size_t, std::size_t, std::size_t, std::size_t, bool,
+                           std::uint64_t, std::uint64_t>;
     static std::map<key, std::unique_ptr<random_case>> cache;
     auto& slot = cache[key{static_cast<int>(kind), shape.d, shape.heads, shape.layers,
-                           shape.positions, model_seed, input_seed}];
+                           shape.positions, shape.ffn, model_seed, input_seed}];
     if (!slot) {
         const bool soft = kind == bench_kind::soft;
         slot = std::make_unique<random_case>(random_case{

@@ -13,12 +13,15 @@ namespace attnprop::bench {
 
 /// Shape of a random benchmark model: `layers` layers of `heads` dot-product heads of width
 /// d / heads (linear values), an affine update F(y, b) = W (y, b_1, ..., b_H) + c, token
-/// embeddings and a positional table of `positions` random rows, all random rationals.
+/// embeddings and a positional table of `positions` random rows, all random rationals. With
+/// `ffn`, the update is a transformer block instead: an output projection of b, a residual,
+/// and a ReLU feed-forward layer of width 2d with its own residual (a graph map).
 struct model_shape {
     std::size_t d = 16;
     std::size_t heads = 2;
     std::size_t layers = 1;
     std::size_t positions = 256;
+    bool ffn = false;
 };
 
 /// A random soft model (default scale 1/sqrt(d_k), softmax readout). Entries are p / (2 q) with

@@ -9,6 +9,11 @@ packages=(
   librapidcheck-dev catch2 libcli11-dev libfmt-dev
   libbenchmark-dev
 )
+# `install-deps.sh --bench` (what `make bench` runs) also installs the PyTorch baseline of the
+# certified-kernel benchmarks (bench/torch_baseline.py, run by /usr/bin/python3).
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(python3-torch python3-numpy)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

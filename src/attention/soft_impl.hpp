@@ -268,6 +268,7 @@ private:
     double key_rad_term_ = 0;  ///< max_j |k_m,j|_1 + |k_r,j|_1
     std::vector<double> vrad_, vabs_; ///< per value coordinate: max_j radius, max_j |midpoint|
     std::vector<double> s_, e_;       ///< per key: score midpoints, exponentials
+    std::vector<double> acc_;         ///< the row's sums and block sums (4 dv)
 };
 
 /// A contiguous Arb vector (arb_dot runs over it, with a stride for the values' columns).

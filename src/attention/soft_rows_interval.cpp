@@ -11,8 +11,11 @@
 //   E_j = exp_fast(x_j) = e_j (1 + theta_j), |theta_j| <= tau = e^rho' (1 + eps) - 1
 //   (eps = exp_fast_rel_error), for x_j >= -707; keys with x_j < -707 get E_j = 0 and
 //   e_j in [0, e^(-707 + rho')] (their count times that bound is Z);
-//   D^ = fl(sum E_j), N^_c = fl(sum E_j w_jc), S^_c = fl(sum E_j |w_jc|).
-// With g = g_n (any summation order) and T_c = max_j t_jc, V_c = max_j |w_jc|:
+//   D^ = fl(sum E_j), N^_c = fl(sum E_j w_jc), S^_c = fl(sum E_j |w_jc|), each summed in
+//   blocks of 64 keys (partial sums, then their sum).
+// With g = g_(b + B) (b = min(n, 64) terms per block, B blocks: a product and b - 1 additions
+// within a block, B - 1 between blocks, so every term passes through at most b + B roundings),
+// T_c = max_j t_jc and V_c = max_j |w_jc|:
 //   |D - D^| <= ((tau + g) D^) / (1 - g) + Z
 //   |N_c - N^_c| <= ((tau + g) S^_c + (1 + tau) T_c D^) / (1 - g) + Z (V_c + T_c)
 // Every bound is a sum of products of nonnegative doubles; computed with rounding to nearest
@@ -153,31 +156,37 @@ vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
     const double Z =
         clamped ? static_cast<double>(clamped) * numeric::exp_enclosure(lim + rho1).hi() * slack : 0.0;
 
-    // The sums.
+    // The sums, in blocks of `block` keys (a partial sum per block, then the sum of the
+    // partial sums): the rounding error is then bounded by g_(block + blocks) instead of g_n.
+    constexpr std::size_t block = 64;
     double D = 0.0;
-    double nstack[64], sstack[64];
-    std::vector<double> nheap, sheap;
-    double* N = nstack;
-    double* S = sstack;
-    if (dv_ > 64) {
-        nheap.assign(dv_, 0.0);
-        sheap.assign(dv_, 0.0);
-        N = nheap.data();
-        S = sheap.data();
-    } else {
-        std::fill(N, N + dv_, 0.0);
-        std::fill(S, S + dv_, 0.0);
-    }
-    for (std::size_t j = 0; j < n_; ++j) {
-        const double e = e_[j];
-        D += e;
-        const double* v = &vmid_[j * dv_];
+    std::vector<double>& acc = acc_;
+    acc.assign(4 * dv_, 0.0); // N, S, and the block's partial sums of both
+    double* N = acc.data();
+    double* S = N + dv_;
+    double* bN = S + dv_;
+    double* bS = bN + dv_;
+    for (std::size_t j0 = 0; j0 < n_; j0 += block) {
+        const std::size_t j1 = std::min(n_, j0 + block);
+        double bD = 0.0;
+        std::fill(bN, bN + 2 * dv_, 0.0);
+        for (std::size_t j = j0; j < j1; ++j) {
+            const double e = e_[j];
+            bD += e;
+            const double* v = &vmid_[j * dv_];
+            for (std::size_t c = 0; c < dv_; ++c) {
+                bN[c] += e * v[c];
+                bS[c] += e * std::fabs(v[c]);
+            }
+        }
+        D += bD;
         for (std::size_t c = 0; c < dv_; ++c) {
-            N[c] += e * v[c];
-            S[c] += e * std::fabs(v[c]);
+            N[c] += bN[c];
+            S[c] += bS[c];
         }
     }
-    const double g = gamma_of(n_);
+    const std::size_t blocks = (n_ + block - 1) / block;
+    const double g = gamma_of(std::min(n_, block) + blocks);
     const double inv = 1.0 / (1.0 - g); // > 1; its rounding is covered by slack
     const bool drop = drop_error_bound_for_testing();
     const double RD = drop ? 0.0 : (((tau + g) * D) * inv + Z) * slack + tiny;
