@@ -1,7 +1,7 @@
 // attnprop check: run property suites with RapidCheck and write a report.
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
-#include "report/check_report.hpp"
+#include "runner/check_report.hpp"
 
 #include <algorithm>
 #include <iomanip>
@@ -101,7 +101,7 @@ public:
             if (tty) std::cerr << ", " << std::fixed << std::setprecision(1) << r.seconds << " s";
             std::cerr << ")\n";
         };
-        report::check_run run;
+        runner::check_run run;
         run.cfg = cfg_;
         run.made_by = made_by;
         for (const auto* p : selected)
@@ -109,11 +109,11 @@ public:
                 run.suites.push_back(p->suite);
         run.reports = runner::run_properties(selected, cfg_, progress);
         remove_owned(dir, policy); // the report is rewritten whole: no stale counterexample
-        report::write_check_report(dir, run);
+        runner::write_check_report(dir, run);
         if (json_) {
-            std::cout << json::dump(report::check_to_json(run), 2) << "\n";
+            std::cout << json::dump(runner::check_to_json(run), 2) << "\n";
         } else {
-            std::cout << report::check_to_text(run);
+            std::cout << runner::check_to_text(run);
             std::cout << "report: " << dir << "/report.md (and report.json)\n";
         }
         bool failed = false, errored = false, undefined = false;

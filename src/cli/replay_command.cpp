@@ -1,10 +1,11 @@
 // attnprop replay: re-run one counterexample from its folder alone.
 #include "cli/commands.hpp"
-#include "report/check_report.hpp"
+#include "runner/replay.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <new>
 
 namespace attnprop::cli {
 
@@ -16,60 +17,128 @@ class replay_command final : public command {
 public:
     explicit replay_command(CLI::App& parent) {
         app_ = parent.add_subcommand(
-            "replay", "Re-run a counterexample folder (exit 1 if it still fails, 0 if it holds)");
+            "replay", "Re-run a counterexample folder and compare with its recorded verdict (exit 1 "
+                      "if the failure reproduced, 5 if the verdict changed, 2 if the folder cannot "
+                      "be read or run, or was edited)");
         app_->add_option("dir", dir_,
                          "Counterexample folder (with case.json), or a report directory holding "
                          "exactly one counterexample")
             ->required();
+        app_->add_flag("--allow-edited", allow_edited_,
+                       "Replay a folder whose fingerprint says it was edited since attnprop wrote "
+                       "it (or that records none), as it is now");
         app_->add_flag("--json", json_, "Print the result as JSON");
     }
     CLI::App* app() override { return app_; }
 
     int run(const report::provenance& /*made_by*/) override {
-        fs::path dir = resolve(dir_);
-        report::replay_record rec;
         try {
-            rec = report::read_counterexample(dir);
-        } catch (const std::runtime_error& e) {
-            throw usage_error(e.what());
+            return replay();
+        } catch (const report::case_file_error& e) {
+            // Located like a model file error: FILE:LINE:COL: error: MESSAGE (at /pointer).
+            std::cerr << e.what() << "\n";
+            return exit_usage;
         }
+    }
+
+private:
+    int replay() {
+        const fs::path dir = resolve(dir_);
+        const runner::replay_record rec = runner::read_counterexample(dir);
+        const report::case_record& c = rec.folder.record;
+        const std::string case_file = rec.folder.case_path.string();
+        const bool intact = rec.folder.seal == report::seal_status::intact;
+        if (!intact && !allow_edited_)
+            throw report::case_file_error(case_file, {}, "",
+                                          rec.folder.seal_detail +
+                                              "; not replayed (--allow-edited replays the folder as it is now)");
         runner::registry reg;
         runner::register_all(reg);
-        const runner::property* p = reg.find(rec.property);
-        if (!p) throw usage_error("unknown property '" + rec.property + "' in " + (dir / "case.json").string());
-        long prec = rec.cfg.precision;
+        const runner::property* p = reg.find(c.property);
+        if (!p)
+            throw report::case_file_error(case_file, c.where("/property"), "/property",
+                                          "unknown property '" + c.property + "' (see attnprop check --list)");
+        runner::check_case(*p, rec);
+        long prec = c.precision;
         runner::run_config cfg;
-        cfg.precision = rec.cfg.precision;
-        cfg.precision_cap = rec.cfg.precision_cap;
-        runner::check_result r = runner::replay_case(*p, rec.value, cfg, &prec);
+        cfg.precision = c.precision;
+        cfg.precision_cap = c.precision_cap;
+        runner::check_result r;
+        try {
+            r = runner::replay_case(*p, rec.value, cfg, &prec);
+        } catch (const std::bad_alloc&) {
+            throw report::case_file_error(case_file, {}, "",
+                                          "the case needs more memory than is available "
+                                          "(std::bad_alloc while running " + c.property + ")");
+        }
+        const runner::replay_comparison cmp = runner::compare_with_record(c, r);
+        const char* seal = intact ? "intact"
+                           : rec.folder.seal == report::seal_status::edited ? "edited"
+                                                                           : "missing";
         if (json_) {
             json::value o = json::value::object();
-            o.set("property", json::value::string(rec.property));
+            o.set("property", json::value::string(c.property));
             o.set("folder", json::value::string(dir.string()));
+            o.set("fingerprint", json::value::string(seal));
+            if (!intact) o.set("edited", json::value::string(rec.folder.seal_detail));
             o.set("verdict", json::value::string(runner::to_string(r.status)));
             o.set("message", json::value::string(r.message));
             json::value nums = json::value::object();
             for (const auto& [k, v] : r.numbers) nums.set(k, json::value::string(v));
             o.set("numbers", std::move(nums));
             o.set("precision", json::value::number(prec));
+            o.set("recorded_verdict", json::value::string(c.verdict));
+            o.set("reproduced", json::value::boolean(cmp.reproduced));
+            o.set("numbers_compared", json::value::boolean(cmp.numbers_compared));
+            json::value diff = json::value::array();
+            for (const auto& d : cmp.differing) {
+                json::value e = json::value::object();
+                e.set("name", json::value::string(d.name));
+                e.set("recorded", d.recorded ? json::value::string(*d.recorded) : json::value::null_value());
+                e.set("now", json::value::string(d.now));
+                diff.push_back(std::move(e));
+            }
+            o.set("numbers_differ", std::move(diff));
+            o.set("replay", json::value::string(cmp.summary()));
             std::cout << json::dump(o, 2) << "\n";
         } else {
-            std::cout << "property   " << rec.property << "\n";
+            if (!intact)
+                std::cout << "folder     EDITED: " << rec.folder.seal_detail
+                          << "; replayed as it is now (--allow-edited)\n";
+            std::cout << "property   " << c.property << "\n";
             std::cout << "statement  " << p->statement << "\n";
             std::cout << "inputs    ";
-            for (const auto& in : rec.value.inputs) std::cout << " \"" << in << "\"";
+            for (const auto& in : c.inputs) std::cout << " \"" << in << "\"";
             std::cout << "\n";
-            for (const auto& [k, v] : rec.value.params) std::cout << "param      " << k << " = " << v << "\n";
+            for (const auto& [k, v] : c.params) std::cout << "param      " << k << " = " << v << "\n";
+            std::cout << "recorded   " << c.verdict << " at " << c.precision << " bits";
+            if (!c.message.empty()) std::cout << ": " << c.message;
+            std::cout << "\n";
             std::cout << "verdict    " << runner::to_string(r.status) << " at " << prec << " bits";
             if (!r.message.empty()) std::cout << ": " << r.message;
             std::cout << "\n";
-            for (const auto& [k, v] : r.numbers) std::cout << "  " << k << " = " << v << "\n";
+            for (const auto& [k, v] : r.numbers) {
+                std::cout << "  " << k << " = " << v;
+                for (const auto& d : cmp.differing)
+                    if (d.name == k) std::cout << "  (recorded: " << d.recorded.value_or("null") << ")";
+                std::cout << "\n";
+            }
+            std::cout << "replay     " << cmp.summary();
+            if (!cmp.numbers_compared && !c.numbers.empty())
+                std::cout << (c.numbers_from.empty()
+                                  ? " (the folder does not say what computed its recorded numbers: "
+                                    "not compared)"
+                                  : " (the recorded numbers were measured by attnprop " + c.numbers_from +
+                                        ", not by the property's check: not compared)");
+            std::cout << "\n";
         }
+        // A failure now is never hidden; a verdict that changed is told apart from every
+        // result of a reproduced one.
         if (r.status == runner::verdict::violated) return exit_failed;
+        if (!cmp.reproduced) return exit_not_reproduced;
         return r.status == runner::verdict::undefined ? exit_undefined : exit_ok;
     }
 
-private:
     static fs::path resolve(const std::string& arg) {
         fs::path d(arg);
         std::error_code ec;
@@ -93,7 +162,7 @@ private:
 
     CLI::App* app_ = nullptr;
     std::string dir_;
-    bool json_ = false;
+    bool json_ = false, allow_edited_ = false;
 };
 
 } // namespace

@@ -1,5 +1,7 @@
 #include "report/influence_report.hpp"
 
+#include "model/model_file.hpp"
+#include "report/case_record.hpp"
 #include "report/files.hpp"
 #include "report/plot.hpp"
 
@@ -22,15 +24,10 @@ using json::value;
 
 namespace {
 
-value str(const std::string& s) { return value::string(s); }
-value opt_str(const std::optional<std::string>& s) { return s ? str(*s) : value::null_value(); }
-value num(long long v) { return value::number(v); }
-value dbl(double v) {
-    if (!std::isfinite(v)) return value::null_value();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return value::number_raw(buf);
-}
+using namespace json_out;
+
+/// An approximate double of report.json: 6 significant digits (plots and the slopes only).
+value dbl(double v) { return approx(v, 6); }
 
 const value& need(const value& o, const char* key) {
     const value* v = o.find(key);
@@ -595,9 +592,25 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     write_file_atomic(dir / "report.md", md.str());
 }
 
+namespace {
+
+/// The case of a sweep's counterexample folder: what every such folder shares.
+case_record sweep_case(const influence_meta& meta) {
+    case_record c;
+    c.seed = c.base_seed = meta.options.seed;
+    c.scalar_kinds = {"ball"};
+    c.precision = c.precision_cap = meta.options.precision;
+    c.verdict = "violated";
+    c.numbers_from = "influence";
+    c.made_by = meta.made_by;
+    return c;
+}
+
+} // namespace
+
 fs::path write_influence_counterexample(const fs::path& dir, const model::model<numeric::rational>& m,
                                         const sweep_row& row, const influence_meta& meta) {
-    case_folder c;
+    case_record c = sweep_case(meta);
     const bool prob = row.witness_bound == "probability";
     c.property = prob ? prob_change_property : influence_property;
     c.statement = prob ? "every one-symbol change moves the output distribution by at most the "
@@ -608,26 +621,20 @@ fs::path write_influence_counterexample(const fs::path& dir, const model::model<
     c.params = {{"n", row.n},
                 {"position", static_cast<long>(row.witness_position)},
                 {"bound_divisor", meta.options.bound_divisor}};
-    c.seed = meta.options.seed;
-    c.scalar_kinds = {"ball"};
-    c.precision = meta.options.precision;
     c.message = "a one-symbol change at position " + std::to_string(row.witness_position) +
                 " is above the " + row.witness_bound + " bound at n = " + std::to_string(row.n);
-    value nums = value::object();
-    nums.set("max_influence", str(row.max_influence));
-    nums.set("bound", opt_str(row.bound));
-    nums.set("posterior_bound", opt_str(row.posterior_bound));
-    nums.set("max_prob_change", opt_str(row.max_prob_change));
-    nums.set("bound_divisor", str(std::to_string(meta.options.bound_divisor)));
-    c.numbers = std::move(nums);
-    c.made_by = meta.made_by;
-    return write_case_folder(dir, m, c);
+    c.numbers = {{"max_influence", row.max_influence},
+                 {"bound", row.bound},
+                 {"posterior_bound", row.posterior_bound},
+                 {"max_prob_change", row.max_prob_change},
+                 {"bound_divisor", std::to_string(meta.options.bound_divisor)}};
+    return write_case_folder(dir, model::write_model(m), c);
 }
 
 fs::path write_cross_entropy_counterexample(const fs::path& dir, const model::model<numeric::rational>& m,
                                             const sweep_row& row, const influence_meta& meta) {
     const auto& ce = *row.cross_entropy;
-    case_folder c;
+    case_record c = sweep_case(meta);
     if (ce.language == lang::language::dyck2) {
         // The sweep's forced-bracket pairs: forced_pair(m, n, k, seed) for k < inputs.
         c.property = forced_bracket_property;
@@ -650,18 +657,13 @@ fs::path write_cross_entropy_counterexample(const fs::path& dir, const model::mo
                     " cross-entropy over the cube is below 1 - log2(1 + eta/" +
                     std::to_string(meta.options.bound_divisor) + ") at n = " + std::to_string(row.n);
     }
-    c.seed = meta.options.seed;
-    c.scalar_kinds = {"ball"};
-    c.precision = std::max(meta.options.precision, row.precision);
-    value nums = value::object();
-    nums.set("mean_ce_bits", str(ce.mean_ce_bits));
-    nums.set("floor_bits", str(ce.floor_bits));
-    nums.set("eta", str(ce.eta));
-    nums.set("accuracy", str(ce.accuracy));
-    nums.set("eta_divisor", str(std::to_string(meta.options.bound_divisor)));
-    c.numbers = std::move(nums);
-    c.made_by = meta.made_by;
-    return write_case_folder(dir, m, c);
+    c.precision = c.precision_cap = std::max(meta.options.precision, row.precision);
+    c.numbers = {{"mean_ce_bits", ce.mean_ce_bits},
+                 {"floor_bits", ce.floor_bits},
+                 {"eta", ce.eta},
+                 {"accuracy", ce.accuracy},
+                 {"eta_divisor", std::to_string(meta.options.bound_divisor)}};
+    return write_case_folder(dir, model::write_model(m), c);
 }
 
 } // namespace attnprop::report
