@@ -332,6 +332,15 @@ add_test(NAME "golden: cli same-options-same-report"
 set_tests_properties("golden: cli same-options-same-report" PROPERTIES LABELS golden
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
 
+# --out is tested before the work; a report that cannot be written after it keeps the results
+# and the exit code (tests/golden/out_checks.sh).
+add_test(NAME "golden: cli out-checked-before-the-work"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/out_checks.sh $<TARGET_FILE:attnprop_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/golden-out-checks)
+set_tests_properties("golden: cli out-checked-before-the-work" PROPERTIES LABELS golden
+                     SKIP_RETURN_CODE 77
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+
 # The README tour, top to bottom, with small budgets: no command refuses or replaces another's
 # report, the replay paths exist, the exit codes are the ones the comments name.
 add_test(NAME "golden: readme tour"
