@@ -4,10 +4,12 @@
 #include "report/case_record.hpp"
 #include "report/files.hpp"
 #include "report/plot.hpp"
+#include "report/sha256.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <limits>
@@ -27,7 +29,7 @@ namespace {
 using namespace json_out;
 
 /// An approximate double of report.json: 6 significant digits (plots and the slopes only).
-value dbl(double v) { return approx(v, 6); }
+value dbl(double v) { return approx(v, report_approx_digits); }
 
 const value& need(const value& o, const char* key) {
     const value* v = o.find(key);
@@ -43,7 +45,14 @@ std::optional<std::string> get_opt(const value& o, const char* key) {
 long get_long(const value& o, const char* key) { return std::stol(need(o, key).raw_number()); }
 double get_double(const value& o, const char* key) {
     const value& v = need(o, key);
-    return v.is_null() ? 0.0 : std::stod(v.raw_number());
+    if (v.is_null()) return 0.0;
+    // strtod, not stod: a subnormal value reads back as itself (stod throws on underflow).
+    const std::string& text = v.raw_number();
+    char* end = nullptr;
+    const double d = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || !std::isfinite(d))
+        throw std::runtime_error(std::string("rows.json: '") + key + "' is not a finite number");
+    return d;
 }
 comparison get_cmp(const value& o, const char* key) {
     const std::string s = get_str(o, key);
@@ -59,7 +68,7 @@ const char* ce_kind(const cross_entropy_row& c) {
     return c.language == lang::language::dyck2 ? "forced-bracket pairs" : "sampled";
 }
 
-value ce_to_json(const cross_entropy_row& c) {
+value ce_to_json(const cross_entropy_row& c, int approx_digits = report_approx_digits) {
     value o = value::object();
     o.set("n", num(c.n));
     o.set("language", str(lang::to_string(c.language)));
@@ -71,7 +80,7 @@ value ce_to_json(const cross_entropy_row& c) {
     o.set("eta", str(c.eta));
     o.set("floor_bits", str(c.floor_bits));
     o.set("check", str(analysis::to_string(c.check)));
-    o.set("mean_ce_approx", dbl(c.mean_ce_approx));
+    o.set("mean_ce_approx", approx(c.mean_ce_approx, approx_digits));
     return o;
 }
 
@@ -139,7 +148,7 @@ std::string influence_fingerprint(const std::string& model_bytes, const analysis
     return buf;
 }
 
-value row_to_json(const sweep_row& r) {
+value row_to_json(const sweep_row& r, int approx_digits) {
     value o = value::object();
     o.set("n", num(r.n));
     o.set("inputs", num(static_cast<long long>(r.inputs)));
@@ -157,11 +166,12 @@ value row_to_json(const sweep_row& r) {
     o.set("below_bound", str(analysis::to_string(r.below_bound)));
     o.set("below_posterior", str(analysis::to_string(r.below_posterior)));
     o.set("prob_below_bound", str(analysis::to_string(r.prob_below_bound)));
-    o.set("max_influence_approx", dbl(r.max_influence_approx));
-    o.set("n_max_influence_approx", dbl(r.n_max_influence_approx));
+    o.set("max_influence_approx", approx(r.max_influence_approx, approx_digits));
+    o.set("n_max_influence_approx", approx(r.n_max_influence_approx, approx_digits));
     o.set("n_max_influence_lower", r.undefined ? value::null_value() : opt_str(r.n_max_lower));
     o.set("n_max_influence_upper", r.undefined ? value::null_value() : opt_str(r.n_max_upper));
-    o.set("cross_entropy", r.cross_entropy ? ce_to_json(*r.cross_entropy) : value::null_value());
+    o.set("cross_entropy",
+          r.cross_entropy ? ce_to_json(*r.cross_entropy, approx_digits) : value::null_value());
     o.set("witness_input", str(r.witness_input));
     o.set("witness_position", num(static_cast<long long>(r.witness_position)));
     o.set("witness_bound", str(r.witness_bound));
@@ -327,6 +337,16 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
     return os.str();
 }
 
+namespace {
+
+/// The integrity hash of a checkpoint: SHA-256 of its fingerprint, a line break and the compact
+/// serialisation of its rows array.
+std::string rows_hash(const std::string& fingerprint, const value& rows) {
+    return sha256_hex(fingerprint + "\n" + json::dump(rows, -1));
+}
+
+} // namespace
+
 void write_resume_rows(const fs::path& dir, const std::string& fingerprint,
                        const std::vector<sweep_row>& rows, const provenance& made_by) {
     fs::create_directories(dir);
@@ -336,7 +356,10 @@ void write_resume_rows(const fs::path& dir, const std::string& fingerprint,
     if (!made_by.empty()) o.set("provenance", provenance_to_json(made_by));
     o.set("fingerprint", str(fingerprint));
     value arr = value::array();
-    for (const auto& r : rows) arr.push_back(row_to_json(r));
+    // Full precision: a resumed run computes its slopes and figures from these doubles, which
+    // must be those of the run that measured them.
+    for (const auto& r : rows) arr.push_back(row_to_json(r, exact_approx_digits));
+    o.set("rows_sha256", str(rows_hash(fingerprint, arr)));
     o.set("rows", std::move(arr));
     write_file_atomic(dir / "rows.json", json::dump(o, 2) + "\n");
 }
@@ -362,7 +385,21 @@ std::vector<sweep_row> read_resume_rows(const fs::path& dir, const std::string& 
                         get_str(doc, "fingerprint") + ", now " + fingerprint + "): starting fresh";
             return out;
         }
-        for (const auto& e : need(doc, "rows").elements()) out.push_back(row_from_json(e));
+        const value& rows = need(doc, "rows");
+        const value* hash = doc.find("rows_sha256");
+        if (!hash || !hash->is_string()) {
+            if (note)
+                *note = p.string() + " records no rows_sha256 (written by an earlier attnprop, or "
+                        "edited): recomputing every row";
+            return out;
+        }
+        if (hash->as_string() != rows_hash(fingerprint, rows)) {
+            if (note)
+                *note = "the rows in " + p.string() + " were edited since attnprop wrote them (their "
+                        "SHA-256 is not the recorded rows_sha256): recomputing every row";
+            return out;
+        }
+        for (const auto& e : rows.elements()) out.push_back(row_from_json(e));
         if (note) *note = "resuming: " + std::to_string(out.size()) + " rows found in " + p.string();
     } catch (const std::exception& e) {
         out.clear();

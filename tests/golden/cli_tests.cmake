@@ -198,6 +198,13 @@ attnprop_cli_test(influence-resume-after-force 0 "reused 2 rows"
                   influence --model cc-first --n 8,16 --seed 2 --threads 1 --out ${_inf_out}/files)
 set_tests_properties("golden: cli influence-resume-after-force" PROPERTIES
                      FIXTURES_REQUIRED influence_files DEPENDS "golden: cli influence-resume-force")
+# A resumed sweep (after a run over a prefix of --n, after kill -9, over an edited rows.json)
+# writes the same report files as an uninterrupted one, byte for byte.
+add_test(NAME "golden: cli influence-resume-same-report"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/resume_same_report.sh $<TARGET_FILE:attnprop_cli>
+                 ${_inf_out}/resume-same)
+set_tests_properties("golden: cli influence-resume-same-report" PROPERTIES LABELS golden
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
 # The negative control fails (exit 1) and its counterexample replays as violated (exit 1).
 add_test(NAME "golden: cli influence-fails"
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "counterexample written to" --
