@@ -50,7 +50,7 @@ same() {
     [ "$n" -ge 4 ] || { echo "$3: only $n files compared"; status=1; }
 }
 
-for sweep in "cc-first --n 8,16,32,64,128" "cc-parity --n 8,12,16 --language parity"; do
+for sweep in "cc-first --n 8,16,32 --inputs 2" "cc-parity --n 6,8,10 --language parity --inputs 2"; do
     name=$(echo "$sweep" | cut -d' ' -f1)
     full="--model $sweep"
     # shellcheck disable=SC2086
