@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <sstream>
 
 namespace attnprop::cli {
 
@@ -72,71 +73,92 @@ private:
                                           "(std::bad_alloc while running " + c.property + ")");
         }
         const runner::replay_comparison cmp = runner::compare_with_record(c, r);
-        const char* seal = intact ? "intact"
-                           : rec.folder.seal == report::seal_status::edited ? "edited"
-                                                                           : "missing";
-        if (json_) {
-            json::value o = json::value::object();
-            o.set("property", json::value::string(c.property));
-            o.set("folder", json::value::string(dir.string()));
-            o.set("fingerprint", json::value::string(seal));
-            if (!intact) o.set("edited", json::value::string(rec.folder.seal_detail));
-            o.set("verdict", json::value::string(runner::to_string(r.status)));
-            o.set("message", json::value::string(r.message));
-            json::value nums = json::value::object();
-            for (const auto& [k, v] : r.numbers) nums.set(k, json::value::string(v));
-            o.set("numbers", std::move(nums));
-            o.set("precision", json::value::number(prec));
-            o.set("recorded_verdict", json::value::string(c.verdict));
-            o.set("reproduced", json::value::boolean(cmp.reproduced));
-            o.set("numbers_compared", json::value::boolean(cmp.numbers_compared));
-            json::value diff = json::value::array();
-            for (const auto& d : cmp.differing) {
-                json::value e = json::value::object();
-                e.set("name", json::value::string(d.name));
-                e.set("recorded", d.recorded ? json::value::string(*d.recorded) : json::value::null_value());
-                e.set("now", json::value::string(d.now));
-                diff.push_back(std::move(e));
-            }
-            o.set("numbers_differ", std::move(diff));
-            o.set("replay", json::value::string(cmp.summary()));
-            std::cout << json::dump(o, 2) << "\n";
-        } else {
-            if (!intact)
-                std::cout << "folder     EDITED: " << rec.folder.seal_detail
-                          << "; replayed as it is now (--allow-edited)\n";
-            std::cout << "property   " << c.property << "\n";
-            std::cout << "statement  " << p->statement << "\n";
-            std::cout << "inputs    ";
-            for (const auto& in : c.inputs) std::cout << " \"" << in << "\"";
-            std::cout << "\n";
-            for (const auto& [k, v] : c.params) std::cout << "param      " << k << " = " << v << "\n";
-            std::cout << "recorded   " << c.verdict << " at " << c.precision << " bits";
-            if (!c.message.empty()) std::cout << ": " << c.message;
-            std::cout << "\n";
-            std::cout << "verdict    " << runner::to_string(r.status) << " at " << prec << " bits";
-            if (!r.message.empty()) std::cout << ": " << r.message;
-            std::cout << "\n";
-            for (const auto& [k, v] : r.numbers) {
-                std::cout << "  " << k << " = " << v;
-                for (const auto& d : cmp.differing)
-                    if (d.name == k) std::cout << "  (recorded: " << d.recorded.value_or("null") << ")";
-                std::cout << "\n";
-            }
-            std::cout << "replay     " << cmp.summary();
-            if (!cmp.numbers_compared && !c.numbers.empty())
-                std::cout << (c.numbers_from.empty()
-                                  ? " (the folder does not say what computed its recorded numbers: "
-                                    "not compared)"
-                                  : " (the recorded numbers were measured by attnprop " + c.numbers_from +
-                                        ", not by the property's check: not compared)");
-            std::cout << "\n";
-        }
+        if (json_)
+            std::cout << json::dump(replay_json(dir, rec, r, prec, cmp), 2) << "\n";
+        else
+            std::cout << replay_text(rec, *p, r, prec, cmp);
         // A failure now is never hidden; a verdict that changed is told apart from every
         // result of a reproduced one.
         if (r.status == runner::verdict::violated) return exit_failed;
         if (!cmp.reproduced) return exit_not_reproduced;
         return r.status == runner::verdict::undefined ? exit_undefined : exit_ok;
+    }
+
+    static const char* seal_name(report::seal_status s) {
+        switch (s) {
+        case report::seal_status::intact: return "intact";
+        case report::seal_status::edited: return "edited";
+        case report::seal_status::missing: return "missing";
+        }
+        return "?";
+    }
+
+    static json::value replay_json(const fs::path& dir, const runner::replay_record& rec,
+                                   const runner::check_result& r, long prec,
+                                   const runner::replay_comparison& cmp) {
+        using json::value;
+        const report::case_record& c = rec.folder.record;
+        value o = value::object();
+        o.set("property", value::string(c.property));
+        o.set("folder", value::string(dir.string()));
+        o.set("fingerprint", value::string(seal_name(rec.folder.seal)));
+        if (rec.folder.seal != report::seal_status::intact)
+            o.set("edited", value::string(rec.folder.seal_detail));
+        o.set("verdict", value::string(runner::to_string(r.status)));
+        o.set("message", value::string(r.message));
+        value nums = value::object();
+        for (const auto& [k, v] : r.numbers) nums.set(k, value::string(v));
+        o.set("numbers", std::move(nums));
+        o.set("precision", value::number(prec));
+        o.set("recorded_verdict", value::string(c.verdict));
+        o.set("reproduced", value::boolean(cmp.reproduced));
+        o.set("numbers_compared", value::boolean(cmp.numbers_compared));
+        value diff = value::array();
+        for (const auto& d : cmp.differing) {
+            value e = value::object();
+            e.set("name", value::string(d.name));
+            e.set("recorded", d.recorded ? value::string(*d.recorded) : value::null_value());
+            e.set("now", value::string(d.now));
+            diff.push_back(std::move(e));
+        }
+        o.set("numbers_differ", std::move(diff));
+        o.set("replay", value::string(cmp.summary()));
+        return o;
+    }
+
+    static std::string replay_text(const runner::replay_record& rec, const runner::property& p,
+                                   const runner::check_result& r, long prec,
+                                   const runner::replay_comparison& cmp) {
+        const report::case_record& c = rec.folder.record;
+        std::ostringstream os;
+        if (rec.folder.seal != report::seal_status::intact)
+            os << "folder     EDITED: " << rec.folder.seal_detail << "; replayed as it is now (--allow-edited)\n";
+        os << "property   " << c.property << "\n";
+        os << "statement  " << p.statement << "\n";
+        os << "inputs    ";
+        for (const auto& in : c.inputs) os << " \"" << in << "\"";
+        os << "\n";
+        for (const auto& [k, v] : c.params) os << "param      " << k << " = " << v << "\n";
+        os << "recorded   " << c.verdict << " at " << c.precision << " bits";
+        if (!c.message.empty()) os << ": " << c.message;
+        os << "\n";
+        os << "verdict    " << runner::to_string(r.status) << " at " << prec << " bits";
+        if (!r.message.empty()) os << ": " << r.message;
+        os << "\n";
+        for (const auto& [k, v] : r.numbers) {
+            os << "  " << k << " = " << v;
+            for (const auto& d : cmp.differing)
+                if (d.name == k) os << "  (recorded: " << d.recorded.value_or("null") << ")";
+            os << "\n";
+        }
+        os << "replay     " << cmp.summary();
+        if (!cmp.numbers_compared && !c.numbers.empty())
+            os << (c.numbers_from.empty()
+                       ? " (the folder does not say what computed its recorded numbers: not compared)"
+                       : " (the recorded numbers were measured by attnprop " + c.numbers_from +
+                             ", not by the property's check: not compared)");
+        os << "\n";
+        return os.str();
     }
 
     static fs::path resolve(const std::string& arg) {
