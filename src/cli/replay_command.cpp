@@ -32,18 +32,9 @@ public:
     }
     CLI::App* app() override { return app_; }
 
+    /// A folder that cannot be read or run throws report::case_file_error (a located model file
+    /// error: exit 2 in main), as a bad model file does.
     int run(const report::provenance& /*made_by*/) override {
-        try {
-            return replay();
-        } catch (const report::case_file_error& e) {
-            // Located like a model file error: FILE:LINE:COL: error: MESSAGE (at /pointer).
-            std::cerr << e.what() << "\n";
-            return exit_usage;
-        }
-    }
-
-private:
-    int replay() {
         const fs::path dir = resolve(dir_);
         const runner::replay_record rec = runner::read_counterexample(dir);
         const report::case_record& c = rec.folder.record;
@@ -84,6 +75,7 @@ private:
         return r.status == runner::verdict::undefined ? exit_undefined : exit_ok;
     }
 
+private:
     static const char* seal_name(report::seal_status s) {
         switch (s) {
         case report::seal_status::intact: return "intact";

@@ -19,15 +19,6 @@ using namespace json_out;
 
 namespace {
 
-std::string error_text(const std::string& file, json::location where, const std::string& pointer,
-                       const std::string& message) {
-    std::string s = file;
-    if (where.known()) s += ":" + json::to_string(where);
-    s += ": error: " + message;
-    if (!pointer.empty()) s += " (at " + pointer + ")";
-    return s;
-}
-
 /// A JSON number lexeme as a long: digits with an optional minus sign, nothing else.
 /// "out of range" and "not an integer" are told apart for the message.
 enum class int_parse { ok, not_integer, out_of_range };
@@ -390,14 +381,6 @@ std::string read_bytes(const fs::path& p, const std::string& what_for, std::stri
 }
 
 } // namespace
-
-case_file_error::case_file_error(std::string file, json::location where, std::string pointer,
-                                 std::string message)
-    : std::runtime_error(error_text(file, where, pointer, message)),
-      file_(std::move(file)),
-      where_(where),
-      pointer_(std::move(pointer)),
-      message_(std::move(message)) {}
 
 json::location case_record::where(const std::string& pointer) const {
     auto it = locations.find(pointer);

@@ -6,13 +6,13 @@
 /// model file and of the case) that tells an edited folder from the one attnprop wrote.
 
 #include "model/json.hpp"
+#include "model/model_file.hpp"
 #include "report/provenance.hpp"
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,22 +25,13 @@ inline constexpr const char* case_format = "attnprop-counterexample";
 /// The version of case.json this attnprop writes and reads.
 inline constexpr long case_version = 1;
 
-/// A bad case.json, or a counterexample folder that cannot be read. `what()` is
-/// "FILE:LINE:COL: error: MESSAGE (at /json/pointer)", without ":LINE:COL" when the position is
-/// unknown and without " (at ...)" for the whole document: the form of model file errors.
-class case_file_error : public std::runtime_error {
+/// A bad case.json, or a counterexample folder that cannot be read. The same located form as a
+/// model file error, and caught as one (exit 2): `what()` is "FILE:LINE:COL: error: MESSAGE
+/// (at /json/pointer)", without ":LINE:COL" when the position is unknown and without
+/// " (at ...)" for the whole document.
+class case_file_error : public model::model_file_error {
 public:
-    case_file_error(std::string file, json::location where, std::string pointer, std::string message);
-    const std::string& file() const { return file_; }
-    json::location where() const { return where_; }
-    const std::string& pointer() const { return pointer_; }
-    const std::string& message() const { return message_; }
-
-private:
-    std::string file_;
-    json::location where_;
-    std::string pointer_;
-    std::string message_;
+    using model::model_file_error::model_file_error;
 };
 
 /// The fingerprint recorded in case.json: SHA-256 of the model file's bytes and of the case
