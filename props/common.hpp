@@ -58,4 +58,21 @@ inline bool sides_agree(const numeric::arb_ball& a, const numeric::arb_ball& b) 
 /// Model class tag of a case (for distribution tables).
 std::string case_class(const test_case& c);
 
+// Case shapes (runner::case_shape): what the generators below produce, with the ranges of the
+// command options that set the same quantities, checked before a folder is replayed.
+
+/// n: a length, eos included, in [2, 2^20] (the range of --n).
+runner::param_spec n_param(bool required = true);
+/// A bound or eta divisor in [1, 2^40] (the range of --bound-divisor).
+runner::param_spec divisor_param(const std::string& name);
+/// A seed: any value (a 64-bit --seed is stored as a signed integer).
+runner::param_spec seed_param(bool required);
+/// One input, no parameters (model_and_input).
+runner::case_shape one_input_shape(runner::model_requirement m);
+/// One input of at least one symbol, "position" in [1, n - 1] and "symbol" in [0, |Σ| - 1]
+/// (model_input_position), required or optional; plus `extra` parameters; an "n" among them
+/// must equal the input's n.
+runner::case_shape position_shape(runner::model_requirement m, bool required,
+                                  std::vector<runner::param_spec> extra = {});
+
 } // namespace attnprop::props

@@ -52,6 +52,7 @@ runner::property hard_output_ignores_x1() {
         }
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::hard);
     p.tag = case_class;
     return p;
 }
@@ -100,6 +101,7 @@ runner::property soft_influence_below_1_over_n2() {
         if (o == numeric::order::unknown) return check_result::undecided("influence near 1/n^2");
         return check_result::holds();
     };
+    p.shape = position_shape(runner::model_requirement::soft, true);
     p.tag = case_class;
     return p;
 }
@@ -141,6 +143,7 @@ runner::property influence_decays_like_1_over_n2() {
         if (undecided) return check_result::undecided("influence near the 1/n^2 extrapolation");
         return check_result::holds();
     };
+    p.shape = ladder_shape();
     p.tag = case_class;
     return p;
 }
@@ -167,6 +170,7 @@ runner::property double_equals_exact() {
                 .with("y_double", show_vector(rd.y));
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::hard);
     p.tag = case_class;
     return p;
 }
@@ -231,6 +235,7 @@ runner::property hard_recognizes_language() {
             .with("wrong", std::to_string(res.wrong + 1))
             .with("member_wrong", lang::member(l, w) ? "yes" : "no");
     };
+    p.shape = restriction_shape(true);
     p.tag = case_class;
     return p;
 }

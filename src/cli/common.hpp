@@ -13,13 +13,14 @@
 
 namespace attnprop::cli {
 
-/// Exit codes of the command-line contract (design.md).
+/// Exit codes of the command-line contract (docs/cli.md).
 enum exit_code : int {
     exit_ok = 0,        ///< everything held
     exit_failed = 1,    ///< a claim failed (counterexample written)
     exit_usage = 2,     ///< bad usage or input
     exit_internal = 3,  ///< internal error
-    exit_undefined = 4  ///< no claim failed, but a result is undefined (NaN, 0/0, ...), located
+    exit_undefined = 4, ///< no claim failed, but a result is undefined (NaN, 0/0, ...), located
+    exit_not_reproduced = 5 ///< replay: the case gives another verdict than the folder records
 };
 
 /// Raised for bad usage detected after parsing (conflicting options, bad values).

@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
                  "transformers, exactly or at arbitrary precision.\n"
                  "Exit codes: 0 everything held, 1 a claim failed, 2 bad usage or input, "
                  "3 internal error, 4 a result is undefined (NaN, 0/0, a layer norm at zero "
-                 "variance), located."};
+                 "variance), located; 5 (replay) the recorded verdict did not reproduce."};
     app.set_version_flag("--version", ATTNPROP_VERSION);
     app.require_subcommand(1);
     std::vector<std::unique_ptr<command>> commands;

@@ -48,8 +48,8 @@ public:
             ->capture_default_str();
         app_->add_option("--out", out_,
                          "Report directory (default out/restrict-<model>-<seed>, written for "
-                         "several n or a counterexample); refused when it holds a report made "
-                         "with other options");
+                         "several n or a counterexample); refused before the run when it holds a "
+                         "report made with other options or cannot be written");
         app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
@@ -108,7 +108,17 @@ public:
             if (*claim == out_found::replaced) remove_owned(out_dir(), policy);
             prepared = true;
         };
-        if (ns.size() > 1 || !out_.empty()) claim = claim_out_dir(out_dir(), made_by, policy, force_);
+        if (ns.size() > 1 || !out_.empty()) {
+            claim = claim_out_dir(out_dir(), made_by, policy, force_);
+            prepare_out_dir(out_dir()); // before the work: a run is never lost for want of a folder
+        } else {
+            check_out_dir_creatable(out_dir()); // written only if a counterexample is found
+        }
+        std::string not_written; // the first write that failed; the run goes on without files
+        auto write = [&](const std::function<void()>& w) {
+            if (not_written.empty()) not_written = try_write(w);
+            return not_written.empty();
+        };
 
         std::vector<report::restrict_run> runs;
         int code = exit_ok;
@@ -148,17 +158,21 @@ public:
             if (r.cert.complete && !r.cert.valid) {
                 code = exit_failed;
                 auto dir = out_dir() / ("counterexample-n" + std::to_string(n));
-                prepare_out();
-                report::write_restrict_counterexample(dir, m, r, made_by);
-                if (!json_)
+                if (write([&] {
+                        prepare_out();
+                        report::write_restrict_counterexample(dir, m, r, made_by);
+                    }) &&
+                    !json_)
                     std::cout << "counterexample written to " << dir.string()
                               << " (attnprop replay " << dir.string() << ")\n";
             }
             if (r.language && r.language->verdict == analysis::language_verdict::counterexample) {
                 auto dir = out_dir() / ("language-counterexample-n" + std::to_string(n));
-                prepare_out();
-                report::write_language_counterexample(dir, m, r, made_by);
-                if (!json_)
+                if (write([&] {
+                        prepare_out();
+                        report::write_language_counterexample(dir, m, r, made_by);
+                    }) &&
+                    !json_)
                     std::cout << "language counterexample written to " << dir.string()
                               << " (attnprop replay " << dir.string()
                               << " exits 1 while the model misclassifies it)\n";
@@ -168,8 +182,10 @@ public:
         if (ns.size() > 1 || !out_.empty() || prepared) {
             // Every folder restrict writes holds a report, so that --out can compare options.
             const auto dir = out_dir();
-            prepare_out();
-            report::write_restrict_sweep(dir, m, runs, made_by);
+            write([&] {
+                prepare_out();
+                report::write_restrict_sweep(dir, m, runs, made_by);
+            });
             if (!json_) {
                 std::vector<double> x, y;
                 for (const auto& r : runs)
@@ -187,8 +203,9 @@ public:
                     std::cout << "trend: c_obs changes by " << report::log2_slope(x, y)
                               << " per doubling of n\n";
                 }
-                std::cout << "report: " << dir.string() << "/report.md (report.json, restrict.csv, "
-                          << "restrict.svg)\n";
+                if (not_written.empty())
+                    std::cout << "report: " << dir.string() << "/report.md (report.json, restrict.csv, "
+                              << "restrict.svg)\n";
             }
         }
         if (json_) {
@@ -203,7 +220,7 @@ public:
                 std::cout << json::dump(o, 2) << "\n";
             }
         }
-        return code;
+        return not_written.empty() ? code : report_not_written(code, not_written);
     }
 
 private:

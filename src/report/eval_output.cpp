@@ -1,16 +1,14 @@
 #include "report/eval_output.hpp"
 
+#include "report/files.hpp"
+
 #include <sstream>
 
 namespace attnprop::report {
 
 namespace {
 
-json::value string_array(const std::vector<std::string>& v) {
-    json::value a = json::value::array();
-    for (const auto& s : v) a.push_back(json::value::string(s));
-    return a;
-}
+using json_out::string_array;
 
 json::value symbol_object(const std::vector<std::string>& keys, const std::vector<std::string>& v) {
     json::value o = json::value::object();

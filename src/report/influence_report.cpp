@@ -1,11 +1,15 @@
 #include "report/influence_report.hpp"
 
+#include "model/model_file.hpp"
+#include "report/case_record.hpp"
 #include "report/files.hpp"
 #include "report/plot.hpp"
+#include "report/sha256.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <limits>
@@ -22,15 +26,10 @@ using json::value;
 
 namespace {
 
-value str(const std::string& s) { return value::string(s); }
-value opt_str(const std::optional<std::string>& s) { return s ? str(*s) : value::null_value(); }
-value num(long long v) { return value::number(v); }
-value dbl(double v) {
-    if (!std::isfinite(v)) return value::null_value();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return value::number_raw(buf);
-}
+using namespace json_out;
+
+/// An approximate double of report.json: 6 significant digits (plots and the slopes only).
+value dbl(double v) { return approx(v, report_approx_digits); }
 
 const value& need(const value& o, const char* key) {
     const value* v = o.find(key);
@@ -46,7 +45,14 @@ std::optional<std::string> get_opt(const value& o, const char* key) {
 long get_long(const value& o, const char* key) { return std::stol(need(o, key).raw_number()); }
 double get_double(const value& o, const char* key) {
     const value& v = need(o, key);
-    return v.is_null() ? 0.0 : std::stod(v.raw_number());
+    if (v.is_null()) return 0.0;
+    // strtod, not stod: a subnormal value reads back as itself (stod throws on underflow).
+    const std::string& text = v.raw_number();
+    char* end = nullptr;
+    const double d = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || !std::isfinite(d))
+        throw std::runtime_error(std::string("rows.json: '") + key + "' is not a finite number");
+    return d;
 }
 comparison get_cmp(const value& o, const char* key) {
     const std::string s = get_str(o, key);
@@ -62,7 +68,7 @@ const char* ce_kind(const cross_entropy_row& c) {
     return c.language == lang::language::dyck2 ? "forced-bracket pairs" : "sampled";
 }
 
-value ce_to_json(const cross_entropy_row& c) {
+value ce_to_json(const cross_entropy_row& c, int approx_digits = report_approx_digits) {
     value o = value::object();
     o.set("n", num(c.n));
     o.set("language", str(lang::to_string(c.language)));
@@ -74,7 +80,7 @@ value ce_to_json(const cross_entropy_row& c) {
     o.set("eta", str(c.eta));
     o.set("floor_bits", str(c.floor_bits));
     o.set("check", str(analysis::to_string(c.check)));
-    o.set("mean_ce_approx", dbl(c.mean_ce_approx));
+    o.set("mean_ce_approx", approx(c.mean_ce_approx, approx_digits));
     return o;
 }
 
@@ -142,7 +148,7 @@ std::string influence_fingerprint(const std::string& model_bytes, const analysis
     return buf;
 }
 
-value row_to_json(const sweep_row& r) {
+value row_to_json(const sweep_row& r, int approx_digits) {
     value o = value::object();
     o.set("n", num(r.n));
     o.set("inputs", num(static_cast<long long>(r.inputs)));
@@ -160,11 +166,12 @@ value row_to_json(const sweep_row& r) {
     o.set("below_bound", str(analysis::to_string(r.below_bound)));
     o.set("below_posterior", str(analysis::to_string(r.below_posterior)));
     o.set("prob_below_bound", str(analysis::to_string(r.prob_below_bound)));
-    o.set("max_influence_approx", dbl(r.max_influence_approx));
-    o.set("n_max_influence_approx", dbl(r.n_max_influence_approx));
+    o.set("max_influence_approx", approx(r.max_influence_approx, approx_digits));
+    o.set("n_max_influence_approx", approx(r.n_max_influence_approx, approx_digits));
     o.set("n_max_influence_lower", r.undefined ? value::null_value() : opt_str(r.n_max_lower));
     o.set("n_max_influence_upper", r.undefined ? value::null_value() : opt_str(r.n_max_upper));
-    o.set("cross_entropy", r.cross_entropy ? ce_to_json(*r.cross_entropy) : value::null_value());
+    o.set("cross_entropy",
+          r.cross_entropy ? ce_to_json(*r.cross_entropy, approx_digits) : value::null_value());
     o.set("witness_input", str(r.witness_input));
     o.set("witness_position", num(static_cast<long long>(r.witness_position)));
     o.set("witness_bound", str(r.witness_bound));
@@ -330,6 +337,16 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
     return os.str();
 }
 
+namespace {
+
+/// The integrity hash of a checkpoint: SHA-256 of its fingerprint, a line break and the compact
+/// serialisation of its rows array.
+std::string rows_hash(const std::string& fingerprint, const value& rows) {
+    return sha256_hex(fingerprint + "\n" + json::dump(rows, -1));
+}
+
+} // namespace
+
 void write_resume_rows(const fs::path& dir, const std::string& fingerprint,
                        const std::vector<sweep_row>& rows, const provenance& made_by) {
     fs::create_directories(dir);
@@ -339,7 +356,10 @@ void write_resume_rows(const fs::path& dir, const std::string& fingerprint,
     if (!made_by.empty()) o.set("provenance", provenance_to_json(made_by));
     o.set("fingerprint", str(fingerprint));
     value arr = value::array();
-    for (const auto& r : rows) arr.push_back(row_to_json(r));
+    // Full precision: a resumed run computes its slopes and figures from these doubles, which
+    // must be those of the run that measured them.
+    for (const auto& r : rows) arr.push_back(row_to_json(r, exact_approx_digits));
+    o.set("rows_sha256", str(rows_hash(fingerprint, arr)));
     o.set("rows", std::move(arr));
     write_file_atomic(dir / "rows.json", json::dump(o, 2) + "\n");
 }
@@ -365,7 +385,21 @@ std::vector<sweep_row> read_resume_rows(const fs::path& dir, const std::string& 
                         get_str(doc, "fingerprint") + ", now " + fingerprint + "): starting fresh";
             return out;
         }
-        for (const auto& e : need(doc, "rows").elements()) out.push_back(row_from_json(e));
+        const value& rows = need(doc, "rows");
+        const value* hash = doc.find("rows_sha256");
+        if (!hash || !hash->is_string()) {
+            if (note)
+                *note = p.string() + " records no rows_sha256 (written by an earlier attnprop, or "
+                        "edited): recomputing every row";
+            return out;
+        }
+        if (hash->as_string() != rows_hash(fingerprint, rows)) {
+            if (note)
+                *note = "the rows in " + p.string() + " were edited since attnprop wrote them (their "
+                        "SHA-256 is not the recorded rows_sha256): recomputing every row";
+            return out;
+        }
+        for (const auto& e : rows.elements()) out.push_back(row_from_json(e));
         if (note) *note = "resuming: " + std::to_string(out.size()) + " rows found in " + p.string();
     } catch (const std::exception& e) {
         out.clear();
@@ -595,9 +629,25 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     write_file_atomic(dir / "report.md", md.str());
 }
 
+namespace {
+
+/// The case of a sweep's counterexample folder: what every such folder shares.
+case_record sweep_case(const influence_meta& meta) {
+    case_record c;
+    c.seed = c.base_seed = meta.options.seed;
+    c.scalar_kinds = {"ball"};
+    c.precision = c.precision_cap = meta.options.precision;
+    c.verdict = "violated";
+    c.numbers_from = "influence";
+    c.made_by = meta.made_by;
+    return c;
+}
+
+} // namespace
+
 fs::path write_influence_counterexample(const fs::path& dir, const model::model<numeric::rational>& m,
                                         const sweep_row& row, const influence_meta& meta) {
-    case_folder c;
+    case_record c = sweep_case(meta);
     const bool prob = row.witness_bound == "probability";
     c.property = prob ? prob_change_property : influence_property;
     c.statement = prob ? "every one-symbol change moves the output distribution by at most the "
@@ -608,26 +658,20 @@ fs::path write_influence_counterexample(const fs::path& dir, const model::model<
     c.params = {{"n", row.n},
                 {"position", static_cast<long>(row.witness_position)},
                 {"bound_divisor", meta.options.bound_divisor}};
-    c.seed = meta.options.seed;
-    c.scalar_kinds = {"ball"};
-    c.precision = meta.options.precision;
     c.message = "a one-symbol change at position " + std::to_string(row.witness_position) +
                 " is above the " + row.witness_bound + " bound at n = " + std::to_string(row.n);
-    value nums = value::object();
-    nums.set("max_influence", str(row.max_influence));
-    nums.set("bound", opt_str(row.bound));
-    nums.set("posterior_bound", opt_str(row.posterior_bound));
-    nums.set("max_prob_change", opt_str(row.max_prob_change));
-    nums.set("bound_divisor", str(std::to_string(meta.options.bound_divisor)));
-    c.numbers = std::move(nums);
-    c.made_by = meta.made_by;
-    return write_case_folder(dir, m, c);
+    c.numbers = {{"max_influence", row.max_influence},
+                 {"bound", row.bound},
+                 {"posterior_bound", row.posterior_bound},
+                 {"max_prob_change", row.max_prob_change},
+                 {"bound_divisor", std::to_string(meta.options.bound_divisor)}};
+    return write_case_folder(dir, model::write_model(m), c);
 }
 
 fs::path write_cross_entropy_counterexample(const fs::path& dir, const model::model<numeric::rational>& m,
                                             const sweep_row& row, const influence_meta& meta) {
     const auto& ce = *row.cross_entropy;
-    case_folder c;
+    case_record c = sweep_case(meta);
     if (ce.language == lang::language::dyck2) {
         // The sweep's forced-bracket pairs: forced_pair(m, n, k, seed) for k < inputs.
         c.property = forced_bracket_property;
@@ -650,18 +694,13 @@ fs::path write_cross_entropy_counterexample(const fs::path& dir, const model::mo
                     " cross-entropy over the cube is below 1 - log2(1 + eta/" +
                     std::to_string(meta.options.bound_divisor) + ") at n = " + std::to_string(row.n);
     }
-    c.seed = meta.options.seed;
-    c.scalar_kinds = {"ball"};
-    c.precision = std::max(meta.options.precision, row.precision);
-    value nums = value::object();
-    nums.set("mean_ce_bits", str(ce.mean_ce_bits));
-    nums.set("floor_bits", str(ce.floor_bits));
-    nums.set("eta", str(ce.eta));
-    nums.set("accuracy", str(ce.accuracy));
-    nums.set("eta_divisor", str(std::to_string(meta.options.bound_divisor)));
-    c.numbers = std::move(nums);
-    c.made_by = meta.made_by;
-    return write_case_folder(dir, m, c);
+    c.precision = c.precision_cap = std::max(meta.options.precision, row.precision);
+    c.numbers = {{"mean_ce_bits", ce.mean_ce_bits},
+                 {"floor_bits", ce.floor_bits},
+                 {"eta", ce.eta},
+                 {"accuracy", ce.accuracy},
+                 {"eta_divisor", std::to_string(meta.options.bound_divisor)}};
+    return write_case_folder(dir, model::write_model(m), c);
 }
 
 } // namespace attnprop::report

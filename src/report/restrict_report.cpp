@@ -1,5 +1,6 @@
 #include "report/restrict_report.hpp"
 
+#include "report/case_record.hpp"
 #include "report/files.hpp"
 #include "report/plot.hpp"
 
@@ -20,8 +21,7 @@ using numeric::rational;
 
 namespace {
 
-value str(const std::string& s) { return value::string(s); }
-value num(long long v) { return value::number(v); }
+using namespace json_out;
 
 value vector_json(const std::vector<rational>& v) {
     value a = value::array();
@@ -47,8 +47,6 @@ std::string fixed(double v, int digits) {
     std::snprintf(buf, sizeof buf, "%.*f", digits, v);
     return buf;
 }
-
-void write_text(const fs::path& p, const std::string& text) { write_file_atomic(p, text); }
 
 double free_ratio(const restrict_run& r) {
     return static_cast<double>(r.restr.free_count) / static_cast<double>(r.n);
@@ -278,8 +276,8 @@ void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
     trend.set("c_obs_slope_per_doubling", value::number_raw(fixed(slope, 6)));
     trend.set("free_ratio_slope_per_doubling", value::number_raw(fixed(fslope, 6)));
     doc.set("trend", std::move(trend));
-    write_text(dir / "report.json", json::dump(doc, 2) + "\n");
-    write_text(dir / "restrict.csv", csv.str());
+    write_file_atomic(dir / "report.json", json::dump(doc, 2) + "\n");
+    write_file_atomic(dir / "restrict.csv", csv.str());
     if (!ns.empty()) {
         plot_figure f;
         f.title = "Restriction of " + (runs.empty() ? m.name : runs.front().model_name) + " against n";
@@ -303,7 +301,7 @@ void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
         f.caption.push_back("Hahn's Theorem 1: for every C there is a restriction with at least Cn "
                             "free inputs whose output depends on at most c of them, c independent "
                             "of n. Every point is certified with the exact forward pass.");
-        write_text(dir / "restrict.svg", render_svg(f));
+        write_file_atomic(dir / "restrict.svg", render_svg(f));
     }
     std::ostringstream md;
     md << "# Restriction sweep: " << (runs.empty() ? m.name : runs.front().model_name) << "\n\n";
@@ -327,7 +325,7 @@ void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
     md << "Files: `restrict.csv` (one row per n), `restrict.svg` (free fraction and c_obs against "
           "n, log scale), `report.json`.\n";
     if (!made_by.empty()) md << "\n" << provenance_to_markdown(made_by);
-    write_text(dir / "report.md", md.str());
+    write_file_atomic(dir / "report.md", md.str());
 }
 
 void write_restrict_single(const fs::path& dir, const model::model<rational>& m,
@@ -337,20 +335,21 @@ void write_restrict_single(const fs::path& dir, const model::model<rational>& m,
 
 namespace {
 
-fs::path write_case_folder(const fs::path& dir, const model::model<rational>& m,
+fs::path write_restrict_case(const fs::path& dir, const model::model<rational>& m,
                            const std::string& property, const std::string& statement,
                            const std::vector<std::string>& inputs, const restrict_run& r,
                            const std::string& message, value numbers, const provenance& made_by) {
-    case_folder c;
+    case_record c;
     c.property = property;
     c.statement = statement;
     c.inputs = inputs;
     c.params = r.params;
-    c.seed = static_cast<std::uint64_t>(r.params.count("seed") ? r.params.at("seed") : 1);
+    c.seed = c.base_seed = static_cast<std::uint64_t>(r.params.count("seed") ? r.params.at("seed") : 1);
     c.message = message;
-    c.numbers = std::move(numbers);
+    for (const auto& [k, v] : numbers.members()) c.numbers.emplace_back(k, v.as_string());
+    c.numbers_from = "restrict";
     c.made_by = made_by;
-    return write_case_folder(dir, m, c);
+    return report::write_case_folder(dir, model::write_model(m), c);
 }
 
 } // namespace
@@ -364,7 +363,7 @@ fs::path write_restrict_counterexample(const fs::path& dir, const model::model<r
     for (std::size_t t = 0; t < r.cert.failing_outputs.size(); ++t)
         nums.set("y_" + std::to_string(t + 1), str(vector_text(r.cert.failing_outputs[t])));
     nums.set("table_entry", str(vector_text(r.cert.expected)));
-    return write_case_folder(dir, m, restriction_property,
+    return write_restrict_case(dir, m, restriction_property,
                              "the restriction certificate is valid: the dependency table T_L(n) "
                              "equals the exact forward pass and y_n^(L) is independent of "
                              "Free \\ D_L(n)",
@@ -384,7 +383,7 @@ fs::path write_language_counterexample(const fs::path& dir, const model::model<r
         nums.set("y_" + std::to_string(t + 1), str(vector_text(lr.outputs[t])));
     }
     nums.set("wrong", str(std::to_string(lr.wrong + 1)));
-    return write_case_folder(dir, m, language_property,
+    return write_restrict_case(dir, m, language_property,
                              std::string("(false by Hahn's Theorem 1) the hard model classifies "
                                          "every input of ") +
                                  lang::to_string(lr.language) + " correctly",

@@ -169,7 +169,7 @@ std::vector<property_report> run_properties(const std::vector<const property*>& 
 
 check_result replay_case(const property& p, const test_case& c, const run_config& cfg,
                          long* precision_used) {
-    return check_with_escalation(p, c, cfg, precision_used);
+    return check_with_escalation(p, c, cfg, precision_used, true);
 }
 
 } // namespace attnprop::runner

@@ -74,7 +74,8 @@ property_report run_property(const property& p, const run_config& cfg);
 std::vector<property_report> run_properties(const std::vector<const property*>& ps,
                                             const run_config& cfg, const progress_fn& progress = {});
 
-/// Re-checks one recorded case (replay): the property's check with precision escalation.
+/// Re-checks one recorded case (replay): the property's check with precision escalation; a
+/// std::bad_alloc propagates (never a violation).
 check_result replay_case(const property& p, const test_case& c, const run_config& cfg,
                          long* precision_used = nullptr);
 
