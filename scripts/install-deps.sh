@@ -8,6 +8,8 @@ packages=(
   libboost-dev libgmp-dev libmpfr-dev libflint-arb-dev libflint-dev
   librapidcheck-dev catch2 libcli11-dev libfmt-dev
   libbenchmark-dev
+  # figures: rsvg-convert renders the SVGs to PNG, in DejaVu Sans, the font their layout measures
+  librsvg2-bin fonts-dejavu-core
 )
 
 missing=()
