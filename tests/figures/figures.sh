@@ -5,7 +5,8 @@
 #                  influence sweeps with a cross-entropy (cc-parity, PARITY), with a constant
 #                  cross-entropy and a growing n * influence (cc-parity-ln0), without one
 #                  (soft-positional-i), with an undefined row (soft-majority-ln0); a restrict
-#                  sweep (hard-parity-attempt).
+#                  sweep (hard-parity-attempt); and a restrict run without the renderer, which
+#                  writes the SVG, no PNG, and says why in report.md.
 #   MODE=geometry  every SVG passes svg_check (no NaN or infinity, every text inside the
 #                  canvas, no two texts overlapping), and one baseline per kind equals the
 #                  approved one in GOLDEN_DIR after dropping the "made by" line (the version and
@@ -38,6 +39,17 @@ make)
     done
     [ ! -f "$work/soft-positional-i/cross_entropy.svg" ] ||
         { echo "a sweep without cross-entropy wrote cross_entropy.svg"; exit 1; }
+    # Without the renderer: the same exit code, the SVG, no PNG (an earlier one is removed), and
+    # report.md says why. (This folder is not one of the figures checked below.)
+    norender=$work/../figures-no-renderer
+    rm -rf "$norender" && mkdir -p "$norender" && : > "$norender/restrict.png"
+    ATTNPROP_SVG_RENDERER=attnprop-no-such-renderer "$bin" restrict --model hard-parity-attempt \
+        --n 8,16,32 --samples 8 --out "$norender" --force >"$work/last.log" 2>&1 ||
+        { echo "restrict without a renderer failed:"; cat "$work/last.log"; exit 1; }
+    [ -f "$norender/restrict.svg" ] && [ ! -e "$norender/restrict.png" ] ||
+        { echo "without a renderer: expected restrict.svg and no restrict.png"; ls "$norender"; exit 1; }
+    grep -q '^No PNG: attnprop-no-such-renderer not found (Debian package librsvg2-bin)\.$' "$norender/report.md" ||
+        { echo "report.md does not say why there is no PNG:"; cat "$norender/report.md"; exit 1; }
     exit 0
     ;;
 geometry)
