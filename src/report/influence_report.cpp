@@ -482,6 +482,27 @@ ce_panel make_ce_panel(const analysis::sweep_result& r) {
                                   "never approaches chance.");
         }
     }
+    if (!out.constant) {
+        // How fast 1 - CE falls: the least-squares slope of log(1 - CE) against log n over the
+        // drawn points (a measurement, like the influence's slope).
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        int k = 0;
+        for (std::size_t t = 0; t < gap.x.size(); ++t)
+            if (std::isfinite(gap.y[t]) && gap.y[t] > 0) {
+                const double lx = std::log(gap.x[t]), ly = std::log(gap.y[t]);
+                sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly, ++k;
+            }
+        const double den = k * sxx - sx * sx;
+        if (k >= 3 && den > 0) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.2f", (k * sxy - sx * sy) / den);
+            std::string slope = buf;
+            if (slope == "-0.00") slope = "0.00";
+            if (!slope.empty() && slope[0] == '-') slope = "\xE2\x88\x92" + slope.substr(1);
+            out.caption.push_back("1 − CE falls like n^" + slope + " (least-squares slope of log(1 − CE) "
+                                  "against log n over the drawn points; a measurement).");
+        }
+    }
     if (!floor_ratio.empty()) {
         const auto [mn, mx] = std::minmax_element(floor_ratio.begin(), floor_ratio.end());
         if (*mn > 0.99 && *mx < 1.01)
@@ -554,8 +575,17 @@ plot_figure influence_figure(const analysis::sweep_result& r) {
     p1.log_y = true;
     p1.series.push_back(measured);
     bool any_post = false;
-    for (double v : posterior.y) any_post = any_post || (std::isfinite(v) && v > 0);
-    if (any_post) p1.series.push_back(posterior);
+    std::vector<double> no_post;
+    for (std::size_t t = 0; t < posterior.y.size(); ++t) {
+        if (std::isfinite(posterior.y[t]) && posterior.y[t] > 0) any_post = true;
+        else no_post.push_back(posterior.x[t]);
+    }
+    if (any_post) {
+        p1.series.push_back(posterior);
+        if (!no_post.empty())
+            p1.notes.push_back("No a-posteriori bound at n = " + n_list(no_post) +
+                               " (it needs full traces, O(n²) per pair: computed up to --posterior-max-n).");
+    }
     // K(n)/n is drawn when it is within six decades of the measurements (it is usually
     // astronomically larger: then a note says where it is).
     if (k_hi > 0 && hi > 0 && k_hi <= hi * 1e6) p1.series.push_back(apriori);
