@@ -56,22 +56,53 @@ std::string minus_sign(std::string s) {
     return o;
 }
 
-/// Splits `text` into lines no wider than `width` at `size` (words never split).
+/// The UTF-8 characters of `text`.
+std::vector<std::string> characters(const std::string& text) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < text.size();) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        const std::size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        out.push_back(text.substr(i, len));
+        i += len;
+    }
+    return out;
+}
+
+/// Splits `text` into lines no wider than `width` at `size`, between words; a word wider than a
+/// line by itself is cut between characters.
 std::vector<std::string> wrap(const std::string& text, double size, double width) {
     std::vector<std::string> lines;
     std::istringstream in(text);
     std::string word, line;
     while (in >> word) {
         const std::string trial = line.empty() ? word : line + " " + word;
-        if (!line.empty() && text_width(trial, size) > width) {
-            lines.push_back(line);
-            line = word;
-        } else {
+        if (text_width(trial, size) <= width) {
             line = trial;
+            continue;
+        }
+        if (!line.empty()) lines.push_back(line);
+        line.clear();
+        for (const auto& ch : characters(word)) {
+            if (!line.empty() && text_width(line + ch, size) > width) {
+                lines.push_back(line);
+                line.clear();
+            }
+            line += ch;
         }
     }
     if (!line.empty()) lines.push_back(line);
     return lines;
+}
+
+/// `text` cut to at most `width` at `size`, ending in an ellipsis when cut.
+std::string fit(const std::string& text, double size, double width) {
+    if (text_width(text, size) <= width) return text;
+    std::string out;
+    for (const auto& ch : characters(text)) {
+        if (text_width(out + ch + "\xE2\x80\xA6", size) > width) break;
+        out += ch;
+    }
+    return out + "\xE2\x80\xA6";
 }
 
 bool is_power_of_two(double v) {
@@ -322,16 +353,22 @@ std::vector<double> nice_ticks(double lo, double hi, bool log_axis) {
         return out;
     }
     const double raw = (hi - lo) / 5;
-    const double p = std::pow(10.0, std::floor(std::log10(raw)));
-    double step = 10 * p;
-    for (double m : {1.0, 2.0, 5.0})
-        if (m * p >= raw * (1 - 1e-12)) {
-            step = m * p;
+    int e = static_cast<int>(std::floor(std::log10(raw)));
+    double m = 10;
+    for (double c : {1.0, 2.0, 5.0})
+        if (c * std::pow(10.0, e) >= raw * (1 - 1e-12)) {
+            m = c;
             break;
         }
-    const double first = std::ceil(lo / step - 1e-9) * step;
-    for (double v = first; v <= hi + step * 1e-9; v += step)
-        out.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
+    if (m == 10) m = 1, ++e;
+    // Tick i is i * m * 10^e, computed as an integer scaled once (so 3 x 0.2 prints as 0.6).
+    auto tick = [&](long long i) {
+        const double units = static_cast<double>(i) * m;
+        return e >= 0 ? units * std::pow(10.0, e) : units / std::pow(10.0, -e);
+    };
+    const double step = m * std::pow(10.0, e);
+    const auto first = static_cast<long long>(std::ceil(lo / step - 1e-9));
+    for (long long i = first; tick(i) <= hi + step * 1e-9 && out.size() < 64; ++i) out.push_back(tick(i));
     return out;
 }
 
@@ -493,7 +530,8 @@ std::string render_svg(const plot_figure& f) {
     y += 8;
 
     std::size_t colour_next = 0;
-    const std::string x_label = f.x_label + (f.log_x ? " (log scale)" : "");
+    const std::string x_label =
+        fit(f.x_label + (f.log_x ? " (log scale)" : ""), label_size, W - 2 * outer);
     for (std::size_t pi = 0; pi < f.panels.size(); ++pi) {
         const auto& p = f.panels[pi];
         const axis& ay = ays[pi];
@@ -619,15 +657,19 @@ std::string render_svg(const plot_figure& f) {
         y = x_base;
         if (pi + 1 == f.panels.size()) {
             y += label_size * 1.35;
-            out.text(left + plot_w / 2, y, x_label, label_size, "middle");
-            used.push_back(text_box(left + plot_w / 2, y, x_label, label_size, "middle"));
+            // Centred under the plot, moved left when it would pass the right edge.
+            const double xw = text_width(x_label, label_size);
+            const double xc = std::min(left + plot_w / 2, W - outer - xw / 2);
+            out.text(xc, y, x_label, label_size, "middle");
+            used.push_back(text_box(xc, y, x_label, label_size, "middle"));
         }
         y += 4;
         // Legend: entries left to right, wrapping.
         if (!legend.empty()) {
             double lx = left;
             y += small_size * 1.4;
-            for (const auto& e : legend) {
+            for (auto& e : legend) {
+                e.name = fit(e.name, small_size, W - outer - left - 29);
                 const double w = 24 + 5 + text_width(e.name, small_size) + 18;
                 if (lx + w > W - outer && lx > left) {
                     lx = left;
