@@ -95,8 +95,7 @@ runner::property soft_influence_below_1_over_n2() {
             return check_result::violated("the one-symbol influence exceeds 1/n^2")
                 .with("n", std::to_string(n))
                 .with("position", std::to_string(i + 1))
-                .with("influence_squared", numeric::to_display_string(sq, 20) + " +/- " +
-                                               numeric::radius_string(sq))
+                .with("influence_squared", show_ball(sq))
                 .with("bound_squared", "1/" + std::to_string(n) + "^4");
         if (o == numeric::order::unknown) return check_result::undecided("influence near 1/n^2");
         return check_result::holds();

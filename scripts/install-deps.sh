@@ -8,6 +8,8 @@ packages=(
   libboost-dev libgmp-dev libmpfr-dev libflint-arb-dev libflint-dev
   librapidcheck-dev catch2 libcli11-dev libfmt-dev
   libbenchmark-dev
+  # figures: rsvg-convert renders the SVGs to PNG, in DejaVu Sans, the font their layout measures
+  librsvg2-bin fonts-dejavu-core
 )
 # `install-deps.sh --bench` (what `make bench` runs) also installs the PyTorch baseline of the
 # certified-kernel benchmarks (bench/torch_baseline.py, run by /usr/bin/python3).

@@ -49,6 +49,16 @@ template <class S> std::vector<std::string> show(const vec<S>& v, int digits) {
     return out;
 }
 
+// The same values for people: the digits that mean something (a ball's certified ones).
+template <class S> std::vector<std::string> show_text(const vec<S>& v, const evaluation& ev) {
+    std::vector<std::string> out;
+    for (const auto& x : v)
+        out.push_back(numeric::is_finite(x)
+                          ? numeric::to_certified_display(x, ev.digits, ev.digits_forced)
+                          : "undefined");
+    return out;
+}
+
 template <class S> std::vector<std::string> radii(const vec<S>& v) {
     std::vector<std::string> out;
     if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure)
@@ -67,16 +77,19 @@ void fill_readout_unlocated(evaluation& ev, const model::model<S>& m, const vec<
     ev.output_symbols = m.out.symbols;
     vec<S> z = attention::readout_logits(m.out, y, ctx);
     ev.logits = show(z, ev.digits);
+    ev.logits_text = show_text(z, ev);
     ev.logits_radius = radii(z);
     if constexpr (numeric::ExpScalar<S>) {
         vec<S> p = attention::softmax(z, ctx);
         ev.probabilities = show(p, ev.digits);
+        ev.probabilities_text = show_text(p, ev);
         ev.probabilities_radius = radii(p);
     } else {
         vec<arb_ball> zb;
         for (const auto& q : z) zb.push_back(arb_ball::from_rational(q, ctx));
         vec<arb_ball> p = attention::softmax(zb, ctx);
         ev.probabilities = show(p, ev.digits);
+        ev.probabilities_text = show_text(p, ev);
         ev.probabilities_radius = radii(p);
     }
 }
@@ -106,7 +119,10 @@ template <class S>
 void fill_hard_trace(evaluation& ev, const attention::hard_trace<S>& t) {
     for (std::size_t k = 0; k < t.y.size(); ++k) {
         trace_layer tl;
-        for (const auto& row : t.y[k]) tl.y.push_back(show(row, ev.digits));
+        for (const auto& row : t.y[k]) {
+            tl.y.push_back(show(row, ev.digits));
+            tl.y_text.push_back(show_text(row, ev));
+        }
         if (k > 0)
             for (const auto& row : t.choice[k - 1]) {
                 std::vector<std::size_t> c;
@@ -130,6 +146,7 @@ void run_hard(evaluation& ev, const model::model<rational>& m, const model::inpu
     }
     require_finite_output(r.y, m.layers.size(), x.size());
     ev.y = show(r.y, ev.digits);
+    ev.y_text = show_text(r.y, ev);
     ev.y_radius = radii(r.y);
     fill_readout(ev, ms, r.y, ctx);
     if (r.trace) fill_hard_trace(ev, *r.trace);
@@ -145,17 +162,25 @@ void run_soft(evaluation& ev, const model::model<rational>& m, const model::inpu
     attention::soft_output<S> r = attention::soft_forward(ms, x, ctx, so);
     require_finite_output(r.y, m.layers.size(), x.size());
     ev.y = show(r.y, ev.digits);
+    ev.y_text = show_text(r.y, ev);
     ev.y_radius = radii(r.y);
     fill_readout(ev, ms, r.y, ctx);
     if (r.trace) {
         for (std::size_t k = 0; k < r.trace->y.size(); ++k) {
             trace_layer tl;
-            for (const auto& row : r.trace->y[k]) tl.y.push_back(show(row, ev.digits));
+            for (const auto& row : r.trace->y[k]) {
+                tl.y.push_back(show(row, ev.digits));
+                tl.y_text.push_back(show_text(row, ev));
+            }
             if (k > 0)
                 for (const auto& row : r.trace->weights[k - 1]) {
-                    std::vector<std::vector<std::string>> heads;
-                    for (const auto& w : row) heads.push_back(show(w, ev.digits));
+                    std::vector<std::vector<std::string>> heads, heads_text;
+                    for (const auto& w : row) {
+                        heads.push_back(show(w, ev.digits));
+                        heads_text.push_back(show_text(w, ev));
+                    }
                     tl.weights.push_back(std::move(heads));
+                    tl.weights_text.push_back(std::move(heads_text));
                 }
             ev.trace.push_back(std::move(tl));
         }
@@ -175,6 +200,7 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
                     const eval_options& opt) {
     model::check_length(m, static_cast<long>(x.size()));
     evaluation ev;
+    ev.digits_forced = opt.digits > 0;
     ev.model_name = m.name;
     ev.attention = m.attention;
     ev.input = model::format_input(m.sigma, x);
@@ -201,12 +227,15 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
         // The result: y, the readout and the trace do not exist.
         ev.undefined = e;
         ev.y.clear();
+        ev.y_text.clear();
         ev.y_radius.clear();
         ev.accept.reset();
         ev.output_symbols.clear();
         ev.logits.clear();
+        ev.logits_text.clear();
         ev.logits_radius.clear();
         ev.probabilities.clear();
+        ev.probabilities_text.clear();
         ev.probabilities_radius.clear();
         ev.trace.clear();
     }
@@ -227,6 +256,7 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
             ev.digits = opt.digits > 0 ? opt.digits : default_digits(opt.precision);
             attention::exact_hard_output r = attention::hard_forward_exact(m, x, ctx, opt.trace);
             ev.y = show(r.y, ev.digits);
+            ev.y_text = show_text(r.y, ev);
             fill_readout(ev, m, r.y, ctx);
             if (r.trace) fill_hard_trace(ev, *r.trace);
             ev.exact_stats = r.stats;

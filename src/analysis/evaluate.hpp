@@ -38,6 +38,10 @@ struct trace_layer {
     std::vector<std::vector<std::string>> y;                 ///< [position][coordinate]
     std::vector<std::vector<std::size_t>> choice;            ///< hard: [position][head], 1-based
     std::vector<std::vector<std::vector<std::string>>> weights; ///< soft: [position][head][key]
+    /// y and weights for people (numeric::to_certified_display: a ball's certified digits and
+    /// its radius).
+    std::vector<std::vector<std::string>> y_text;
+    std::vector<std::vector<std::vector<std::string>>> weights_text;
 };
 
 struct evaluation {
@@ -48,6 +52,7 @@ struct evaluation {
     std::string scalar;       ///< the kind's name: "exact", "double", "mpfr", "ball", "interval"
     long precision = 0;       ///< bits; 0 for exact
     int digits = 0;
+    bool digits_forced = false; ///< the user's --digits: print that many, certified or not
     std::vector<std::string> y;          ///< y_n^(L)
     std::vector<std::string> y_radius;   ///< enclosures only (balls, intervals)
     bool recognizer = false;
@@ -61,6 +66,10 @@ struct evaluation {
     std::vector<std::string> output_symbols;                  ///< softmax readouts
     std::vector<std::string> logits, logits_radius;
     std::vector<std::string> probabilities, probabilities_radius;
+    /// y, logits and probabilities for people (numeric::to_certified_display): a ball prints
+    /// the digits its radius certifies (at most `digits`, exactly `digits` when forced) and the
+    /// radius; the other kinds as in y. The fields above keep every digit, for JSON.
+    std::vector<std::string> y_text, logits_text, probabilities_text;
     std::vector<trace_layer> trace;
     std::optional<attention::exact_path_stats> exact_stats;
 };

@@ -192,9 +192,12 @@ public:
             if (!cx.empty())
                 std::cout << "counterexample written to " << cx.string() << " (attnprop replay "
                           << cx.string() << ")\n";
-            if (not_written.empty())
-                std::cout << "report: " << dir.string() << "/report.md (report.json, influence.csv, "
-                          << "influence.svg)\n";
+            if (not_written.empty()) {
+                std::cout << "report: " << dir.string() << "/report.md (report.json, influence.csv";
+                for (const char* f : {"influence.svg", "influence.png", "cross_entropy.svg", "cross_entropy.png"})
+                    if (std::filesystem::exists(dir / f)) std::cout << ", " << f;
+                std::cout << ")\n";
+            }
         }
         return not_written.empty() ? code : report_not_written(code, not_written);
     }
@@ -207,7 +210,8 @@ private:
         p.command = "influence";
         p.markers = {{"rows.json", "attnprop-influence-rows"}, {"report.json", "attnprop-influence-report"}};
         p.ignored = {"--n", "--threads", "--json", "--out", "--force"};
-        p.owned_files = {"report.json", "report.md", "influence.csv", "influence.svg", "rows.json"};
+        p.owned_files = {"report.json",       "report.md",         "influence.csv", "influence.svg",
+                         "influence.png",     "cross_entropy.svg", "cross_entropy.png", "rows.json"};
         p.owned_folder_prefixes = {"counterexample-n"};
         return p;
     }

@@ -203,9 +203,12 @@ public:
                     std::cout << "trend: c_obs changes by " << report::log2_slope(x, y)
                               << " per doubling of n\n";
                 }
-                if (not_written.empty())
-                    std::cout << "report: " << dir.string() << "/report.md (report.json, restrict.csv, "
-                              << "restrict.svg)\n";
+                if (not_written.empty()) {
+                    std::cout << "report: " << dir.string() << "/report.md (report.json, restrict.csv";
+                    for (const char* f : {"restrict.svg", "restrict.png"})
+                        if (std::filesystem::exists(dir / f)) std::cout << ", " << f;
+                    std::cout << ")\n";
+                }
             }
         }
         if (json_) {
@@ -229,7 +232,7 @@ private:
         p.command = "restrict";
         p.markers = {{"report.json", "attnprop-restrict-report"}};
         p.ignored = {"--out", "--json", "--threads", "--force"};
-        p.owned_files = {"report.json", "report.md", "restrict.csv", "restrict.svg"};
+        p.owned_files = {"report.json", "report.md", "restrict.csv", "restrict.svg", "restrict.png"};
         p.owned_folder_prefixes = {"counterexample-n", "language-counterexample-n"};
         return p;
     }

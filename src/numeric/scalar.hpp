@@ -461,6 +461,17 @@ std::string to_display_string(const arb_ball& x, int digits);
 std::string to_display_string(const interval& x, int digits);
 std::string to_display_string(const dinterval& x, int digits);
 
+/// Text for people, with the digits that mean something: balls by certified_string (the digits
+/// their radius certifies, at most `digits`, or exactly `digits` with `force_digits`, then the
+/// radius); intervals likewise, as the ball [lo, hi]; exact rationals as p/q; rounded kinds
+/// (double, MPFR) with `digits` significant digits, as to_display_string.
+std::string to_certified_display(const rational& x, int digits, bool force_digits = false);
+std::string to_certified_display(double x, int digits, bool force_digits = false);
+std::string to_certified_display(const mpfr_real& x, int digits, bool force_digits = false);
+std::string to_certified_display(const arb_ball& x, int digits, bool force_digits = false);
+std::string to_certified_display(const interval& x, int digits, bool force_digits = false);
+std::string to_certified_display(const dinterval& x, int digits, bool force_digits = false);
+
 /// Decimal text with `digits` significant digits (also for rationals).
 std::string to_decimal(const rational& x, int digits);
 std::string to_decimal(double x, int digits);

@@ -23,13 +23,10 @@ json::value size_array(const std::vector<std::size_t>& v) {
     return a;
 }
 
-std::string join(const std::vector<std::string>& v, const std::vector<std::string>& rad) {
+/// "[a, b, c]" of values already written for people (a ball with its radius).
+std::string join(const std::vector<std::string>& v) {
     std::string s = "[";
-    for (std::size_t c = 0; c < v.size(); ++c) {
-        if (c) s += ", ";
-        s += v[c];
-        if (c < rad.size()) s += " +/- " + rad[c];
-    }
+    for (std::size_t c = 0; c < v.size(); ++c) s += (c ? ", " : "") + v[c];
     return s + "]";
 }
 
@@ -152,20 +149,18 @@ std::string eval_to_text(const analysis::evaluation& ev) {
         for (const auto& n : ev.notes) os << "note       " << n << "\n";
         return os.str();
     }
-    os << "y_n^(L)    " << join(ev.y, ev.y_radius) << "\n";
+    os << "y_n^(L)    " << join(ev.y_text) << "\n";
     if (ev.recognizer) {
         os << "readout    " << attention::to_string(*ev.accept) << "\n";
     } else {
         os << "logits    ";
         for (std::size_t r = 0; r < ev.output_symbols.size(); ++r) {
-            os << " " << ev.output_symbols[r] << ": " << ev.logits[r];
-            if (r < ev.logits_radius.size()) os << " +/- " << ev.logits_radius[r];
+            os << " " << ev.output_symbols[r] << ": " << ev.logits_text[r];
             if (r + 1 < ev.output_symbols.size()) os << ",";
         }
         os << "\nP(next)   ";
         for (std::size_t r = 0; r < ev.output_symbols.size(); ++r) {
-            os << " " << ev.output_symbols[r] << ": " << ev.probabilities[r];
-            if (r < ev.probabilities_radius.size()) os << " +/- " << ev.probabilities_radius[r];
+            os << " " << ev.output_symbols[r] << ": " << ev.probabilities_text[r];
             if (r + 1 < ev.output_symbols.size()) os << ",";
         }
         os << "\n";
@@ -184,10 +179,10 @@ std::string eval_to_text(const analysis::evaluation& ev) {
                 for (std::size_t h = 0; h < tl.choice[j].size(); ++h)
                     os << " h" << h + 1 << "->" << tl.choice[j][h];
             }
-            os << "  y = " << join(tl.y[j], {}) << "\n";
-            if (!tl.weights.empty() && !tl.weights[j].empty())
-                for (std::size_t h = 0; h < tl.weights[j].size(); ++h)
-                    os << "      weights h" << h + 1 << " = " << join(tl.weights[j][h], {}) << "\n";
+            os << "  y = " << join(tl.y_text[j]) << "\n";
+            if (!tl.weights_text.empty() && !tl.weights_text[j].empty())
+                for (std::size_t h = 0; h < tl.weights_text[j].size(); ++h)
+                    os << "      weights h" << h + 1 << " = " << join(tl.weights_text[j][h]) << "\n";
         }
     }
     return os.str();

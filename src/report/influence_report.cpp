@@ -127,6 +127,23 @@ std::string csv_field(const std::string& v) {
     return q + "\"";
 }
 
+/// max influence and n·max influence of a row for people: with the certified bounds of n·max
+/// (balls), the digits those bounds pin down and the radius (numeric::certified_string);
+/// otherwise the row's decimal string. "undefined" for an undefined row.
+std::pair<std::string, std::string> certified_influence(const sweep_row& row) {
+    if (row.undefined) return {"undefined", "-"};
+    if (!row.n_max_lower || !row.n_max_upper) return {row.max_influence, row.n_max_influence};
+    try {
+        const auto lo = numeric::parse_rational(*row.n_max_lower);
+        const auto hi = numeric::parse_rational(*row.n_max_upper);
+        if (!lo || !hi || *hi < *lo) return {row.max_influence, row.n_max_influence};
+        const numeric::rational n(row.n);
+        return {numeric::certified_string(*lo / n, *hi / n, 12), numeric::certified_string(*lo, *hi, 12)};
+    } catch (const std::exception&) {
+        return {row.max_influence, row.n_max_influence};
+    }
+}
+
 std::string verdict_line(const analysis::sweep_result& r) {
     return std::string(analysis::to_string(r.verdict)) + " (" + r.explanation + ")";
 }
@@ -288,9 +305,8 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
                                              analysis::to_string(row.prob_below_bound);
         if (row.reused) vs += " (reused)";
         if (row.precision > op.precision) vs += " (" + std::to_string(row.precision) + " bits)";
-        rows.push_back({std::to_string(row.n), std::to_string(row.pairs),
-                        row.undefined ? "undefined" : row.max_influence,
-                        row.undefined ? "-" : row.n_max_influence, row.bound.value_or("-"),
+        const auto [mx, nmx] = certified_influence(row);
+        rows.push_back({std::to_string(row.n), std::to_string(row.pairs), mx, nmx, row.bound.value_or("-"),
                         row.posterior_bound.value_or("-"), row.max_prob_change.value_or("-"), vs});
     }
     std::vector<std::size_t> w(head.size());
@@ -419,25 +435,145 @@ double plot_value(const std::optional<std::string>& s) {
     return end && *end == '\0' ? v : std::numeric_limits<double>::quiet_NaN();
 }
 
-std::string short_number(double v) {
-    std::ostringstream os;
-    os.precision(3);
-    os << v;
-    return os.str();
+std::string short_number(double v, int digits = 3) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return buf;
+}
+
+std::string n_list(const std::vector<double>& ns) {
+    std::string s;
+    for (double n : ns) s += (s.empty() ? "" : ", ") + std::to_string(static_cast<long>(n));
+    return s;
+}
+
+/// The cross-entropy panel: 1 - CE and 1 - floor (bits below chance) on a log axis, with the
+/// captions it needs (constant CE, rows where 1 - CE <= 0). `missing` gets the defined rows
+/// without a cross-entropy.
+struct ce_panel {
+    plot_panel_spec panel;
+    std::vector<std::string> caption;
+    std::vector<double> missing;
+    bool any = false;
+    std::string statement; ///< the corollary, as the panel shows it
+    bool constant = false; ///< CE is the same at every n: the panel shows CE itself
+};
+
+ce_panel make_ce_panel(const analysis::sweep_result& r) {
+    ce_panel out;
+    plot_series floor_gap{"1 − floor = log2(1 + η)", {}, {}, palette[4], plot_style::band, false};
+    plot_series gap{"1 − CE", {}, {}, palette[3]};
+    plot_series floor_bits{"floor 1 − log2(1 + η)", {}, {}, palette[4], plot_style::band, false};
+    plot_series ce_bits{"CE", {}, {}, palette[3]};
+    std::vector<double> ce_values, floor_ratio;
+    std::vector<double> not_drawn;
+    for (const auto& row : r.rows) {
+        if (row.undefined) continue;
+        const double n = static_cast<double>(row.n);
+        if (!row.cross_entropy) {
+            out.missing.push_back(n);
+            continue;
+        }
+        const auto& c = *row.cross_entropy;
+        const double ce = plot_value(c.mean_ce_bits);
+        const double fl = plot_value(c.floor_bits);
+        gap.x.push_back(n);
+        gap.y.push_back(1 - ce);
+        floor_gap.x.push_back(n);
+        floor_gap.y.push_back(1 - fl);
+        ce_bits.x.push_back(n);
+        ce_bits.y.push_back(ce);
+        floor_bits.x.push_back(n);
+        floor_bits.y.push_back(fl);
+        if (std::isfinite(ce)) ce_values.push_back(ce);
+        if (1 - ce > 0 && 1 - fl > 0) floor_ratio.push_back((1 - ce) / (1 - fl));
+        if (!(1 - ce > 0)) not_drawn.push_back(n);
+    }
+    out.any = !gap.x.empty();
+    out.panel.y_label = "1 − mean cross-entropy CE: bits below chance";
+    out.statement = "The corollary of Lemma 5: CE ≥ 1 − log2(1 + η) bits, η the largest change of the "
+                    "output distribution; so 1 − CE stays at or below the band, and both fall "
+                    "towards 0 (chance) as η shrinks like 1/n.";
+    out.panel.log_y = true;
+    out.panel.series = {floor_gap, gap};
+    if (ce_values.size() >= 2) {
+        const auto [mn, mx] = std::minmax_element(ce_values.begin(), ce_values.end());
+        if (*mx - *mn <= 1e-9 * std::max(1.0, std::fabs(*mx))) {
+            // A constant CE (a layer norm with eps = 0 keeps its margin): the value itself, in
+            // bits on a linear axis from 0 to chance, says more than a flat gap on a log axis.
+            out.constant = true;
+            out.panel.y_label = "mean cross-entropy CE (bits; chance is 1 bit)";
+            out.panel.log_y = false;
+            out.panel.y_min = 0.0;
+            out.panel.y_max = std::max(1.0, *mx);
+            out.panel.series = {floor_bits, ce_bits};
+            out.panel.references.push_back({1.0, "chance: 1 bit"});
+            out.statement = "The corollary of Lemma 5: CE ≥ 1 − log2(1 + η) bits, η the largest "
+                            "change of the output distribution; so CE stays at or above the band. "
+                            "It tends to 1 bit (chance) only when η shrinks like 1/n.";
+            out.caption.push_back("The cross-entropy does not depend on n: CE = " + short_number(*mn, 9) +
+                                  " bits at every n (to 9 digits): the model keeps its margin and "
+                                  "never approaches chance.");
+        }
+    }
+    if (!out.constant) {
+        // How fast 1 - CE falls: the least-squares slope of log(1 - CE) against log n over the
+        // drawn points (a measurement, like the influence's slope).
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        int k = 0;
+        for (std::size_t t = 0; t < gap.x.size(); ++t)
+            if (std::isfinite(gap.y[t]) && gap.y[t] > 0) {
+                const double lx = std::log(gap.x[t]), ly = std::log(gap.y[t]);
+                sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly, ++k;
+            }
+        const double den = k * sxx - sx * sx;
+        if (k >= 3 && den > 0) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.2f", (k * sxy - sx * sy) / den);
+            std::string slope = buf;
+            if (slope == "-0.00") slope = "0.00";
+            if (!slope.empty() && slope[0] == '-') slope = "\xE2\x88\x92" + slope.substr(1);
+            out.caption.push_back("1 − CE falls like n^" + slope + " (least-squares slope of log(1 − CE) "
+                                  "against log n over the drawn points; a measurement).");
+        }
+    }
+    if (!floor_ratio.empty()) {
+        const auto [mn, mx] = std::minmax_element(floor_ratio.begin(), floor_ratio.end());
+        if (*mn > 0.99 && *mx < 1.01)
+            out.caption.push_back("CE equals its floor 1 − log2(1 + η) at every n (their distances to "
+                                  "chance agree to within 1%): the model attains the floor.");
+    }
+    if (!not_drawn.empty())
+        out.caption.push_back("CE ≥ 1 bit at n = " + n_list(not_drawn) + ": not drawn on the log axis.");
+    if (!out.missing.empty())
+        out.caption.push_back("No cross-entropy at n = " + n_list(out.missing) + " (marked on the axis).");
+    return out;
+}
+
+std::string slope_text(const analysis::sweep_result& r) {
+    if (!r.fit) return "";
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.3f ± %.2g", r.fit->slope, r.fit->slope_stderr);
+    std::string s = buf;
+    if (s.rfind("-0.000 ", 0) == 0) s.erase(0, 1); // a slope that rounds to zero has no sign
+    for (std::size_t at; (at = s.find('-')) != std::string::npos;) s.replace(at, 1, "\xE2\x88\x92");
+    return s;
 }
 
 } // namespace
 
 plot_figure influence_figure(const analysis::sweep_result& r) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
     plot_figure f;
-    f.title = "One-symbol influence of " + r.model_name + " against n";
+    f.title = r.model_name + ": one-symbol influence against the input length n";
+    f.x_label = "input length n (symbols, eos included)";
     plot_series measured{"largest measured change Δ(n)", {}, {}, palette[0]};
-    plot_series posterior{"largest a-posteriori pair bound", {}, {}, palette[1], false, false};
-    plot_series apriori{"K(n)/n (Lemma 5)", {}, {}, palette[2], false, false};
+    plot_series posterior{"largest a-posteriori pair bound", {}, {}, palette[1], plot_style::solid, false};
+    plot_series apriori{"K(n)/n (Lemma 5)", {}, {}, palette[2], plot_style::solid, false};
     plot_series nd{"n·Δ(n)", {}, {}, palette[0]};
-    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    double hi = 0;
     double k_lo = std::numeric_limits<double>::infinity(), k_hi = 0;
+    double nd_lo = std::numeric_limits<double>::infinity(), nd_hi = 0;
+    std::vector<double> zero_rows;
     for (const auto& row : r.rows) {
         const double n = static_cast<double>(row.n);
         if (row.undefined) {
@@ -445,13 +581,16 @@ plot_figure influence_figure(const analysis::sweep_result& r) {
             continue;
         }
         const double d = row.max_influence_approx;
+        if (std::isfinite(d) && d <= 0) zero_rows.push_back(n);
         measured.x.push_back(n);
         measured.y.push_back(d);
         nd.x.push_back(n);
         nd.y.push_back(row.n_max_influence_approx);
-        if (std::isfinite(d) && d > 0) {
-            lo = std::min(lo, d);
-            hi = std::max(hi, d);
+        if (std::isfinite(d) && d > 0) hi = std::max(hi, d);
+        const double v = row.n_max_influence_approx;
+        if (std::isfinite(v) && v > 0) {
+            nd_lo = std::min(nd_lo, v);
+            nd_hi = std::max(nd_hi, v);
         }
         posterior.x.push_back(n);
         posterior.y.push_back(plot_value(row.posterior_bound));
@@ -463,23 +602,34 @@ plot_figure influence_figure(const analysis::sweep_result& r) {
             k_hi = std::max(k_hi, k);
         }
     }
+    f.missing_x = zero_rows;
+    f.missing_label = "Δ = 0";
     plot_panel_spec p1;
-    p1.y_label = "max one-symbol influence Δ(n)";
+    p1.y_label = "largest one-symbol change Δ(n) of y_n (output units)";
     p1.log_y = true;
     p1.series.push_back(measured);
     bool any_post = false;
-    for (double v : posterior.y) any_post = any_post || (std::isfinite(v) && v > 0);
-    if (any_post) p1.series.push_back(posterior);
+    std::vector<double> no_post;
+    for (std::size_t t = 0; t < posterior.y.size(); ++t) {
+        if (std::isfinite(posterior.y[t]) && posterior.y[t] > 0) any_post = true;
+        else no_post.push_back(posterior.x[t]);
+    }
+    if (any_post) {
+        p1.series.push_back(posterior);
+        if (!no_post.empty())
+            p1.notes.push_back("No a-posteriori bound at n = " + n_list(no_post) +
+                               " (it needs full traces, O(n²) per pair: computed up to --posterior-max-n).");
+    }
     // K(n)/n is drawn when it is within six decades of the measurements (it is usually
     // astronomically larger: then a note says where it is).
     if (k_hi > 0 && hi > 0 && k_hi <= hi * 1e6) p1.series.push_back(apriori);
     else if (k_hi > 0)
-        p1.notes.push_back("K(n)/n lies between " + short_number(k_lo) + " and " + short_number(k_hi) +
-                           ": above the panel");
+        p1.notes.push_back("K(n)/n (Lemma 5) lies between " + short_number(k_lo) + " and " +
+                           short_number(k_hi) + ", above the panel.");
     // A dashed 1/n reference through the first measured point.
     for (std::size_t t = 0; t < measured.x.size(); ++t)
         if (std::isfinite(measured.y[t]) && measured.y[t] > 0) {
-            plot_series ref{"1/n through the first point", {}, {}, "#555555", true, false};
+            plot_series ref{"1/n through the first point", {}, {}, "#555555", plot_style::dashed, false};
             for (double n : measured.x) {
                 ref.x.push_back(n);
                 ref.y.push_back(measured.y[t] * measured.x[t] / n);
@@ -489,63 +639,48 @@ plot_figure influence_figure(const analysis::sweep_result& r) {
         }
     f.panels.push_back(p1);
     plot_panel_spec p2;
-    p2.y_label = "n · max influence (Lemma 5: bounded)";
+    p2.y_label = "n·Δ(n) (Lemma 5: at most K)";
     p2.series.push_back(nd);
-    p2.y_min = 0.0;
+    // A linear axis from 0 while n·Δ(n) stays within a factor 10; a log axis when it grows
+    // (or shrinks) by more, where a linear one would show a power law as an exponential.
+    if (nd_hi > 10 * nd_lo) p2.log_y = true;
+    else p2.y_min = 0.0;
     f.panels.push_back(p2);
-    std::ostringstream cap;
-    cap.precision(4);
-    if (r.fit) cap << "Slope of log Δ(n) against log n: " << r.fit->slope << " ± " << r.fit->slope_stderr
-                   << " over all rows (a measurement; Lemma 5 gives -1). ";
-    cap << "Verdict: " << analysis::to_string(r.verdict) << " — " << r.explanation << ".";
-    f.caption.push_back(cap.str());
-    if (!f.marked_x.empty()) {
-        std::string ns;
-        for (double n : f.marked_x) ns += (ns.empty() ? "" : ", ") + std::to_string(static_cast<long>(n));
-        f.caption.push_back("Undefined at n = " + ns + " (marked on the axis; no value is drawn).");
+    const ce_panel ce = make_ce_panel(r);
+    if (ce.any) {
+        f.panels.push_back(ce.panel);
+        for (auto& p : f.panels) p.height = 170;
     }
-    (void)nan;
+    std::string cap;
+    if (r.fit)
+        cap += "Slope of log Δ(n) against log n over the defined rows: " + slope_text(r) +
+               " (a measurement; Lemma 5 gives −1). ";
+    cap += "Verdict: " + std::string(analysis::to_string(r.verdict)) + " — " + r.explanation + ".";
+    f.caption.push_back(cap);
+    if (!f.marked_x.empty())
+        f.caption.push_back("Undefined at n = " + n_list(f.marked_x) + " (marked on the axis; no value is drawn).");
+    if (!zero_rows.empty())
+        f.caption.push_back("Δ(n) = 0 at n = " + n_list(zero_rows) + " (marked on the axis; not drawn on the log axis).");
+    if (ce.any)
+        for (const auto& c : ce.caption) f.caption.push_back("(c) " + c);
     return f;
 }
 
 std::optional<plot_figure> cross_entropy_figure(const analysis::sweep_result& r) {
-    plot_series gap{"1 − CE (bits)", {}, {}, palette[3]};
-    plot_series floor_gap{"1 − floor = log2(1 + η) (bits)", {}, {}, palette[4], true};
-    std::vector<double> ce_values;
-    std::string not_drawn;
-    for (const auto& row : r.rows) {
-        if (!row.cross_entropy || row.undefined) continue;
-        const auto& c = *row.cross_entropy;
-        const double n = static_cast<double>(row.n);
-        const double ce = plot_value(c.mean_ce_bits);
-        const double fl = plot_value(c.floor_bits);
-        gap.x.push_back(n);
-        gap.y.push_back(1 - ce);
-        floor_gap.x.push_back(n);
-        floor_gap.y.push_back(1 - fl);
-        if (std::isfinite(ce)) ce_values.push_back(ce);
-        if (!(1 - ce > 0)) not_drawn += (not_drawn.empty() ? "" : ", ") + std::to_string(row.n);
-    }
-    if (gap.x.empty()) return std::nullopt;
+    ce_panel ce = make_ce_panel(r);
+    if (!ce.any) return std::nullopt;
     plot_figure f;
-    f.title = "Cross-entropy of " + r.model_name + " against n: distance to chance";
-    plot_panel_spec p;
-    p.y_label = "bits below chance (1 bit)";
-    p.log_y = true;
-    p.series = {gap, floor_gap};
-    f.panels.push_back(p);
-    f.caption.push_back("The corollary of Lemma 5 says CE >= 1 - log2(1 + η): the solid line "
-                        "stays at or below the dashed one, and both fall towards 0 (chance) as η "
-                        "shrinks like 1/n.");
-    if (ce_values.size() >= 2) {
-        const auto [mn, mx] = std::minmax_element(ce_values.begin(), ce_values.end());
-        if (*mx - *mn <= 1e-9 * std::max(1.0, std::fabs(*mx)))
-            f.caption.push_back("CE is the same at every n: " + short_number(*mn) +
-                                " bits (a model whose hypotheses fail, such as layer norm with "
-                                "eps = 0, keeps its margin).");
-    }
-    if (!not_drawn.empty())
-        f.caption.push_back("CE >= 1 bit at n = " + not_drawn + ": not drawn on the log axis.");
+    f.title = r.model_name + (ce.constant ? ": mean cross-entropy against n (chance is 1 bit)"
+                                          : ": mean cross-entropy against n, as its distance to chance (1 bit)");
+    f.x_label = "input length n (symbols, eos included)";
+    for (const auto& row : r.rows)
+        if (row.undefined) f.marked_x.push_back(static_cast<double>(row.n));
+    f.missing_x = ce.missing;
+    f.panels.push_back(ce.panel);
+    f.caption.push_back(ce.statement);
+    for (const auto& c : ce.caption) f.caption.push_back(c);
+    if (!f.marked_x.empty())
+        f.caption.push_back("Undefined at n = " + n_list(f.marked_x) + " (marked on the axis; no value is drawn).");
     return f;
 }
 
@@ -572,9 +707,15 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
             << (row.undefined ? csv_field(*row.undefined) : "") << "\n";
     }
     write_file_atomic(dir / "influence.csv", csv.str());
+    std::vector<std::string> figures, figure_notes;
     if (!r.rows.empty()) {
-        write_file_atomic(dir / "influence.svg", render_svg(influence_figure(r)));
-        if (auto ce = cross_entropy_figure(r)) write_file_atomic(dir / "cross_entropy.svg", render_svg(*ce));
+        plot_figure inf = influence_figure(r);
+        inf.generator = figure_generator(meta.made_by);
+        for (auto& name : write_figure(dir, "influence", inf, figure_notes)) figures.push_back(name);
+        if (auto ce = cross_entropy_figure(r)) {
+            ce->generator = inf.generator;
+            for (auto& name : write_figure(dir, "cross_entropy", *ce, figure_notes)) figures.push_back(name);
+        }
     }
     write_resume_rows(dir, meta.fingerprint, r.rows, meta.made_by);
     std::ostringstream md;
@@ -584,9 +725,9 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     md << "| n | pairs | max influence | n·max | bound K(n)/n | a-posteriori | max Δp | vs bounds |\n";
     md << "|---|---|---|---|---|---|---|---|\n";
     for (const auto& row : r.rows) {
-        md << "| " << row.n << " | " << row.pairs << " | "
-           << (row.undefined ? "undefined" : row.max_influence) << " | "
-           << (row.undefined ? "-" : row.n_max_influence) << " | " << row.bound.value_or("-") << " | "
+        const auto [mx, nmx] = certified_influence(row);
+        md << "| " << row.n << " | " << row.pairs << " | " << mx << " | " << nmx << " | "
+           << row.bound.value_or("-") << " | "
            << row.posterior_bound.value_or("-") << " | " << row.max_prob_change.value_or("-") << " | ";
         if (row.undefined)
             md << "undefined";
@@ -621,10 +762,19 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     }
     if (!r.fit_left_out.empty()) md << "\n" << left_out_note(r) << ".\n";
     md << "\n**Verdict: " << verdict_line(r) << "**\n\n";
-    md << "Files: `influence.csv`, `influence.svg` (log-log max influence with its bounds and a 1/n "
-          "reference, and n·max influence, against n), `cross_entropy.svg` (rows with a "
-          "cross-entropy: 1 − CE and 1 − floor on a log axis), `report.json`, `rows.json` (resume "
-          "checkpoint).\n";
+    md << "Files: `influence.csv`, `report.json`, `rows.json` (resume checkpoint)";
+    for (const auto& name : figures) md << ", `" << name << "`";
+    md << ".\n";
+    if (!figures.empty())
+        md << "\nFigures: `influence` draws the largest one-symbol change Δ(n) on log-log axes with "
+              "the a-posteriori bound, K(n)/n (when within six decades of the data) and a dashed 1/n "
+              "reference through the first point, then n·Δ(n)"
+           << (std::find(figures.begin(), figures.end(), "cross_entropy.svg") != figures.end()
+                   ? ", then 1 − CE with the floor's gap log2(1 + η); `cross_entropy` draws the last "
+                     "panel alone"
+                   : "")
+           << ".\n";
+    for (const auto& note : figure_notes) md << "\nNo PNG: " << note << ".\n";
     if (!meta.made_by.empty()) md << "\n" << provenance_to_markdown(meta.made_by);
     write_file_atomic(dir / "report.md", md.str());
 }
