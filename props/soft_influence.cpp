@@ -202,12 +202,13 @@ runner::property influence_below_bounds(pair_bound_fn bound) {
                             "the one-symbol influence exceeds the a-priori bound K(n)/n"));
                     if (oa == order::unknown) {
                         undecided = true;
+                        undecided_at = pos + ", against K(n)/n";
                         agree = agree && sides_agree(dy, *a_priori);
                     }
                 }
                 if (op == order::unknown) {
                     undecided = true;
-                    undecided_at = pos;
+                    undecided_at = pos + ", against the a-posteriori bound";
                     agree = agree && sides_agree(dy, post);
                 }
             }
