@@ -1,6 +1,9 @@
 #include "runner/property.hpp"
 
+#include "numeric/limits.hpp"
+
 #include <algorithm>
+#include <new>
 #include <stdexcept>
 
 namespace attnprop::runner {
@@ -65,6 +68,10 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
         } catch (const numeric::undefined_error& e) {
             r = check_result::undefined(e.message());
             may_resolve = e.precision_may_resolve();
+        } catch (const numeric::limit_error&) {
+            throw; // a refusal to compute, not a verdict on the case
+        } catch (const std::bad_alloc&) {
+            throw; // likewise: the case was too large to check
         } catch (const std::exception& e) {
             r = check_result::violated(std::string("threw: ") + e.what());
         }
