@@ -10,6 +10,7 @@
 // write their results by row index: the result does not depend on the number of threads.
 #include "analysis/restriction.hpp"
 
+#include "analysis/evaluate.hpp"
 #include "analysis/restriction_internal.hpp"
 #include "attention/common.hpp"
 #include "numeric/interrupt.hpp"
@@ -1192,6 +1193,8 @@ restriction build_restriction(const model::model<rational>& m, long n,
     if (!m.out.is_recognizer())
         throw std::invalid_argument("the restriction needs a recognizer (threshold or map readout)");
     model::check_length(m, n);
+    // The row analyses of a layer weigh every key against every query, like a forward pass.
+    check_forward_work(m, static_cast<std::size_t>(n));
     if (auto blockers = model::exact_blockers(m); !blockers.empty())
         throw numeric::numeric_error("the exact scalar cannot evaluate this model: " +
                                      blockers.front());

@@ -1,6 +1,7 @@
 #include "analysis/sweep.hpp"
 
 #include "analysis/bounds.hpp"
+#include "analysis/evaluate.hpp"
 #include "analysis/influence.hpp"
 #include "analysis/norms.hpp"
 #include "attention/common.hpp"
@@ -885,6 +886,7 @@ sweep_result influence_sweep(const model::model<rational>& exact, const sweep_op
     for (long n : opt.ns) {
         if (n < 2) throw std::invalid_argument("n must be at least 2, got " + std::to_string(n));
         model::check_length(exact, n);
+        check_forward_work(exact, static_cast<std::size_t>(n)); // before the first row
     }
     if (opt.language) {
         const std::string alpha = lang::alphabet_of(*opt.language);

@@ -1,5 +1,6 @@
 // attnprop restrict: Hahn's hard-attention restriction for a concrete model and n, its
 // certificate, and a language counterexample.
+#include "analysis/evaluate.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
 #include "model/model_file.hpp"
@@ -84,7 +85,10 @@ public:
                 throw usage_error(e.what());
             }
         }
-        for (long n : ns) model::check_length(m, n);
+        for (long n : ns) {
+            model::check_length(m, n);
+            analysis::check_forward_work(m, static_cast<std::size_t>(n)); // all n, before any work
+        }
 
         analysis::language_options lo;
         lo.restrict.free_fraction = *c;

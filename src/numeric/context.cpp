@@ -3,7 +3,7 @@
 namespace attnprop::numeric {
 
 void throw_bad_precision(long bits) {
-    throw numeric_error("working precision " + std::to_string(bits) + " bits is outside [" +
+    throw precision_error("working precision " + std::to_string(bits) + " bits is outside [" +
                         std::to_string(min_working_precision_bits) + ", " +
                         std::to_string(max_working_precision_bits) + "]");
 }

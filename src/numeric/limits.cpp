@@ -19,7 +19,7 @@ constexpr std::array<limit_spec, 6> specs{{
      "entries of one table map, rows of a positional table"},
     {limit::trace_bytes, "trace-bytes", std::uint64_t{1} << 30, "bytes",
      "estimated memory of eval --trace"},
-    {limit::attention_work, "attention-work", std::uint64_t{1} << 36, "score terms",
+    {limit::attention_work, "attention-work", std::uint64_t{1} << 40, "score terms",
      "score terms of one forward pass (sum over layers of H n^2 d_k)"},
 }};
 

@@ -70,6 +70,8 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
             may_resolve = e.precision_may_resolve();
         } catch (const numeric::limit_error&) {
             throw; // a refusal to compute, not a verdict on the case
+        } catch (const numeric::precision_error&) {
+            throw; // a configuration no arithmetic can run at (precision 0 in a file)
         } catch (const std::bad_alloc&) {
             throw; // likewise: the case was too large to check
         } catch (const std::exception& e) {

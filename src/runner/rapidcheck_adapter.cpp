@@ -123,6 +123,9 @@ property_report run_property(const property& p, const run_config& cfg,
         } catch (const numeric::limit_error&) {
             if (!shrinking) refused = std::current_exception();
             RC_DISCARD("refused");
+        } catch (const numeric::precision_error&) {
+            if (!shrinking) refused = std::current_exception();
+            RC_DISCARD("refused");
         } catch (const std::bad_alloc&) {
             if (!shrinking) refused = std::current_exception();
             RC_DISCARD("refused");

@@ -76,8 +76,9 @@ using progress_fn = std::function<void(const property_report&)>;
 using case_progress_fn = std::function<void(const property&, int counted)>;
 
 /// Runs one property with RapidCheck (sequentially: RapidCheck is not thread-safe). A resource
-/// limit or an allocation failure met by a case (numeric::limit_error, std::bad_alloc) is no
-/// verdict: it ends the property and is rethrown.
+/// limit, a working precision that cannot be used or an allocation failure met by a case
+/// (numeric::limit_error, numeric::precision_error, std::bad_alloc) is no verdict: it ends the
+/// property and is rethrown.
 property_report run_property(const property& p, const run_config& cfg,
                              const case_progress_fn& on_case = {});
 

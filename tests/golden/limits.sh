@@ -69,7 +69,7 @@ run 0 eval --model cc-first --input-file "$work/wrapped" --trace --scalar ball
 # One forward pass at n = 10^6 with n^2 score terms per head is refused at once.
 head -c 999999 /dev/zero | tr '\0' '0' >"$work/zeros"
 run 2 eval --model hard-parity-attempt --input-file "$work/zeros"
-has "^attnprop: error: one forward pass of hard-parity-attempt at n = 1000000 computes about [0-9,]+ score terms, above the limit attention-work = 68719476736 score terms; raise it with --limit attention-work=N"
+has "^attnprop: error: one forward pass of hard-parity-attempt at n = 1000000 computes about [0-9,]+ score terms, above the limit attention-work = 1099511627776 score terms; raise it with --limit attention-work=N"
 
 # A softmax readout of 100 000 symbols: refused by default, read and bounded in about a second
 # with the limit raised (the duplicate check is O(k log k), the oscillation factor linear).

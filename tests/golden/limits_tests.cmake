@@ -90,3 +90,23 @@ foreach(_t limit-environment limit-environment-bad limit-option-over-environment
   set_tests_properties("golden: cli ${_t}" PROPERTIES LABELS golden
                        ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
 endforeach()
+
+# restrict and influence check the work of every n before the first one.
+attnprop_cli_test(limit-attention-work-restrict 2 "one forward pass of hard-parity-attempt at n = 1048576 computes about [0-9,]+ score terms, above the limit attention-work"
+                  restrict --model hard-parity-attempt --n 16,1048576)
+attnprop_cli_test(limit-attention-work-influence 2 "one forward pass of cc-first at n = 1048576 computes about [0-9,]+ score terms, above the limit attention-work"
+                  influence --model cc-first --n 8,1048576 --out ${CMAKE_CURRENT_BINARY_DIR}/limit-attention-work-influence)
+
+# An allocation that fails is exit 2 with what was being computed (not an abort, not the OOM
+# killer): n = 10^6 + 1 under a 200 MB address-space limit. Not under the sanitizers, whose
+# shadow memory needs terabytes of address space.
+if(NOT ATTNPROP_SANITIZE)
+  add_test(NAME "golden: cli out-of-memory"
+           COMMAND sh -c "yes 1 | head -c 2000000 > '${CMAKE_CURRENT_BINARY_DIR}/oom-input' && ulimit -v 200000 && exec sh '${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh' 2 '^attnprop: error: out of memory while evaluating hard-first at n = 1000001. the input is too large for the memory available$' -- '$<TARGET_FILE:attnprop_cli>' eval --model hard-first --input-file '${CMAKE_CURRENT_BINARY_DIR}/oom-input'")
+  set_tests_properties("golden: cli out-of-memory" PROPERTIES LABELS golden
+                       ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+endif()
+
+# A working precision of 0 from a counterexample folder: exit 2, never flint_abort.
+attnprop_cli_test(replay-precision-0 2 "precision"
+                  replay ${_lim}/replay-precision-0)
