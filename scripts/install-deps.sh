@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages attnprop needs to build, test and benchmark.
+#   scripts/install-deps.sh           the build (g++), tests and benchmarks
+#   scripts/install-deps.sh --fuzz    also clang and libFuzzer, for `make fuzz` (fuzz/)
 # Idempotent: runs `apt-get update` and `apt-get install` only when a package is missing.
 set -euo pipefail
 
@@ -9,6 +11,10 @@ packages=(
   librapidcheck-dev catch2 libcli11-dev libfmt-dev
   libbenchmark-dev
 )
+if [ "${1:-}" = "--fuzz" ]; then
+  # clang++-14 and its runtime (libclang_rt.fuzzer and the sanitizers for clang).
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
