@@ -4,7 +4,8 @@
 #   scripts/run-fuzz.sh BUILD_DIR SECONDS [TARGET...]      targets: json model formula case
 #   FUZZ_RUNS=1000000 scripts/run-fuzz.sh build-fuzz 7200 case
 # The seed corpora are assembled from the repository (models/, tests/golden/bad_inputs,
-# fuzz/formulas.txt, the counterexample folders under tests/); what a run adds is kept in
+# fuzz/formulas.txt, the counterexample folders under tests/, and fuzz/regressions/TARGET/:
+# inputs that once failed); what a run adds is kept in
 # BUILD_DIR/fuzz-corpus/TARGET and reused by the next run. A crash, a leak or a timeout (a
 # single input over 10 s) fails the run and leaves the input in BUILD_DIR/fuzz-artifacts/
 # (reproduce: BUILD_DIR/bin/attnprop_fuzz_TARGET FILE). Logs: BUILD_DIR/fuzz-logs/TARGET.log.
@@ -35,6 +36,11 @@ while IFS= read -r -d '' f; do
   cp "$f" "$seeds/case/case-$k.json"
   cp "$f" "$seeds/json/case-$k.json"
 done < <(find "$src/tests" -name case.json -print0 | sort -z)
+
+# Inputs that once failed (fixed since) stay seeds: fuzz/regressions/TARGET/.
+for t in json model formula case; do
+  if [ -d "$src/fuzz/regressions/$t" ]; then cp "$src/fuzz/regressions/$t"/* "$seeds/$t/"; fi
+done
 
 dict() {
   case "$1" in

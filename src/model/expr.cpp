@@ -1218,6 +1218,8 @@ bool defined_everywhere(const expr_node& nd, const std::vector<expr_node>& nodes
 void sign_everywhere(growth& g, const expr_node& nd, const std::vector<growth>& info) {
     const growth* a = nd.lhs != detail::no_child ? &info[nd.lhs] : nullptr;
     const growth* b = nd.rhs != detail::no_child ? &info[nd.rhs] : nullptr;
+    // Facts copied from a child by analyse() (g = *a for - and abs) are not this node's.
+    g.positive_everywhere = g.nonnegative_everywhere = g.nonzero_everywhere = false;
     if (g.aff) {
         g.positive_everywhere = positive_on_domain(*g.aff, true);
         g.nonnegative_everywhere = positive_on_domain(*g.aff, false);

@@ -110,3 +110,10 @@ endif()
 # A working precision of 0 from a counterexample folder: exit 2, never flint_abort.
 attnprop_cli_test(replay-precision-0 2 "precision"
                   replay ${_lim}/replay-precision-0)
+
+# Found by the fuzzing tier (fuzz/regressions/formula/): 0^(-1) at every point, once taken for
+# a formula defined everywhere, so bound said bounded-embeddings yes while eval was undefined.
+attnprop_cli_test(fuzz-negated-power-bound 0 "bounded-embeddings +no +coordinate 0: '-0.-.-.-1..1..i.101' is undefined at i=1, n=1"
+                  bound --model ${_lim}/fuzz_negated_power.json)
+attnprop_cli_test(fuzz-negated-power-eval 4 "undefined at layer 0, node 'positional embedding', position 1 .zero raised to a negative power"
+                  eval --model ${_lim}/fuzz_negated_power.json --input 0 --scalar exact)
