@@ -9,7 +9,9 @@ rc::Gen<test_case> model_and_input(rc::Gen<model::model<rational>> models, const
     const long max_n = std::max(1L, std::min(cfg.max_n, n_cap));
     return rc::gen::mapcat(
         rc::gen::pair(std::move(models), gen::length(max_n)), [](const auto& mn) {
-            const auto& [m, n] = mn;
+            // Not a structured binding: clang 14 (the fuzzing build) cannot capture one.
+            const auto& m = mn.first;
+            const long n = mn.second;
             return rc::gen::map(gen::input(m.sigma, n), [m](std::string in) {
                 test_case c;
                 c.model = m;
@@ -24,8 +26,8 @@ rc::Gen<test_case> model_input_position(rc::Gen<model::model<rational>> models,
     const long max_n = std::max(2L, std::min(cfg.max_n, n_cap));
     return rc::gen::mapcat(
         rc::gen::pair(std::move(models), gen::length(max_n)), [](const auto& mn) {
-            const auto& [m, n0] = mn;
-            const long n = std::max(2L, n0);
+            const auto& m = mn.first;
+            const long n = std::max(2L, mn.second);
             const int sigma = static_cast<int>(m.sigma.symbols.size());
             return rc::gen::map(
                 rc::gen::tuple(gen::input(m.sigma, n), rc::gen::inRange(1L, n),

@@ -191,8 +191,8 @@ runner::property hard_recognizes_language() {
         const long max_n = std::max(2L, std::min(cfg.max_n, 64L));
         return rc::gen::mapcat(rc::gen::pair(gen::hard_model(b), gen::length(max_n)),
                                [](const auto& mn) {
-                                   const auto& [m, n0] = mn;
-                                   const long n = std::max(2L, n0);
+                                   const auto& m = mn.first; // not a structured binding: clang 14 cannot capture one
+                                   const long n = std::max(2L, mn.second);
                                    return rc::gen::map(rc::gen::inRange(0L, 1000L), [m, n](long seed) {
                                        test_case c;
                                        c.model = m;

@@ -24,8 +24,8 @@ rc::Gen<test_case> restriction_case(rc::Gen<model::model<rational>> models, cons
     const long max_n = std::max(2L, std::min(cfg.max_n, n_cap));
     return rc::gen::mapcat(
         rc::gen::pair(std::move(models), gen::length(max_n)), [](const auto& mn) {
-            const auto& [m, n0] = mn;
-            const long n = std::max(2L, n0);
+            const auto& m = mn.first; // not a structured binding: clang 14 cannot capture one
+            const long n = std::max(2L, mn.second);
             return rc::gen::map(rc::gen::pair(rc::gen::inRange(0L, 1000L), rc::gen::inRange(0L, 3L)),
                                 [m, n](const std::pair<long, long>& p) {
                                     test_case c;

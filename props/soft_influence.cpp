@@ -261,8 +261,11 @@ runner::property prob_change_below_bound(long divisor) {
             const arb_ball local = factor * pr.dy / div;
             std::optional<arb_ball> global;
             if (rep.bound_at_n) global = factor * *rep.bound_at_n / div;
-            for (const auto& [what, dp] : {std::pair{"max-norm", *pr.dp_max},
-                                           std::pair{"total variation", *pr.dp_tv}}) {
+            for (const auto& change : {std::pair{"max-norm", *pr.dp_max},
+                                       std::pair{"total variation", *pr.dp_tv}}) {
+                // Not a structured binding: clang 14 (the fuzzing build) cannot capture one.
+                const char* what = change.first;
+                const arb_ball& dp = change.second;
                 auto fail = [&](const char* which, const arb_ball& b) {
                     return check_result::violated(std::string("the ") + what +
                                                   " probability change exceeds " + which)

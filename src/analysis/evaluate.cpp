@@ -7,7 +7,9 @@
 #include <array>
 #include <utility>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attnprop::analysis {
 
@@ -196,9 +198,86 @@ int default_digits(long precision_bits) {
 
 } // namespace
 
+namespace {
+
+std::uint64_t saturate(long double v) {
+    constexpr auto top = std::numeric_limits<std::uint64_t>::max();
+    return v >= static_cast<long double>(top) ? top : static_cast<std::uint64_t>(v);
+}
+
+std::string with_commas(std::uint64_t v) {
+    const std::string digits = std::to_string(v);
+    std::string s;
+    s.reserve(digits.size() + digits.size() / 3);
+    for (std::size_t k = 0; k < digits.size(); ++k) {
+        if (k > 0 && (digits.size() - k) % 3 == 0) s.push_back(',');
+        s.push_back(digits[k]);
+    }
+    return s;
+}
+
+} // namespace
+
+std::uint64_t forward_work(const model::model<rational>& m, std::size_t n) {
+    const long double nn = static_cast<long double>(n);
+    long double work = 0;
+    for (const auto& lay : m.layers)
+        for (const auto& h : lay.heads) {
+            if (attention::constant_scores(h)) {
+                work += nn;
+            } else if (h.score.type == model::score_spec<rational>::kind::dot) {
+                work += nn * nn * static_cast<long double>(std::max<std::size_t>(1, h.score.Q.out_dim()));
+            } else {
+                work += nn * nn * static_cast<long double>(std::max<std::size_t>(1, h.score.fn->in_dim));
+            }
+        }
+    return saturate(work);
+}
+
+void check_forward_work(const model::model<rational>& m, std::size_t n) {
+    const std::uint64_t w = forward_work(m, n);
+    numeric::check_limit(numeric::limit::attention_work, w,
+                         "one forward pass of " + m.name + " at n = " + std::to_string(n) +
+                             " computes about " + with_commas(w) + " score terms");
+}
+
+std::uint64_t trace_bytes(const model::model<rational>& m, std::size_t n, scalar_choice sc,
+                          long precision, int digits) {
+    // Per number: the kernel's value (an Arb ball is 48 bytes plus its mantissa, an MPFR value
+    // 32 plus its limbs, a rational 32 plus limbs, assumed small) and twice its text (the
+    // rendered string with its allocation, and the printed output).
+    long double value = 8;
+    switch (sc) {
+    case scalar_choice::exact: value = 32 + 16; break;
+    case scalar_choice::double_: value = 8; break;
+    case scalar_choice::interval: value = 16; break;
+    case scalar_choice::mpfr: value = 32 + static_cast<long double>(precision) / 8; break;
+    case scalar_choice::ball:
+    case scalar_choice::automatic: value = 48 + static_cast<long double>(precision) / 8; break;
+    }
+    // A string object, its heap block and the digits (measured: within a few percent of the
+    // peak resident memory of cc-first's trace at n = 512).
+    const long double text = 64 + static_cast<long double>(digits > 0 ? digits : 24);
+    const long double per_number = value + 2 * text;
+    const long double nn = static_cast<long double>(n);
+    const long double L = static_cast<long double>(m.layers.size());
+    long double numbers = (L + 1) * nn * static_cast<long double>(m.d);
+    long double bytes = 0;
+    for (const auto& lay : m.layers) {
+        const long double H = static_cast<long double>(lay.heads.size());
+        if (m.attention == model::attention_kind::soft)
+            numbers += H * nn * nn; // every weight a_ij
+        else
+            bytes += H * nn * (8 + 16); // the chosen key of every row and head, and its text
+    }
+    bytes += numbers * per_number;
+    return saturate(bytes);
+}
+
 evaluation evaluate(const model::model<rational>& m, const model::input_sequence& x,
                     const eval_options& opt) {
     model::check_length(m, static_cast<long>(x.size()));
+    check_forward_work(m, x.size());
     evaluation ev;
     ev.digits_forced = opt.digits > 0;
     ev.model_name = m.name;
@@ -220,6 +299,17 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
             throw numeric::numeric_error("the exact scalar cannot evaluate this model (" +
                                          blockers.front() +
                                          "); use --scalar ball for a rigorous enclosure");
+    }
+    if (opt.trace) {
+        // Estimated before anything is allocated: a soft trace holds n^2 weights per head and
+        // layer, which at n = 4096 is tens of gigabytes of balls and their text.
+        const int digits = opt.digits > 0                 ? opt.digits
+                           : sc == scalar_choice::double_ ? 17
+                                                          : default_digits(opt.precision);
+        const std::uint64_t b = trace_bytes(m, x.size(), sc, opt.precision, digits);
+        numeric::check_limit(numeric::limit::trace_bytes, b,
+                             "the trace of " + m.name + " at n = " + std::to_string(x.size()) +
+                                 " needs about " + with_commas(b) + " bytes");
     }
     try {
         run_kind(ev, m, x, sc, opt, ctx);

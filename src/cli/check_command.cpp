@@ -1,6 +1,7 @@
 // attnprop check: run property suites with RapidCheck and write a report.
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
+#include "numeric/interrupt.hpp"
 #include "runner/check_report.hpp"
 
 #include <algorithm>
@@ -19,7 +20,7 @@ public:
                                               "report (all suites except 'controls' by default)");
         app_->add_option("--suite", suites_, "Suite to run (repeatable); see --list");
         app_->add_option("--property", properties_, "Single property to run, suite/name (repeatable)");
-        app_->add_option("--seed", cfg_.seed, "Base seed (each property derives its own)")
+        add_seed_option(app_, cfg_.seed, "Base seed (each property derives its own)")
             ->capture_default_str();
         app_->add_option("--tests", cfg_.tests, "Successful cases per property")
             ->check(CLI::Range(1, 1000000))
@@ -93,7 +94,14 @@ public:
 
         const bool tty = isatty(fileno(stderr));
         std::size_t done = 0;
+        progress_line line;
+        auto on_case = [&](const runner::property& p, int counted) {
+            line.show("[" + std::to_string(done + 1) + "/" + std::to_string(selected.size()) +
+                      "] " + p.suite + "/" + p.name + ": " + std::to_string(counted) + "/" +
+                      std::to_string(cfg_.tests) + " cases");
+        };
         auto progress = [&](const runner::property_report& r) {
+            line.clear();
             ++done;
             std::cerr << "[" << done << "/" << selected.size() << "] " << r.suite << "/" << r.name
                       << ": " << r.status() << " (" << r.passed << " passed, " << r.undecided
@@ -108,7 +116,15 @@ public:
         for (const auto* p : selected)
             if (std::find(run.suites.begin(), run.suites.end(), p->suite) == run.suites.end())
                 run.suites.push_back(p->suite);
-        run.reports = runner::run_properties(selected, cfg_, progress);
+        set_activity("checking properties with up to n = " + std::to_string(cfg_.max_n));
+        stop_on_interrupt();
+        run.reports = runner::run_properties(selected, cfg_, progress, on_case);
+        line.clear();
+        const bool interrupted = numeric::stop_requested();
+        if (interrupted && run.reports.empty()) {
+            std::cerr << "check: interrupted before the first property finished; nothing written\n";
+            return exit_interrupted;
+        }
         const std::string not_written = try_write([&] {
             remove_owned(dir, policy); // the report is rewritten whole: no stale counterexample
             runner::write_check_report(dir, run);
@@ -125,7 +141,15 @@ public:
             errored = errored || !r.error.empty();
             undefined = undefined || r.undefined > 0;
         }
-        const int code = failed ? exit_failed : errored ? exit_internal : undefined ? exit_undefined : exit_ok;
+        int code = failed ? exit_failed : exit_ok;
+        if (!failed && interrupted) {
+            std::cerr << "check: interrupted; the report holds the " << run.reports.size() << " of "
+                      << selected.size() << " properties run (the last one with the cases "
+                      << "checked before the stop)\n";
+            code = exit_interrupted;
+        } else if (!failed) {
+            code = errored ? exit_internal : undefined ? exit_undefined : exit_ok;
+        }
         return not_written.empty() ? code : report_not_written(code, not_written);
     }
 

@@ -44,7 +44,7 @@ public:
         app_->add_option("--scalar,-s", scalar_, "Scalar of the measurements: ball, mpfr, double")
             ->check(CLI::IsMember({"ball", "mpfr", "double"}))
             ->capture_default_str();
-        app_->add_option("--seed", seed_, "Seed of the inputs")->capture_default_str();
+        add_seed_option(app_, seed_, "Seed of the inputs")->capture_default_str();
         app_->add_option("--threads", threads_, "Worker threads (0: hardware concurrency)")
             ->check(CLI::Range(0, 256))
             ->capture_default_str();
@@ -134,6 +134,7 @@ public:
         o.reuse = report::read_resume_rows(dir, meta.fingerprint, &note);
         if (!note.empty()) std::cerr << "influence: " << note << "\n";
         const bool tty = ::isatty(2) != 0;
+        progress_line progress;
         std::vector<analysis::sweep_row> done;
         std::string not_written; // the first write that failed; the sweep goes on without it
         o.on_row = [&](const analysis::sweep_row& row) {
@@ -141,17 +142,29 @@ public:
             if (!row.reused && not_written.empty())
                 not_written = try_write(
                     [&] { report::write_resume_rows(dir, meta.fingerprint, done, meta.made_by); });
+            progress.clear();
             if (tty)
                 std::cerr << "influence: n = " << row.n << (row.reused ? " reused" : " done")
                           << (row.undefined ? ", undefined" : ", max influence " + row.max_influence)
                           << "\n";
         };
+        o.on_progress = [&](long n, std::size_t finished, std::size_t total) {
+            progress.show("influence: n = " + std::to_string(n) + ": " + std::to_string(finished) +
+                          "/" + std::to_string(total) + " inputs measured");
+        };
         meta.options = o;
+        set_activity("measuring the influence of " + m.name + " at n = " + n_text_);
+        stop_on_interrupt();
         analysis::sweep_result r;
         try {
             r = analysis::influence_sweep(m, o);
         } catch (const std::invalid_argument& e) {
             throw usage_error(e.what());
+        }
+        progress.clear();
+        if (!r.not_measured.empty() && r.rows.empty()) {
+            std::cerr << "influence: interrupted before the first n finished; nothing written\n";
+            return exit_interrupted;
         }
         std::size_t reused = 0;
         for (const auto& row : r.rows) reused += row.reused ? 1 : 0;
@@ -198,6 +211,11 @@ public:
                     if (std::filesystem::exists(dir / f)) std::cout << ", " << f;
                 std::cout << ")\n";
             }
+        }
+        if (!r.not_measured.empty() && code != exit_failed) {
+            std::cerr << "influence: interrupted; the report holds the " << r.rows.size()
+                      << " lengths finished (rerun to resume from rows.json)\n";
+            code = exit_interrupted;
         }
         return not_written.empty() ? code : report_not_written(code, not_written);
     }

@@ -1,8 +1,10 @@
 // attnprop restrict: Hahn's hard-attention restriction for a concrete model and n, its
 // certificate, and a language counterexample.
+#include "analysis/evaluate.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
 #include "model/model_file.hpp"
+#include "numeric/interrupt.hpp"
 #include "report/restrict_report.hpp"
 
 #include <chrono>
@@ -31,7 +33,7 @@ public:
             ->capture_default_str();
         app_->add_option("--language", language_,
                          "parity, 1dyck or 2dyck (also first, contains-one, majority)");
-        app_->add_option("--seed", seed_, "Seed of the random trials, samples and pairs")
+        add_seed_option(app_, seed_, "Seed of the random trials, samples and pairs")
             ->capture_default_str();
         app_->add_option("--trials", trials_,
                          "Random restrictions tried before the greedy (Stage-3 analogue; 0: none)")
@@ -83,7 +85,10 @@ public:
                 throw usage_error(e.what());
             }
         }
-        for (long n : ns) model::check_length(m, n);
+        for (long n : ns) {
+            model::check_length(m, n);
+            analysis::check_forward_work(m, static_cast<std::size_t>(n)); // all n, before any work
+        }
 
         analysis::language_options lo;
         lo.restrict.free_fraction = *c;
@@ -121,8 +126,17 @@ public:
         };
 
         std::vector<report::restrict_run> runs;
+        std::vector<long> not_computed; // after a stop request (SIGINT)
         int code = exit_ok;
+        stop_on_interrupt();
+        progress_line progress;
         for (long n : ns) {
+            if (!not_computed.empty() || numeric::stop_requested()) {
+                not_computed.push_back(n);
+                continue;
+            }
+            progress.show("restrict: n = " + std::to_string(n) + " ...", true);
+            set_activity("building the restriction of " + m.name + " at n = " + std::to_string(n));
             const auto t0 = std::chrono::steady_clock::now();
             report::restrict_run r;
             r.model_name = m.name;
@@ -147,7 +161,11 @@ public:
                 }
             } catch (const std::invalid_argument& e) {
                 throw usage_error(e.what());
+            } catch (const numeric::interrupted_error&) {
+                not_computed.push_back(n); // the length in progress is dropped whole
+                continue;
             }
+            progress.clear();
             const double secs =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             if (!json_) {
@@ -178,6 +196,11 @@ public:
                               << " exits 1 while the model misclassifies it)\n";
             }
             runs.push_back(std::move(r));
+        }
+        progress.clear();
+        if (!not_computed.empty() && runs.empty()) {
+            std::cerr << "restrict: interrupted before the first n finished; nothing written\n";
+            return exit_interrupted;
         }
         if (ns.size() > 1 || !out_.empty() || prepared) {
             // Every folder restrict writes holds a report, so that --out can compare options.
@@ -222,6 +245,12 @@ public:
                 o.set("runs", std::move(arr));
                 std::cout << json::dump(o, 2) << "\n";
             }
+        }
+        if (!not_computed.empty()) {
+            std::string left;
+            for (long n : not_computed) left += (left.empty() ? "" : ", ") + std::to_string(n);
+            std::cerr << "restrict: interrupted; n = " << left << " not computed\n";
+            if (code != exit_failed) code = exit_interrupted;
         }
         return not_written.empty() ? code : report_not_written(code, not_written);
     }

@@ -23,7 +23,11 @@ class arb_ball {
 public:
     arb_ball() : arb_ball(53) {}
     /// The exact point 0 with the given working precision.
-    explicit arb_ball(long precision_bits) : prec_(precision_bits) { arb_init(v_); }
+    /// Throws numeric_error for a precision outside the working range (require_working_precision).
+    explicit arb_ball(long precision_bits) : prec_(precision_bits) {
+        require_working_precision(precision_bits);
+        arb_init(v_);
+    }
     arb_ball(const arb_ball& o) : prec_(o.prec_) {
         arb_init(v_);
         arb_set(v_, o.v_);
@@ -51,7 +55,10 @@ public:
 
     long precision() const { return prec_; }
     /// Sets the working precision used by later operations on this value.
-    void set_precision(long precision_bits) { prec_ = precision_bits; }
+    void set_precision(long precision_bits) {
+        require_working_precision(precision_bits);
+        prec_ = precision_bits;
+    }
     arb_ptr raw() { return v_; }
     arb_srcptr raw() const { return v_; }
 

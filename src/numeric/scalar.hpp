@@ -406,10 +406,14 @@ undefined_error non_finite_error(const dinterval& x);
 /// path may widen to the whole line legitimately.
 template <class S> inline constexpr bool checks_finite = scalar_traits<S>::checks_finite;
 
-/// Throws non_finite_error(x) when x is not finite (kinds of checks_finite only; no-op else).
+/// Throws non_finite_error(x) when x is not finite (kinds of checks_finite only). For exact
+/// rationals, which are always finite, checks their size instead (check_exact_size: a
+/// limit_error beyond the limit exact-bits); no-op for the other kinds.
 template <class S> void require_finite(const S& x) {
     if constexpr (checks_finite<S>) {
         if (!is_finite(x)) throw non_finite_error(x);
+    } else if constexpr (std::is_same_v<S, rational>) {
+        check_exact_size(x);
     } else {
         (void)x;
     }

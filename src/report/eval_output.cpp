@@ -130,7 +130,14 @@ json::value eval_to_json(const analysis::evaluation& ev) {
 std::string eval_to_text(const analysis::evaluation& ev) {
     std::ostringstream os;
     os << "model      " << ev.model_name << " (" << model::to_string(ev.attention) << " attention)\n";
-    os << "input      \"" << ev.input << "\" + eos, n = " << ev.n << "\n";
+    // A long input (--input-file) is shown by its ends; --json carries it whole.
+    constexpr std::size_t shown = 32;
+    if (ev.input.size() > 3 * shown)
+        os << "input      \"" << ev.input.substr(0, shown) << "...\" (" << ev.input.size() - 2 * shown
+           << " symbols) \"..." << ev.input.substr(ev.input.size() - shown) << "\" + eos, n = "
+           << ev.n << "\n";
+    else
+        os << "input      \"" << ev.input << "\" + eos, n = " << ev.n << "\n";
     os << "scalar     " << ev.scalar;
     if (ev.precision > 0) os << ", " << ev.precision << " bits";
     os << "\n";

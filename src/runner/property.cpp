@@ -1,6 +1,7 @@
 #include "runner/property.hpp"
 
 #include "model/json.hpp"
+#include "numeric/limits.hpp"
 
 #include <algorithm>
 #include <new>
@@ -137,11 +138,6 @@ std::uint64_t property_seed(std::uint64_t base, const property& p) {
 
 check_result check_with_escalation(const property& p, const test_case& c, const run_config& cfg,
                                    long* precision_used) {
-    return check_with_escalation(p, c, cfg, precision_used, false);
-}
-
-check_result check_with_escalation(const property& p, const test_case& c, const run_config& cfg,
-                                   long* precision_used, bool propagate_bad_alloc) {
     long prec = cfg.precision;
     for (;;) {
         check_result r;
@@ -151,9 +147,12 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
         } catch (const numeric::undefined_error& e) {
             r = check_result::undefined(e.message());
             may_resolve = e.precision_may_resolve();
+        } catch (const numeric::limit_error&) {
+            throw; // a refusal to compute, not a verdict on the case
+        } catch (const numeric::precision_error&) {
+            throw; // a configuration no arithmetic can run at (precision 0 in a file)
         } catch (const std::bad_alloc&) {
-            if (propagate_bad_alloc) throw;
-            r = check_result::violated("threw: std::bad_alloc");
+            throw; // likewise: the case was too large to check
         } catch (const std::exception& e) {
             r = check_result::violated(std::string("threw: ") + e.what());
         }

@@ -188,13 +188,11 @@ std::uint64_t property_seed(std::uint64_t base, const property& p);
 /// Runs the check at cfg.precision, doubling the precision while the answer is undecided
 /// (and more precision could decide it), up to cfg.precision_cap. A numeric::undefined_error
 /// from the check is the verdict undefined (retried at doubled precision while the error says
-/// precision may resolve it); any other exception is a violation ("threw: ..."): the
-/// implementation failed on a valid case. `precision_used` receives the last precision tried.
+/// precision may resolve it); numeric::limit_error, numeric::precision_error and
+/// std::bad_alloc are rethrown (a refusal to compute is no verdict); any other exception is a
+/// violation ("threw: ..."): the implementation failed on a valid case. `precision_used`
+/// receives the last precision tried.
 check_result check_with_escalation(const property& p, const test_case& c, const run_config& cfg,
                                    long* precision_used = nullptr);
-/// The same; with `propagate_bad_alloc`, a std::bad_alloc from the check leaves the function
-/// instead of becoming a violation (a replay that runs out of memory has not found anything).
-check_result check_with_escalation(const property& p, const test_case& c, const run_config& cfg,
-                                   long* precision_used, bool propagate_bad_alloc);
 
 } // namespace attnprop::runner
