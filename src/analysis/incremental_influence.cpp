@@ -747,9 +747,11 @@ vec<S> incremental_influence<S>::row_p_factored(const change& ch) const {
 template class incremental_influence<double>;
 template class incremental_influence<mpfr_real>;
 template class incremental_influence<arb_ball>;
+template class incremental_influence<numeric::dinterval>;
 template bool incremental_supports(const model::model<double>&);
 template bool incremental_supports(const model::model<mpfr_real>&);
 template bool incremental_supports(const model::model<arb_ball>&);
+template bool incremental_supports(const model::model<numeric::dinterval>&);
 template bool incremental_supports(const model::model<rational>&);
 
 } // namespace attnprop::analysis

@@ -202,9 +202,11 @@ private:
 extern template class incremental_influence<double>;
 extern template class incremental_influence<numeric::mpfr_real>;
 extern template class incremental_influence<numeric::arb_ball>;
+extern template class incremental_influence<numeric::dinterval>;
 extern template bool incremental_supports(const model::model<double>&);
 extern template bool incremental_supports(const model::model<numeric::mpfr_real>&);
 extern template bool incremental_supports(const model::model<numeric::arb_ball>&);
+extern template bool incremental_supports(const model::model<numeric::dinterval>&);
 extern template bool incremental_supports(const model::model<numeric::rational>&);
 
 } // namespace attnprop::analysis

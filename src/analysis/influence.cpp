@@ -36,6 +36,7 @@ template <numeric::Scalar S> S max_enclosure(const S& a, const S& b) {
 template double max_enclosure(const double&, const double&);
 template numeric::mpfr_real max_enclosure(const numeric::mpfr_real&, const numeric::mpfr_real&);
 template arb_ball max_enclosure(const arb_ball&, const arb_ball&);
+template numeric::dinterval max_enclosure(const numeric::dinterval&, const numeric::dinterval&);
 
 bool incremental_applies(const model::model<rational>& m) { return incremental_supports(m); }
 
@@ -241,6 +242,13 @@ influence_profile_of(const model::model<numeric::mpfr_real>&, const model::model
                      const influence_options&);
 template influence_profile<arb_ball>
 influence_profile_of(const model::model<arb_ball>&, const model::model<rational>&,
+                     const model::input_sequence&, const numeric::context&,
+                     const influence_options&);
+template influence_method chosen_method(const model::model<numeric::dinterval>&,
+                                        const model::model<rational>&, std::size_t,
+                                        const influence_options&);
+template influence_profile<numeric::dinterval>
+influence_profile_of(const model::model<numeric::dinterval>&, const model::model<rational>&,
                      const model::input_sequence&, const numeric::context&,
                      const influence_options&);
 

@@ -6,9 +6,11 @@
 /// (max-norm and total variation) for softmax readouts, and (for Arb balls) the a-posteriori
 /// bound of bounds.hpp for the same pair.
 ///
-/// Kinds: double and MPFR give rounded values; Arb balls give enclosures (every reported
-/// quantity is a ball containing the true one, so comparisons against bounds may be
-/// undecided, never wrong).
+/// Kinds: double and MPFR give rounded values; Arb balls and certified double intervals
+/// (numeric::dinterval) give enclosures (every reported quantity contains the true one, so
+/// comparisons against bounds may be undecided, never wrong). Only balls re-measure an
+/// unresolved change differentially and compute the a-posteriori bound: the interval kind is
+/// the fast first stage of a filter whose undecided cases go to balls (sweep.hpp).
 
 #include "analysis/incremental_influence.hpp"
 #include "attention/soft.hpp"
@@ -105,6 +107,10 @@ influence_profile_of(const model::model<numeric::mpfr_real>&,
                      const numeric::context&, const influence_options&);
 extern template influence_profile<numeric::arb_ball>
 influence_profile_of(const model::model<numeric::arb_ball>&,
+                     const model::model<numeric::rational>&, const model::input_sequence&,
+                     const numeric::context&, const influence_options&);
+extern template influence_profile<numeric::dinterval>
+influence_profile_of(const model::model<numeric::dinterval>&,
                      const model::model<numeric::rational>&, const model::input_sequence&,
                      const numeric::context&, const influence_options&);
 

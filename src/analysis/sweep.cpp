@@ -35,6 +35,8 @@ const char* to_string(sweep_scalar s) {
     case sweep_scalar::ball: return "ball";
     case sweep_scalar::mpfr: return "mpfr";
     case sweep_scalar::dbl: return "double";
+    case sweep_scalar::interval: return "interval";
+    case sweep_scalar::automatic: return "auto";
     }
     return "?";
 }
@@ -104,6 +106,9 @@ template <class S> arb_ball as_ball(const S& x, const numeric::context& ctx) {
     if constexpr (std::is_same_v<S, arb_ball>) {
         (void)ctx;
         return x;
+    } else if constexpr (std::is_same_v<S, numeric::dinterval>) {
+        (void)ctx;
+        return numeric::to_ball(x); // [lo, hi] exactly
     } else {
         auto q = numeric::exact_of(x);
         if (!q) throw numeric::non_finite_error(x);
@@ -271,6 +276,7 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
 template cross_entropy_row forced_pair_cross_entropy<double>(const model::model<rational>&, long, std::size_t, std::uint64_t, long, const numeric::context&);
 template cross_entropy_row forced_pair_cross_entropy<numeric::mpfr_real>(const model::model<rational>&, long, std::size_t, std::uint64_t, long, const numeric::context&);
 template cross_entropy_row forced_pair_cross_entropy<arb_ball>(const model::model<rational>&, long, std::size_t, std::uint64_t, long, const numeric::context&);
+template cross_entropy_row forced_pair_cross_entropy<numeric::dinterval>(const model::model<rational>&, long, std::size_t, std::uint64_t, long, const numeric::context&);
 
 namespace {
 
@@ -466,9 +472,10 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
         dec(row.pairs ? S((sum_dy ? *sum_dy : zero) / numeric::from_int<S>(static_cast<long>(row.pairs), ctx)) : zero);
     const S nmx = numeric::from_int<S>(n, ctx) * mx;
     row.n_max_influence = dec(nmx);
-    if constexpr (std::is_same_v<S, arb_ball>) {
-        row.n_max_lower = lower_decimal(nmx, 12);
-        row.n_max_upper = upper_decimal(nmx, 12);
+    if constexpr (std::is_same_v<S, arb_ball> || std::is_same_v<S, numeric::dinterval>) {
+        const arb_ball b = as_ball(nmx, ctx);
+        row.n_max_lower = lower_decimal(b, 12);
+        row.n_max_upper = upper_decimal(b, 12);
     }
     row.max_influence_approx = numeric::approx_double(mx);
     row.n_max_influence_approx = numeric::approx_double(nmx);
@@ -574,9 +581,71 @@ sweep_row measure_row(const model::model<rational>& exact, const sweep_options& 
     return row;
 }
 
+/// Whether a row's result may change in balls at more precision: a bound comparison is
+/// undecided, or a value is undefined where an enclosure merely contains a pole.
+bool needs_retry(const sweep_row& r, bool may_resolve) {
+    return r.below_bound == comparison::undecided || r.below_posterior == comparison::undecided ||
+           r.prob_below_bound == comparison::undecided || (r.undefined && may_resolve);
+}
+
+template <class S> const char* kind_name() {
+    if constexpr (std::is_same_v<S, arb_ball>) return "ball";
+    else if constexpr (std::is_same_v<S, numeric::dinterval>) return "interval";
+    else if constexpr (std::is_same_v<S, numeric::mpfr_real>) return "mpfr";
+    else return "double";
+}
+
+/// One row measured in S starting at `bits`; balls measure it again at doubled precision, up
+/// to the cap, while needs_retry says so. `may_resolve` is that of the last measurement.
 template <numeric::ExpScalar S>
+sweep_row measure_escalating(const model::model<rational>& exact, const sweep_options& opt, long n,
+                             long bits, const std::vector<hypothesis_result>& hyp, bool& may_resolve) {
+    sweep_row row = measure_row<S>(exact, opt, n, numeric::context{bits}, hyp, may_resolve);
+    row.precision = std::is_same_v<S, numeric::dinterval> ? 53 : bits;
+    row.measured_in = kind_name<S>();
+    for (long b = bits * 2; std::is_same_v<S, arb_ball> && needs_retry(row, may_resolve) && b <= opt.precision_cap;
+         b *= 2) {
+        row = measure_row<S>(exact, opt, n, numeric::context{b}, hyp, may_resolve);
+        row.precision = b;
+        row.measured_in = kind_name<S>();
+    }
+    return row;
+}
+
+/// One row in the sweep's scalar (sweep_scalar::automatic: the interval filter, then balls).
+sweep_row measure_final(const model::model<rational>& exact, const sweep_options& opt, long n,
+                        const std::vector<hypothesis_result>& hyp) {
+    bool may_resolve = false;
+    sweep_row row;
+    switch (opt.scalar) {
+    case sweep_scalar::ball: row = measure_escalating<arb_ball>(exact, opt, n, opt.precision, hyp, may_resolve); break;
+    case sweep_scalar::mpfr: row = measure_escalating<numeric::mpfr_real>(exact, opt, n, opt.precision, hyp, may_resolve); break;
+    case sweep_scalar::dbl: row = measure_escalating<double>(exact, opt, n, opt.precision, hyp, may_resolve); break;
+    case sweep_scalar::interval:
+        row = measure_escalating<numeric::dinterval>(exact, opt, n, opt.precision, hyp, may_resolve);
+        break;
+    case sweep_scalar::automatic: {
+        const bool posterior = n <= opt.posterior_max_n;
+        if (!posterior) {
+            row = measure_escalating<numeric::dinterval>(exact, opt, n, opt.precision, hyp, may_resolve);
+            // A 2DYCK forced-pair cross-entropy is a theorem check, which balls may decide where
+            // intervals do not. (The enumerated cube is computed in balls already; a sampled
+            // PARITY/FIRST check is never more than undecided, and is often an equality.)
+            const bool ce_undecided = row.cross_entropy &&
+                                      row.cross_entropy->language == lang::language::dyck2 &&
+                                      row.cross_entropy->check == comparison::undecided;
+            if (!needs_retry(row, may_resolve) && !ce_undecided) break;
+        }
+        row = measure_escalating<arb_ball>(exact, opt, n, opt.precision, hyp, may_resolve);
+        break;
+    }
+    }
+    if (row.undefined && may_resolve)
+        *row.undefined += " (not resolved up to " + std::to_string(row.precision) + " bits)";
+    return row;
+}
+
 void run_rows(const model::model<rational>& exact, const sweep_options& opt, sweep_result& res) {
-    const numeric::context ctx{opt.precision};
     for (long n : opt.ns) {
         if (!res.not_measured.empty() || numeric::stop_requested()) {
             res.not_measured.push_back(n);
@@ -589,25 +658,7 @@ void run_rows(const model::model<rational>& exact, const sweep_options& opt, swe
             row = *it;
             row.reused = true;
         } else try {
-            bool may_resolve = false;
-            row = measure_row<S>(exact, opt, n, ctx, res.hypotheses, may_resolve);
-            row.precision = ctx.precision_bits;
-            // Undecided ball comparisons, or an undefined value an enclosure may resolve: the
-            // same row at doubled precision, up to the cap.
-            auto retry = [&may_resolve](const sweep_row& r) {
-                return r.below_bound == comparison::undecided ||
-                       r.below_posterior == comparison::undecided ||
-                       r.prob_below_bound == comparison::undecided ||
-                       (r.undefined && may_resolve);
-            };
-            for (long bits = ctx.precision_bits * 2;
-                 std::is_same_v<S, arb_ball> && retry(row) && bits <= opt.precision_cap;
-                 bits *= 2) {
-                row = measure_row<S>(exact, opt, n, numeric::context{bits}, res.hypotheses, may_resolve);
-                row.precision = bits;
-            }
-            if (row.undefined && may_resolve)
-                *row.undefined += " (not resolved up to " + std::to_string(row.precision) + " bits)";
+            row = measure_final(exact, opt, n, res.hypotheses);
         } catch (const numeric::interrupted_error&) {
             res.not_measured.push_back(n); // the row in progress is dropped whole
             continue;
@@ -898,11 +949,7 @@ sweep_result influence_sweep(const model::model<rational>& exact, const sweep_op
     sweep_result res;
     res.model_name = exact.name;
     res.hypotheses = check_hypotheses(exact);
-    switch (opt.scalar) {
-    case sweep_scalar::ball: run_rows<arb_ball>(exact, opt, res); break;
-    case sweep_scalar::mpfr: run_rows<numeric::mpfr_real>(exact, opt, res); break;
-    case sweep_scalar::dbl: run_rows<double>(exact, opt, res); break;
-    }
+    run_rows(exact, opt, res);
     decide_sweep(res, opt.slope_tolerance);
     if (!res.not_measured.empty()) {
         std::string left;

@@ -30,8 +30,13 @@
 
 namespace attnprop::analysis {
 
-/// The scalar the measurements are made in.
-enum class sweep_scalar { ball, mpfr, dbl };
+/// The scalar the measurements are made in. `automatic` filters: a row is measured in certified
+/// double intervals (numeric::dinterval) and again in Arb balls (at the sweep's precision,
+/// doubled up to the cap) only when a comparison it decides is undecided or a value is
+/// undefined where more precision may resolve it; rows whose a-posteriori pair bound is asked
+/// for (n <= posterior_max_n) are measured in balls directly (the bound is computed from ball
+/// traces). `interval` measures in intervals only (undecided stays undecided).
+enum class sweep_scalar { ball, mpfr, dbl, interval, automatic };
 const char* to_string(sweep_scalar s);
 
 /// A measurement against a bound: certainly below, certainly above, undecided (balls
@@ -88,7 +93,10 @@ struct sweep_row {
     std::size_t witness_position = 0;           ///< 1-based
     std::string witness_bound;                  ///< "a-priori", "posterior" or "probability"
     bool reused = false;                        ///< taken from a previous run (resume)
-    long precision = 0;                         ///< bits the row was measured at
+    long precision = 0;                         ///< bits the row was measured at (53: double)
+    /// The scalar that measured the row: "ball", "interval", "mpfr" or "double" (with
+    /// sweep_scalar::automatic, "interval" or "ball"; empty in rows written before it existed).
+    std::string measured_in;
     /// Set when the measurement met a value of the model that does not exist (NaN, a layer
     /// norm at zero variance with eps = 0, ...): the located message with the input it was met
     /// on ("undefined at layer 1, node 'norm', position 3 (...; input '01')"). Such a row is

@@ -41,8 +41,11 @@ public:
                          "contains-one, 1dyck, 2dyck); parity and first also give the "
                          "cross-entropy corollary");
         add_precision_option(app_, precision_, "Working precision in bits (mpfr, ball)");
-        app_->add_option("--scalar,-s", scalar_, "Scalar of the measurements: ball, mpfr, double")
-            ->check(CLI::IsMember({"ball", "mpfr", "double"}))
+        app_->add_option("--scalar,-s", scalar_,
+                         "Scalar of the measurements: auto (certified double intervals, Arb balls "
+                         "where a comparison is undecided or the a-posteriori bound is computed), "
+                         "interval, ball, mpfr, double")
+            ->check(CLI::IsMember({"auto", "interval", "ball", "mpfr", "double"}))
             ->capture_default_str();
         add_seed_option(app_, seed_, "Seed of the inputs")->capture_default_str();
         app_->add_option("--threads", threads_, "Worker threads (0: hardware concurrency)")
@@ -95,9 +98,11 @@ public:
                                   "' (known: parity, first, majority, contains-one, 1dyck, 2dyck)");
         }
         o.precision = precision_;
-        o.scalar = scalar_ == "mpfr" ? analysis::sweep_scalar::mpfr
-                   : scalar_ == "double" ? analysis::sweep_scalar::dbl
-                                         : analysis::sweep_scalar::ball;
+        o.scalar = scalar_ == "mpfr"       ? analysis::sweep_scalar::mpfr
+                   : scalar_ == "double"   ? analysis::sweep_scalar::dbl
+                   : scalar_ == "interval" ? analysis::sweep_scalar::interval
+                   : scalar_ == "auto"     ? analysis::sweep_scalar::automatic
+                                           : analysis::sweep_scalar::ball;
         o.seed = seed_;
         o.threads = static_cast<unsigned>(threads_);
         o.bound_divisor = divisor_;
@@ -241,7 +246,7 @@ private:
     }
 
     CLI::App* app_ = nullptr;
-    std::string model_, n_text_, positions_text_ = "8", language_, scalar_ = "ball", out_;
+    std::string model_, n_text_, positions_text_ = "8", language_, scalar_ = "auto", out_;
     int inputs_ = 4, threads_ = 0;
     long precision_ = 128, divisor_ = 1, posterior_max_n_ = 4096, precision_cap_ = 1024;
     std::uint64_t seed_ = 1;

@@ -67,6 +67,10 @@ dinterval dot_acc(dinterval acc, const dinterval* a, const dinterval* b, std::si
 dinterval dot_acc(dinterval acc, const dinterval* a, const dinterval* b, const std::size_t* idx,
                   std::size_t count);
 
+/// An enclosure of max(a, b) for every pair of values of a and b: [max lo, max hi] (exact).
+inline dinterval max_of(const dinterval& a, const dinterval& b) {
+    return dinterval(interval(std::max(a.lo(), b.lo()), std::max(a.hi(), b.hi())));
+}
 inline dinterval abs(const dinterval& x) { return dinterval(abs(x.value())); }
 inline dinterval floor(const dinterval& x) { return dinterval(floor(x.value())); }
 

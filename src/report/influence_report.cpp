@@ -194,6 +194,7 @@ value row_to_json(const sweep_row& r, int approx_digits) {
     o.set("witness_bound", str(r.witness_bound));
     o.set("reused", value::boolean(r.reused));
     o.set("precision", num(r.precision));
+    o.set("measured_in", str(r.measured_in));
     o.set("undefined", opt_str(r.undefined));
     return o;
 }
@@ -224,6 +225,8 @@ sweep_row row_from_json(const value& o) {
     r.witness_position = static_cast<std::size_t>(get_long(o, "witness_position"));
     r.witness_bound = get_str(o, "witness_bound");
     r.precision = get_long(o, "precision");
+    // Absent in rows written before the interval filter existed.
+    if (const value* v = o.find("measured_in"); v && !v->is_null()) r.measured_in = v->as_string();
     // Absent in rows written before undefined rows existed: a defined row.
     if (const value* u = o.find("undefined"); u && !u->is_null()) {
         r.undefined = u->as_string();
@@ -290,7 +293,13 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
     const auto& op = meta.options;
     os << "model        " << r.model_name << "\n";
     os << "measured in  " << analysis::to_string(op.scalar);
-    if (op.scalar != analysis::sweep_scalar::dbl) os << " at " << op.precision << " bits";
+    if (op.scalar == analysis::sweep_scalar::automatic)
+        os << " (certified double intervals; Arb balls from " << op.precision
+           << " bits where undecided or where the a-posteriori bound is computed)";
+    else if (op.scalar == analysis::sweep_scalar::interval)
+        os << " (certified double intervals)";
+    else if (op.scalar != analysis::sweep_scalar::dbl)
+        os << " at " << op.precision << " bits";
     os << "; " << op.inputs << " inputs per n ("
        << (op.language ? std::string(lang::to_string(*op.language)) + " sampler" : std::string("uniform"))
        << "), positions " << (op.positions ? std::to_string(op.positions) + " evenly spread" : std::string("all"))
@@ -304,7 +313,11 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
                                              analysis::to_string(row.below_posterior) + "/" +
                                              analysis::to_string(row.prob_below_bound);
         if (row.reused) vs += " (reused)";
-        if (row.precision > op.precision) vs += " (" + std::to_string(row.precision) + " bits)";
+        if (op.scalar == analysis::sweep_scalar::automatic && !row.measured_in.empty())
+            vs += row.measured_in == "ball" ? " (ball, " + std::to_string(row.precision) + " bits)"
+                                            : " (" + row.measured_in + ")";
+        else if (row.precision > op.precision)
+            vs += " (" + std::to_string(row.precision) + " bits)";
         const auto [mx, nmx] = certified_influence(row);
         rows.push_back({std::to_string(row.n), std::to_string(row.pairs), mx, nmx, row.bound.value_or("-"),
                         row.posterior_bound.value_or("-"), row.max_prob_change.value_or("-"), vs});

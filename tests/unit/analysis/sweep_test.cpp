@@ -415,3 +415,51 @@ TEST_CASE("a change far below the values' radius is decided as a differential en
     REQUIRE(r.rows[0].below_posterior == comparison::below);
     REQUIRE(r.rows[0].precision == 128);
 }
+
+TEST_CASE("the interval filter: auto rows are measured in intervals, agree with balls and keep "
+          "balls where the a-posteriori bound is asked for", "[sweep]") {
+    for (const char* name : {"cc-parity", "cc-first"}) {
+        auto o = small({8, 16, 64}, 7);
+        o.posterior_max_n = 8;
+        o.language = lang::language::parity;
+        INFO(name << ", seed " << o.seed);
+        const auto m = bundled(name);
+        o.scalar = analysis::sweep_scalar::ball;
+        const auto balls = analysis::influence_sweep(m, o);
+        o.scalar = analysis::sweep_scalar::automatic;
+        const auto autos = analysis::influence_sweep(m, o);
+        REQUIRE(autos.verdict == balls.verdict);
+        REQUIRE(autos.rows.size() == balls.rows.size());
+        for (std::size_t k = 0; k < autos.rows.size(); ++k) {
+            const auto& a = autos.rows[k];
+            const auto& b = balls.rows[k];
+            INFO("n = " << a.n);
+            REQUIRE(a.measured_in == (a.n <= 8 ? "ball" : "interval"));
+            REQUIRE(b.measured_in == "ball");
+            REQUIRE(a.below_bound == b.below_bound);
+            REQUIRE(a.prob_below_bound == b.prob_below_bound);
+            REQUIRE(a.pairs == b.pairs);
+            // Both enclose n * max influence: the enclosures intersect.
+            REQUIRE(a.n_max_lower);
+            REQUIRE(b.n_max_upper);
+            const auto alo = numeric::parse_rational(*a.n_max_lower), ahi = numeric::parse_rational(*a.n_max_upper);
+            const auto blo = numeric::parse_rational(*b.n_max_lower), bhi = numeric::parse_rational(*b.n_max_upper);
+            REQUIRE(*alo <= *bhi);
+            REQUIRE(*blo <= *ahi);
+            if (a.n > 8) REQUIRE(a.precision == 53);
+        }
+    }
+}
+
+TEST_CASE("negative control of the interval filter: a bound divided by 10^9 is exceeded in "
+          "intervals", "[sweep]") {
+    auto o = small({16, 32}, 7);
+    o.bound_divisor = 1000000000;
+    o.posterior_max_n = 0;
+    o.scalar = analysis::sweep_scalar::automatic;
+    INFO("seed " << o.seed);
+    const auto r = analysis::influence_sweep(bundled("cc-first"), o);
+    REQUIRE(r.verdict == sweep_verdict::fails);
+    REQUIRE(r.rows.front().measured_in == "interval");
+    REQUIRE(r.rows.front().below_bound == comparison::above);
+}
