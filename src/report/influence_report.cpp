@@ -144,6 +144,16 @@ std::pair<std::string, std::string> certified_influence(const sweep_row& row) {
     }
 }
 
+/// What measured a row, for the tables: with --scalar auto the kind (" (interval)" or " (ball,
+/// 256 bits)"); otherwise the precision when it was raised (" (512 bits)"); else nothing.
+std::string measured_note(const sweep_row& row, const analysis::sweep_options& op) {
+    if (op.scalar == analysis::sweep_scalar::automatic && !row.measured_in.empty())
+        return row.measured_in == "ball" ? " (ball, " + std::to_string(row.precision) + " bits)"
+                                         : " (" + row.measured_in + ")";
+    if (row.precision > op.precision) return " (" + std::to_string(row.precision) + " bits)";
+    return "";
+}
+
 std::string verdict_line(const analysis::sweep_result& r) {
     return std::string(analysis::to_string(r.verdict)) + " (" + r.explanation + ")";
 }
@@ -313,11 +323,7 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
                                              analysis::to_string(row.below_posterior) + "/" +
                                              analysis::to_string(row.prob_below_bound);
         if (row.reused) vs += " (reused)";
-        if (op.scalar == analysis::sweep_scalar::automatic && !row.measured_in.empty())
-            vs += row.measured_in == "ball" ? " (ball, " + std::to_string(row.precision) + " bits)"
-                                            : " (" + row.measured_in + ")";
-        else if (row.precision > op.precision)
-            vs += " (" + std::to_string(row.precision) + " bits)";
+        vs += measured_note(row, op);
         const auto [mx, nmx] = certified_influence(row);
         rows.push_back({std::to_string(row.n), std::to_string(row.pairs), mx, nmx, row.bound.value_or("-"),
                         row.posterior_bound.value_or("-"), row.max_prob_change.value_or("-"), vs});
@@ -747,9 +753,7 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
         else
             md << analysis::to_string(row.below_bound) << " / " << analysis::to_string(row.below_posterior)
                << " / " << analysis::to_string(row.prob_below_bound);
-        md << (row.reused ? " (reused)" : "")
-           << (row.precision > meta.options.precision ? " (" + std::to_string(row.precision) + " bits)" : "")
-           << " |\n";
+        md << (row.reused ? " (reused)" : "") << measured_note(row, meta.options) << " |\n";
     }
     if (std::any_of(r.rows.begin(), r.rows.end(), [](const sweep_row& row) { return row.undefined.has_value(); })) {
         md << "\nUndefined rows (a value of the model does not exist there):\n\n";
