@@ -391,9 +391,10 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
     if (m.out.type == model::readout<rational>::kind::softmax)
         rep.probability_factor = logit_oscillation_factor(m.out, ctx);
 
-    if (m.attention == model::attention_kind::hard)
-        rep.notes.push_back("the model uses hard attention: the bound concerns its softmax "
-                            "reading with the same parameters");
+    if (model::is_hard_kind(m.attention))
+        rep.notes.push_back(std::string("the model uses ") + model::to_string(m.attention) +
+                            " attention: the bound concerns its softmax reading with the same "
+                            "parameters");
     if (!rep.hypotheses_hold()) {
         const hypothesis_result* f = rep.first_failure();
         rep.notes.push_back("no K: hypothesis " + f->name +

@@ -11,6 +11,7 @@ const char* to_string(attention_kind k) {
     switch (k) {
     case attention_kind::hard: return "hard";
     case attention_kind::soft: return "soft";
+    case attention_kind::average_hard: return "average-hard";
     }
     return "?";
 }
@@ -104,7 +105,7 @@ void check_length(const model<rational>& m, long n) {
             throw input_error("the model's positional table has " + std::to_string(*max) +
                               " rows; an input of length n = " + std::to_string(n) + " needs " +
                               std::to_string(n));
-    if (m.attention != attention_kind::hard || n < 2) return;
+    if (!is_hard_kind(m.attention) || n < 2) return;
     for (std::size_t k = 0; k < m.layers.size(); ++k)
         for (std::size_t h = 0; h < m.layers[k].heads.size(); ++h) {
             const auto& beta = m.layers[k].heads[h].score.beta;

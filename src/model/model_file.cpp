@@ -342,8 +342,10 @@ model<rational> reader::read(const value& root) {
         m.attention = attention_kind::hard;
     else if (a == "soft")
         m.attention = attention_kind::soft;
+    else if (a == "average-hard")
+        m.attention = attention_kind::average_hard;
     else
-        fail(attention, "attention must be 'hard' or 'soft', got " + in_quotes(a));
+        fail(attention, "attention must be 'hard', 'soft' or 'average-hard', got " + in_quotes(a));
 
     read_alphabet(top, m);
     m.d = dimension(required(top, "d"), "d");
