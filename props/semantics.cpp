@@ -94,6 +94,7 @@ runner::property hard_filter_equals_exact(exact_forward_fn filtered) {
             return check_result::violated("the sets of maximal keys differ on " + input_note(c));
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::hard);
     p.tag = case_class;
     return p;
 }
@@ -175,6 +176,7 @@ runner::property hard_ball_encloses_exact(ball_hard_fn ball) {
         }
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::hard);
     p.tag = case_class;
     return p;
 }
@@ -212,6 +214,7 @@ runner::property hard_dyadic_kinds_agree(double_hard_fn dbl) {
         }
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::hard);
     p.tag = case_class;
     return p;
 }
@@ -257,6 +260,7 @@ runner::property soft_kinds_agree(ball_soft_fn ball) {
         }
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::soft);
     p.tag = case_class;
     return p;
 }
@@ -399,6 +403,7 @@ runner::property leftmost_tie_rule(exact_forward_fn filtered) {
         }
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::hard);
     p.tag = case_class;
     return p;
 }
@@ -438,6 +443,7 @@ runner::property trace_last_row(exact_forward_fn filtered) {
                     .with("y_trace_last", show_vector(last));
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::any);
     p.tag = case_class;
     return p;
 }
@@ -476,6 +482,7 @@ runner::property model_file_round_trip(writer_fn writer) {
                     .with("y_reread", show_vector(b.y));
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::any);
     p.tag = case_class;
     return p;
 }
