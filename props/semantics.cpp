@@ -94,7 +94,7 @@ runner::property hard_filter_equals_exact(exact_forward_fn filtered) {
             return check_result::violated("the sets of maximal keys differ on " + input_note(c));
         return check_result::holds();
     };
-    p.shape = one_input_shape(runner::model_requirement::hard);
+    p.shape = one_input_shape(runner::model_requirement::any_hard);
     p.tag = case_class;
     return p;
 }
@@ -176,7 +176,7 @@ runner::property hard_ball_encloses_exact(ball_hard_fn ball) {
         }
         return check_result::holds();
     };
-    p.shape = one_input_shape(runner::model_requirement::hard);
+    p.shape = one_input_shape(runner::model_requirement::any_hard);
     p.tag = case_class;
     return p;
 }
@@ -403,7 +403,7 @@ runner::property leftmost_tie_rule(exact_forward_fn filtered) {
         }
         return check_result::holds();
     };
-    p.shape = one_input_shape(runner::model_requirement::hard);
+    p.shape = one_input_shape(runner::model_requirement::any_hard);
     p.tag = case_class;
     return p;
 }
