@@ -54,7 +54,12 @@ soft_run run_case(const model::model<rational>& m, const model::input_sequence& 
 std::string beta_of(const model::model<rational>& m) {
     for (const auto& l : m.layers)
         for (const auto& h : l.heads)
-            if (h.score.beta) return h.score.beta->text();
+            if (h.score.beta) {
+                // A constant as its exact value: the model file may spell it otherwise after a
+                // round trip ("1/1" is written as 1), and a replay compares this text.
+                if (auto v = h.score.beta->constant_value()) return numeric::to_exact_string(*v);
+                return h.score.beta->text();
+            }
     return "1";
 }
 
@@ -158,6 +163,7 @@ runner::property leak_below_bound(bound_check_fn check) {
         return check_result::holds();
     };
     p.tag = soft_hard_tag;
+    p.shape = one_input_shape(runner::model_requirement::any_hard);
     return p;
 }
 
@@ -170,7 +176,13 @@ runner::property readout_agrees_when_certified(propagate_fn prop) {
     p.kinds = {"exact", "ball"};
     p.negative_control = "a certificate that ignores the propagated difference (certified "
                          "whenever the hard readout has any slack)";
-    p.generator = [](const run_config& cfg) { return margin_case(gen::margin_model(), cfg); };
+    // Half of the cases are "contains a 1" detectors at a constant beta on a single 1, where
+    // the certificate is tight: the soft readout flips once n - 1 > e^(beta gamma).
+    p.generator = [](const run_config& cfg) {
+        return rc::gen::oneOf(
+            margin_case(gen::margin_model(), cfg),
+            single_one_case(gen::control_model(gen::control_family::constant_beta), cfg));
+    };
     p.check = [prop](const test_case& c, const numeric::context& ctx) {
         const auto x = input_of(c);
         const soft_run s = run_case(c.model, x, ctx, {}, prop);
@@ -187,6 +199,7 @@ runner::property readout_agrees_when_certified(propagate_fn prop) {
         return check_result::holds();
     };
     p.tag = [](const test_case& c) { return soft_hard_tag(c); };
+    p.shape = one_input_shape(runner::model_requirement::any_hard);
     return p;
 }
 
@@ -248,6 +261,7 @@ runner::property ties_follow_average(gap_pass_fn reference) {
             .with("distance_sq_unique", show_ball(du));
     };
     p.tag = soft_hard_tag;
+    p.shape = one_input_shape(runner::model_requirement::any_hard);
     return p;
 }
 
@@ -271,6 +285,7 @@ runner::property control_two_level() {
         return leak_above_quarter(c, ctx, "beta = ln n / gamma");
     };
     p.tag = case_class;
+    p.shape = one_input_shape(runner::model_requirement::hard);
     return p;
 }
 
@@ -300,6 +315,7 @@ runner::property control_constant_beta() {
         return check_result::holds();
     };
     p.tag = case_class;
+    p.shape = one_input_shape(runner::model_requirement::hard);
     return p;
 }
 
@@ -320,6 +336,7 @@ runner::property control_positional_gap() {
         return leak_above_quarter(c, ctx, "beta = c n with gaps 1/n");
     };
     p.tag = case_class;
+    p.shape = one_input_shape(runner::model_requirement::hard);
     return p;
 }
 

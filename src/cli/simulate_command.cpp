@@ -3,6 +3,7 @@
 // differences with a propagated bound, readout agreement, and the temperatures and lengths the
 // margins certify.
 #include "cli/commands.hpp"
+#include "analysis/evaluate.hpp"
 #include "cli/out_dir.hpp"
 #include "model/model_file.hpp"
 #include "report/simulate_report.hpp"
@@ -10,6 +11,8 @@
 #include <cmath>
 #include <iostream>
 #include <random>
+
+#include <unistd.h>
 
 namespace attnprop::cli {
 
@@ -42,7 +45,7 @@ public:
                          "repeatable; with a pattern, --inputs defaults to 0");
         app_->add_flag("--cube", cube_,
                        "Every input of length n - 1 (refused above 4096 inputs per n)");
-        app_->add_option("--seed", seed_, "Seed of the random inputs")->capture_default_str();
+        add_seed_option(app_, seed_, "Seed of the random inputs");
         add_precision_option(app_, precision_, "of the Arb balls of the soft model")
             ->capture_default_str();
         app_->add_flag("--interval", interval_,
@@ -101,10 +104,18 @@ public:
         analysis::simulate_options opt;
         opt.precision = precision_;
         opt.interval = interval_;
+        for (long n : ns) {
+            model::check_length(m, n);
+            analysis::check_forward_work(m, static_cast<std::size_t>(n));
+        }
         report::provenance made_by = invocation;
-        made_by.set_option("--out", out_dir().string());
+        const std::filesystem::path dir = out_dir();
+        made_by.set_option("--out", dir.string());
         const out_policy policy = simulate_out_policy();
-        const out_found claim = claim_out_dir(out_dir(), made_by, policy, force_);
+        if (claim_out_dir(dir, made_by, policy, force_) == out_found::replaced) remove_owned(dir, policy);
+        prepare_out_dir(dir); // before the work: results are never lost for want of a folder
+        set_activity("simulating " + m.name + " at n = " + n_text_);
+        const bool tty = ::isatty(2) != 0;
 
         for (long n : ns) {
             std::vector<std::string> inputs;
@@ -138,7 +149,7 @@ public:
             } catch (const std::invalid_argument& e) {
                 throw usage_error(e.what());
             }
-            if (!json_) std::cerr << "simulate: n = " << n << " done\n";
+            if (tty) std::cerr << "simulate: n = " << n << " done\n";
         }
         // Constant temperatures: how far in n they stay certified.
         for (std::size_t b = 0; b < betas.size(); ++b) {
@@ -156,14 +167,24 @@ public:
                 last.data, betas[b].eval<numeric::arb_ball>(1, last.n, ctx), ctx);
             run.lengths.push_back(std::move(l));
         }
-        if (claim == out_found::replaced) remove_owned(out_dir(), policy);
-        report::write_simulate_report(out_dir(), run, made_by);
-        if (json_)
-            std::cout << json::dump(report::simulate_to_json(run, made_by), 2) << "\n";
-        else
-            std::cout << report::simulate_to_text(run) << "report: " << out_dir().string()
-                      << "/report.md (report.json, simulate.csv, leak.svg)\n";
-        return report::findings(run) ? exit_failed : exit_ok;
+        const std::string not_written =
+            try_write([&] { report::write_simulate_report(dir, run, made_by); });
+        const int code = report::findings(run) ? exit_failed : exit_ok;
+        if (json_) {
+            json::value j = report::simulate_to_json(run, made_by);
+            j.set("report_dir", not_written.empty() ? json::value::string(dir.string())
+                                                    : json::value::null_value());
+            std::cout << json::dump(j, 2) << "\n";
+        } else {
+            std::cout << report::simulate_to_text(run);
+            if (not_written.empty()) {
+                std::cout << "report: " << dir.string() << "/report.md (report.json, simulate.csv";
+                for (const char* f : {"leak.svg", "leak.png"})
+                    if (std::filesystem::exists(dir / f)) std::cout << ", " << f;
+                std::cout << ")\n";
+            }
+        }
+        return not_written.empty() ? code : report_not_written(code, not_written);
     }
 
 private:
@@ -183,7 +204,7 @@ private:
         p.command = "simulate";
         p.markers = {{"report.json", "attnprop-simulate-report"}};
         p.ignored = {"--out", "--json", "--force"};
-        p.owned_files = {"report.json", "report.md", "simulate.csv", "leak.svg"};
+        p.owned_files = {"report.json", "report.md", "simulate.csv", "leak.svg", "leak.png"};
         return p;
     }
 

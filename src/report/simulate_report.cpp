@@ -33,6 +33,12 @@ double as_double(const arb_ball& x) {
     return numeric::to_double(x);
 }
 
+/// A word for a table line: up to 24 symbols, longer ones abbreviated with their length.
+std::string short_word(const std::string& w) {
+    if (w.size() <= 24) return w;
+    return w.substr(0, 20) + "... (" + std::to_string(w.size()) + " symbols)";
+}
+
 std::string margin_text(const std::optional<analysis::surd>& s) {
     return s ? s->to_string() : "none";
 }
@@ -50,10 +56,41 @@ std::string fixed_or_sci(double v) {
     return buf;
 }
 
-std::string layer_list(const std::vector<std::string>& v) {
-    std::string s;
-    for (std::size_t k = 0; k < v.size(); ++k) s += (k ? " | " : "") + v[k];
-    return s;
+/// Leak against n for every beta: the largest measured leak (solid) and the largest certified
+/// row bound (dashed), log-log. A leak of exactly 0 (every key tied) or below the double range
+/// is not drawn (a log axis has no 0).
+plot_figure leak_figure(const simulate_run& r) {
+    plot_figure fig;
+    fig.title = "Attention leak of the softmax counterpart of " + r.model_name;
+    plot_panel_spec p;
+    p.y_label = "largest leak 1 - w_T over rows";
+    p.log_y = true;
+    for (std::size_t bi = 0; bi < r.betas.size(); ++bi) {
+        plot_series measured, bound;
+        measured.name = "beta = " + r.betas[bi] + ", measured";
+        bound.name = "beta = " + r.betas[bi] + ", certified bound";
+        measured.colour = bound.colour = palette[bi % 7];
+        bound.style = plot_style::dashed;
+        bound.markers = false;
+        for (const auto& row : r.rows) {
+            const auto& b = row.betas.at(bi);
+            const double m = as_double(b.leak.max_leak);
+            const double u = as_double(b.leak.worst_row_bound);
+            measured.x.push_back(static_cast<double>(row.n));
+            measured.y.push_back(m > 0 ? m : std::nan(""));
+            bound.x.push_back(static_cast<double>(row.n));
+            bound.y.push_back(u > 0 ? u : std::nan(""));
+        }
+        p.series.push_back(std::move(measured));
+        p.series.push_back(std::move(bound));
+    }
+    fig.panels.push_back(std::move(p));
+    fig.caption.push_back("Solid: the largest measured leak 1 - w_T over the rows the output depends "
+                          "on and over the inputs (T: the keys attaining the maximal hard score); "
+                          "dashed: the largest certified row bound r/(1+r), "
+                          "r = ((n-t)/t) e^(-beta (gamma - 2 eps)). A leak of exactly 0 (every key "
+                          "tied) or below the double range is not drawn. " + r.input_note + ".");
+    return fig;
 }
 
 } // namespace
@@ -77,17 +114,18 @@ std::string simulate_to_text(const simulate_run& r) {
             o << "  layer " << k + 1 << ": min margin " << margin_text(g.min_margin);
             if (g.min_margin && g.min_margin->g != 1) o << " = " << margin_decimal(g.min_margin);
             o << ", max ties " << g.max_ties;
-            if (g.min_margin) o << " (on \"" << g.argmin_input << "\")";
+            if (g.min_margin) o << " (on \"" << short_word(g.argmin_input) << "\")";
             o << "\n";
         }
         o << "  smallest certified beta: "
           << (row.smallest_beta ? up(*row.smallest_beta, 4) : std::string("none up to 2^40")) << "\n";
         o << "  beta            beta(n)     leak       leak bound  |y_n - hard|  bound       "
-             "agree/certified\n";
+             "agree/certified\n"
+          << "                              (max)      (at that row) (upper)   (upper)\n";
         for (const auto& b : row.betas) {
             const std::size_t L = b.state_bound.size();
             char line[512];
-            const std::string yd = L ? fixed_or_sci(b.state_measured_mid[L - 1]) : "0";
+            const std::string yd = L ? up(b.state_measured[L - 1]) : "0";
             std::snprintf(line, sizeof line, "  %-15s %-11s %-10s %-11s %-13s %-11s %zu/%zu of %zu%s\n",
                           b.beta_text.c_str(), mid(b.beta_n, 4).c_str(), mid(b.leak.max_leak).c_str(),
                           up(b.leak.max_leak_bound).c_str(), yd.c_str(),
@@ -95,6 +133,10 @@ std::string simulate_to_text(const simulate_run& r) {
                           row.inputs.size(),
                           b.undecided ? (" (" + std::to_string(b.undecided) + " undecided)").c_str() : "");
             o << line;
+            if (b.leak.rows_undecided + b.leak.layers_undecided)
+                o << "    undecided at " << r.precision << " bits: " << b.leak.rows_undecided
+                  << " row(s) and " << b.leak.layers_undecided
+                  << " layer(s) whose measured enclosure overlaps its bound (raise --precision)\n";
             if (b.leak.rows_above + b.leak.layers_above)
                 o << "    FINDING: a measured value is above its certified bound: " << b.leak.first_above
                   << "\n";
@@ -168,6 +210,8 @@ json::value simulate_to_json(const simulate_run& r, const provenance& made_by) {
             leak.set("rows_within", num(static_cast<long long>(b.leak.rows_within)));
             leak.set("rows_undecided", num(static_cast<long long>(b.leak.rows_undecided)));
             leak.set("rows_above", num(static_cast<long long>(b.leak.rows_above)));
+            leak.set("layers_undecided", num(static_cast<long long>(b.leak.layers_undecided)));
+            leak.set("layers_above", num(static_cast<long long>(b.leak.layers_above)));
             bo.set("leak", std::move(leak));
             value ls = value::array();
             for (std::size_t k = 0; k < b.state_bound.size(); ++k) {
@@ -213,7 +257,7 @@ void write_simulate_report(const fs::path& dir, const simulate_run& r, const pro
 
     std::ostringstream csv;
     csv << "n,beta,beta_n,min_margin_layer1,max_ties_layer1,leak_measured,leak_bound_at_row,"
-           "worst_row_bound,y_diff_measured,y_diff_bound,agree,disagree,undecided,certified,"
+           "worst_row_bound,y_diff_measured_upper,y_diff_bound,agree,disagree,undecided,certified,"
            "inputs,smallest_certified_beta\n";
     for (const auto& row : r.rows)
         for (const auto& b : row.betas) {
@@ -223,7 +267,7 @@ void write_simulate_report(const fs::path& dir, const simulate_run& r, const pro
                 << "," << (row.gaps.layers.empty() ? 1 : row.gaps.layers[0].max_ties) << ","
                 << mid(b.leak.max_leak, 6) << "," << up(b.leak.max_leak_bound, 6) << ","
                 << up(b.leak.worst_row_bound, 6) << ","
-                << (L ? fixed_or_sci(b.state_measured_mid[L - 1]) : "0") << ","
+                << (L ? up(b.state_measured[L - 1], 6) : "0") << ","
                 << (L ? up(b.state_bound[L - 1], 6) : "0") << "," << b.agree << "," << b.disagree
                 << "," << b.undecided << "," << b.certified << "," << row.inputs.size() << ","
                 << (row.smallest_beta ? up(*row.smallest_beta, 6) : "none") << "\n";
@@ -239,7 +283,7 @@ void write_simulate_report(const fs::path& dir, const simulate_run& r, const pro
        << "positions T); its certified bound is r/(1+r), r = ((n-t)/t) e^(-beta (gamma - 2 eps)) "
        << "(docs/theory.md). Bounds are rounded up.\n\n";
     md << "| n | beta | beta(n) | min margin (layer 1) | max ties | leak | leak bound | "
-          "\\|y_n - hard\\| | bound | readout agree / certified | smallest certified beta |\n";
+          "\\|y_n - hard\\| (upper) | bound | readout agree / certified | smallest certified beta |\n";
     md << "|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& row : r.rows)
         for (const auto& b : row.betas) {
@@ -248,7 +292,7 @@ void write_simulate_report(const fs::path& dir, const simulate_run& r, const pro
                << (row.gaps.layers.empty() ? "none" : margin_text(row.gaps.layers[0].min_margin))
                << " | " << (row.gaps.layers.empty() ? 1 : row.gaps.layers[0].max_ties) << " | "
                << mid(b.leak.max_leak) << " | " << up(b.leak.max_leak_bound) << " | "
-               << (L ? fixed_or_sci(b.state_measured_mid[L - 1]) : "0") << " | "
+               << (L ? up(b.state_measured[L - 1]) : "0") << " | "
                << (L ? up(b.state_bound[L - 1]) : "0") << " | " << b.agree << " / " << b.certified
                << " of " << row.inputs.size() << " | "
                << (row.smallest_beta ? up(*row.smallest_beta, 4) : "none") << " |\n";
@@ -267,37 +311,19 @@ void write_simulate_report(const fs::path& dir, const simulate_run& r, const pro
     const std::size_t f = findings(r);
     md << "\nFindings (a measured value certainly above its certified bound): " << f << "\n";
     if (!made_by.empty()) md << "\n" << provenance_to_markdown(made_by);
-    write_file_atomic(dir / "report.md", md.str());
-
-    plot_figure fig;
-    fig.title = "Attention leak of the soft counterpart of " + r.model_name;
-    plot_panel_spec p;
-    p.y_label = "largest leak 1 - w_T over rows";
-    p.log_y = true;
-    for (std::size_t bi = 0; bi < r.betas.size(); ++bi) {
-        plot_series measured, bound;
-        measured.name = "beta = " + r.betas[bi] + ", measured";
-        bound.name = "beta = " + r.betas[bi] + ", certified bound";
-        measured.colour = bound.colour = palette[bi % 7];
-        bound.dashed = true;
-        bound.markers = false;
-        for (const auto& row : r.rows) {
-            const auto& b = row.betas.at(bi);
-            const double m = as_double(b.leak.max_leak);
-            const double u = as_double(b.leak.worst_row_bound);
-            measured.x.push_back(static_cast<double>(row.n));
-            measured.y.push_back(m > 0 ? m : std::nan(""));
-            bound.x.push_back(static_cast<double>(row.n));
-            bound.y.push_back(u > 0 ? u : std::nan(""));
-        }
-        p.series.push_back(std::move(measured));
-        p.series.push_back(std::move(bound));
+    std::vector<std::string> figure_notes;
+    std::string figures_md;
+    if (!r.rows.empty()) {
+        plot_figure fig = leak_figure(r);
+        fig.generator = figure_generator(made_by);
+        const auto names = write_figure(dir, "leak", fig, figure_notes);
+        figures_md = "\nFigure: ";
+        for (std::size_t t = 0; t < names.size(); ++t) figures_md += (t ? ", " : "") + names[t];
+        figures_md += "\n";
+        for (const auto& note : figure_notes) figures_md += "\nNo PNG: " + note + ".\n";
     }
-    fig.panels.push_back(std::move(p));
-    fig.caption.push_back("Solid: the largest measured leak over the rows the output depends on "
-                          "and over the inputs; dashed: the largest certified row bound. A leak "
-                          "of exactly 0 (every key tied) or below the double range is not drawn.");
-    write_file_atomic(dir / "leak.svg", render_svg(fig));
+
+    write_file_atomic(dir / "report.md", md.str() + figures_md);
 }
 
 } // namespace attnprop::report
