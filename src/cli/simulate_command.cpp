@@ -107,6 +107,22 @@ public:
         for (long n : ns) {
             model::check_length(m, n);
             analysis::check_forward_work(m, static_cast<std::size_t>(n));
+            // The bounds assume beta(n) > 0 (a non-positive beta would not concentrate on the
+            // maximal scores); decided on a ball, so a beta that is not certainly positive is
+            // refused rather than guessed.
+            const numeric::context bctx{precision_};
+            for (std::size_t b = 0; b < betas.size(); ++b) {
+                numeric::arb_ball v;
+                try {
+                    v = betas[b].eval<numeric::arb_ball>(1, n, bctx);
+                } catch (const numeric::numeric_error& e) {
+                    throw usage_error("--beta '" + betas_[b] + "' has no value at n = " +
+                                      std::to_string(n) + ": " + e.what());
+                }
+                if (numeric::sign(v, bctx) != numeric::order::greater)
+                    throw usage_error("--beta '" + betas_[b] + "' is not certainly positive at n = " +
+                                      std::to_string(n));
+            }
         }
         report::provenance made_by = invocation;
         const std::filesystem::path dir = out_dir();

@@ -378,3 +378,9 @@ foreach(_t IN LISTS _golden_tests)
     set_tests_properties("${_t}" PROPERTIES FIXTURES_REQUIRED "${_fx}")
   endif()
 endforeach()
+
+# simulate: a soft model, a formula with i and a beta that is not positive are bad usage.
+attnprop_cli_test(simulate-soft-model 2 "simulate needs a hard or average-hard model" simulate --model cc-first --beta 4 --n 16)
+attnprop_cli_test(simulate-beta-with-i 2 "is a formula in n alone" simulate --model hard-contains-one --beta "i" --n 16)
+attnprop_cli_test(simulate-beta-not-positive 2 "is not certainly positive at n = 2" simulate --model hard-contains-one --beta "log(n)-1" --n 2,16)
+attnprop_cli_test(simulate-restrict-average 2 "average-hard" restrict --model average-ones-mean --n 8)
