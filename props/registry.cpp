@@ -3,6 +3,7 @@
 #include "props/controls.hpp"
 #include "props/hard_limit.hpp"
 #include "props/semantics.hpp"
+#include "props/soft_hard.hpp"
 #include "props/soft_influence.hpp"
 
 namespace attnprop::runner {
@@ -12,6 +13,7 @@ void register_all(registry& r) {
     props::register_controls(r);
     props::register_hard_limit(r);
     props::register_soft_influence(r);
+    props::register_soft_hard(r);
 }
 
 } // namespace attnprop::runner

@@ -29,8 +29,25 @@ exact_forward_fn default_exact() {
     };
 }
 
+/// Hard models of gen::hard_model, half of them read as average-hard (the same parameters;
+/// the generator's lookup tables were keyed on unique-hard probes, so some lookups fall back to
+/// their defaults, which is still a valid model).
+rc::Gen<model::model<rational>> hard_or_average(const gen::hard_bounds& b = {}) {
+    return rc::gen::oneOf(gen::hard_model(b),
+                          rc::gen::map(gen::hard_model(b), [](model::model<rational> m) {
+                              m.attention = model::attention_kind::average_hard;
+                              return m;
+                          }));
+}
+
 rc::Gen<model::model<rational>> any_model() {
-    return rc::gen::oneOf(gen::hard_model(), gen::soft_model());
+    return rc::gen::oneOf(hard_or_average(), gen::soft_model());
+}
+
+std::string positions_text(const std::vector<std::size_t>& v) {
+    std::string s;
+    for (std::size_t t = 0; t < v.size(); ++t) s += (t ? "," : "") + std::to_string(v[t] + 1);
+    return "{" + s + "}";
 }
 
 std::string input_note(const test_case& c) { return "input \"" + c.inputs.front() + "\""; }
@@ -43,10 +60,11 @@ runner::property hard_filter_equals_exact(exact_forward_fn filtered) {
     p.suite = "semantics";
     p.name = "hard-filter-equals-exact";
     p.statement = "the filtered exact hard-attention path equals the plain exact kernel: same "
-                  "y_n^(L) and same attention choices";
+                  "y_n^(L) and same attention choices (and, for average-hard models, the same "
+                  "sets of maximal keys)";
     p.kinds = {"exact"};
     p.negative_control = "a filtered path whose exact fallback picks the rightmost candidate";
-    p.generator = [](const run_config& cfg) { return model_and_input(gen::hard_model(), cfg, 64); };
+    p.generator = [](const run_config& cfg) { return model_and_input(hard_or_average(), cfg, 64); };
     p.check = [filtered](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
         auto ref = attention::hard_forward(c.model, x, ctx, true);
@@ -72,9 +90,11 @@ runner::property hard_filter_equals_exact(exact_forward_fn filtered) {
                                   b.size() > k && b[k].size() > i && b[k][i].size() > h
                                       ? std::to_string(b[k][i][h] + 1)
                                       : "missing");
+        if (ref.trace->ties != fil.trace->ties)
+            return check_result::violated("the sets of maximal keys differ on " + input_note(c));
         return check_result::holds();
     };
-    p.shape = one_input_shape(runner::model_requirement::hard);
+    p.shape = one_input_shape(runner::model_requirement::any_hard);
     p.tag = case_class;
     return p;
 }
@@ -96,7 +116,7 @@ runner::property hard_ball_encloses_exact(ball_hard_fn ball) {
     p.generator = [](const run_config& cfg) {
         gen::hard_bounds b;
         b.allow_exact_keyed_maps = false; // lookups of non-exact balls return uninformative hulls
-        return model_and_input(gen::hard_model(b), cfg, 256);
+        return model_and_input(hard_or_average(b), cfg, 256);
     };
     p.check = [ball](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
@@ -116,8 +136,18 @@ runner::property hard_ball_encloses_exact(ball_hard_fn ball) {
                 u.head > choice[u.layer - 1][u.position - 1].size())
                 return check_result::violated("the ball reports an undecided argmax at a place "
                                               "the model does not have: " + where);
-            const std::size_t exact = choice[u.layer - 1][u.position - 1][u.head - 1] + 1;
-            if (std::find(u.candidates.begin(), u.candidates.end(), exact) == u.candidates.end()) {
+            // Unique-hard: the exact choice; average-hard: every exact maximal key.
+            std::vector<std::size_t> need{choice[u.layer - 1][u.position - 1][u.head - 1]};
+            if (!traced.trace->ties.empty())
+                need = traced.trace->ties[u.layer - 1][u.position - 1][u.head - 1];
+            std::size_t exact = need.front() + 1;
+            bool all_in = true;
+            for (std::size_t j : need)
+                if (std::find(u.candidates.begin(), u.candidates.end(), j + 1) == u.candidates.end()) {
+                    all_in = false;
+                    exact = j + 1;
+                }
+            if (!all_in) {
                 std::string cands;
                 for (auto j : u.candidates) cands += (cands.empty() ? "" : ", ") + std::to_string(j);
                 return check_result::violated("the ball's candidates at an undecided argmax "
@@ -146,7 +176,7 @@ runner::property hard_ball_encloses_exact(ball_hard_fn ball) {
         }
         return check_result::holds();
     };
-    p.shape = one_input_shape(runner::model_requirement::hard);
+    p.shape = one_input_shape(runner::model_requirement::any_hard);
     p.tag = case_class;
     return p;
 }
@@ -328,10 +358,11 @@ runner::property leftmost_tie_rule(exact_forward_fn filtered) {
     p.suite = "semantics";
     p.name = "leftmost-tie-rule";
     p.statement = "every hard attention choice is the smallest key position attaining the "
-                  "maximal exact score (brute-force reference)";
+                  "maximal exact score, and an average-hard head's set of keys is exactly every "
+                  "position attaining it (brute-force reference)";
     p.kinds = {"exact"};
     p.negative_control = "a kernel that breaks ties towards the rightmost position";
-    p.generator = [](const run_config& cfg) { return model_and_input(gen::hard_model(), cfg, 48); };
+    p.generator = [](const run_config& cfg) { return model_and_input(hard_or_average(), cfg, 48); };
     p.check = [filtered](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
         auto r = filtered(c.model, x, ctx, true);
@@ -346,6 +377,20 @@ runner::property leftmost_tie_rule(exact_forward_fn filtered) {
                     std::size_t best = 0;
                     for (std::size_t j = 1; j < s.size(); ++j)
                         if (s[j] > s[best]) best = j;
+                    if (!tr.ties.empty()) {
+                        std::vector<std::size_t> all;
+                        for (std::size_t j = 0; j < s.size(); ++j)
+                            if (s[j] == s[best]) all.push_back(j);
+                        if (tr.ties[k - 1][i][h] != all)
+                            return check_result::violated("an average-hard head's keys are not "
+                                                          "every maximal position")
+                                .with("layer", std::to_string(k))
+                                .with("position", std::to_string(i + 1))
+                                .with("head", std::to_string(h + 1))
+                                .with("keys", positions_text(tr.ties[k - 1][i][h]))
+                                .with("maximal", positions_text(all))
+                                .with("scores", show_vector(s));
+                    }
                     if (tr.choice[k - 1][i][h] != best)
                         return check_result::violated("a head did not select the leftmost maximum")
                             .with("layer", std::to_string(k))
@@ -358,7 +403,7 @@ runner::property leftmost_tie_rule(exact_forward_fn filtered) {
         }
         return check_result::holds();
     };
-    p.shape = one_input_shape(runner::model_requirement::hard);
+    p.shape = one_input_shape(runner::model_requirement::any_hard);
     p.tag = case_class;
     return p;
 }
@@ -375,7 +420,7 @@ runner::property trace_last_row(exact_forward_fn filtered) {
     p.generator = [](const run_config& cfg) { return model_and_input(any_model(), cfg, 64); };
     p.check = [filtered](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
-        if (c.model.attention == model::attention_kind::hard) {
+        if (model::is_hard_kind(c.model.attention)) {
             auto alone = filtered(c.model, x, ctx, false);
             auto full = attention::hard_forward_exact(c.model, x, ctx, true);
             const auto& last = full.trace->y.back().back();
@@ -419,7 +464,7 @@ runner::property model_file_round_trip(writer_fn writer) {
         if (model::write_model(back) != model::write_model(c.model))
             return check_result::violated("the re-read model writes a different file");
         auto x = input_of(c);
-        if (c.model.attention == model::attention_kind::hard) {
+        if (model::is_hard_kind(c.model.attention)) {
             auto a = attention::hard_forward_exact(c.model, x, ctx);
             auto b = attention::hard_forward_exact(back, x, ctx);
             if (a.y != b.y)

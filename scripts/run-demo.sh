@@ -2,7 +2,8 @@
 # `make run`: evaluates every bundled model on a few inputs drawn from its own alphabet (2DYCK
 # prefixes for bracket models), draws the figures of two short sweeps (the influence and
 # cross-entropy of cc-parity on PARITY inputs, Lemma 5; the restrictions of hard-parity-attempt,
-# Theorem 1), then runs the default property suites (`attnprop check`) and writes the report.
+# Theorem 1) and of soft attention simulating hard attention (attnprop simulate), then runs the
+# default property suites (soft-hard among them) (`attnprop check`) and writes the report.
 # Budget: a few minutes on 2 cores at the defaults.
 #   ATTNPROP_OUT    report folder (default out/run)
 #   ATTNPROP_TESTS  cases per property (default 1000)
@@ -74,6 +75,16 @@ tail -n 1 "$out/influence-cc-parity.txt"
 tail -n 1 "$out/restrict-hard-parity-attempt.txt"
 
 echo
+echo "== soft attention simulating hard attention: hard-contains-one and hard-first-one-position"
+# Exact margins against the certified leak of softmax at three inverse temperatures.
+for m in hard-contains-one hard-first-one-position; do
+  "$bin" simulate --model "$m" --beta 4 --beta "2*log(n)" --beta "n*log(n)" --n 16:4096:x4 \
+    --inputs 2 --seed "$seed" --out "$out/simulate-$m" --force > "$out/simulate-$m.txt" 2>&1 ||
+    sweep_status=$?
+  grep -E "^constant beta|FINDING|finding" "$out/simulate-$m.txt"
+done
+
+echo
 echo "== property suites (seed $seed, $tests cases per property, n <= $max_n)"
 status=0
 # The folder belongs to `make run`: a run with other budgets replaces it.
@@ -81,7 +92,8 @@ status=0
 echo
 echo "model evaluations: $summary"
 echo "check report:      $out/check/report.md (and report.json)"
-for f in influence-cc-parity/influence influence-cc-parity/cross_entropy restrict-hard-parity-attempt/restrict; do
+for f in influence-cc-parity/influence influence-cc-parity/cross_entropy restrict-hard-parity-attempt/restrict \
+         simulate-hard-contains-one/leak simulate-hard-first-one-position/leak; do
   if [ -f "$out/$f.png" ]; then echo "figure:            $out/$f.svg (and .png)"
   elif [ -f "$out/$f.svg" ]; then echo "figure:            $out/$f.svg (no PNG: see its report.md)"
   fi

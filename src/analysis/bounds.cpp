@@ -76,6 +76,10 @@ head_constants compute_head(const model::head<rational>& h, const numeric::conte
         } else {
             auto g = gram(homogeneous(h.score.Q, hc.score_bias), homogeneous(h.score.K, hc.score_bias));
             hc.mu = up(numeric::abs(score_scale(h.score, ctx)) * spectral_norm_upper(g, ctx));
+            // A constant inverse temperature is one more fixed factor of the scores; one that
+            // depends on n is applied where n is known (posterior_bound).
+            if (h.score.beta && h.score.beta->is_constant())
+                hc.mu = up(hc.mu * numeric::abs(h.score.beta->eval<arb_ball>(1, 1, ctx)));
         }
     }
     if (const auto* v = value_affine(h)) {
@@ -387,9 +391,10 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
     if (m.out.type == model::readout<rational>::kind::softmax)
         rep.probability_factor = logit_oscillation_factor(m.out, ctx);
 
-    if (m.attention == model::attention_kind::hard)
-        rep.notes.push_back("the model uses hard attention: the bound concerns its softmax "
-                            "reading with the same parameters");
+    if (model::is_hard_kind(m.attention))
+        rep.notes.push_back(std::string("the model uses ") + model::to_string(m.attention) +
+                            " attention: the bound concerns its softmax reading with the same "
+                            "parameters");
     if (!rep.hypotheses_hold()) {
         const hypothesis_result* f = rep.first_failure();
         rep.notes.push_back("no K: hypothesis " + f->name +
@@ -485,13 +490,12 @@ arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>&
         for (std::size_t h = 0; h < m.layers[k].heads.size(); ++h) {
             const auto& hd = m.layers[k].heads[h];
             head_constants hc = lc.heads[h];
-            // A length-scaled head scores with scale·ln n: at this fixed n that is one more
-            // constant factor on μ and on the scaled queries.
-            const bool length_scaled =
-                hd.score.length_scale == model::score_spec<rational>::length_scaling::log;
-            const arb_ball ln_n =
-                length_scaled ? numeric::log(ball(static_cast<long>(n), ctx)) : one;
-            if (length_scaled) hc.mu = up(hc.mu * ln_n);
+            // A head with an inverse temperature scores with scale·β(n) (ln n for a
+            // length-scaled head): at this fixed n that is one more constant factor on the
+            // scaled queries, and on μ when β depends on n (compute_head has a constant one).
+            const auto beta_n = model::beta_at<arb_ball>(hd.score, static_cast<long>(n), ctx);
+            if (beta_n && !hd.score.beta->is_constant())
+                hc.mu = up(hc.mu * numeric::abs(*beta_n));
             const arb_ball& l = lc.lh[h];
             // Actual value norms.
             auto V = model::convert<arb_ball>(*value_affine(hd), ctx);
@@ -508,7 +512,7 @@ arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>&
                 auto Q = model::convert<arb_ball>(hd.score.Q, ctx);
                 auto Kp = model::convert<arb_ball>(hd.score.K, ctx);
                 const arb_ball scale =
-                    length_scaled ? score_scale(hd.score, ctx) * ln_n : score_scale(hd.score, ctx);
+                    beta_n ? score_scale(hd.score, ctx) * *beta_n : score_scale(hd.score, ctx);
                 std::vector<std::vector<arb_ball>> q1, q2, k1, k2;
                 for (std::size_t j = 0; j < n; ++j) {
                     auto qa = model::apply_affine(Q, ys[j], ctx);

@@ -131,6 +131,16 @@ void fill_hard_trace(evaluation& ev, const attention::hard_trace<S>& t) {
                 for (auto j : row) c.push_back(j + 1);
                 tl.choice.push_back(std::move(c));
             }
+        if (k > 0 && k - 1 < t.ties.size())
+            for (const auto& row : t.ties[k - 1]) {
+                std::vector<std::vector<std::size_t>> heads;
+                for (const auto& set : row) {
+                    std::vector<std::size_t> c;
+                    for (auto j : set) c.push_back(j + 1);
+                    heads.push_back(std::move(c));
+                }
+                tl.ties.push_back(std::move(heads));
+            }
         ev.trace.push_back(std::move(tl));
     }
 }
@@ -284,7 +294,7 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
     ev.attention = m.attention;
     ev.input = model::format_input(m.sigma, x);
     ev.n = x.size();
-    const bool hard = m.attention == model::attention_kind::hard;
+    const bool hard = model::is_hard_kind(m.attention);
     scalar_choice sc = opt.scalar;
     if (sc == scalar_choice::automatic)
         sc = hard && model::exact_blockers(m).empty() ? scalar_choice::exact : scalar_choice::ball;
@@ -336,7 +346,7 @@ namespace {
 
 void run_kind(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
               scalar_choice sc, const eval_options& opt, const numeric::context& ctx) {
-    const bool hard = m.attention == model::attention_kind::hard;
+    const bool hard = model::is_hard_kind(m.attention);
     if (sc == scalar_choice::automatic) sc = scalar_choice::ball;
     numeric::with_kind(to_string(sc), [&]<class S>(std::type_identity<S>) {
         using traits = numeric::scalar_traits<S>;

@@ -38,6 +38,8 @@ struct eval_options {
 struct trace_layer {
     std::vector<std::vector<std::string>> y;                 ///< [position][coordinate]
     std::vector<std::vector<std::size_t>> choice;            ///< hard: [position][head], 1-based
+    /// average-hard: [position][head] every maximal key, 1-based
+    std::vector<std::vector<std::vector<std::size_t>>> ties;
     std::vector<std::vector<std::vector<std::string>>> weights; ///< soft: [position][head][key]
     /// y and weights for people (numeric::to_certified_display: a ball's certified digits and
     /// its radius).

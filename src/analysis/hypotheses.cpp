@@ -354,6 +354,27 @@ arb_ball value_at_zero_norm(const rmap& f, const numeric::context& ctx) {
     }
 }
 
+namespace {
+
+/// Why an inverse temperature β(n) that depends on n breaks hypothesis 1.
+std::string beta_reason(const model::expr& beta) {
+    std::string s = " multiplies its scores by the inverse temperature beta(n) = '" + beta.text() +
+                    "', which depends on n: Lemma 5 takes score maps fixed independently of n";
+    const auto b = beta.bounded();
+    if (b == false)
+        s += ", and this beta(n) is unbounded, so the scores are not bounded uniformly in n and "
+             "the attention weights need not be at most e^(2A)/(n-1) for one A (soft attention "
+             "can then concentrate, as when it simulates hard attention)";
+    else if (b == true)
+        s += " (beta(n) is bounded, so the scores stay bounded, but the lemma as stated does "
+             "not cover it)";
+    else
+        s += " (whether beta(n) stays bounded is not decided)";
+    return s;
+}
+
+} // namespace
+
 std::vector<hypothesis_result> check_hypotheses(const model::model<rational>& m) {
     const numeric::context ctx{128};
     std::vector<hypothesis_result> out;
@@ -372,6 +393,8 @@ std::vector<hypothesis_result> check_hypotheses(const model::model<rational>& m)
                 else if (hd.score.length_scale == model::score_spec<rational>::length_scaling::log)
                     bad.push_back(where(k, t) + " multiplies its scores by log n, so they are not "
                                   "bounded uniformly in n");
+                else if (hd.score.beta && !hd.score.beta->is_constant())
+                    bad.push_back(where(k, t) + beta_reason(*hd.score.beta));
                 else if (!hd.score.Q.b_is_zero || !hd.score.K.b_is_zero)
                     biases = true;
             }

@@ -39,7 +39,8 @@ inline constexpr const char* hypothesis_names[5] = {
 
 /// Decides the five hypotheses of Claim 2, in the order of `hypothesis_names`:
 /// 1. dot-product-scores: every head scores by a scaled dot product with a scale independent
-///    of n (false: a score map, or scores multiplied by log n);
+///    of n (false: a score map, or scores multiplied by log n or by another inverse
+///    temperature beta(n) that depends on n);
 /// 2. linear-values: every value is V y + c (false: a value map other than an affine one);
 /// 3. bounded-embeddings: token embeddings (finitely many) and positional embeddings bounded
 ///    uniformly in i and n: tables and sinusoids always; formulas by expr::bounded(), or by the

@@ -1185,6 +1185,11 @@ std::size_t restriction::table_index(const std::vector<int>& x) const {
 
 restriction build_restriction(const model::model<rational>& m, long n,
                               const restriction_options& opt) {
+    if (m.attention == model::attention_kind::average_hard)
+        throw std::invalid_argument(
+            "the restriction needs a unique-hard attention model: Hahn's Theorem 1 and its "
+            "restriction argument are about the leftmost maximal score; average-hard attention "
+            "weighs every maximal position and is not covered");
     if (m.attention != model::attention_kind::hard)
         throw std::invalid_argument("the restriction needs a hard-attention model");
     if (n < 2) throw std::invalid_argument("n must be at least 2 (one input and eos)");

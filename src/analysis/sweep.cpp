@@ -933,7 +933,7 @@ void decide_sweep(sweep_result& r, double tol) {
 sweep_result influence_sweep(const model::model<rational>& exact, const sweep_options& opt) {
     if (exact.attention != model::attention_kind::soft)
         throw std::invalid_argument("the influence sweep needs a soft-attention model; " + exact.name +
-                                    " is hard");
+                                    " is " + model::to_string(exact.attention));
     for (long n : opt.ns) {
         if (n < 2) throw std::invalid_argument("n must be at least 2, got " + std::to_string(n));
         model::check_length(exact, n);

@@ -98,6 +98,20 @@ struct argmax_result {
 /// every index that is the leftmost argmax for some choice of values within the enclosures.
 template <numeric::Scalar S> argmax_result leftmost_argmax(const std::vector<S>& s);
 
+/// Every index attaining the maximal score (average-hard attention), or the candidates.
+struct maximal_set_result {
+    bool decided = true;
+    /// 0-based, ascending: the maximal set when decided; else every index that attains the
+    /// maximum for some choice of values within the enclosures.
+    std::vector<std::size_t> positions;
+};
+
+/// The set of every index attaining max_j s_j by three-valued comparison. Exact and double
+/// scores always decide it; an enclosure decides a tie only when compare() says the two are
+/// equal (both exact and equal: a proof, not an overlap), so an undecided set is decided on
+/// exact rationals by the caller. O(n) when every comparison decides.
+template <numeric::Scalar S> maximal_set_result maximal_positions(const std::vector<S>& s);
+
 } // namespace attnprop::attention
 
 #include "attention/common_impl.hpp"

@@ -121,6 +121,50 @@ template <numeric::ExpScalar S> vec<S> softmax(const vec<S>& z, const numeric::c
     return e;
 }
 
+template <numeric::Scalar S> maximal_set_result maximal_positions(const std::vector<S>& s) {
+    if (s.empty()) throw std::logic_error("maximal positions of an empty score row");
+    maximal_set_result r;
+    // Fast path: one scan while every comparison decides (certain order is transitive, and so
+    // is certain equality).
+    std::size_t best = 0;
+    r.positions.push_back(0);
+    bool decided = true;
+    for (std::size_t j = 1; j < s.size() && decided; ++j) {
+        switch (numeric::compare(s[j], s[best])) {
+        case numeric::order::greater:
+            best = j;
+            r.positions.assign(1, j);
+            break;
+        case numeric::order::equal: r.positions.push_back(j); break;
+        case numeric::order::less: break;
+        case numeric::order::unknown: decided = false; break;
+        }
+    }
+    if (decided) return r;
+    // Candidate scan: j can attain the maximum only if no index is certainly above it.
+    std::vector<std::size_t> cand;
+    for (std::size_t j = 0; j < s.size(); ++j) {
+        bool excluded = false;
+        for (std::size_t c : cand)
+            if (numeric::compare(s[c], s[j]) == numeric::order::greater) {
+                excluded = true;
+                break;
+            }
+        if (excluded) continue;
+        std::erase_if(cand, [&](std::size_t c) {
+            return numeric::compare(s[j], s[c]) == numeric::order::greater;
+        });
+        cand.push_back(j);
+    }
+    r.positions = std::move(cand);
+    for (std::size_t t = 1; t < r.positions.size(); ++t)
+        if (numeric::compare(s[r.positions[t]], s[r.positions.front()]) != numeric::order::equal) {
+            r.decided = false;
+            break;
+        }
+    return r;
+}
+
 template <numeric::Scalar S> argmax_result leftmost_argmax(const std::vector<S>& s) {
     argmax_result r;
     if (s.empty()) throw std::logic_error("argmax of an empty score row");

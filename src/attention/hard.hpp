@@ -22,7 +22,11 @@ struct undecided_argmax {
 /// Per-layer activations and attention choices, for every position.
 template <class S> struct hard_trace {
     std::vector<std::vector<vec<S>>> y;                     ///< y[k][j], k = 0..L
-    std::vector<std::vector<std::vector<std::size_t>>> choice; ///< choice[k-1][j][h], 0-based
+    /// choice[k-1][j][h], 0-based: the selected key (average-hard: the leftmost maximal one)
+    std::vector<std::vector<std::vector<std::size_t>>> choice;
+    /// Average-hard only: ties[k-1][j][h], every maximal key (0-based, ascending); empty for
+    /// unique-hard models.
+    std::vector<std::vector<std::vector<std::vector<std::size_t>>>> ties;
 };
 
 template <class S> struct hard_output {
@@ -32,8 +36,10 @@ template <class S> struct hard_output {
 };
 
 /// Forward pass computing only what y_n^(L) needs (the last layer at position n only), unless
-/// `with_trace`. The dot-product scale is not applied: it is positive, so the leftmost argmax
-/// does not depend on it. Stops at the first argmax an enclosure cannot decide. A value that
+/// `with_trace`. The dot-product scale and the inverse temperature are not applied: they are
+/// positive, so the maximal scores do not depend on them. Unique-hard models take the value of
+/// the leftmost maximal key; average-hard models the mean of the values of every maximal key
+/// (weight 1/t each). Stops at the first argmax (or maximal set) an enclosure cannot decide. A value that
 /// does not exist throws numeric::undefined_error located at its layer, node, position and head
 /// (with a trace, a last-layer row other than n without a value is stored as no_value).
 template <numeric::Scalar S>

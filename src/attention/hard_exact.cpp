@@ -18,7 +18,7 @@ public:
                   const numeric::context& ctx)
         : m_(m), mi_(model::to_scalar<interval>(m, ctx)), x_(x), ctx_(ctx), n_(x.size()),
           L_(m.layers.size()), yi_(L_ + 1), ye_(L_ + 1, std::vector<std::optional<vec<rational>>>(n_)),
-          choice_(L_) {}
+          choice_(L_), ties_(L_), average_(m.attention == model::attention_kind::average_hard) {}
 
     exact_hard_output run(bool with_trace) {
         exact_hard_output out;
@@ -39,6 +39,7 @@ public:
                 t.y.push_back(std::move(row));
             }
             t.choice = choice_;
+            if (average_) t.ties = ties_;
             out.trace = std::move(t);
         }
         out.stats = stats_;
@@ -71,6 +72,7 @@ private:
         std::vector<std::vector<std::optional<vec<interval>>>> values(
             H, std::vector<std::optional<vec<interval>>>(n_));
         choice_[k - 1].assign(n_, std::vector<std::size_t>(H, 0));
+        if (average_) ties_[k - 1].assign(n_, std::vector<std::vector<std::size_t>>(H));
         yi_[k].assign(n_, {});
         std::vector<interval> s;
         const std::size_t first = all_rows ? 0 : n_ - 1;
@@ -78,6 +80,23 @@ private:
             std::vector<vec<interval>> b(H);
             for (std::size_t h = 0; h < H; ++h) {
                 const auto& hd = lay.heads[h];
+                if (average_) {
+                    std::vector<std::size_t> tied = maximal_set(k, i, h, keys[h], fast_keys[h], s);
+                    choice_[k - 1][i][h] = tied.front();
+                    vec<interval> acc;
+                    for (std::size_t j : tied) {
+                        if (!values[h][j]) values[h][j] = value(hd, y[j], ctx_);
+                        if (acc.empty())
+                            acc = *values[h][j];
+                        else
+                            for (std::size_t c = 0; c < acc.size(); ++c) acc[c] += (*values[h][j])[c];
+                    }
+                    const interval t(static_cast<double>(tied.size()));
+                    for (auto& c : acc) c = c / t;
+                    b[h] = std::move(acc);
+                    ties_[k - 1][i][h] = std::move(tied);
+                    continue;
+                }
                 std::size_t jstar = 0;
                 if (!constant_scores(hd)) {
                     argmax_result a;
@@ -147,6 +166,74 @@ private:
         return acc;
     }
 
+    // Average-hard: every key attaining the maximal score of row i, head h of layer k. The
+    // interval filter decides it when one key is certainly above the others or the tied
+    // scores are equal points; otherwise its candidates (which contain every maximal key: any
+    // other key is certainly below some candidate) go to exact rationals.
+    std::vector<std::size_t> maximal_set(std::size_t k, std::size_t i, std::size_t h,
+                                         const std::vector<vec<interval>>& keys,
+                                         const numeric::dot_rows& fast_keys,
+                                         std::vector<interval>& s) {
+        const auto& hd = mi_.layers[k - 1].heads[h];
+        const auto& y = yi_[k - 1];
+        if (constant_scores(hd)) {
+            std::vector<std::size_t> all(n_);
+            for (std::size_t j = 0; j < n_; ++j) all[j] = j;
+            return all;
+        }
+        maximal_set_result a;
+        if (hd.score.type == score_kind::dot) {
+            const vec<interval> q = query(hd, y[i], ctx_);
+            s.resize(n_);
+            numeric::dot_all(q.data(), fast_keys, s.data());
+            a = maximal_positions(s);
+            if (!a.decided) {
+                // Second stage on the candidates: term-by-term interval products keep exact
+                // points exact, so integer ties are decided here.
+                std::vector<interval> t;
+                t.reserve(a.positions.size());
+                for (std::size_t c : a.positions) t.push_back(tight_dot(q, keys[c]));
+                maximal_set_result b = maximal_positions(t);
+                for (auto& c : b.positions) c = a.positions[c];
+                a = std::move(b);
+            }
+        } else {
+            s = hard_scores(hd, y[i], y, false, ctx_);
+            a = maximal_positions(s);
+        }
+        if (a.decided) {
+            ++stats_.rows_filtered;
+            return std::move(a.positions);
+        }
+        ++stats_.rows_exact;
+        return exact_maximal(k, i, m_.layers[k - 1].heads[h], a.positions);
+    }
+
+    // The keys among `cand` whose exact score is maximal (cand contains every maximal key).
+    std::vector<std::size_t> exact_maximal(std::size_t k, std::size_t i,
+                                           const model::head<rational>& hd,
+                                           const std::vector<std::size_t>& cand) {
+        const vec<rational>& yq = exact_at(k - 1, i);
+        const bool dot = hd.score.type == model::score_spec<rational>::kind::dot;
+        vec<rational> q;
+        if (dot) q = query(hd, yq, ctx_);
+        std::vector<rational> s;
+        s.reserve(cand.size());
+        for (std::size_t j : cand) {
+            const vec<rational>& yk = exact_at(k - 1, j);
+            if (dot) {
+                vec<rational> kk = key(hd, yk, ctx_);
+                s.push_back(model::dot(q.data(), kk.data(), q.size(), ctx_));
+            } else {
+                s.push_back(map_score(hd, yq, yk, ctx_));
+            }
+        }
+        const maximal_set_result a = maximal_positions(s);
+        std::vector<std::size_t> out;
+        for (std::size_t t : a.positions) out.push_back(cand[t]);
+        return out;
+    }
+
     // Decides the leftmost argmax exactly among the filter's candidates (which contain it).
     std::size_t exact_argmax(std::size_t k, std::size_t i, const model::head<rational>& hd,
                              const std::vector<std::size_t>& cand) {
@@ -184,6 +271,27 @@ private:
             const auto& lay = m_.layers[k - 1];
             std::vector<vec<rational>> b;
             for (std::size_t h = 0; h < lay.heads.size(); ++h) {
+                if (average_) {
+                    const auto& tied = ties_[k - 1][j][h];
+                    vec<rational> acc;
+                    for (std::size_t jj : tied) {
+                        const vec<rational>& yv = exact_at(k - 1, jj);
+                        vec<rational> v;
+                        try {
+                            v = value(lay.heads[h], yv, ctx_);
+                        } catch (const numeric::undefined_error& e) {
+                            throw e.located(place(k, "value", jj + 1, h + 1));
+                        }
+                        if (acc.empty())
+                            acc = std::move(v);
+                        else
+                            for (std::size_t c = 0; c < acc.size(); ++c) acc[c] += v[c];
+                    }
+                    const rational t(static_cast<long>(tied.size()));
+                    for (auto& c : acc) c /= t;
+                    b.push_back(std::move(acc));
+                    continue;
+                }
                 const std::size_t jstar = choice_[k - 1][j][h];
                 const vec<rational>& yv = exact_at(k - 1, jstar);
                 try {
@@ -214,6 +322,8 @@ private:
     std::vector<std::vector<vec<interval>>> yi_;                     // filter values [k][j]
     std::vector<std::vector<std::optional<vec<rational>>>> ye_;      // exact values [k][j]
     std::vector<std::vector<std::vector<std::size_t>>> choice_;      // [k-1][j][h]
+    std::vector<std::vector<std::vector<std::vector<std::size_t>>>> ties_; // average: [k-1][j][h]
+    bool average_;
     exact_path_stats stats_;
 };
 

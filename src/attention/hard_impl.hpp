@@ -44,6 +44,9 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                                                                std::vector<std::optional<vec<S>>>(n));
         std::vector<vec<S>> next(n);
         std::vector<std::vector<std::size_t>> choices(n, std::vector<std::size_t>(H, 0));
+        const bool average = m.attention == model::attention_kind::average_hard;
+        std::vector<std::vector<std::vector<std::size_t>>> ties;
+        if (average && with_trace) ties.assign(n, std::vector<std::vector<std::size_t>>(H));
         try {
             at_node = "key";
             for (std::size_t h = 0; h < H; ++h) {
@@ -66,7 +69,25 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                         at_head = h + 1;
                         at_node = "score";
                         std::size_t jstar = 0; // constant scores: every key ties, the leftmost wins
-                        if (!constant_scores(hd)) {
+                        std::vector<std::size_t> tied; // average-hard: every maximal key
+                        if (average) {
+                            if (constant_scores(hd)) {
+                                tied.resize(n);
+                                for (std::size_t j = 0; j < n; ++j) tied[j] = j;
+                            } else {
+                                const bool dot = hd.score.type == score_kind::dot;
+                                std::vector<S> s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx);
+                                maximal_set_result a = maximal_positions(s);
+                                if (!a.decided) {
+                                    undecided_argmax u{k, i + 1, h + 1, {}};
+                                    for (auto c : a.positions) u.candidates.push_back(c + 1);
+                                    out.undecided = std::move(u);
+                                    return out;
+                                }
+                                tied = std::move(a.positions);
+                            }
+                            jstar = tied.front();
+                        } else if (!constant_scores(hd)) {
                             const bool dot = hd.score.type == score_kind::dot;
                             std::vector<S> s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx);
                             argmax_result a = leftmost_argmax(s);
@@ -79,6 +100,26 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                             jstar = a.index;
                         }
                         choices[i][h] = jstar;
+                        if (average) {
+                            // Weight 1/t on each of the t maximal keys.
+                            vec<S> acc;
+                            for (std::size_t j : tied) {
+                                if (!values[h][j]) {
+                                    at_pos = j + 1;
+                                    at_node = "value";
+                                    values[h][j] = value(hd, y[j], ctx);
+                                }
+                                if (acc.empty())
+                                    acc = *values[h][j];
+                                else
+                                    for (std::size_t c = 0; c < acc.size(); ++c) acc[c] += (*values[h][j])[c];
+                            }
+                            const S t = numeric::from_int<S>(static_cast<long>(tied.size()), ctx);
+                            for (auto& c : acc) c = c / t;
+                            b[h] = std::move(acc);
+                            if (with_trace) ties[i][h] = std::move(tied);
+                            continue;
+                        }
                         if (!values[h][jstar]) {
                             at_pos = jstar + 1;
                             at_node = "value";
@@ -103,6 +144,7 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
         }
         if (with_trace) {
             out.trace->choice.push_back(std::move(choices));
+            if (average) out.trace->ties.push_back(std::move(ties));
             out.trace->y.push_back(next);
         }
         y = std::move(next);

@@ -47,14 +47,15 @@ vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
                 vec<S>* weights = nullptr);
 
 /// The factor a dot-product head multiplies its query by at length n (eos included): the
-/// score scale, times ln n when the head is length-scaled ("length_scale": "log"; ln 1 = 0, so
-/// at n = 1 every score is 0). Computed in S at the context's precision: under Arb a ball
-/// enclosing scale·ln n. Precondition: h scores by a dot product and h.score.scale is set.
+/// score scale times the inverse temperature β(n) when the head has one (model::beta_at;
+/// "length_scale": "log" is β = ln n, so at n = 1 every score is 0). Computed in S at the
+/// context's precision: under Arb a ball enclosing scale·β(n). Precondition: h scores by a
+/// dot product and h.score.scale is set.
 template <numeric::ExpScalar S>
 S dot_scale(const model::head<S>& h, std::size_t n, const numeric::context& ctx) {
     const S& scale = *h.score.scale;
-    if (h.score.length_scale != model::score_spec<S>::length_scaling::log) return scale;
-    return scale * numeric::log(numeric::from_int<S>(static_cast<long>(n), ctx));
+    if (auto beta = model::beta_at<S>(h.score, static_cast<long>(n), ctx)) return scale * *beta;
+    return scale;
 }
 
 /// Mean of the value vectors (a uniform head).

@@ -412,7 +412,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
         std::vector<std::vector<vec<S>>> keys(H), values(H);
         std::vector<std::optional<vec<S>>> uniform(H);
         std::vector<std::unique_ptr<detail::soft_rows<S>>> rows(H);
-        std::vector<std::optional<S>> qscale(H);
+        std::vector<std::optional<S>> qscale(H); // dot: scale·β(n); map: β(n) when set
         std::vector<vec<S>> next(n);
         std::vector<std::vector<vec<S>>> layer_weights;
         if (opt.trace_weights) layer_weights.assign(n, std::vector<vec<S>>(H));
@@ -425,7 +425,10 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                 at_head = h + 1;
                 at_pos = 0;
                 at_node = "score";
-                if (hd.score.type == score_kind::dot) qscale[h] = dot_scale(hd, n, ctx);
+                if (hd.score.type == score_kind::dot)
+                    qscale[h] = dot_scale(hd, n, ctx);
+                else
+                    qscale[h] = model::beta_at<S>(hd.score, static_cast<long>(n), ctx);
                 values[h].reserve(n);
                 at_node = "value";
                 for (std::size_t j = 0; j < n; ++j) {
@@ -468,7 +471,10 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             // Arbitrary score map: scores are not dot products; softmax them directly.
                             std::vector<S> s;
                             s.reserve(n);
-                            for (std::size_t j = 0; j < n; ++j) s.push_back(map_score(hd, y[i], y[j], ctx));
+                            for (std::size_t j = 0; j < n; ++j) {
+                                s.push_back(map_score(hd, y[i], y[j], ctx));
+                                if (qscale[h]) s.back() = s.back() * *qscale[h]; // β(n)
+                            }
                             at_node = "softmax";
                             vec<S> w = softmax(s, ctx);
                             const std::size_t dv = values[h].front().size();

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     commands.push_back(make_replay_command(app));
     commands.push_back(make_restrict_command(app));
     commands.push_back(make_influence_command(app));
+    commands.push_back(make_simulate_command(app));
     commands.push_back(make_bound_command(app));
     commands.push_back(make_models_command(app));
     // Resource limits apply to every command that computes (not to `models`); given after the

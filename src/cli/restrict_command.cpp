@@ -74,6 +74,10 @@ public:
         }
         auto path = resolve_model(model_);
         model::model<rational> m = model::read_model_file(path.string());
+        if (m.attention == model::attention_kind::average_hard)
+            throw usage_error("restrict needs a unique-hard model (Hahn's Theorem 1 is about the "
+                              "leftmost maximal score); " + m.name + " uses average-hard "
+                              "attention, which weighs every maximal position and is not covered");
         if (m.attention != model::attention_kind::hard)
             throw usage_error("restrict needs a hard-attention model; " + m.name + " is soft");
         if (!m.out.is_recognizer())

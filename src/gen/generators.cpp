@@ -1428,7 +1428,7 @@ rc::Gen<std::string> language_input(lang::language l, const model::alphabet& sig
 std::string model_class(const model::model<numeric::rational>& m) {
     std::size_t heads = 0;
     for (const auto& l : m.layers) heads = std::max(heads, l.heads.size());
-    std::string out = std::string(m.attention == model::attention_kind::hard ? "hard" : "soft") +
+    std::string out = std::string(model::to_string(m.attention)) +
                       " L" + std::to_string(m.layers.size()) + " H" + std::to_string(heads);
     static const char* const kind_names[] = {"affine", "mlp", "graph", "table", "hash"};
     bool kinds[5] = {};
@@ -1458,7 +1458,7 @@ std::string model_class(const model::model<numeric::rational>& m) {
         visit(l.update);
     }
     if (m.out.fn) visit(*m.out.fn);
-    if (m.attention == model::attention_kind::hard) {
+    if (model::is_hard_kind(m.attention)) {
         std::string tags;
         for (std::size_t k = 0; k < 5; ++k)
             if (kinds[k]) tags += (tags.empty() ? "" : "+") + std::string(kind_names[k]);

@@ -1562,6 +1562,12 @@ expr expr::parse(std::string_view text) {
     return e;
 }
 
+bool expr::uses_i() const noexcept {
+    for (const detail::expr_node& nd : nodes_)
+        if (nd.op == detail::expr_op::var_i) return true;
+    return false;
+}
+
 bool expr::exact_at(std::uint32_t idx, long i, long n, rational& out, bool strict) const {
     return exact_evaluator{nodes_, i, n, strict}.run(idx, out);
 }

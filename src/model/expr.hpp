@@ -234,6 +234,20 @@ public:
     /// finitely many points.
     std::optional<bool> bounded() const noexcept { return bounded_; }
 
+    /// Whether the formula mentions the position i anywhere (a formula in n alone does not).
+    bool uses_i() const noexcept;
+
+    /// Whether the formula mentions neither i nor n: its value is one number.
+    bool is_constant() const noexcept { return nodes_[root_].constant; }
+
+    /// The exact value of a constant formula that is rational (folded at parse time), else
+    /// std::nullopt.
+    std::optional<numeric::rational> constant_value() const {
+        const detail::expr_node& nd = nodes_[root_];
+        if (nd.constant && nd.rational) return nd.value;
+        return std::nullopt;
+    }
+
     /// True when the formula is proven defined at every point 1 <= i <= n, n >= 1 (no
     /// division by zero, log or sqrt outside its domain, 0 to a negative power or a negative
     /// base to a non-integer power anywhere); false when it is not, or the rules documented in

@@ -11,6 +11,7 @@ const char* to_string(attention_kind k) {
     switch (k) {
     case attention_kind::hard: return "hard";
     case attention_kind::soft: return "soft";
+    case attention_kind::average_hard: return "average-hard";
     }
     return "?";
 }
@@ -99,11 +100,43 @@ void check_length(const model<rational>& m, long n) {
     if (n < 1)
         throw input_error("the input length n must be at least 1 (eos alone), got " +
                           std::to_string(n));
-    if (!m.positional) return;
-    if (auto max = m.positional->max_length(); max && n > *max)
-        throw input_error("the model's positional table has " + std::to_string(*max) +
-                          " rows; an input of length n = " + std::to_string(n) + " needs " +
-                          std::to_string(n));
+    if (m.positional)
+        if (auto max = m.positional->max_length(); max && n > *max)
+            throw input_error("the model's positional table has " + std::to_string(*max) +
+                              " rows; an input of length n = " + std::to_string(n) + " needs " +
+                              std::to_string(n));
+    if (!is_hard_kind(m.attention) || n < 2) return;
+    for (std::size_t k = 0; k < m.layers.size(); ++k)
+        for (std::size_t h = 0; h < m.layers[k].heads.size(); ++h) {
+            const auto& beta = m.layers[k].heads[h].score.beta;
+            if (!beta) continue;
+            numeric::order sign = numeric::order::unknown;
+            std::string shown;
+            try {
+                if (beta->is_rational()) {
+                    const rational b = beta->eval_rational(1, n);
+                    sign = b > 0 ? numeric::order::greater : numeric::order::less;
+                    shown = numeric::to_exact_string(b);
+                } else {
+                    for (long prec = 64; prec <= 512 && sign == numeric::order::unknown; prec *= 2) {
+                        const numeric::context ctx{prec};
+                        const auto b = beta->eval<numeric::arb_ball>(1, n, ctx);
+                        sign = numeric::sign(b, ctx);
+                        shown = numeric::to_display_string(b, 10);
+                    }
+                }
+            } catch (const numeric::numeric_error& e) {
+                shown = std::string("no value: ") + e.what();
+            }
+            if (sign != numeric::order::greater)
+                throw input_error("layer " + std::to_string(k + 1) + " head " + std::to_string(h + 1) +
+                                  ": hard attention ignores the inverse temperature beta only "
+                                  "where it is positive, but beta(n) = '" + beta->text() +
+                                  "' at n = " + std::to_string(n) + " is " +
+                                  (sign == numeric::order::unknown ? "not certainly positive ("
+                                                                   : "not positive (") +
+                                  shown + ")");
+        }
 }
 
 namespace {

@@ -14,9 +14,14 @@
 
 namespace attnprop::model {
 
-/// Hard: weight 1 on the leftmost position attaining the maximal score. Soft: softmax.
-enum class attention_kind { hard, soft };
+/// Hard (unique-hard): weight 1 on the leftmost position attaining the maximal score. Soft:
+/// softmax. Average-hard: weight 1/t on each of the t positions attaining the maximal score
+/// (ties decided exactly, as for hard).
+enum class attention_kind { hard, soft, average_hard };
+/// "hard", "soft", "average-hard" (the model file's spelling).
 const char* to_string(attention_kind k);
+/// Whether the kind selects by the maximal score (hard or average-hard) rather than softmax.
+inline bool is_hard_kind(attention_kind k) { return k != attention_kind::soft; }
 
 /// Raised for an input the model cannot take (a symbol outside the alphabet, an n beyond a
 /// finite positional table). The CLI maps it to exit code 2.
@@ -71,10 +76,17 @@ template <class S> struct score_spec {
     rational scale_inv_sqrt = 1;
     bool default_scale = true;          ///< scale = 1/sqrt(d_k) as in Vaswani et al.
     std::optional<S> scale;             ///< the scale in S when S can represent it
-    /// dot only: the score is additionally multiplied by a function of the sequence length n
-    /// (eos included). log: natural log n, so at n = 1 every score is 0. Absent = none.
+    /// dot only: how the file wrote a length scaling. log ("length_scale": "log") is the
+    /// inverse temperature β(n) = ln n and sets `beta` to that formula, so that every kernel
+    /// reads `beta` alone; this flag only keeps the file's spelling through a round trip.
     enum class length_scaling { none, log };
     length_scaling length_scale = length_scaling::none;
+    /// Inverse temperature β(n) (dot and map scores): soft attention takes the softmax of
+    /// β(n) · score, with n the length including eos; a formula in n alone ("100",
+    /// "2*log(n)", "n*log(n)"). Absent = 1. Hard attention ignores it, which is its meaning
+    /// only where β(n) > 0 (model::check_length refuses a hard model at an n >= 2 where β(n)
+    /// is not certainly positive).
+    std::optional<expr> beta;
     std::optional<map<S>> fn;           ///< map: R^{2d} -> R, input (y_i, y_j)
 };
 
@@ -135,6 +147,16 @@ template <class S> struct model {
     std::size_t num_layers() const { return layers.size(); }
 };
 
+/// The inverse temperature β(n) of a head's scores in T at length n (eos included), or
+/// std::nullopt when the head has none (β = 1). Under Arb a ball enclosing β(n); a formula
+/// without a value at n throws numeric::undefined_error (rounded kinds) or gives an
+/// indeterminate ball, as positional formulas do.
+template <numeric::Scalar T, class S>
+std::optional<T> beta_at(const score_spec<S>& s, long n, const numeric::context& ctx) {
+    if (!s.beta) return std::nullopt;
+    return s.beta->template eval<T>(1, n, ctx);
+}
+
 /// Converts every parameter with from_rational<S> at the context's precision.
 template <numeric::Scalar S> model<S> to_scalar(const model<rational>& m, const numeric::context& ctx);
 
@@ -145,7 +167,10 @@ input_sequence parse_input(const model<rational>& m, std::string_view text);
 /// The input string without eos, as written on the command line.
 std::string format_input(const alphabet& sigma, const input_sequence& x);
 
-/// Checks that the model can take inputs of length n (finite positional tables).
+/// Checks that the model can take inputs of length n: finite positional tables, and for a
+/// hard model at n >= 2 an inverse temperature β(n) that is certainly positive in every head
+/// (hard attention ignores β only where it is positive; decided exactly for rational β,
+/// else with Arb balls up to 512 bits). Throws input_error naming the table or the head.
 void check_length(const model<rational>& m, long n);
 
 /// Whether some graph map of the model has a layer norm with eps = 0.

@@ -312,6 +312,7 @@ private:
     void read_tokens(const node& n, model<rational>& m) const;
     std::shared_ptr<const positional_spec> read_positional(const node& n) const;
     std::optional<expr> read_formula(const node& n) const;
+    expr read_beta(const node& n) const;
     void read_input(const node& n, model<rational>& m) const;
     layer<rational> read_layer(const node& n, std::size_t d) const;
     head<rational> read_head(const node& n, std::size_t d) const;
@@ -354,8 +355,10 @@ model<rational> reader::read(const value& root) {
         m.attention = attention_kind::hard;
     else if (a == "soft")
         m.attention = attention_kind::soft;
+    else if (a == "average-hard")
+        m.attention = attention_kind::average_hard;
     else
-        fail(attention, "attention must be 'hard' or 'soft', got " + in_quotes(a));
+        fail(attention, "attention must be 'hard', 'soft' or 'average-hard', got " + in_quotes(a));
 
     read_alphabet(top, m);
     m.d = dimension(required(top, "d"), "d");
@@ -443,6 +446,25 @@ std::optional<expr> reader::read_formula(const node& n) const {
                                "bad formula " + in_quotes(text) + ": " + e.message() +
                                    " (column " + std::to_string(e.column()) + " of the formula)");
     }
+}
+
+// An inverse temperature: a number (kept exactly, 0 included) or a formula in n alone.
+expr reader::read_beta(const node& n) const {
+    std::optional<expr> e;
+    if (n.v.is_number()) {
+        (void)number(n); // a malformed number is reported as such
+        try {
+            e = expr::parse(n.v.raw_number());
+        } catch (const expr_error& err) {
+            fail(n, "bad number " + in_quotes(n.v.raw_number()) + ": " + err.message());
+        }
+    } else {
+        e = read_formula(n);
+    }
+    if (e->uses_i())
+        fail(n, "beta is a formula in the length n alone; the position i is not defined here, "
+                "got " + in_quotes(e->text()));
+    return std::move(*e);
 }
 
 std::shared_ptr<const positional_spec> reader::read_positional(const node& n) const {
@@ -552,7 +574,7 @@ head<rational> reader::read_head(const node& n, std::size_t d) const {
     node score = required(n, "score");
     std::string sk = kind_of(score, {"dot", "map"});
     if (sk == "dot") {
-        check_keys(score, {"kind", "Q", "K", "q_bias", "k_bias", "scale", "length_scale"});
+        check_keys(score, {"kind", "Q", "K", "q_bias", "k_bias", "scale", "length_scale", "beta"});
         h.score.type = score_spec<rational>::kind::dot;
         h.score.Q.W = read_matrix(required(score, "Q"), "Q", d, ds);
         const std::size_t dk = h.score.Q.W.rows;
@@ -579,13 +601,19 @@ head<rational> reader::read_head(const node& n, std::size_t d) const {
         }
         if (h.score.scale_inv_sqrt == 1) h.score.scale = h.score.scale_factor;
         if (auto ls = member(score, "length_scale")) {
-            if (ls->v.is_string() && ls->v.as_string() == "log")
-                h.score.length_scale = score_spec<rational>::length_scaling::log;
-            else
+            if (!(ls->v.is_string() && ls->v.as_string() == "log"))
                 fail(*ls, "length_scale must be \"log\" (or absent for no length scaling)");
+            if (auto b = member(score, "beta"))
+                fail(*b, "give either length_scale or beta (\"length_scale\": \"log\" is "
+                         "\"beta\": \"log(n)\"), not both");
+            // One code path for every inverse temperature: ln n is the formula log(n).
+            h.score.length_scale = score_spec<rational>::length_scaling::log;
+            h.score.beta = expr::parse("log(n)");
         }
+        if (auto b = member(score, "beta")) h.score.beta = read_beta(*b);
     } else {
-        check_keys(score, {"kind", "map"});
+        check_keys(score, {"kind", "map", "beta"});
+        if (auto b = member(score, "beta")) h.score.beta = read_beta(*b);
         h.score.type = score_spec<rational>::kind::map;
         map_role role;
         role.inputs = {{"q", 0, d, false}, {"k", d, d, false}};
@@ -1323,6 +1351,12 @@ json::value head_json(const head<rational>& h) {
     } else {
         score.set("kind", str("map"));
         score.set("map", map_json(*h.score.fn));
+    }
+    if (h.score.beta && h.score.length_scale != score_spec<rational>::length_scaling::log) {
+        if (auto c = h.score.beta->constant_value())
+            score.set("beta", num(*c));
+        else
+            score.set("beta", str(h.score.beta->text()));
     }
     json::value value = json::value::object();
     if (h.value.type == value_spec<rational>::kind::linear) {

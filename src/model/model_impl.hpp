@@ -77,6 +77,7 @@ model<S> to_scalar(const model<rational>& m, const numeric::context& ctx) {
             nh.score.default_scale = h.score.default_scale;
             nh.score.length_scale =
                 static_cast<typename score_spec<S>::length_scaling>(h.score.length_scale);
+            nh.score.beta = h.score.beta;
             if constexpr (numeric::ExpScalar<S>) {
                 S f = numeric::from_rational<S>(h.score.scale_factor, ctx);
                 if (h.score.scale_inv_sqrt != 1)

@@ -111,6 +111,15 @@ json::value eval_to_json(const analysis::evaluation& ev) {
                 for (const auto& row : tl.choice) ch.push_back(size_array(row));
                 l.set("choice", std::move(ch));
             }
+            if (!tl.ties.empty()) {
+                json::value ts = json::value::array();
+                for (const auto& row : tl.ties) {
+                    json::value heads = json::value::array();
+                    for (const auto& set : row) heads.push_back(size_array(set));
+                    ts.push_back(std::move(heads));
+                }
+                l.set("ties", std::move(ts));
+            }
             if (!tl.weights.empty()) {
                 json::value ws = json::value::array();
                 for (const auto& row : tl.weights) {
@@ -183,8 +192,18 @@ std::string eval_to_text(const analysis::evaluation& ev) {
             os << "  position " << j + 1;
             if (!tl.choice.empty()) {
                 os << "  attends";
-                for (std::size_t h = 0; h < tl.choice[j].size(); ++h)
-                    os << " h" << h + 1 << "->" << tl.choice[j][h];
+                for (std::size_t h = 0; h < tl.choice[j].size(); ++h) {
+                    os << " h" << h + 1 << "->";
+                    if (!tl.ties.empty() && tl.ties[j][h].size() > 1) {
+                        // average-hard: weight 1/t on each maximal key
+                        os << "{";
+                        for (std::size_t t = 0; t < tl.ties[j][h].size(); ++t)
+                            os << (t ? "," : "") << tl.ties[j][h][t];
+                        os << "}";
+                    } else {
+                        os << tl.choice[j][h];
+                    }
+                }
             }
             os << "  y = " << join(tl.y_text[j]) << "\n";
             if (!tl.weights_text.empty() && !tl.weights_text[j].empty())

@@ -56,13 +56,20 @@ std::optional<case_problem> validate_case(const property& p, const test_case& c)
     const case_shape& shape = p.shape;
     const std::string name = p.suite + "/" + p.name;
     const auto kind = c.model.attention;
+    if (shape.model == model_requirement::hard && kind == model::attention_kind::average_hard)
+        return case_problem{"/model", name + " needs a unique-hard attention model (the leftmost "
+                                             "maximal score); the model is average-hard, which "
+                                             "weighs every maximal position"};
     if (shape.model == model_requirement::hard && kind != model::attention_kind::hard)
         return case_problem{"/model", name + " needs a hard-attention model; the model is " +
                                           model::to_string(kind)};
+    if (shape.model == model_requirement::any_hard && !model::is_hard_kind(kind))
+        return case_problem{"/model", name + " needs a hard or average-hard attention model; the "
+                                             "model is " + model::to_string(kind)};
     if (shape.model == model_requirement::soft && kind != model::attention_kind::soft)
         return case_problem{"/model", name + " needs a soft-attention model; the model is " +
                                           model::to_string(kind)};
-    if (kind == model::attention_kind::hard) {
+    if (model::is_hard_kind(kind)) {
         // Every hard-attention check evaluates exactly (its reference, or the restriction).
         const auto blockers = model::exact_blockers(c.model);
         if (!blockers.empty())

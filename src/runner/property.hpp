@@ -111,8 +111,10 @@ struct run_config {
     int max_size = 100;           ///< RapidCheck size bound
 };
 
-/// The attention kind a property's cases need.
-enum class model_requirement { any, hard, soft };
+/// The attention kind a property's cases need: any; unique-hard only (`hard`: Hahn's Theorem 1
+/// and the restriction are about the leftmost maximal score); unique-hard or average-hard
+/// (`any_hard`: properties of the exact selection by maximal score); soft.
+enum class model_requirement { any, hard, any_hard, soft };
 
 /// One integer parameter a property's cases may carry, with its range: the range of the
 /// command-line option that sets the same quantity (`like`), so that a counterexample folder

@@ -41,7 +41,9 @@ add_test(NAME "golden: cli check-controls-fails"
 set_tests_properties("golden: cli check-controls-fails" PROPERTIES LABELS golden
                      FIXTURES_SETUP controls_report)
 foreach(_ctl hard-output-ignores-x1 soft-influence-below-1-over-n2 double-equals-exact
-             hard-recognizes-language influence-decays-like-1-over-n2)
+             hard-recognizes-language influence-decays-like-1-over-n2
+             soft-leak-vanishes-at-log-n-over-gamma soft-agrees-at-constant-beta
+             soft-leak-vanishes-at-beta-n-gap-1-over-n)
   add_test(NAME "golden: cli replay-${_ctl}"
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated" --
                    $<TARGET_FILE:attnprop_cli> replay ${_ctl_out}/counterexamples/controls-${_ctl})
@@ -49,7 +51,7 @@ foreach(_ctl hard-output-ignores-x1 soft-influence-below-1-over-n2 double-equals
                        FIXTURES_REQUIRED controls_report)
 endforeach()
 add_test(NAME "golden: cli replay-ambiguous-dir"
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 2 "holds 5 counterexamples" --
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 2 "holds 8 counterexamples" --
                  $<TARGET_FILE:attnprop_cli> replay ${_ctl_out})
 set_tests_properties("golden: cli replay-ambiguous-dir" PROPERTIES LABELS golden
                      FIXTURES_REQUIRED controls_report)
@@ -376,3 +378,9 @@ foreach(_t IN LISTS _golden_tests)
     set_tests_properties("${_t}" PROPERTIES FIXTURES_REQUIRED "${_fx}")
   endif()
 endforeach()
+
+# simulate: a soft model, a formula with i and a beta that is not positive are bad usage.
+attnprop_cli_test(simulate-soft-model 2 "simulate needs a hard or average-hard model" simulate --model cc-first --beta 4 --n 16)
+attnprop_cli_test(simulate-beta-with-i 2 "is a formula in n alone" simulate --model hard-contains-one --beta "i" --n 16)
+attnprop_cli_test(simulate-beta-not-positive 2 "is not certainly positive at n = 2" simulate --model hard-contains-one --beta "log(n)-1" --n 2,16)
+attnprop_cli_test(simulate-restrict-average 2 "average-hard" restrict --model average-ones-mean --n 8)

@@ -207,6 +207,10 @@ void require_control_fails_small_and_replays(const std::string& name) {
     REQUIRE(again.status == runner::verdict::violated);
     // The same numbers at the recorded precision: the record reproduces to the digit.
     const auto cmp = runner::compare_with_record(rec.folder.record, again);
+    std::string differing;
+    for (const auto& d : cmp.differing)
+        differing += d.name + ": recorded " + d.recorded.value_or("(none)") + ", now " + d.now + "; ";
+    INFO("differing numbers: " << differing);
     REQUIRE(cmp.reproduced);
     REQUIRE(cmp.numbers_compared);
     REQUIRE(cmp.differing.empty());
@@ -233,6 +237,18 @@ TEST_CASE("controls/double-equals-exact fails, shrinks and replays", "[props][co
 
 TEST_CASE("controls/hard-recognizes-language fails, shrinks and replays", "[props][controls]") {
     require_control_fails_small_and_replays("controls/hard-recognizes-language");
+}
+
+TEST_CASE("controls/soft-leak-vanishes-at-log-n-over-gamma fails, shrinks and replays",
+          "[props][controls]") {
+    require_control_fails_small_and_replays("controls/soft-leak-vanishes-at-log-n-over-gamma");
+}
+TEST_CASE("controls/soft-agrees-at-constant-beta fails, shrinks and replays", "[props][controls]") {
+    require_control_fails_small_and_replays("controls/soft-agrees-at-constant-beta");
+}
+TEST_CASE("controls/soft-leak-vanishes-at-beta-n-gap-1-over-n fails, shrinks and replays",
+          "[props][controls]") {
+    require_control_fails_small_and_replays("controls/soft-leak-vanishes-at-beta-n-gap-1-over-n");
 }
 
 TEST_CASE("the same seed gives the same report", "[props][determinism]") {

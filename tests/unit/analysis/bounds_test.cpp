@@ -333,6 +333,7 @@ TEST_CASE("length-scaled scores: no K, and the pair bound carries the factor ln 
     auto unscaled = m;
     unscaled.layers[1].heads[0].score.length_scale =
         model::score_spec<rational>::length_scaling::none;
+    unscaled.layers[1].heads[0].score.beta.reset(); // ln n is the inverse temperature log(n)
     auto mb = model::to_scalar<arb_ball>(m, ctx);
     for (long n : {512L, 1024L}) {
         model::input_sequence x(static_cast<std::size_t>(n), 1);

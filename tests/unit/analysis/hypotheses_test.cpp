@@ -97,6 +97,26 @@ TEST_CASE("dot-product-scores: score maps fail, affine biases hold", "[analysis]
     REQUIRE(hb.reason.find("homogeneous") != std::string::npos);
 }
 
+TEST_CASE("dot-product-scores: an inverse temperature that depends on n fails, a constant one "
+          "holds", "[analysis][hypotheses]") {
+    model_text t;
+    t.score = R"({"kind": "dot", "Q": [[1, 0]], "K": [[0, 1]], "beta": 100})";
+    REQUIRE(find(check(t), "dot-product-scores").holds == true);
+    t.score = R"x({"kind": "dot", "Q": [[1, 0]], "K": [[0, 1]], "beta": "2*log(n)"})x";
+    auto h = find(check(t), "dot-product-scores");
+    REQUIRE(h.holds == false);
+    REQUIRE(h.reason.find("layer 1 head 1 multiplies its scores by the inverse temperature "
+                          "beta(n) = '2*log(n)', which depends on n") == 0);
+    REQUIRE(h.reason.find("unbounded") != std::string::npos);
+    t.score = R"({"kind": "dot", "Q": [[1, 0]], "K": [[0, 1]], "beta": "1 + 1/n"})";
+    h = find(check(t), "dot-product-scores");
+    REQUIRE(h.holds == false);
+    REQUIRE(h.reason.find("beta(n) is bounded") != std::string::npos);
+    // The length scaling keeps its own wording.
+    t.score = R"({"kind": "dot", "Q": [[1, 0]], "K": [[0, 1]], "length_scale": "log"})";
+    REQUIRE(find(check(t), "dot-product-scores").reason.find("log n") != std::string::npos);
+}
+
 TEST_CASE("linear-values: value maps fail unless affine", "[analysis][hypotheses]") {
     model_text t;
     t.value = R"({"kind": "map", "map": {"kind": "table", "entries": [{"in": [0, 0], "out": [1]}],

@@ -102,6 +102,7 @@ TEST_CASE("cc-first-logn equals its closed form (x_1 - 1/2) n^2/(n^2 + n - 1) to
     auto unscaled = m;
     unscaled.layers[1].heads[0].score.length_scale =
         model::score_spec<rational>::length_scaling::none;
+    unscaled.layers[1].heads[0].score.beta.reset(); // ln n is the inverse temperature log(n)
     const numeric::context ctx{256};
     auto mm = model::to_scalar<mpfr_real>(m, ctx);
     auto mu = model::to_scalar<mpfr_real>(unscaled, ctx);

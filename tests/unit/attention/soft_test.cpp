@@ -60,6 +60,45 @@ TEST_CASE("soft attention matches the hand-computed closed form", "[attention][s
     }
 }
 
+TEST_CASE("an inverse temperature multiplies dot and map scores; length_scale is beta = ln n",
+          "[attention][soft]") {
+    // beta = 3 on the dot head is the closed form with e^3 in place of e.
+    std::string text = exp_model;
+    text.replace(text.find("\"scale\": 1}"), 11, "\"scale\": 1, \"beta\": 3}");
+    auto m = test::inline_model(text);
+    numeric::context c{256}, hi{1024};
+    for (std::string in : {"0110", "1", "10000000000"}) {
+        auto x = model::parse_input(m, in);
+        const long n = static_cast<long>(x.size());
+        const long k = static_cast<long>(std::count(in.begin(), in.end(), '1'));
+        INFO("input '" << in << "'");
+        auto want = [&](const mpfr_real& beta) {
+            mpfr_real ke = numeric::from_int<mpfr_real>(k, hi) * numeric::exp(beta);
+            return ke / (ke + numeric::from_int<mpfr_real>(n - k, hi));
+        };
+        auto rb = attention::soft_forward(model::to_scalar<arb_ball>(m, c), x, c);
+        REQUIRE(numeric::contains(rb.y[0], want(numeric::from_int<mpfr_real>(3, hi))));
+        // The same temperature on an affine score map (score = x_j, as the dot head).
+        std::string mt = text;
+        const std::string dot = R"({"kind": "dot", "Q": [[0, 1]], "K": [[1, 0]], "scale": 1, "beta": 3})";
+        mt.replace(mt.find(dot), dot.size(),
+                   R"({"kind": "map", "map": {"kind": "affine", "W": [[0, 0, 1, 0]]}, "beta": 3})");
+        auto rm = attention::soft_forward(model::to_scalar<arb_ball>(test::inline_model(mt), c), x, c);
+        REQUIRE(numeric::contains(rm.y[0], want(numeric::from_int<mpfr_real>(3, hi))));
+        // length_scale log and beta log(n) are one code path: identical balls.
+        std::string a = exp_model, b = exp_model;
+        a.replace(a.find("\"scale\": 1}"), 11, "\"scale\": 1, \"length_scale\": \"log\"}");
+        b.replace(b.find("\"scale\": 1}"), 11, "\"scale\": 1, \"beta\": \"log(n)\"}");
+        auto ra = attention::soft_forward(model::to_scalar<arb_ball>(test::inline_model(a), c), x, c);
+        auto rl = attention::soft_forward(model::to_scalar<arb_ball>(test::inline_model(b), c), x, c);
+        REQUIRE(numeric::same_value(ra.y[0], rl.y[0]));
+        REQUIRE(numeric::contains(rl.y[0], want(numeric::log(numeric::from_int<mpfr_real>(n, hi)))));
+        // The certified double kind agrees.
+        auto ri = attention::soft_forward(model::to_scalar<numeric::dinterval>(m, c), x, c);
+        REQUIRE(numeric::contains(ri.y[0], want(numeric::from_int<mpfr_real>(3, hi))));
+    }
+}
+
 TEST_CASE("a head with zero query is uniform: b = mean of the values", "[attention][soft]") {
     std::string text = exp_model;
     text.replace(text.find("\"Q\": [[0, 1]]"), 13, "\"Q\": [[0, 0]]");

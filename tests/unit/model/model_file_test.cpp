@@ -339,6 +339,12 @@ void require_same(const model<rational>& a, const model<rational>& b) {
             REQUIRE(s.default_scale == t.default_scale);
             REQUIRE(s.scale == t.scale);
             REQUIRE(s.length_scale == t.length_scale);
+            REQUIRE(s.beta.has_value() == t.beta.has_value());
+            if (s.beta) {
+                // A rational constant keeps its value (its spelling may change: 1e2 -> 100).
+                REQUIRE(s.beta->constant_value() == t.beta->constant_value());
+                if (!s.beta->constant_value()) REQUIRE(s.beta->text() == t.beta->text());
+            }
             require_same(s.fn, t.fn);
             const auto& v = x.heads[h].value;
             const auto& w = y.heads[h].value;
@@ -574,6 +580,68 @@ TEST_CASE("length-scaled scores parse, round-trip and reject other values", "[mo
     require_error_at(replaced(first_model, from, R"("K": [[0, 1]], "length_scale": 1})"),
                      "length_scale must be \"log\"", "/layers/0/heads/0/score/length_scale",
                      R"("length_scale": 1)", 16);
+}
+
+TEST_CASE("inverse temperatures parse, round-trip and are refused where they are wrong",
+          "[model_file]") {
+    const std::string from = R"("K": [[0, 1]]})";
+    auto with = [&](const std::string& beta) {
+        return replaced(first_model, from, R"("K": [[0, 1]], "beta": )" + beta + "}");
+    };
+    // A number is exact (0 included); a formula is in n alone.
+    model<rational> m = parse_model(with("100"), "m.json");
+    REQUIRE(m.layers[0].heads[0].score.beta->constant_value() == rational(100));
+    REQUIRE(parse_model(with("0"), "m.json").layers[0].heads[0].score.beta->constant_value() ==
+            rational(0));
+    REQUIRE(parse_model(with("\"1/3\""), "m.json").layers[0].heads[0].score.beta->constant_value() ==
+            rational(1, 3));
+    m = parse_model(with("\"n*log(n)\""), "m.json");
+    REQUIRE(m.layers[0].heads[0].score.beta->text() == "n*log(n)");
+    REQUIRE(!m.layers[0].heads[0].score.beta->is_constant());
+    for (const char* b : {"100", "1e2", "0.25", "\"2*log(n)\"", "\"n*log(n)\"", "\"exp(2)\""})
+        require_round_trip(with(b));
+    REQUIRE(write_model(parse_model(with("1e2"), "m.json")).find(R"("beta": 100)") != std::string::npos);
+    REQUIRE(write_model(parse_model(with("\"2*log(n)\""), "m.json")).find(R"x("beta": "2*log(n)")x") !=
+            std::string::npos);
+    // "length_scale": "log" is the inverse temperature log(n), written back as it was given.
+    m = parse_model(replaced(first_model, from, R"("K": [[0, 1]], "length_scale": "log"})"), "m.json");
+    REQUIRE(m.layers[0].heads[0].score.beta->text() == "log(n)");
+    REQUIRE(write_model(m).find("beta") == std::string::npos);
+    // Map scores take one too.
+    const std::string map_head =
+        R"x("score": {"kind": "map", "map": {"kind": "affine", "W": [[0, 1, 0, 1]]}, "beta": "sqrt(n)"})x";
+    std::string text = replaced(first_model,
+                                R"("score": {"kind": "dot", "Q": [[0, 0]], "q_bias": [1], "K": [[0, 1]]})",
+                                map_head);
+    require_round_trip(text);
+    REQUIRE(parse_model(text, "m.json").layers[0].heads[0].score.beta->text() == "sqrt(n)");
+    // Errors: the position, both spellings at once, a bad formula.
+    require_error_at(with("\"i/n\""), "the position i is not defined here",
+                     "/layers/0/heads/0/score/beta", R"("i/n")");
+    require_error_at(replaced(first_model, from,
+                              R"("K": [[0, 1]], "length_scale": "log", "beta": 2})"),
+                     "give either length_scale or beta", "/layers/0/heads/0/score/beta", "2}");
+    require_error_at(with("\"2*\""), "bad formula", "/layers/0/heads/0/score/beta", R"("2*")", 3);
+    require_error_at(with("true"), "expected a formula", "/layers/0/heads/0/score/beta", "true");
+}
+
+TEST_CASE("a hard model needs a positive inverse temperature where it is evaluated",
+          "[model_file]") {
+    const std::string from = R"("K": [[0, 1]]})";
+    auto with = [&](const std::string& beta) {
+        return parse_model(replaced(first_model, from, R"("K": [[0, 1]], "beta": )" + beta + "}"),
+                           "m.json");
+    };
+    check_length(with("3"), 8);
+    check_length(with("\"log(n)\""), 2);
+    check_length(with("\"log(n)\""), 1); // one key: nothing to choose
+    check_length(with("\"n - 4\""), 5);
+    REQUIRE_THROWS_WITH(check_length(with("\"n - 4\""), 4),
+                        Catch::Contains("layer 1 head 1") && Catch::Contains("is not positive (0)"));
+    REQUIRE_THROWS_WITH(check_length(with("-1"), 3), Catch::Contains("not positive (-1)"));
+    REQUIRE_THROWS_WITH(check_length(with("\"log(n) - log(3)\""), 3),
+                        Catch::Contains("not certainly positive"));
+    REQUIRE_THROWS_WITH(check_length(with("\"1/(n-3)\""), 3), Catch::Contains("no value"));
 }
 
 TEST_CASE("numbers are exact", "[model_file]") {
@@ -1087,7 +1155,7 @@ TEST_CASE("readout errors", "[model_file][errors]") {
         "the map's output dimension is 2; the readout map must output 1 value", "/readout/map",
         R"({"kind": "affine", "W": [[1, 0], [0, 1]]})");
     require_error_at(replaced(b, R"("attention": "hard")", R"("attention": "sparse")"),
-                     "attention must be 'hard' or 'soft'", "/attention", R"("sparse")");
+                     "attention must be 'hard', 'soft' or 'average-hard'", "/attention", R"("sparse")");
     require_error_at(replaced(b, R"("name": "first")", R"("name": 5)"),
                      "expected a string, got a number", "/name", "5,");
 }

@@ -1,0 +1,689 @@
+#include "analysis/simulate.hpp"
+
+#include "analysis/hypotheses.hpp"
+#include "analysis/norms.hpp"
+#include "attention/soft.hpp"
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+namespace attnprop::analysis {
+
+namespace {
+
+using score_kind = model::score_spec<rational>::kind;
+
+arb_ball ball(const rational& q, const numeric::context& ctx) {
+    return arb_ball::from_rational(q, ctx);
+}
+
+bool is_zero(const arb_ball& x) { return arb_is_zero(x.raw()) != 0; }
+
+/// Upper point of a · b for upper points a, b >= 0, with 0 · (anything) = 0 (an unknown
+/// constant times a perturbation that is exactly 0 contributes nothing).
+arb_ball mul_up(const arb_ball& a, const arb_ball& b) {
+    if (is_zero(a) || is_zero(b)) return zero_point(std::max(a.precision(), b.precision()));
+    return upper(a * b);
+}
+
+arb_ball add_up(const arb_ball& a, const arb_ball& b) { return upper(a + b); }
+
+/// Upper point of sqrt(q) for an exact q >= 0.
+arb_ball sqrt_up(const rational& q, const numeric::context& ctx) {
+    if (q == 0) return zero_point(ctx.precision_bits);
+    return upper(numeric::sqrt(ball(q, ctx)));
+}
+
+/// Certainly a < b.
+bool certainly_less(const arb_ball& a, const arb_ball& b) {
+    return numeric::compare(a, b) == numeric::order::less;
+}
+
+std::string where(std::size_t layer, std::size_t head) {
+    return "layer " + std::to_string(layer) + " head " + std::to_string(head);
+}
+
+/// The groups of one head: rows with equal (has margin, t, margin), then merged pairwise
+/// (smallest margin and t, largest spreads: the row bound only grows) down to `limit`.
+std::vector<bound_group> make_groups(const head_gaps& hg, const numeric::context& ctx) {
+    constexpr std::size_t limit = 64;
+    struct acc {
+        std::optional<surd> margin;
+        std::size_t t;
+        rational out_sq, in_sq;
+    };
+    // Within one head every margin has the same scale, so equal surds have equal a.
+    std::map<std::tuple<bool, std::size_t, rational>, acc> by_key;
+    for (const auto& r : hg.rows) {
+        const auto key = std::make_tuple(r.margin.has_value(), r.maximal.size(),
+                                         r.margin ? r.margin->a : rational(0));
+        auto it = by_key.find(key);
+        if (it == by_key.end()) {
+            by_key.emplace(key, acc{r.margin, r.maximal.size(), r.spread_out_sq, r.spread_in_sq});
+        } else {
+            if (r.spread_out_sq > it->second.out_sq) it->second.out_sq = r.spread_out_sq;
+            if (r.spread_in_sq > it->second.in_sq) it->second.in_sq = r.spread_in_sq;
+        }
+    }
+    std::vector<acc> v;
+    for (auto& [k, a] : by_key) v.push_back(a);
+    // Sort: rows without a margin first, then by margin (ascending).
+    std::sort(v.begin(), v.end(), [](const acc& x, const acc& y) {
+        if (x.margin.has_value() != y.margin.has_value()) return !x.margin.has_value();
+        if (!x.margin) return x.t < y.t;
+        const int c = compare(*x.margin, *y.margin);
+        return c != 0 ? c < 0 : x.t < y.t;
+    });
+    while (v.size() > limit) {
+        // Merge the two neighbours with a margin that are closest in the order: the merged
+        // group has the smaller margin and t and the larger spreads, so its bound dominates
+        // both rows' bounds.
+        std::size_t at = v.size() - 2;
+        for (std::size_t s = 0; s + 1 < v.size(); ++s)
+            if (v[s].margin.has_value() == v[s + 1].margin.has_value()) {
+                at = s;
+                break;
+            }
+        acc& a = v[at];
+        const acc& b = v[at + 1];
+        a.t = std::min(a.t, b.t);
+        if (b.out_sq > a.out_sq) a.out_sq = b.out_sq;
+        if (b.in_sq > a.in_sq) a.in_sq = b.in_sq;
+        // a.margin is the smaller (sorted ascending)
+        v.erase(v.begin() + static_cast<std::ptrdiff_t>(at + 1));
+    }
+    std::vector<bound_group> out;
+    for (const auto& a : v) {
+        bound_group g;
+        if (a.margin) g.gamma = a.margin->to_ball(ctx);
+        g.t = a.t;
+        g.spread_out = sqrt_up(a.out_sq, ctx);
+        g.spread_in = sqrt_up(a.in_sq, ctx);
+        out.push_back(std::move(g));
+    }
+    return out;
+}
+
+readout_bound_data make_readout(const model::model<rational>& m, const vec<rational>& y,
+                                const numeric::context& ctx) {
+    readout_bound_data r;
+    const long prec = ctx.precision_bits;
+    const auto& out = m.out;
+    using rk = model::readout<rational>::kind;
+    if (out.type == rk::threshold) {
+        const rational v = model::dot(out.w_exact.data(), y.data(), y.size(), ctx) - out.t_exact;
+        r.slack = ball(v < 0 ? -v : v, ctx);
+        r.lip = norm2_upper(model::convert<arb_ball>(out.w_exact, ctx), prec);
+        r.hard_decision = v > 0 ? "accept" : "reject";
+    } else if (out.type == rk::map) {
+        const rational v = model::evaluate(*out.fn, y, ctx).front();
+        r.slack = ball(v < 0 ? -v : v, ctx);
+        auto l = lipschitz_bound(*out.fn, ctx);
+        r.lip = l ? *l : pos_inf(prec);
+        r.hard_decision = v > 0 ? "accept" : "reject";
+    } else {
+        const vec<rational> z = model::apply_affine(out.logits, y, ctx);
+        std::size_t top = 0;
+        for (std::size_t s = 1; s < z.size(); ++s)
+            if (z[s] > z[top]) top = s;
+        std::optional<rational> second;
+        bool tie = false;
+        for (std::size_t s = 0; s < z.size(); ++s) {
+            if (s == top) continue;
+            if (z[s] == z[top]) tie = true;
+            if (!second || z[s] > *second) second = z[s];
+        }
+        r.slack = tie || !second ? zero_point(prec) : ball((z[top] - *second) / 2, ctx);
+        r.lip = zero_point(prec);
+        const auto& W = out.logits.W;
+        for (std::size_t row = 0; row < W.rows; ++row) {
+            std::vector<arb_ball> wr;
+            for (std::size_t c = 0; c < W.cols; ++c) wr.push_back(ball(W.at(row, c), ctx));
+            r.lip = max_upper(r.lip, norm2_upper(wr, prec));
+        }
+        r.hard_decision = tie ? "tie" : out.symbols[top];
+    }
+    return r;
+}
+
+} // namespace
+
+model::model<rational> soft_counterpart(const model::model<rational>& m,
+                                        const std::optional<model::expr>& beta) {
+    model::model<rational> s = m;
+    s.attention = model::attention_kind::soft;
+    if (beta)
+        for (auto& l : s.layers)
+            for (auto& h : l.heads) {
+                h.score.beta = *beta;
+                h.score.length_scale = model::score_spec<rational>::length_scaling::none;
+            }
+    return s;
+}
+
+bound_data make_bound_data(const model::model<rational>& m, const gap_pass& p,
+                           const numeric::context& ctx) {
+    const long prec = ctx.precision_bits;
+    bound_data d;
+    d.n = p.y.front().size();
+    d.average = m.attention == model::attention_kind::average_hard;
+    for (std::size_t k = 1; k <= m.layers.size(); ++k) {
+        const auto& lay = m.layers[k - 1];
+        const auto& lg = p.layers[k - 1];
+        layer_bound_data ld;
+        const map_lipschitz lip = lipschitz_analysis(lay.update, update_blocks(m, k - 1), ctx);
+        if (lip.lipschitz == true) {
+            ld.lip_y = lip.block_bounds.front();
+            ld.lip_b.assign(lip.block_bounds.begin() + 1, lip.block_bounds.end());
+        } else {
+            ld.lip_y = pos_inf(prec);
+            ld.lip_b.assign(lay.heads.size(), pos_inf(prec));
+            ld.not_lipschitz = "layer " + std::to_string(k) + " update: " + lip.reason;
+        }
+        for (std::size_t h = 0; h < lay.heads.size(); ++h) {
+            const auto& hd = lay.heads[h];
+            const auto& hg = lg.heads[h];
+            head_bound_data hb;
+            if (const auto* v = value_affine(hd)) {
+                hb.lip_value = spectral_norm_upper(v->W, ctx);
+            } else if (auto l = lipschitz_bound(*hd.value.fn, ctx)) {
+                hb.lip_value = *l;
+            } else {
+                hb.lip_value = pos_inf(prec);
+                hb.not_lipschitz = where(k, h + 1) + " value map: not known to be Lipschitz";
+            }
+            if (hg.constant) {
+                // Every key has the same score in both models: no score moves relative to another.
+                hb.e1 = zero_point(prec);
+                hb.e2 = zero_point(prec);
+            } else if (hg.dot) {
+                const arb_ball qn = spectral_norm_upper(hd.score.Q.W, ctx);
+                const arb_ball kn = spectral_norm_upper(hd.score.K.W, ctx);
+                const arb_ball sc = upper(hg.scale.to_ball(ctx));
+                const arb_ball maxk = sqrt_up(hg.max_key_sq, ctx);
+                const arb_ball maxq = sqrt_up(hg.max_query_sq, ctx);
+                // ã − a = scale (Δq·k + q·Δk + Δq·Δk), ||Δq|| <= ||Q|| δ, ||Δk|| <= ||K|| δ.
+                hb.e1 = mul_up(sc, add_up(mul_up(qn, maxk), mul_up(maxq, kn)));
+                hb.e2 = mul_up(sc, mul_up(qn, kn));
+            } else {
+                const std::size_t dm = m.d;
+                const map_lipschitz sl = lipschitz_analysis(*hd.score.fn, {{0, dm}, {dm, dm}}, ctx);
+                if (sl.lipschitz == true) {
+                    hb.e1 = add_up(sl.block_bounds[0], sl.block_bounds[1]);
+                } else {
+                    hb.e1 = pos_inf(prec);
+                    if (!hb.not_lipschitz.empty()) hb.not_lipschitz += "; ";
+                    hb.not_lipschitz += where(k, h + 1) + " score map: " + sl.reason;
+                }
+                hb.e2 = zero_point(prec);
+            }
+            hb.groups = make_groups(hg, ctx);
+            ld.heads.push_back(std::move(hb));
+        }
+        d.layers.push_back(std::move(ld));
+    }
+    d.readout = make_readout(m, p.output, ctx);
+    return d;
+}
+
+arb_ball leak_bound(std::size_t n, std::size_t t, const std::optional<arb_ball>& gamma,
+                    const arb_ball& eps, const arb_ball& beta, const numeric::context& ctx) {
+    const long prec = ctx.precision_bits;
+    if (!gamma) return zero_point(prec);
+    const arb_ball one = numeric::one<arb_ball>(ctx);
+    if (!finite(eps)) return one;
+    const arb_ball x = beta * (*gamma - eps - eps);
+    if (numeric::sign(x, ctx) != numeric::order::greater) return one;
+    const arb_ball r =
+        ball(rational(static_cast<long>(n - t), static_cast<long>(t)), ctx) * numeric::exp(-x);
+    return min_upper(one, upper(r / (one + r)));
+}
+
+propagated propagate(const bound_data& d, const std::vector<std::vector<arb_ball>>& beta,
+                     const numeric::context& ctx) {
+    const long prec = ctx.precision_bits;
+    if (beta.size() != d.layers.size())
+        throw std::invalid_argument("propagate: one row of inverse temperatures per layer");
+    propagated out;
+    arb_ball delta = zero_point(prec);
+    for (std::size_t k = 0; k < d.layers.size(); ++k) {
+        const auto& ld = d.layers[k];
+        if (beta[k].size() != ld.heads.size())
+            throw std::invalid_argument("propagate: one inverse temperature per head");
+        const bool still = is_zero(delta);
+        arb_ball sum = still ? zero_point(prec) : mul_up(ld.lip_y, delta);
+        arb_ball eps_k = zero_point(prec), worst_leak = zero_point(prec);
+        bool condition = true;
+        std::vector<arb_ball> head_eps;
+        for (std::size_t h = 0; h < ld.heads.size(); ++h) {
+            const auto& hb = ld.heads[h];
+            const arb_ball& b = beta[k][h];
+            const arb_ball eps =
+                still ? zero_point(prec) : add_up(mul_up(hb.e1, delta), mul_up(hb.e2, mul_up(delta, delta)));
+            const arb_ball value_term = still ? zero_point(prec) : mul_up(hb.lip_value, delta);
+            // e^{2|β|ε} − 1 bounds how far the soft weights inside a tie move apart.
+            arb_ball tie_factor = zero_point(prec);
+            if (!is_zero(eps))
+                tie_factor = finite(eps) ? upper(numeric::exp(numeric::abs(b) * (eps + eps)) -
+                                                 numeric::one<arb_ball>(ctx))
+                                         : pos_inf(prec);
+            arb_ball worst = zero_point(prec);
+            for (const auto& g : hb.groups) {
+                const arb_ball leak = leak_bound(d.n, g.t, g.gamma, eps, b, ctx);
+                if (g.gamma && !certainly_less(eps + eps, *g.gamma)) condition = false;
+                worst_leak = max_upper(worst_leak, leak);
+                // unique-hard: Σ_{j∈T} w̃_j (v_j − v_j*) <= w̃_T R <= R; average-hard: each w̃_j
+                // of T is within a factor e^{±2|β|ε} of w̃_T / t.
+                const arb_ball tie = d.average ? mul_up(tie_factor, g.spread_in) : g.spread_in;
+                const arb_ball row = add_up(mul_up(leak, g.spread_out), tie);
+                const arb_ball cap = max_upper(g.spread_out, g.spread_in);
+                worst = max_upper(worst, min_upper(cap, row));
+            }
+            const arb_ball e_h = add_up(value_term, worst);
+            sum = add_up(sum, mul_up(ld.lip_b[h], e_h));
+            eps_k = max_upper(eps_k, eps);
+            head_eps.push_back(eps);
+        }
+        out.eps.push_back(eps_k);
+        out.head_eps.push_back(std::move(head_eps));
+        out.worst_leak.push_back(worst_leak);
+        out.margin_condition.push_back(condition);
+        delta = finite(sum) ? sum : pos_inf(prec);
+        out.delta.push_back(delta);
+    }
+    const auto& r = d.readout;
+    if (is_zero(delta))
+        out.readout_certified = numeric::sign(r.slack, ctx) == numeric::order::greater;
+    else
+        out.readout_certified = finite(delta) && certainly_less(mul_up(r.lip, delta), r.slack);
+    return out;
+}
+
+std::vector<std::vector<arb_ball>> betas_at(const model::model<rational>& soft, long n,
+                                            const numeric::context& ctx) {
+    std::vector<std::vector<arb_ball>> out;
+    for (const auto& l : soft.layers) {
+        std::vector<arb_ball> row;
+        for (const auto& h : l.heads) {
+            auto b = model::beta_at<arb_ball>(h.score, n, ctx);
+            row.push_back(b ? *b : numeric::one<arb_ball>(ctx));
+        }
+        out.push_back(std::move(row));
+    }
+    return out;
+}
+
+namespace {
+
+/// A lower point of ||a − b|| (0 where a coordinate's difference may vanish).
+arb_ball distance_lower(const std::vector<arb_ball>& a, const std::vector<arb_ball>& b, long prec) {
+    arb_ball sq = zero_point(prec);
+    for (std::size_t c = 0; c < a.size(); ++c) {
+        arb_ball m = lower(numeric::abs(a[c] - b[c]));
+        if (arb_is_negative(m.raw()) || !finite(m)) continue;
+        sq = lower(sq + m * m);
+    }
+    return lower(numeric::sqrt(sq));
+}
+
+arb_ball as_ball(const arb_ball& x) { return x; }
+arb_ball as_ball(const numeric::dinterval& x) { return numeric::to_ball(x); }
+
+template <class S>
+soft_observation observe_impl(const model::model<rational>& soft, const model::input_sequence& x,
+                              const gap_pass& hard, const numeric::context& ctx) {
+    using skind = typename model::score_spec<S>::kind;
+    const model::model<S> ms = model::to_scalar<S>(soft, ctx);
+    const long prec = ctx.precision_bits;
+    const std::size_t n = x.size(), L = ms.layers.size();
+    soft_observation obs;
+    std::vector<vec<S>> y = attention::initial_states(ms, x, ctx);
+    for (std::size_t k = 1; k <= L; ++k) {
+        const auto& lay = ms.layers[k - 1];
+        const auto& lg = hard.layers.at(k - 1);
+        const std::size_t H = lay.heads.size();
+        std::vector<std::vector<vec<S>>> keys(H), values(H);
+        std::vector<std::unique_ptr<attention::detail::soft_rows<S>>> rows(H);
+        std::vector<std::optional<S>> qscale(H);
+        std::vector<vec<S>> next(n);
+        obs.leak.emplace_back(H);
+        std::size_t at_pos = 0, at_head = 0;
+        const char* at_node = nullptr;
+        arb_ball diff_up = zero_point(prec), diff_low = zero_point(prec);
+        double diff_mid = 0;
+        try {
+            for (std::size_t h = 0; h < H; ++h) {
+                const auto& hd = lay.heads[h];
+                at_head = h + 1;
+                at_node = "score";
+                if (hd.score.type == skind::dot)
+                    qscale[h] = attention::dot_scale(hd, n, ctx);
+                else
+                    qscale[h] = model::beta_at<S>(hd.score, static_cast<long>(n), ctx);
+                at_node = "value";
+                for (std::size_t j = 0; j < n; ++j) {
+                    at_pos = j + 1;
+                    values[h].push_back(attention::value(hd, y[j], ctx));
+                }
+                if (hd.score.type == skind::dot && !attention::constant_scores(hd)) {
+                    at_node = "key";
+                    for (std::size_t j = 0; j < n; ++j) {
+                        at_pos = j + 1;
+                        keys[h].push_back(attention::key(hd, y[j], ctx));
+                    }
+                    rows[h] = std::make_unique<attention::detail::soft_rows<S>>(keys[h], values[h], ctx);
+                }
+            }
+            const auto& row_list = lg.heads.front().rows;
+            for (std::size_t r = 0; r < row_list.size(); ++r) {
+                const std::size_t i = row_list[r].position - 1;
+                at_pos = i + 1;
+                std::vector<vec<S>> b(H);
+                for (std::size_t h = 0; h < H; ++h) {
+                    const auto& hd = lay.heads[h];
+                    const auto& T = lg.heads[h].rows.at(r).maximal;
+                    at_head = h + 1;
+                    at_node = "score";
+                    vec<S> w;
+                    if (attention::constant_scores(hd)) {
+                        // Uniform on every key, which is T: no leak.
+                        b[h] = attention::mean_value(values[h], ctx);
+                        obs.leak.back()[h].push_back(zero_point(prec));
+                        continue;
+                    }
+                    if (hd.score.type == skind::dot) {
+                        vec<S> q = attention::query(hd, y[i], ctx);
+                        for (auto& c : q) c = c * *qscale[h];
+                        b[h] = rows[h]->row(q, &w);
+                    } else {
+                        std::vector<S> s;
+                        s.reserve(n);
+                        for (std::size_t j = 0; j < n; ++j) {
+                            s.push_back(attention::map_score(hd, y[i], y[j], ctx));
+                            if (qscale[h]) s.back() = s.back() * *qscale[h];
+                        }
+                        at_node = "softmax";
+                        w = attention::softmax(s, ctx);
+                        const std::size_t dv = values[h].front().size();
+                        vec<S> acc(dv, numeric::zero<S>(ctx));
+                        for (std::size_t j = 0; j < n; ++j)
+                            for (std::size_t c = 0; c < dv; ++c)
+                                numeric::fma_acc(acc[c], w[j], values[h][j][c]);
+                        b[h] = std::move(acc);
+                    }
+                    model::require_all_finite(b[h]);
+                    // Σ_{j∉T} w_j, summed in balls (tighter than 1 − Σ_{j∈T} w_j when small).
+                    arb_ball leak = zero_point(prec);
+                    std::size_t in_t = 0;
+                    for (std::size_t j = 0; j < n; ++j) {
+                        if (in_t < T.size() && T[in_t] == j) {
+                            ++in_t;
+                            continue;
+                        }
+                        leak = leak + as_ball(w[j]);
+                    }
+                    obs.leak.back()[h].push_back(std::move(leak));
+                }
+                at_head = 0;
+                at_node = "update";
+                next[i] = attention::update(lay, y[i], b, ctx);
+                model::require_all_finite(next[i]);
+                const auto& yh = *hard.y[k][i];
+                std::vector<arb_ball> ys, yx;
+                for (std::size_t c = 0; c < yh.size(); ++c) {
+                    ys.push_back(as_ball(next[i][c]));
+                    yx.push_back(ball(yh[c], ctx));
+                }
+                diff_up = max_upper(diff_up, distance_upper(ys, yx, prec));
+                arb_ball sq = zero_point(prec);
+                for (std::size_t c = 0; c < ys.size(); ++c) {
+                    const arb_ball dlt = ys[c] - yx[c];
+                    sq = sq + dlt * dlt;
+                }
+                diff_mid = std::max(diff_mid, std::sqrt(std::max(0.0, numeric::to_double(sq))));
+                const arb_ball lo = distance_lower(ys, yx, prec);
+                if (numeric::compare(lo, diff_low) == numeric::order::greater) diff_low = lo;
+            }
+        } catch (const numeric::undefined_error& e) {
+            throw e.located(attention::place(k, at_node, at_pos, at_head));
+        }
+        obs.state_diff_upper.push_back(diff_up);
+        obs.state_diff_lower.push_back(diff_low);
+        obs.state_diff_mid.push_back(diff_mid);
+        y = std::move(next);
+    }
+    for (const auto& c : y[n - 1]) obs.output.push_back(as_ball(c));
+    if (ms.out.is_recognizer()) {
+        obs.soft_decision = attention::to_string(attention::recognize(ms.out, y[n - 1], ctx));
+    } else {
+        const auto z = attention::readout_logits(ms.out, y[n - 1], ctx);
+        const auto a = attention::leftmost_argmax(z);
+        bool strict = a.decided;
+        if (strict)
+            for (std::size_t s = 0; s < z.size(); ++s)
+                if (s != a.index && numeric::compare(z[a.index], z[s]) != numeric::order::greater)
+                    strict = false;
+        obs.soft_decision = strict ? ms.out.symbols[a.index] : "undecided";
+    }
+    return obs;
+}
+
+} // namespace
+
+soft_observation observe_soft(const model::model<rational>& soft, const model::input_sequence& x,
+                              const gap_pass& hard, const numeric::context& ctx, bool interval) {
+    if (soft.attention != model::attention_kind::soft)
+        throw std::invalid_argument("observe_soft: the model must be the soft counterpart");
+    if (interval) return observe_impl<numeric::dinterval>(soft, x, hard, ctx);
+    return observe_impl<arb_ball>(soft, x, hard, ctx);
+}
+
+std::optional<arb_ball> smallest_certified_beta(const std::vector<bound_data>& data,
+                                                const numeric::context& ctx) {
+    auto certified = [&](double b) {
+        const arb_ball beta = arb_ball::from_double(b, ctx);
+        for (const auto& d : data) {
+            std::vector<std::vector<arb_ball>> betas;
+            for (const auto& l : d.layers) betas.emplace_back(l.heads.size(), beta);
+            if (!propagate(d, betas, ctx).readout_certified) return false;
+        }
+        return true;
+    };
+    double lo = std::ldexp(1.0, -20), hi = std::ldexp(1.0, 40);
+    if (!certified(hi)) return std::nullopt;
+    if (certified(lo)) return arb_ball::from_double(lo, ctx);
+    while (hi / lo > 1.0 + std::ldexp(1.0, -10)) {
+        const double mid = std::sqrt(lo * hi);
+        if (certified(mid))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return arb_ball::from_double(hi, ctx);
+}
+
+std::optional<long long> largest_certified_n(const std::vector<bound_data>& data,
+                                             const arb_ball& beta, const numeric::context& ctx) {
+    if (data.empty()) return std::nullopt;
+    std::size_t n0 = 0;
+    for (const auto& d : data) n0 = std::max(n0, d.n);
+    std::vector<bound_data> moved = data;
+    auto certified = [&](unsigned long long n) {
+        for (auto& d : moved) {
+            d.n = static_cast<std::size_t>(n);
+            std::vector<std::vector<arb_ball>> betas;
+            for (const auto& l : d.layers) betas.emplace_back(l.heads.size(), beta);
+            if (!propagate(d, betas, ctx).readout_certified) return false;
+        }
+        return true;
+    };
+    unsigned long long lo = n0, hi = 1ULL << 62;
+    if (!certified(lo)) return std::nullopt;
+    if (certified(hi)) return static_cast<long long>(hi);
+    while (hi - lo > 1) {
+        const unsigned long long mid = lo + (hi - lo) / 2;
+        if (certified(mid))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return static_cast<long long>(lo);
+}
+
+} // namespace attnprop::analysis
+
+namespace attnprop::analysis {
+
+bound_check check_against_bound(const gap_pass& hard, const soft_observation& obs,
+                                const propagated& pr, const std::vector<std::vector<arb_ball>>& beta,
+                                const numeric::context& ctx) {
+    const long prec = ctx.precision_bits;
+    const std::size_t n = hard.y.front().size();
+    bound_check c;
+    c.max_leak = zero_point(prec);
+    c.max_leak_bound = zero_point(prec);
+    c.worst_row_bound = zero_point(prec);
+    for (std::size_t k = 0; k < hard.layers.size(); ++k) {
+        for (std::size_t h = 0; h < hard.layers[k].heads.size(); ++h) {
+            const auto& rows = hard.layers[k].heads[h].rows;
+            for (std::size_t r = 0; r < rows.size(); ++r) {
+                const auto& row = rows[r];
+                std::optional<arb_ball> gamma;
+                if (row.margin) gamma = row.margin->to_ball(ctx);
+                const arb_ball bd =
+                    leak_bound(n, row.maximal.size(), gamma, pr.head_eps[k][h], beta[k][h], ctx);
+                const arb_ball& leak = obs.leak.at(k).at(h).at(r);
+                ++c.rows;
+                auto o = numeric::compare(leak, bd);
+                if (row.two_level && is_zero(pr.head_eps[k][h]) && o == numeric::order::unknown) {
+                    // The soft row has the hard scores and two levels: its leak is exactly
+                    // r/(1+r). Only an enclosure of that value that misses the measured leak
+                    // is a finding.
+                    const arb_ball one = numeric::one<arb_ball>(ctx);
+                    const arb_ball rr =
+                        ball(rational(static_cast<long>(n - row.maximal.size()),
+                                      static_cast<long>(row.maximal.size())),
+                             ctx) *
+                        numeric::exp(-(beta[k][h] * *gamma));
+                    const arb_ball exact = rr / (one + rr);
+                    o = arb_overlaps(exact.raw(), leak.raw()) ? numeric::order::equal
+                                                              : numeric::compare(leak, exact);
+                    if (o == numeric::order::less) o = numeric::order::greater; // a wrong leak
+                }
+                if (o == numeric::order::greater) {
+                    ++c.rows_above;
+                    if (c.first_above.empty())
+                        c.first_above = "layer " + std::to_string(k + 1) + " head " +
+                                        std::to_string(h + 1) + " row " +
+                                        std::to_string(row.position) + ": leak " +
+                                        numeric::to_display_string(leak, 8) + " above its bound " +
+                                        upper_decimal(bd, 8);
+                } else if (o == numeric::order::unknown) {
+                    ++c.rows_undecided;
+                } else {
+                    ++c.rows_within;
+                }
+                if (numeric::compare(upper(leak), upper(c.max_leak)) == numeric::order::greater) {
+                    c.max_leak = leak;
+                    c.max_leak_bound = bd;
+                }
+                c.worst_row_bound = max_upper(c.worst_row_bound, bd);
+            }
+        }
+        const arb_ball& dk = pr.delta.at(k);
+        if (!finite(dk)) continue;
+        if (numeric::compare(obs.state_diff_lower.at(k), dk) == numeric::order::greater) {
+            ++c.layers_above;
+            if (c.first_above.empty())
+                c.first_above = "layer " + std::to_string(k + 1) + ": state difference at least " +
+                                lower_decimal(obs.state_diff_lower[k], 8) + " above its bound " +
+                                upper_decimal(dk, 8);
+        } else if (numeric::compare(obs.state_diff_upper.at(k), dk) == numeric::order::greater) {
+            ++c.layers_undecided;
+        }
+    }
+    return c;
+}
+
+namespace {
+
+void merge(bound_check& into, const bound_check& c) {
+    if (numeric::compare(upper(c.max_leak), upper(into.max_leak)) == numeric::order::greater) {
+        into.max_leak = c.max_leak;
+        into.max_leak_bound = c.max_leak_bound;
+    }
+    into.worst_row_bound = max_upper(into.worst_row_bound, c.worst_row_bound);
+    into.rows += c.rows;
+    into.rows_within += c.rows_within;
+    into.rows_undecided += c.rows_undecided;
+    into.rows_above += c.rows_above;
+    into.layers_above += c.layers_above;
+    into.layers_undecided += c.layers_undecided;
+    if (into.first_above.empty()) into.first_above = c.first_above;
+}
+
+} // namespace
+
+simulate_row simulate_at(const model::model<rational>& hard, const std::vector<model::expr>& betas,
+                         long n, const std::vector<std::string>& inputs,
+                         const simulate_options& opt) {
+    const numeric::context ctx{opt.precision};
+    const long prec = ctx.precision_bits;
+    model::check_length(hard, n);
+    simulate_row row;
+    row.n = n;
+    row.inputs = inputs;
+    std::vector<model::input_sequence> xs;
+    std::vector<gap_pass> passes;
+    for (const auto& w : inputs) {
+        auto x = model::parse_input(hard, w);
+        if (static_cast<long>(x.size()) != n)
+            throw std::invalid_argument("simulate_at: input '" + w + "' does not have length n - 1 = " +
+                                        std::to_string(n - 1));
+        passes.push_back(score_gaps(hard, x));
+        add_to_summary(row.gaps, passes.back(), w);
+        row.data.push_back(make_bound_data(hard, passes.back(), ctx));
+        row.hard_decisions.push_back(row.data.back().readout.hard_decision);
+        xs.push_back(std::move(x));
+    }
+    const std::size_t L = hard.layers.size();
+    for (const auto& beta : betas) {
+        const model::model<rational> soft = soft_counterpart(hard, beta);
+        const auto b = betas_at(soft, n, ctx);
+        simulate_beta_row br;
+        br.beta_text = beta.text();
+        br.beta_n = beta.eval<arb_ball>(1, n, ctx);
+        br.leak.max_leak = zero_point(prec);
+        br.leak.max_leak_bound = zero_point(prec);
+        br.leak.worst_row_bound = zero_point(prec);
+        br.state_measured.assign(L, zero_point(prec));
+        br.state_measured_mid.assign(L, 0.0);
+        br.state_bound.assign(L, zero_point(prec));
+        br.margin_condition.assign(L, true);
+        for (std::size_t t = 0; t < xs.size(); ++t) {
+            const soft_observation obs = observe_soft(soft, xs[t], passes[t], ctx, opt.interval);
+            const propagated pr = propagate(row.data[t], b, ctx);
+            merge(br.leak, check_against_bound(passes[t], obs, pr, b, ctx));
+            for (std::size_t k = 0; k < L; ++k) {
+                br.state_measured[k] = max_upper(br.state_measured[k], obs.state_diff_upper[k]);
+                br.state_measured_mid[k] = std::max(br.state_measured_mid[k], obs.state_diff_mid[k]);
+                br.state_bound[k] = max_upper(br.state_bound[k], pr.delta[k]);
+                br.margin_condition[k] = br.margin_condition[k] && pr.margin_condition[k];
+            }
+            if (obs.soft_decision == "undecided")
+                ++br.undecided;
+            else if (obs.soft_decision == row.hard_decisions[t])
+                ++br.agree;
+            else
+                ++br.disagree;
+            if (pr.readout_certified) ++br.certified;
+        }
+        row.betas.push_back(std::move(br));
+    }
+    row.smallest_beta = smallest_certified_beta(row.data, ctx);
+    return row;
+}
+
+} // namespace attnprop::analysis

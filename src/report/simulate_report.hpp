@@ -1,0 +1,53 @@
+#pragma once
+/// @file simulate_report.hpp
+/// Output of `attnprop simulate`: the text table, the JSON document and the report folder
+/// (report.json, report.md, simulate.csv, leak.svg; schema in docs/reports.md).
+
+#include "analysis/simulate.hpp"
+#include "model/json.hpp"
+#include "report/provenance.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnprop::report {
+
+/// For a constant β: the largest n of the list up to which every input is certified, and the
+/// extrapolation of analysis::largest_certified_n from the data of the largest n.
+struct certified_length {
+    std::string beta;
+    std::optional<long> in_list;          ///< none: not even the smallest n
+    long extrapolated_from = 0;           ///< the n whose data is extrapolated
+    std::optional<long long> extrapolated; ///< none: not certified there
+};
+
+/// A whole simulate run.
+struct simulate_run {
+    std::string model_name;
+    std::string attention;                ///< "hard" or "average-hard"
+    std::vector<std::string> betas;       ///< the --beta formulas
+    std::string input_note;               ///< how the inputs were chosen
+    long precision = 128;
+    std::string scalar = "ball";          ///< the kind that measured the soft model
+    std::vector<analysis::simulate_row> rows;
+    std::vector<certified_length> lengths;
+};
+
+/// The number of rows or layers whose measured value is certainly above its certified bound
+/// (a contradiction of the derivation: a finding).
+std::size_t findings(const simulate_run& r);
+
+/// The run as a terminal table (one line per n and β) with the notes.
+std::string simulate_to_text(const simulate_run& r);
+
+/// The run as JSON (format "attnprop-simulate-report").
+json::value simulate_to_json(const simulate_run& r, const provenance& made_by = {});
+
+/// Writes report.json, report.md, simulate.csv and leak.svg (measured leak and its certified
+/// bound against n for every β, log scales) into dir.
+void write_simulate_report(const std::filesystem::path& dir, const simulate_run& r,
+                           const provenance& made_by = {});
+
+} // namespace attnprop::report
