@@ -3,17 +3,16 @@
 # Idempotent: runs `apt-get update` and `apt-get install` only when a package is missing.
 set -euo pipefail
 
+# python3-torch and python3-numpy: the PyTorch exporter python/attnprop_torch and its tests
+# (CTest label python, run by /usr/bin/python3), and the PyTorch baseline of the benchmarks
+# (bench/torch_baseline.py).
 packages=(
   build-essential cmake pkg-config
   libboost-dev libgmp-dev libmpfr-dev libflint-arb-dev libflint-dev
   librapidcheck-dev catch2 libcli11-dev libfmt-dev
   libbenchmark-dev
+  python3 python3-torch python3-numpy
 )
-# `install-deps.sh --bench` (what `make bench` runs) also installs the PyTorch baseline of the
-# certified-kernel benchmarks (bench/torch_baseline.py, run by /usr/bin/python3).
-if [ "${1:-}" = "--bench" ]; then
-  packages+=(python3-torch python3-numpy)
-fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -15,5 +15,6 @@ std::unique_ptr<command> make_replay_command(CLI::App& parent);
 std::unique_ptr<command> make_restrict_command(CLI::App& parent);
 std::unique_ptr<command> make_bound_command(CLI::App& parent);
 std::unique_ptr<command> make_influence_command(CLI::App& parent);
+std::unique_ptr<command> make_format_command(CLI::App& parent);
 
 } // namespace attnprop::cli

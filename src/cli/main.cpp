@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     commands.push_back(make_influence_command(app));
     commands.push_back(make_bound_command(app));
     commands.push_back(make_models_command(app));
+    commands.push_back(make_format_command(app));
     if (argc > 1 && argv[1][0] != '-') {
         std::string word = argv[1];
         bool known = false;

@@ -1,0 +1,61 @@
+"""Every supported configuration, exported and compared with PyTorch in float64 on random
+inputs up to n = 256: the readout (probabilities, or the threshold value) agrees with attnprop's
+ball enclosure of the exact value to 1e-12 relative. A negative control shows that the check
+catches a wrong export (one weight changed by one float32 ulp)."""
+import unittest
+
+import torch
+
+from attnprop_torch import export_encoder
+from attnprop_torch.compare import compare, random_inputs
+from attnprop_torch.exact import number
+
+import support
+
+TOLERANCE = 1e-12
+LENGTHS = [1, 2, 9, 64, 256]
+
+
+class Agreement(unittest.TestCase):
+    def check_configuration(self, label, build, seed):
+        kwargs = build()
+        doc = export_encoder(**kwargs)
+        inputs = random_inputs(list(kwargs["alphabet"]), LENGTHS, 2, seed)
+        with support.TempDir() as tmp:
+            path = support.write_doc(doc, tmp)
+            rows, _ = compare(kwargs, doc, path, inputs, support.attnprop_bin(), precision=128)
+        for r in rows:
+            msg = "%s: n = %d, input %r (seed %d): exact %s, torch float64 %s" % (
+                label, r.n, r.text, seed, [float(v) for v in r.exact.values], r.float64)
+            self.assertIsNone(r.exact.undefined, msg)
+            self.assertLessEqual(r.diff64, TOLERANCE, msg)
+            # The enclosure is far tighter than the difference it certifies.
+            self.assertLess(r.radius, 1e-25, msg)
+            if r.native is not None:
+                # float32 is a different computation: close to the exact value, not equal.
+                self.assertLess(r.diff_native, 1e-3, msg)
+        return rows
+
+    def test_every_configuration(self):
+        for k, (label, build) in enumerate(support.configurations()):
+            with self.subTest(label):
+                self.check_configuration(label, build, 1000 + k)
+
+    def test_negative_control_one_ulp_is_caught(self):
+        label, build = support.configurations()[0]
+        kwargs = build()
+        doc = export_encoder(**kwargs)
+        # Move the first token embedding entry by one float32 ulp in the file only.
+        from fractions import Fraction
+        import numpy as np
+        v = float(kwargs["token_embedding"].weight[0, 0])
+        doc["token_embedding"]["0"][0] = number(Fraction(float(np.nextafter(np.float32(v), np.float32(10)))))
+        with support.TempDir() as tmp:
+            path = support.write_doc(doc, tmp)
+            rows, _ = compare(kwargs, doc, path, ["0110101"], support.attnprop_bin(), precision=128)
+        self.assertGreater(rows[0].diff64, TOLERANCE,
+                           "a one-ulp change of a weight must exceed the tolerance")
+
+
+if __name__ == "__main__":
+    unittest.main()
