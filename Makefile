@@ -5,8 +5,10 @@ JOBS       ?= 2
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= json model formula case
 
-.PHONY: all deps configure build run test test-all sweep bench asan format clean help
+.PHONY: all deps configure build run test test-all sweep bench asan fuzz format clean help
 
 all: build
 
@@ -16,6 +18,7 @@ help:
 	@echo "make sweep   long sweeps across n (CTest label 'sweep')"
 	@echo "make bench   build and run the benchmarks (bench/, Google Benchmark)"
 	@echo "make asan    build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
+	@echo "make fuzz    build the libFuzzer targets with clang and run each FUZZ_SECONDS (60) seconds"
 	@echo "make clean   remove the build directories"
 
 deps:
@@ -50,8 +53,16 @@ asan: deps
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	cd $(BUILD)-asan && ctest --output-on-failure -j$(JOBS) -LE 'sweep|package' $(CTEST_ARGS)
 
+# libFuzzer targets (fuzz/, docs/reliability.md): clang, ASan + UBSan, in build-fuzz.
+fuzz:
+	@./scripts/install-deps.sh --fuzz
+	cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DATTNPROP_FUZZ=ON -DATTNPROP_SANITIZE=address,undefined -DATTNPROP_BUILD_TESTS=OFF
+	cmake --build $(BUILD)-fuzz -j$(JOBS) --target attnprop_fuzzers
+	./scripts/run-fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-bench
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-bench $(BUILD)-fuzz

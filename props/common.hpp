@@ -29,22 +29,19 @@ rc::Gen<test_case> model_input_position(rc::Gen<model::model<rational>> models,
 /// The input sequence of a case (first input, eos appended).
 model::input_sequence input_of(const test_case& c, std::size_t k = 0);
 
-/// Display of a vector: exact p/q, or decimal with radius for balls.
+/// Display of a vector: exact p/q, or for balls the certified digits (at most `digits`) and
+/// the radius (numeric::to_certified_display).
 template <class S> std::string show_vector(const std::vector<S>& v, int digits = 20) {
     std::string s = "[";
     for (std::size_t t = 0; t < v.size(); ++t) {
         if (t) s += ", ";
-        s += numeric::to_display_string(v[t], digits);
-        if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure)
-            s += " +/- " + numeric::radius_string(v[t]);
+        s += numeric::to_certified_display(v[t], digits);
     }
     return s + "]";
 }
 
-/// Display of a ball: 20 significant digits of the midpoint and the radius.
-inline std::string show_ball(const numeric::arb_ball& x) {
-    return numeric::to_display_string(x, 20) + " +/- " + numeric::radius_string(x);
-}
+/// Display of a ball: its certified digits (at most 20) and the radius.
+inline std::string show_ball(const numeric::arb_ball& x) { return numeric::certified_string(x, 20); }
 
 /// Whether two overlapping balls agree to at least half their working precision of relative
 /// accuracy each: the two sides of an inequality that the model attains with equality, which
@@ -57,5 +54,22 @@ inline bool sides_agree(const numeric::arb_ball& a, const numeric::arb_ball& b) 
 
 /// Model class tag of a case (for distribution tables).
 std::string case_class(const test_case& c);
+
+// Case shapes (runner::case_shape): what the generators below produce, with the ranges of the
+// command options that set the same quantities, checked before a folder is replayed.
+
+/// n: a length, eos included, in [2, 2^20] (the range of --n).
+runner::param_spec n_param(bool required = true);
+/// A bound or eta divisor in [1, 2^40] (the range of --bound-divisor).
+runner::param_spec divisor_param(const std::string& name);
+/// A seed: any value (a 64-bit --seed is stored as a signed integer).
+runner::param_spec seed_param(bool required);
+/// One input, no parameters (model_and_input).
+runner::case_shape one_input_shape(runner::model_requirement m);
+/// One input of at least one symbol, "position" in [1, n - 1] and "symbol" in [0, |Σ| - 1]
+/// (model_input_position), required or optional; plus `extra` parameters; an "n" among them
+/// must equal the input's n.
+runner::case_shape position_shape(runner::model_requirement m, bool required,
+                                  std::vector<runner::param_spec> extra = {});
 
 } // namespace attnprop::props

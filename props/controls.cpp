@@ -52,6 +52,7 @@ runner::property hard_output_ignores_x1() {
         }
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::hard);
     p.tag = case_class;
     return p;
 }
@@ -94,12 +95,12 @@ runner::property soft_influence_below_1_over_n2() {
             return check_result::violated("the one-symbol influence exceeds 1/n^2")
                 .with("n", std::to_string(n))
                 .with("position", std::to_string(i + 1))
-                .with("influence_squared", numeric::to_display_string(sq, 20) + " +/- " +
-                                               numeric::radius_string(sq))
+                .with("influence_squared", show_ball(sq))
                 .with("bound_squared", "1/" + std::to_string(n) + "^4");
         if (o == numeric::order::unknown) return check_result::undecided("influence near 1/n^2");
         return check_result::holds();
     };
+    p.shape = position_shape(runner::model_requirement::soft, true);
     p.tag = case_class;
     return p;
 }
@@ -141,6 +142,7 @@ runner::property influence_decays_like_1_over_n2() {
         if (undecided) return check_result::undecided("influence near the 1/n^2 extrapolation");
         return check_result::holds();
     };
+    p.shape = ladder_shape();
     p.tag = case_class;
     return p;
 }
@@ -167,6 +169,7 @@ runner::property double_equals_exact() {
                 .with("y_double", show_vector(rd.y));
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::hard);
     p.tag = case_class;
     return p;
 }
@@ -188,8 +191,8 @@ runner::property hard_recognizes_language() {
         const long max_n = std::max(2L, std::min(cfg.max_n, 64L));
         return rc::gen::mapcat(rc::gen::pair(gen::hard_model(b), gen::length(max_n)),
                                [](const auto& mn) {
-                                   const auto& [m, n0] = mn;
-                                   const long n = std::max(2L, n0);
+                                   const auto& m = mn.first; // not a structured binding: clang 14 cannot capture one
+                                   const long n = std::max(2L, mn.second);
                                    return rc::gen::map(rc::gen::inRange(0L, 1000L), [m, n](long seed) {
                                        test_case c;
                                        c.model = m;
@@ -231,6 +234,7 @@ runner::property hard_recognizes_language() {
             .with("wrong", std::to_string(res.wrong + 1))
             .with("member_wrong", lang::member(l, w) ? "yes" : "no");
     };
+    p.shape = restriction_shape(true);
     p.tag = case_class;
     return p;
 }

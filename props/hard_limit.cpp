@@ -11,6 +11,9 @@
 #include "props/hard_limit.hpp"
 
 #include "attention/hard_exact.hpp"
+#include "lang/languages.hpp"
+
+#include <limits>
 
 namespace attnprop::props {
 
@@ -21,8 +24,8 @@ rc::Gen<test_case> restriction_case(rc::Gen<model::model<rational>> models, cons
     const long max_n = std::max(2L, std::min(cfg.max_n, n_cap));
     return rc::gen::mapcat(
         rc::gen::pair(std::move(models), gen::length(max_n)), [](const auto& mn) {
-            const auto& [m, n0] = mn;
-            const long n = std::max(2L, n0);
+            const auto& m = mn.first; // not a structured binding: clang 14 cannot capture one
+            const long n = std::max(2L, mn.second);
             return rc::gen::map(rc::gen::pair(rc::gen::inRange(0L, 1000L), rc::gen::inRange(0L, 3L)),
                                 [m, n](const std::pair<long, long>& p) {
                                     test_case c;
@@ -58,6 +61,52 @@ std::string positions(const std::vector<std::size_t>& v) {
 }
 
 } // namespace
+
+runner::case_shape restriction_shape(bool language_required, bool parity) {
+    runner::case_shape s;
+    s.model = runner::model_requirement::hard;
+    s.min_inputs = 0;
+    s.max_inputs = 2;
+    const long most = std::numeric_limits<long>::max();
+    s.params = {n_param(true),
+                seed_param(false),
+                {"c_num", 1, most, false, "with c_den the --free-fraction C, 0 < C < 1"},
+                {"c_den", 2, most, false, "with c_num the --free-fraction C, 0 < C < 1"},
+                {"trials", 0, 1000, false, "the range of --trials"},
+                {"samples", 2, 100000, false, "the range of --samples"},
+                {"fan_out", 0, 1, false, "--fan-out: 0 or 1"},
+                {"language", 0, static_cast<long>(lang::all_languages().size()) - 1, language_required,
+                 "a language: 0 parity, 1 first, 2 majority, 3 contains-one, 4 1dyck, 5 2dyck"}};
+    s.relations = [parity](const test_case& c) -> std::optional<runner::case_problem> {
+        const bool num = c.params.count("c_num") != 0, den = c.params.count("c_den") != 0;
+        if (num != den)
+            return runner::case_problem{"/params", std::string("c_num and c_den come together (C = "
+                                                               "c_num / c_den); the case has only ") +
+                                                       (num ? "c_num" : "c_den")};
+        if (num && c.params.at("c_num") >= c.params.at("c_den"))
+            return runner::case_problem{"/params/c_num", "C = c_num / c_den = " +
+                                                             std::to_string(c.params.at("c_num")) + "/" +
+                                                             std::to_string(c.params.at("c_den")) +
+                                                             " is not below 1 (--free-fraction)"};
+        std::vector<std::pair<lang::language, std::string>> needed;
+        if (auto it = c.params.find("language"); it != c.params.end())
+            needed.emplace_back(static_cast<lang::language>(it->second), "/params/language");
+        if (parity) needed.emplace_back(lang::language::parity, "/model");
+        for (const auto& [l, where] : needed) {
+            try {
+                (void)analysis::language_symbols(c.model, l);
+            } catch (const std::invalid_argument& e) {
+                return runner::case_problem{where, e.what()};
+            }
+            if (!c.model.out.is_recognizer())
+                return runner::case_problem{"/model", std::string("classifying ") + lang::to_string(l) +
+                                                          " needs a recognizer readout (threshold or "
+                                                          "map); the model's readout is softmax"};
+        }
+        return std::nullopt;
+    };
+    return s;
+}
 
 analysis::certificate_options certificate_options_of(const test_case& c) {
     analysis::certificate_options o;
@@ -135,6 +184,7 @@ runner::property certificate_valid(bool unsound) {
         }
         return check_result::holds();
     };
+    p.shape = restriction_shape();
     p.tag = case_class;
     return p;
 }
@@ -174,6 +224,7 @@ runner::property free_fraction(restriction_fn builder) {
             .with("free", std::to_string(r.free_count))
             .with("required", std::to_string(r.free_target));
     };
+    p.shape = restriction_shape();
     p.tag = case_class;
     return p;
 }
@@ -233,6 +284,7 @@ runner::property parity_half(bool ignore_precondition) {
                 .with("dependency", positions(r.dependency));
         return check_result::holds();
     };
+    p.shape = restriction_shape(false, true);
     p.tag = case_class;
     return p;
 }
@@ -292,6 +344,7 @@ runner::property parity_pair(parity_pair_fn finder) {
                 .with("wrong", std::to_string(res.wrong + 1));
         return check_result::holds();
     };
+    p.shape = restriction_shape(false, true);
     p.tag = case_class;
     return p;
 }

@@ -32,6 +32,14 @@ analysis::certificate_options certificate_options_of(const test_case& c);
 /// restriction_options_of and certificate_options_of together, for analysis::run_language.
 analysis::language_options language_options_of(const test_case& c);
 
+/// The shape of a restriction case (runner::case_shape): a hard model, 0 to 2 inputs (informative:
+/// restrict's failing inputs or language pair), "n" (required), "seed", "c_num" / "c_den" (both
+/// or neither, 0 < C < 1, as --free-fraction), "trials", "samples", "fan_out" in the ranges of
+/// restrict's options, and "language" (required with `language_required`; its symbols must be
+/// in the alphabet and the readout a recognizer). `parity` requires the PARITY symbols and a
+/// recognizer whatever the parameters.
+runner::case_shape restriction_shape(bool language_required = false, bool parity = false);
+
 /// The certificate of a random model's restriction is valid: T_L(n) equals the exact forward
 /// pass on every tried input and y_n^(L) is bit-identical under re-assignments of
 /// Free \ D_L(n); the growth and counting checks hold. `unsound` sets

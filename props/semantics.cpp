@@ -74,6 +74,7 @@ runner::property hard_filter_equals_exact(exact_forward_fn filtered) {
                                       : "missing");
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::hard);
     p.tag = case_class;
     return p;
 }
@@ -145,6 +146,7 @@ runner::property hard_ball_encloses_exact(ball_hard_fn ball) {
         }
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::hard);
     p.tag = case_class;
     return p;
 }
@@ -182,6 +184,7 @@ runner::property hard_dyadic_kinds_agree(double_hard_fn dbl) {
         }
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::hard);
     p.tag = case_class;
     return p;
 }
@@ -227,6 +230,7 @@ runner::property soft_kinds_agree(ball_soft_fn ball) {
         }
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::soft);
     p.tag = case_class;
     return p;
 }
@@ -354,6 +358,7 @@ runner::property leftmost_tie_rule(exact_forward_fn filtered) {
         }
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::hard);
     p.tag = case_class;
     return p;
 }
@@ -393,6 +398,7 @@ runner::property trace_last_row(exact_forward_fn filtered) {
                     .with("y_trace_last", show_vector(last));
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::any);
     p.tag = case_class;
     return p;
 }
@@ -431,6 +437,7 @@ runner::property model_file_round_trip(writer_fn writer) {
                     .with("y_reread", show_vector(b.y));
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::any);
     p.tag = case_class;
     return p;
 }

@@ -35,6 +35,30 @@ using numeric::order;
 
 namespace {
 
+/// The cube case: a soft model, no input, "n" up to 13 (the whole cube {0,1}^(n-1) is
+/// enumerated; influence enumerates it up to n - 1 = 12), "language" 0 (PARITY) or 1 (FIRST),
+/// "eta_divisor".
+runner::case_shape cube_shape() {
+    runner::case_shape s;
+    s.model = runner::model_requirement::soft;
+    s.min_inputs = s.max_inputs = 0;
+    s.params = {{"n", 2, 13, true, "the cube {0,1}^(n-1) is enumerated up to n - 1 = 12, as influence does"},
+                {"language", 0, 1, false, "0 = PARITY, 1 = FIRST"},
+                divisor_param("eta_divisor")};
+    return s;
+}
+
+/// The forced-bracket case: a soft model, no input, "n", "seed", "pairs" in the range of
+/// influence's --inputs, "eta_divisor".
+runner::case_shape forced_pairs_shape() {
+    runner::case_shape s;
+    s.model = runner::model_requirement::soft;
+    s.min_inputs = s.max_inputs = 0;
+    s.params = {n_param(true), seed_param(true), {"pairs", 1, 100000, false, "the range of --inputs"},
+                divisor_param("eta_divisor")};
+    return s;
+}
+
 /// The hypotheses of the case's model, or the reason they are not established.
 std::optional<std::string> hypotheses_missing(const analysis::bound_report& rep) {
     if (rep.hypotheses_hold()) return std::nullopt;
@@ -178,12 +202,13 @@ runner::property influence_below_bounds(pair_bound_fn bound) {
                             "the one-symbol influence exceeds the a-priori bound K(n)/n"));
                     if (oa == order::unknown) {
                         undecided = true;
+                        undecided_at = pos + ", against K(n)/n";
                         agree = agree && sides_agree(dy, *a_priori);
                     }
                 }
                 if (op == order::unknown) {
                     undecided = true;
-                    undecided_at = pos;
+                    undecided_at = pos + ", against the a-posteriori bound";
                     agree = agree && sides_agree(dy, post);
                 }
             }
@@ -195,6 +220,8 @@ runner::property influence_below_bounds(pair_bound_fn bound) {
                 .with_sides_agree(agree);
         return check_result::holds();
     };
+    p.shape = position_shape(runner::model_requirement::soft, false,
+                             {n_param(false), divisor_param("bound_divisor")});
     p.tag = case_class;
     return p;
 }
@@ -234,8 +261,11 @@ runner::property prob_change_below_bound(long divisor) {
             const arb_ball local = factor * pr.dy / div;
             std::optional<arb_ball> global;
             if (rep.bound_at_n) global = factor * *rep.bound_at_n / div;
-            for (const auto& [what, dp] : {std::pair{"max-norm", *pr.dp_max},
-                                           std::pair{"total variation", *pr.dp_tv}}) {
+            for (const auto& change : {std::pair{"max-norm", *pr.dp_max},
+                                       std::pair{"total variation", *pr.dp_tv}}) {
+                // Not a structured binding: clang 14 (the fuzzing build) cannot capture one.
+                const char* what = change.first;
+                const arb_ball& dp = change.second;
                 auto fail = [&](const char* which, const arb_ball& b) {
                     return check_result::violated(std::string("the ") + what +
                                                   " probability change exceeds " + which)
@@ -268,6 +298,8 @@ runner::property prob_change_below_bound(long divisor) {
             return check_result::undecided("probability change and bound overlap").with_sides_agree(agree);
         return check_result::holds();
     };
+    p.shape = position_shape(runner::model_requirement::soft, false,
+                             {n_param(false), divisor_param("bound_divisor")});
     p.tag = case_class;
     return p;
 }
@@ -344,6 +376,7 @@ runner::property cross_entropy_above_chance(long eta_divisor,
                 .with_sides_agree(sides_agree(ce, floor_bits));
         return check_result::holds();
     };
+    p.shape = cube_shape();
     p.tag = case_class;
     return p;
 }
@@ -416,8 +449,24 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
                                            "(CE " + ce.mean_ce_bits + ", floor " + ce.floor_bits + ")");
         return check_result::holds();
     };
+    p.shape = forced_pairs_shape();
     p.tag = case_class;
     return p;
+}
+
+runner::case_shape ladder_shape() {
+    runner::case_shape s;
+    s.model = runner::model_requirement::soft;
+    s.params = {{"ladder_top", 16, 1L << 20, true, "a ladder top of at least 16, within the range of --n"}};
+    s.relations = [](const test_case& c) -> std::optional<runner::case_problem> {
+        const long top = c.params.at("ladder_top");
+        if (static_cast<long>(c.inputs.front().size()) != top - 1)
+            return runner::case_problem{"/inputs/0", "a ladder case needs an input of ladder_top - 1 = " +
+                                                         std::to_string(top - 1) + " symbols; it has " +
+                                                         std::to_string(c.inputs.front().size())};
+        return std::nullopt;
+    };
+    return s;
 }
 
 std::vector<std::size_t> ladder_lengths(std::size_t top) {
@@ -671,6 +720,7 @@ runner::property influence_vanishes(double tolerance, bool require_hypotheses,
             return check_result::undecided(why_undecided).with_measurement(rate).with_sides_agree(agree);
         return check_result::holds(rate.label + ": " + rate.detail).with_measurement(rate);
     };
+    p.shape = ladder_shape();
     p.tag = case_class;
     return p;
 }

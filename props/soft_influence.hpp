@@ -115,6 +115,10 @@ runner::property influence_vanishes(double tolerance = vanishing_slope_tolerance
                                     bound_adjust_fn adjust = {},
                                     long growth = vanishing_growth_allowance);
 
+/// The shape of a ladder case (runner::case_shape): a soft model, one input of ladder_top - 1
+/// symbols, "ladder_top" in [16, 2^20] (at least 16 rungs' worth, within the range of --n).
+runner::case_shape ladder_shape();
+
 /// A ladder case generator over `models`: top = the largest power of two <= min(max_n, cap)
 /// (at least 16), one uniform input of top - 1 symbols.
 rc::Gen<test_case> ladder_case(rc::Gen<model::model<rational>> models, const run_config& cfg,

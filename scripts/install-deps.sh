@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages attnprop needs to build, test and benchmark.
+#   scripts/install-deps.sh           the build (g++), tests (python3-torch for the python
+#                                     tests) and benchmarks
+#   scripts/install-deps.sh --fuzz    also clang and libFuzzer, for `make fuzz` (fuzz/)
 # Idempotent: runs `apt-get update` and `apt-get install` only when a package is missing.
 set -euo pipefail
 
@@ -12,7 +15,17 @@ packages=(
   librapidcheck-dev catch2 libcli11-dev libfmt-dev
   libbenchmark-dev
   python3 python3-torch python3-numpy
+  # figures: rsvg-convert renders the SVGs to PNG, in DejaVu Sans, the font their layout measures
+  librsvg2-bin fonts-dejavu-core
 )
+# `install-deps.sh --fuzz` installs clang++-14 and its runtime (libclang_rt.fuzzer and the
+# sanitizers for clang).
+for opt in "$@"; do
+  case "$opt" in
+    --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
+    *) echo "install-deps.sh: unknown option $opt (--fuzz)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

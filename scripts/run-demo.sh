@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # `make run`: evaluates every bundled model on a few inputs drawn from its own alphabet (2DYCK
-# prefixes for bracket models), then runs the default property suites (`attnprop check`) and
-# writes the report. Budget: a few minutes on 2 cores at the defaults.
+# prefixes for bracket models), draws the figures of two short sweeps (the influence and
+# cross-entropy of cc-parity on PARITY inputs, Lemma 5; the restrictions of hard-parity-attempt,
+# Theorem 1), then runs the default property suites (`attnprop check`) and writes the report.
+# Budget: a few minutes on 2 cores at the defaults.
 #   ATTNPROP_OUT    report folder (default out/run)
 #   ATTNPROP_TESTS  cases per property (default 1000)
 #   ATTNPROP_MAX_N  largest n the suites draw (default 1024)
 #   ATTNPROP_SEED   base seed (default 1)
 # Exit status: that of `attnprop check` (0 every property held, 1 a property failed, 4 a case
-# was undefined); a model evaluation that is undefined is printed as such and does not stop it.
+# was undefined), or else that of a sweep that did not exit 0; a model evaluation that is
+# undefined is printed as such and does not stop it. The figures are SVG, and PNG beside them
+# when rsvg-convert (Debian package librsvg2-bin) is installed.
 set -uo pipefail
 bin=${1:-build/bin/attnprop}
 out=${ATTNPROP_OUT:-out/run}
@@ -57,6 +61,19 @@ while IFS=$'\t' read -r name syms; do
 done <<< "$listing"
 
 echo
+echo "== figures: influence and cross-entropy of cc-parity, restrictions of hard-parity-attempt"
+sweep_status=0
+# The folders belong to `make run`: a run with other options replaces them.
+"$bin" influence --model cc-parity --n 16,64,256,1024 --inputs 4 --positions 4 --language parity \
+  --seed "$seed" --out "$out/influence-cc-parity" --force > "$out/influence-cc-parity.txt" 2>&1 ||
+  sweep_status=$?
+tail -n 1 "$out/influence-cc-parity.txt"
+"$bin" restrict --model hard-parity-attempt --n 8:1024:x2 --language parity --samples 8 \
+  --seed "$seed" --out "$out/restrict-hard-parity-attempt" --force > "$out/restrict-hard-parity-attempt.txt" 2>&1 ||
+  sweep_status=$?
+tail -n 1 "$out/restrict-hard-parity-attempt.txt"
+
+echo
 echo "== property suites (seed $seed, $tests cases per property, n <= $max_n)"
 status=0
 # The folder belongs to `make run`: a run with other budgets replaces it.
@@ -64,4 +81,10 @@ status=0
 echo
 echo "model evaluations: $summary"
 echo "check report:      $out/check/report.md (and report.json)"
+for f in influence-cc-parity/influence influence-cc-parity/cross_entropy restrict-hard-parity-attempt/restrict; do
+  if [ -f "$out/$f.png" ]; then echo "figure:            $out/$f.svg (and .png)"
+  elif [ -f "$out/$f.svg" ]; then echo "figure:            $out/$f.svg (no PNG: see its report.md)"
+  fi
+done
+[ "$status" -ne 0 ] || status=$sweep_status
 exit $status

@@ -417,13 +417,33 @@ arb_ball logit_oscillation_factor(const model::readout<rational>& r, const numer
     const long prec = ctx.precision_bits;
     const auto& w = r.logits.W;
     arb_ball best = zero_point(prec);
-    for (std::size_t a = 0; a < w.rows; ++a)
-        for (std::size_t b = a + 1; b < w.rows; ++b) {
-            std::vector<arb_ball> d;
-            for (std::size_t c = 0; c < w.cols; ++c) d.push_back(ball(w.at(a, c) - w.at(b, c), ctx));
-            best = max_upper(best, norm2_upper(d, prec));
+    if (w.rows <= exact_oscillation_rows) {
+        for (std::size_t a = 0; a < w.rows; ++a)
+            for (std::size_t b = a + 1; b < w.rows; ++b) {
+                std::vector<arb_ball> d;
+                for (std::size_t c = 0; c < w.cols; ++c) d.push_back(ball(w.at(a, c) - w.at(b, c), ctx));
+                best = max_upper(best, norm2_upper(d, prec));
+            }
+        return best;
+    }
+    // Many symbols: the pairs would take quadratic time. ||W_a - W_b|| <= ||W_a - m|| +
+    // ||W_b - m|| <= 2 max_r ||W_r - m|| for any point m; m is the centre of the rows' bounding
+    // box (exact), which makes the bound at most twice the largest pairwise distance.
+    std::vector<rational> centre(w.cols);
+    for (std::size_t c = 0; c < w.cols; ++c) {
+        rational lo = w.at(0, c), hi = w.at(0, c);
+        for (std::size_t a = 1; a < w.rows; ++a) {
+            if (w.at(a, c) < lo) lo = w.at(a, c);
+            if (w.at(a, c) > hi) hi = w.at(a, c);
         }
-    return best;
+        centre[c] = (lo + hi) / 2;
+    }
+    for (std::size_t a = 0; a < w.rows; ++a) {
+        std::vector<arb_ball> d;
+        for (std::size_t c = 0; c < w.cols; ++c) d.push_back(ball(w.at(a, c) - centre[c], ctx));
+        best = max_upper(best, norm2_upper(d, prec));
+    }
+    return up(best * ball(2, ctx));
 }
 
 arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>& tx,

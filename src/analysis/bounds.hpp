@@ -95,8 +95,14 @@ initial_bound initial_state_bound(const model::model<numeric::rational>& m,
 bound_report a_priori_bound(const model::model<numeric::rational>& m, long n,
                             const numeric::context& ctx);
 
-/// max_{r, r'} ||W_r - W_r'||_2 over the rows of a softmax readout's W (upper-bound point).
-/// With δ a bound on ||Δy_n^(L)||: osc(Δz) <= factor·δ, ||Δp||_∞ <= osc/4 and
+/// Readouts with at most this many symbols get the exact pairwise maximum in
+/// logit_oscillation_factor; more would take quadratic time.
+inline constexpr std::size_t exact_oscillation_rows = 1024;
+
+/// max_{r, r'} ||W_r - W_r'||_2 over the rows of a softmax readout's W (upper-bound point),
+/// computed over every pair for at most exact_oscillation_rows rows, else bounded (in linear
+/// time) by 2 max_r ||W_r - m|| with m the centre of the rows' bounding box, which is at most
+/// twice the pairwise maximum. With δ a bound on ||Δy_n^(L)||: osc(Δz) <= factor·δ, ||Δp||_∞ <= osc/4 and
 /// TV(p, p') <= osc/4 (theory.md §2.2). Precondition: r is a softmax readout (otherwise
 /// std::invalid_argument).
 numeric::arb_ball logit_oscillation_factor(const model::readout<numeric::rational>& r,

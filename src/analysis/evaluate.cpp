@@ -7,7 +7,9 @@
 #include <array>
 #include <utility>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attnprop::analysis {
 
@@ -49,6 +51,16 @@ template <class S> std::vector<std::string> show(const vec<S>& v, int digits) {
     return out;
 }
 
+// The same values for people: the digits that mean something (a ball's certified ones).
+template <class S> std::vector<std::string> show_text(const vec<S>& v, const evaluation& ev) {
+    std::vector<std::string> out;
+    for (const auto& x : v)
+        out.push_back(numeric::is_finite(x)
+                          ? numeric::to_certified_display(x, ev.digits, ev.digits_forced)
+                          : "undefined");
+    return out;
+}
+
 template <class S> std::vector<std::string> radii(const vec<S>& v) {
     std::vector<std::string> out;
     if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure)
@@ -67,16 +79,19 @@ void fill_readout_unlocated(evaluation& ev, const model::model<S>& m, const vec<
     ev.output_symbols = m.out.symbols;
     vec<S> z = attention::readout_logits(m.out, y, ctx);
     ev.logits = show(z, ev.digits);
+    ev.logits_text = show_text(z, ev);
     ev.logits_radius = radii(z);
     if constexpr (numeric::ExpScalar<S>) {
         vec<S> p = attention::softmax(z, ctx);
         ev.probabilities = show(p, ev.digits);
+        ev.probabilities_text = show_text(p, ev);
         ev.probabilities_radius = radii(p);
     } else {
         vec<arb_ball> zb;
         for (const auto& q : z) zb.push_back(arb_ball::from_rational(q, ctx));
         vec<arb_ball> p = attention::softmax(zb, ctx);
         ev.probabilities = show(p, ev.digits);
+        ev.probabilities_text = show_text(p, ev);
         ev.probabilities_radius = radii(p);
     }
 }
@@ -106,7 +121,10 @@ template <class S>
 void fill_hard_trace(evaluation& ev, const attention::hard_trace<S>& t) {
     for (std::size_t k = 0; k < t.y.size(); ++k) {
         trace_layer tl;
-        for (const auto& row : t.y[k]) tl.y.push_back(show(row, ev.digits));
+        for (const auto& row : t.y[k]) {
+            tl.y.push_back(show(row, ev.digits));
+            tl.y_text.push_back(show_text(row, ev));
+        }
         if (k > 0)
             for (const auto& row : t.choice[k - 1]) {
                 std::vector<std::size_t> c;
@@ -130,6 +148,7 @@ void run_hard(evaluation& ev, const model::model<rational>& m, const model::inpu
     }
     require_finite_output(r.y, m.layers.size(), x.size());
     ev.y = show(r.y, ev.digits);
+    ev.y_text = show_text(r.y, ev);
     ev.y_radius = radii(r.y);
     fill_readout(ev, ms, r.y, ctx);
     if (r.trace) fill_hard_trace(ev, *r.trace);
@@ -145,17 +164,25 @@ void run_soft(evaluation& ev, const model::model<rational>& m, const model::inpu
     attention::soft_output<S> r = attention::soft_forward(ms, x, ctx, so);
     require_finite_output(r.y, m.layers.size(), x.size());
     ev.y = show(r.y, ev.digits);
+    ev.y_text = show_text(r.y, ev);
     ev.y_radius = radii(r.y);
     fill_readout(ev, ms, r.y, ctx);
     if (r.trace) {
         for (std::size_t k = 0; k < r.trace->y.size(); ++k) {
             trace_layer tl;
-            for (const auto& row : r.trace->y[k]) tl.y.push_back(show(row, ev.digits));
+            for (const auto& row : r.trace->y[k]) {
+                tl.y.push_back(show(row, ev.digits));
+                tl.y_text.push_back(show_text(row, ev));
+            }
             if (k > 0)
                 for (const auto& row : r.trace->weights[k - 1]) {
-                    std::vector<std::vector<std::string>> heads;
-                    for (const auto& w : row) heads.push_back(show(w, ev.digits));
+                    std::vector<std::vector<std::string>> heads, heads_text;
+                    for (const auto& w : row) {
+                        heads.push_back(show(w, ev.digits));
+                        heads_text.push_back(show_text(w, ev));
+                    }
                     tl.weights.push_back(std::move(heads));
+                    tl.weights_text.push_back(std::move(heads_text));
                 }
             ev.trace.push_back(std::move(tl));
         }
@@ -171,10 +198,88 @@ int default_digits(long precision_bits) {
 
 } // namespace
 
+namespace {
+
+std::uint64_t saturate(long double v) {
+    constexpr auto top = std::numeric_limits<std::uint64_t>::max();
+    return v >= static_cast<long double>(top) ? top : static_cast<std::uint64_t>(v);
+}
+
+std::string with_commas(std::uint64_t v) {
+    const std::string digits = std::to_string(v);
+    std::string s;
+    s.reserve(digits.size() + digits.size() / 3);
+    for (std::size_t k = 0; k < digits.size(); ++k) {
+        if (k > 0 && (digits.size() - k) % 3 == 0) s.push_back(',');
+        s.push_back(digits[k]);
+    }
+    return s;
+}
+
+} // namespace
+
+std::uint64_t forward_work(const model::model<rational>& m, std::size_t n) {
+    const long double nn = static_cast<long double>(n);
+    long double work = 0;
+    for (const auto& lay : m.layers)
+        for (const auto& h : lay.heads) {
+            if (attention::constant_scores(h)) {
+                work += nn;
+            } else if (h.score.type == model::score_spec<rational>::kind::dot) {
+                work += nn * nn * static_cast<long double>(std::max<std::size_t>(1, h.score.Q.out_dim()));
+            } else {
+                work += nn * nn * static_cast<long double>(std::max<std::size_t>(1, h.score.fn->in_dim));
+            }
+        }
+    return saturate(work);
+}
+
+void check_forward_work(const model::model<rational>& m, std::size_t n) {
+    const std::uint64_t w = forward_work(m, n);
+    numeric::check_limit(numeric::limit::attention_work, w,
+                         "one forward pass of " + m.name + " at n = " + std::to_string(n) +
+                             " computes about " + with_commas(w) + " score terms");
+}
+
+std::uint64_t trace_bytes(const model::model<rational>& m, std::size_t n, scalar_choice sc,
+                          long precision, int digits) {
+    // Per number: the kernel's value (an Arb ball is 48 bytes plus its mantissa, an MPFR value
+    // 32 plus its limbs, a rational 32 plus limbs, assumed small) and twice its text (the
+    // rendered string with its allocation, and the printed output).
+    long double value = 8;
+    switch (sc) {
+    case scalar_choice::exact: value = 32 + 16; break;
+    case scalar_choice::double_: value = 8; break;
+    case scalar_choice::interval: value = 16; break;
+    case scalar_choice::mpfr: value = 32 + static_cast<long double>(precision) / 8; break;
+    case scalar_choice::ball:
+    case scalar_choice::automatic: value = 48 + static_cast<long double>(precision) / 8; break;
+    }
+    // A string object, its heap block and the digits (measured: within a few percent of the
+    // peak resident memory of cc-first's trace at n = 512).
+    const long double text = 64 + static_cast<long double>(digits > 0 ? digits : 24);
+    const long double per_number = value + 2 * text;
+    const long double nn = static_cast<long double>(n);
+    const long double L = static_cast<long double>(m.layers.size());
+    long double numbers = (L + 1) * nn * static_cast<long double>(m.d);
+    long double bytes = 0;
+    for (const auto& lay : m.layers) {
+        const long double H = static_cast<long double>(lay.heads.size());
+        if (m.attention == model::attention_kind::soft)
+            numbers += H * nn * nn; // every weight a_ij
+        else
+            bytes += H * nn * (8 + 16); // the chosen key of every row and head, and its text
+    }
+    bytes += numbers * per_number;
+    return saturate(bytes);
+}
+
 evaluation evaluate(const model::model<rational>& m, const model::input_sequence& x,
                     const eval_options& opt) {
     model::check_length(m, static_cast<long>(x.size()));
+    check_forward_work(m, x.size());
     evaluation ev;
+    ev.digits_forced = opt.digits > 0;
     ev.model_name = m.name;
     ev.attention = m.attention;
     ev.input = model::format_input(m.sigma, x);
@@ -195,18 +300,32 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
                                          blockers.front() +
                                          "); use --scalar ball for a rigorous enclosure");
     }
+    if (opt.trace) {
+        // Estimated before anything is allocated: a soft trace holds n^2 weights per head and
+        // layer, which at n = 4096 is tens of gigabytes of balls and their text.
+        const int digits = opt.digits > 0                 ? opt.digits
+                           : sc == scalar_choice::double_ ? 17
+                                                          : default_digits(opt.precision);
+        const std::uint64_t b = trace_bytes(m, x.size(), sc, opt.precision, digits);
+        numeric::check_limit(numeric::limit::trace_bytes, b,
+                             "the trace of " + m.name + " at n = " + std::to_string(x.size()) +
+                                 " needs about " + with_commas(b) + " bytes");
+    }
     try {
         run_kind(ev, m, x, sc, opt, ctx);
     } catch (const numeric::undefined_error& e) {
         // The result: y, the readout and the trace do not exist.
         ev.undefined = e;
         ev.y.clear();
+        ev.y_text.clear();
         ev.y_radius.clear();
         ev.accept.reset();
         ev.output_symbols.clear();
         ev.logits.clear();
+        ev.logits_text.clear();
         ev.logits_radius.clear();
         ev.probabilities.clear();
+        ev.probabilities_text.clear();
         ev.probabilities_radius.clear();
         ev.trace.clear();
     }
@@ -227,6 +346,7 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
             ev.digits = opt.digits > 0 ? opt.digits : default_digits(opt.precision);
             attention::exact_hard_output r = attention::hard_forward_exact(m, x, ctx, opt.trace);
             ev.y = show(r.y, ev.digits);
+            ev.y_text = show_text(r.y, ev);
             fill_readout(ev, m, r.y, ctx);
             if (r.trace) fill_hard_trace(ev, *r.trace);
             ev.exact_stats = r.stats;

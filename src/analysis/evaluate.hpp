@@ -8,6 +8,7 @@
 #include "attention/hard_exact.hpp"
 #include "model/model.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ struct trace_layer {
     std::vector<std::vector<std::string>> y;                 ///< [position][coordinate]
     std::vector<std::vector<std::size_t>> choice;            ///< hard: [position][head], 1-based
     std::vector<std::vector<std::vector<std::string>>> weights; ///< soft: [position][head][key]
+    /// y and weights for people (numeric::to_certified_display: a ball's certified digits and
+    /// its radius).
+    std::vector<std::vector<std::string>> y_text;
+    std::vector<std::vector<std::vector<std::string>>> weights_text;
 };
 
 struct evaluation {
@@ -48,6 +53,7 @@ struct evaluation {
     std::string scalar;       ///< the kind's name: "exact", "double", "mpfr", "ball", "interval"
     long precision = 0;       ///< bits; 0 for exact
     int digits = 0;
+    bool digits_forced = false; ///< the user's --digits: print that many, certified or not
     std::vector<std::string> y;          ///< y_n^(L)
     std::vector<std::string> y_radius;   ///< enclosures only (balls, intervals)
     bool recognizer = false;
@@ -61,14 +67,35 @@ struct evaluation {
     std::vector<std::string> output_symbols;                  ///< softmax readouts
     std::vector<std::string> logits, logits_radius;
     std::vector<std::string> probabilities, probabilities_radius;
+    /// y, logits and probabilities for people (numeric::to_certified_display): a ball prints
+    /// the digits its radius certifies (at most `digits`, exactly `digits` when forced) and the
+    /// radius; the other kinds as in y. The fields above keep every digit, for JSON.
+    std::vector<std::string> y_text, logits_text, probabilities_text;
     std::vector<trace_layer> trace;
     std::optional<attention::exact_path_stats> exact_stats;
 };
 
+/// The score terms of one forward pass at length n (the cost that grows with n): per layer and
+/// head, n^2 d_k for a dot head (n^2 times the map's input dimension for a map head), or n for a
+/// head whose scores are constant (attention::constant_scores, no n^2 work). Saturates.
+std::uint64_t forward_work(const model::model<rational>& m, std::size_t n);
+
+/// Throws numeric::limit_error (limit attention-work) when forward_work(m, n) exceeds the
+/// limit: one forward pass would take hours, or days.
+void check_forward_work(const model::model<rational>& m, std::size_t n);
+
+/// The estimated memory of eval --trace at length n in scalar kind `sc` (not automatic):
+/// every activation and attention weight (n^2 per soft head and layer) held by the kernel, its
+/// rendered text and the printed output. Saturates.
+std::uint64_t trace_bytes(const model::model<rational>& m, std::size_t n, scalar_choice sc,
+                          long precision, int digits);
+
 /// Evaluates; throws numeric::numeric_error when the chosen scalar cannot evaluate the model
 /// (exact rationals on a soft model or on tanh / layer norm / sinusoids) and model::input_error
-/// for an input the model cannot take. A value that does not exist is not thrown: it is the
-/// result, in `undefined` (the readout is located at layer L + 1, node "readout", position n).
+/// for an input the model cannot take, and numeric::limit_error before any work when the forward
+/// pass (check_forward_work) or the trace (trace_bytes, limit trace-bytes) would exceed its
+/// limit. A value that does not exist is not thrown: it is the result, in `undefined` (the
+/// readout is located at layer L + 1, node "readout", position n).
 evaluation evaluate(const model::model<rational>& m, const model::input_sequence& x,
                     const eval_options& opt);
 

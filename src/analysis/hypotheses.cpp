@@ -226,6 +226,25 @@ map_lipschitz analyse_mlp(const model::mlp_map<rational>& p, const std::vector<i
     return r;
 }
 
+/// A point 1 <= i <= n <= 16 where the formula has no value ("i=2, n=2"), found by evaluating
+/// it in Arb balls: a point counts when the evaluation reports an undefined value, or when the
+/// enclosure is not finite at 128 bits and still not at 1024 (a pole, not a lack of
+/// precision). nullopt when every such point has a value.
+std::optional<std::string> undefined_point(const model::expr& f) {
+    auto finite_at = [&](long i, long n, long bits) {
+        try {
+            return numeric::is_finite(f.eval<numeric::arb_ball>(i, n, numeric::context{bits}));
+        } catch (const numeric::numeric_error&) {
+            return false;
+        }
+    };
+    for (long n = 1; n <= 16; ++n)
+        for (long i = 1; i <= n; ++i)
+            if (!finite_at(i, n, 128) && !finite_at(i, n, 1024))
+                return "i=" + std::to_string(i) + ", n=" + std::to_string(n);
+    return std::nullopt;
+}
+
 /// 1 when the positional formula coordinates are bounded, with reasons; see check_hypotheses.
 hypothesis_result embeddings_hypothesis(const model::model<rational>& m) {
     hypothesis_result h{hypothesis_names[2], true, ""};
@@ -246,6 +265,16 @@ hypothesis_result embeddings_hypothesis(const model::model<rational>& m) {
         if (!pos.formulas[c]) continue;
         const model::expr& f = *pos.formulas[c];
         const std::string coord = "coordinate " + std::to_string(c) + ": '" + f.text() + "'";
+        // Bounded where defined is not enough: an embedding without a value at some position
+        // is no bounded embedding (and the model is undefined there).
+        if (!f.defined_everywhere()) {
+            if (auto where = undefined_point(f))
+                unbounded.push_back(coord + " is undefined at " + *where);
+            else
+                unknown.push_back("coordinate " + std::to_string(c) + ": cannot prove that '" +
+                                  f.text() + "' is defined at every position");
+            continue;
+        }
         auto b = f.bounded();
         if (b == true) continue;
         if (b == false) {
@@ -272,7 +301,7 @@ hypothesis_result embeddings_hypothesis(const model::model<rational>& m) {
         h.holds = std::nullopt;
         h.reason = join(unknown);
     } else {
-        h.reason = tokens + "every positional formula is bounded for 1 <= i <= n";
+        h.reason = tokens + "every positional formula is defined and bounded for 1 <= i <= n";
         if (!by_intervals.empty()) h.reason += " (by interval analysis: " + join(by_intervals) + ")";
     }
     return h;
@@ -433,7 +462,14 @@ std::vector<hypothesis_result> check_hypotheses(const model::model<rational>& m)
     // 4. Initial states.
     {
         hypothesis_result h{hypothesis_names[3], emb.holds, ""};
-        switch (m.input) {
+        // Failing only because a positional formula has no value somewhere: then y^(0) has
+        // none there either, whatever the input map.
+        const bool undefined_only = emb.holds == false &&
+                                    emb.reason.find(" is undefined at ") != std::string::npos &&
+                                    emb.reason.find("grows without bound") == std::string::npos;
+        if (undefined_only) {
+            h.reason = "y^(0) has no value where a positional embedding has none (" + emb.reason + ")";
+        } else switch (m.input) {
         case model::input_kind::add:
             h.reason = emb.holds == true  ? "y^(0) = v + p, a sum of bounded embeddings"
                        : emb.holds == false ? "y^(0) = v + p with unbounded positional "

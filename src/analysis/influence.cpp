@@ -5,6 +5,7 @@
 #include "analysis/incremental_influence.hpp"
 #include "attention/common.hpp"
 #include "attention/soft_change.hpp"
+#include "numeric/interrupt.hpp"
 
 #include <stdexcept>
 
@@ -166,6 +167,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
     for (std::size_t i : positions) {
         for (int a = 0; a < symbols; ++a) {
             if (a == x[i]) continue;
+            numeric::throw_if_stop_requested(); // one change costs a forward pass at n
             x2[i] = a;
             attention::soft_output<S> changed;
             std::optional<model::vec<S>> p2;

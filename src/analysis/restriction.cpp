@@ -10,8 +10,10 @@
 // write their results by row index: the result does not depend on the number of threads.
 #include "analysis/restriction.hpp"
 
+#include "analysis/evaluate.hpp"
 #include "analysis/restriction_internal.hpp"
 #include "attention/common.hpp"
+#include "numeric/interrupt.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -50,7 +52,10 @@ void parallel_for(std::size_t count, int threads,
                   const std::function<void(std::size_t, int)>& fn) {
     const int workers = std::max(1, std::min<int>(threads, static_cast<int>(count)));
     if (workers <= 1) {
-        for (std::size_t t = 0; t < count; ++t) fn(t, 0);
+        for (std::size_t t = 0; t < count; ++t) {
+            numeric::throw_if_stop_requested();
+            fn(t, 0);
+        }
         return;
     }
     std::atomic<std::size_t> next{0};
@@ -62,6 +67,7 @@ void parallel_for(std::size_t count, int threads,
                 std::size_t start = next.fetch_add(8);
                 if (start >= count) break;
                 const std::size_t stop = std::min(count, start + 8);
+                numeric::throw_if_stop_requested();
                 for (std::size_t t = start; t < stop; ++t) fn(t, w);
             }
         } catch (...) {
@@ -567,6 +573,7 @@ private:
         prev_.built.assign(n_, true);
         const long n = static_cast<long>(n_);
         for (std::size_t j = 0; j < n_; ++j) {
+            if (j % 4096 == 0) numeric::throw_if_stop_requested(); // O(n |Σ|) states at n = 2^20
             const long pos = static_cast<long>(j + 1);
             if (j == n_ - 1) {
                 prev_.y[j].push_back(attention::initial_state(m_, m_.sigma.eos_index(), pos, n, ctx_));
@@ -662,7 +669,8 @@ private:
                 for (std::size_t j = 0; j < n_; ++j) hp.off[j + 1] = hp.off[j] + prev_.y[j].size();
                 hp.id.reserve(hp.off[n_]);
                 std::map<vec<rational>, std::uint32_t> ids;
-                for (std::size_t j = 0; j < n_; ++j)
+                for (std::size_t j = 0; j < n_; ++j) {
+                    if (j % 4096 == 0) numeric::throw_if_stop_requested(); // seconds at n = 2^20
                     for (std::size_t e = 0; e < prev_.y[j].size(); ++e) {
                         vec<rational> kv = dot ? attention::key(*hp.exact, prev_.y[j][e], ctx_) : prev_.y[j][e];
                         auto [it, fresh] = ids.emplace(std::move(kv), static_cast<std::uint32_t>(ids.size()));
@@ -672,6 +680,7 @@ private:
                         }
                         hp.id.push_back(it->second);
                     }
+                }
                 if (dot) {
                     hp.fast = numeric::dot_rows(lay.heads[h].score.K.out_dim());
                     hp.fast.reserve(hp.keys.size());
@@ -1184,6 +1193,8 @@ restriction build_restriction(const model::model<rational>& m, long n,
     if (!m.out.is_recognizer())
         throw std::invalid_argument("the restriction needs a recognizer (threshold or map readout)");
     model::check_length(m, n);
+    // The row analyses of a layer weigh every key against every query, like a forward pass.
+    check_forward_work(m, static_cast<std::size_t>(n));
     if (auto blockers = model::exact_blockers(m); !blockers.empty())
         throw numeric::numeric_error("the exact scalar cannot evaluate this model: " +
                                      blockers.front());

@@ -15,7 +15,8 @@ int worker_count(int requested);
 
 /// Calls fn(index, worker) for index in [0, count) on `threads` workers (the calling thread is
 /// worker 0). Rethrows the first exception of any worker. Work is handed out in small chunks;
-/// callers write results by index, so results do not depend on the number of threads.
+/// callers write results by index, so results do not depend on the number of threads. Throws
+/// numeric::interrupted_error between chunks once a stop was requested (SIGINT).
 void parallel_for(std::size_t count, int threads, const std::function<void(std::size_t, int)>& fn);
 
 } // namespace attnprop::analysis::detail

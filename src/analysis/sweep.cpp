@@ -1,11 +1,13 @@
 #include "analysis/sweep.hpp"
 
 #include "analysis/bounds.hpp"
+#include "analysis/evaluate.hpp"
 #include "analysis/influence.hpp"
 #include "analysis/norms.hpp"
 #include "attention/common.hpp"
 #include "attention/soft_change.hpp"
 #include "attention/soft.hpp"
+#include "numeric/interrupt.hpp"
 
 #include <flint/flint.h>
 #include <mpfr.h>
@@ -15,10 +17,12 @@
 #include <atomic>
 #include <exception>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
 
 namespace attnprop::analysis {
 
@@ -380,10 +384,13 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
     // choice does not depend on the number of threads.
     std::vector<std::optional<numeric::undefined_error>> undefined(work_items);
     std::atomic<std::size_t> first_undefined{work_items};
+    std::mutex progress_mutex;
+    std::size_t items_done = 0;
     auto work = [&](unsigned w, bool cleanup) {
         try {
             const auto ms = model::to_scalar<S>(exact, ctx);
             for (std::size_t item; (item = next.fetch_add(1)) < work_items;) {
+                numeric::throw_if_stop_requested();
                 if (item > first_undefined.load()) continue;
                 const std::size_t k = item / parts, c = item % parts;
                 influence_options io = whole;
@@ -397,8 +404,13 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
                     while (item < cur && !first_undefined.compare_exchange_weak(cur, item)) {
                     }
                 }
+                if (opt.on_progress) {
+                    std::lock_guard<std::mutex> lock(progress_mutex);
+                    opt.on_progress(n, ++items_done, work_items);
+                }
             }
         } catch (...) {
+            next.store(work_items); // the others stop too
             errors[w] = std::current_exception();
         }
         if (cleanup) {
@@ -566,13 +578,17 @@ template <numeric::ExpScalar S>
 void run_rows(const model::model<rational>& exact, const sweep_options& opt, sweep_result& res) {
     const numeric::context ctx{opt.precision};
     for (long n : opt.ns) {
+        if (!res.not_measured.empty() || numeric::stop_requested()) {
+            res.not_measured.push_back(n);
+            continue;
+        }
         auto it = std::find_if(opt.reuse.begin(), opt.reuse.end(),
                                [&](const sweep_row& r) { return r.n == n; });
         sweep_row row;
         if (it != opt.reuse.end()) {
             row = *it;
             row.reused = true;
-        } else {
+        } else try {
             bool may_resolve = false;
             row = measure_row<S>(exact, opt, n, ctx, res.hypotheses, may_resolve);
             row.precision = ctx.precision_bits;
@@ -592,6 +608,9 @@ void run_rows(const model::model<rational>& exact, const sweep_options& opt, swe
             }
             if (row.undefined && may_resolve)
                 *row.undefined += " (not resolved up to " + std::to_string(row.precision) + " bits)";
+        } catch (const numeric::interrupted_error&) {
+            res.not_measured.push_back(n); // the row in progress is dropped whole
+            continue;
         }
         if (opt.on_row) opt.on_row(row);
         res.rows.push_back(std::move(row));
@@ -867,6 +886,7 @@ sweep_result influence_sweep(const model::model<rational>& exact, const sweep_op
     for (long n : opt.ns) {
         if (n < 2) throw std::invalid_argument("n must be at least 2, got " + std::to_string(n));
         model::check_length(exact, n);
+        check_forward_work(exact, static_cast<std::size_t>(n)); // before the first row
     }
     if (opt.language) {
         const std::string alpha = lang::alphabet_of(*opt.language);
@@ -884,6 +904,11 @@ sweep_result influence_sweep(const model::model<rational>& exact, const sweep_op
     case sweep_scalar::dbl: run_rows<double>(exact, opt, res); break;
     }
     decide_sweep(res, opt.slope_tolerance);
+    if (!res.not_measured.empty()) {
+        std::string left;
+        for (long n : res.not_measured) left += (left.empty() ? "" : ", ") + std::to_string(n);
+        res.explanation += "; interrupted: n = " + left + " not measured";
+    }
     return res;
 }
 

@@ -129,6 +129,9 @@ struct sweep_options {
     std::vector<sweep_row> reuse;
     /// Called in n order as soon as each row is final (progress, checkpoints).
     std::function<void(const sweep_row&)> on_row;
+    /// Called (from worker threads, one call at a time) as the inputs of a row are measured:
+    /// the length, the inputs finished and the inputs of the row.
+    std::function<void(long n, std::size_t done, std::size_t total)> on_progress;
 };
 
 /// undefined: some row met a value of the model that does not exist (and no rigorous failure
@@ -155,6 +158,10 @@ struct sweep_result {
     /// whether the upper-half slope is <= -1 + tol ("consistent with 1/n");
     /// nullopt without a fit.
     std::optional<bool> influence_vanished;
+    /// The sweep stopped early on a stop request (SIGINT, numeric::request_stop): `rows` holds
+    /// the lengths finished before it, the verdict is decided on them, and these lengths were
+    /// not measured (the row in progress was dropped whole).
+    std::vector<long> not_measured;
 };
 
 /// The positions (0-based, < n - 1) measured at length n: all when count = 0 or count >=
@@ -195,7 +202,10 @@ model::input_sequence sweep_input(const model::model<numeric::rational>& m, long
 /// and within a finite positional table, a language whose alphabet is the model's. A row that
 /// meets a value of the model that does not exist is kept with sweep_row::undefined set (balls:
 /// measured again at doubled precision up to precision_cap while more precision may resolve
-/// it); it is never thrown.
+/// it); it is never thrown. Throws numeric::limit_error before the first row when a forward
+/// pass at some n would exceed the limit attention-work (analysis::check_forward_work). After a
+/// stop request (numeric::request_stop) it returns the rows finished so far, the others listed
+/// in sweep_result::not_measured.
 sweep_result influence_sweep(const model::model<numeric::rational>& exact,
                              const sweep_options& opt);
 

@@ -1,7 +1,8 @@
 // attnprop check: run property suites with RapidCheck and write a report.
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
-#include "report/check_report.hpp"
+#include "numeric/interrupt.hpp"
+#include "runner/check_report.hpp"
 
 #include <algorithm>
 #include <iomanip>
@@ -19,7 +20,7 @@ public:
                                               "report (all suites except 'controls' by default)");
         app_->add_option("--suite", suites_, "Suite to run (repeatable); see --list");
         app_->add_option("--property", properties_, "Single property to run, suite/name (repeatable)");
-        app_->add_option("--seed", cfg_.seed, "Base seed (each property derives its own)")
+        add_seed_option(app_, cfg_.seed, "Base seed (each property derives its own)")
             ->capture_default_str();
         app_->add_option("--tests", cfg_.tests, "Successful cases per property")
             ->check(CLI::Range(1, 1000000))
@@ -37,8 +38,8 @@ public:
             ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
             ->capture_default_str();
         app_->add_option("--out", out_,
-                         "Report directory (default out/check-<seed>); refused when it holds a "
-                         "report made with other options");
+                         "Report directory (default out/check-<seed>); refused before the run when "
+                         "it holds a report made with other options or cannot be written");
         app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print report.json to standard output instead of a table");
         app_->add_flag("--list", list_, "List the suites and properties and exit");
@@ -89,10 +90,18 @@ public:
         made_by.set_option("--out", dir);
         const out_policy policy = check_out_policy();
         claim_out_dir(dir, made_by, policy, force_);
+        prepare_out_dir(dir); // before the work: a run is never lost for want of a folder
 
         const bool tty = isatty(fileno(stderr));
         std::size_t done = 0;
+        progress_line line;
+        auto on_case = [&](const runner::property& p, int counted) {
+            line.show("[" + std::to_string(done + 1) + "/" + std::to_string(selected.size()) +
+                      "] " + p.suite + "/" + p.name + ": " + std::to_string(counted) + "/" +
+                      std::to_string(cfg_.tests) + " cases");
+        };
         auto progress = [&](const runner::property_report& r) {
+            line.clear();
             ++done;
             std::cerr << "[" << done << "/" << selected.size() << "] " << r.suite << "/" << r.name
                       << ": " << r.status() << " (" << r.passed << " passed, " << r.undecided
@@ -101,20 +110,30 @@ public:
             if (tty) std::cerr << ", " << std::fixed << std::setprecision(1) << r.seconds << " s";
             std::cerr << ")\n";
         };
-        report::check_run run;
+        runner::check_run run;
         run.cfg = cfg_;
         run.made_by = made_by;
         for (const auto* p : selected)
             if (std::find(run.suites.begin(), run.suites.end(), p->suite) == run.suites.end())
                 run.suites.push_back(p->suite);
-        run.reports = runner::run_properties(selected, cfg_, progress);
-        remove_owned(dir, policy); // the report is rewritten whole: no stale counterexample
-        report::write_check_report(dir, run);
+        set_activity("checking properties with up to n = " + std::to_string(cfg_.max_n));
+        stop_on_interrupt();
+        run.reports = runner::run_properties(selected, cfg_, progress, on_case);
+        line.clear();
+        const bool interrupted = numeric::stop_requested();
+        if (interrupted && run.reports.empty()) {
+            std::cerr << "check: interrupted before the first property finished; nothing written\n";
+            return exit_interrupted;
+        }
+        const std::string not_written = try_write([&] {
+            remove_owned(dir, policy); // the report is rewritten whole: no stale counterexample
+            runner::write_check_report(dir, run);
+        });
         if (json_) {
-            std::cout << json::dump(report::check_to_json(run), 2) << "\n";
+            std::cout << json::dump(runner::check_to_json(run), 2) << "\n";
         } else {
-            std::cout << report::check_to_text(run);
-            std::cout << "report: " << dir << "/report.md (and report.json)\n";
+            std::cout << runner::check_to_text(run);
+            if (not_written.empty()) std::cout << "report: " << dir << "/report.md (and report.json)\n";
         }
         bool failed = false, errored = false, undefined = false;
         for (const auto& r : run.reports) {
@@ -122,10 +141,16 @@ public:
             errored = errored || !r.error.empty();
             undefined = undefined || r.undefined > 0;
         }
-        if (failed) return exit_failed;
-        if (errored) return exit_internal;
-        if (undefined) return exit_undefined;
-        return exit_ok;
+        int code = failed ? exit_failed : exit_ok;
+        if (!failed && interrupted) {
+            std::cerr << "check: interrupted; the report holds the " << run.reports.size() << " of "
+                      << selected.size() << " properties run (the last one with the cases "
+                      << "checked before the stop)\n";
+            code = exit_interrupted;
+        } else if (!failed) {
+            code = errored ? exit_internal : undefined ? exit_undefined : exit_ok;
+        }
+        return not_written.empty() ? code : report_not_written(code, not_written);
     }
 
 private:

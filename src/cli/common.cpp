@@ -1,8 +1,20 @@
 #include "cli/common.hpp"
 #include "numeric/context.hpp"
+#include "numeric/limits.hpp"
+
+#include "numeric/interrupt.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <csignal>
 #include <cstdlib>
+#include <iostream>
+#include <unistd.h>
 
 namespace attnprop::cli {
 
@@ -33,12 +45,22 @@ std::vector<fs::path> bundled_models() {
 
 fs::path resolve_model(const std::string& arg) {
     std::error_code ec;
-    if (fs::is_regular_file(arg, ec)) return arg;
+    const fs::file_status st = fs::status(arg, ec);
+    if (fs::is_regular_file(st)) return arg;
     if (arg.find('/') == std::string::npos) {
         std::string file = arg.size() > 5 && arg.ends_with(".json") ? arg : arg + ".json";
         for (const auto& d : model_dirs())
             if (fs::is_regular_file(d / file, ec)) return d / file;
     }
+    // Something is there, but no model file can be read from it (a FIFO would block).
+    const char* what = fs::is_directory(st)        ? "a directory"
+                       : fs::is_character_file(st) ? "a character device"
+                       : fs::is_block_file(st)     ? "a block device"
+                       : fs::is_fifo(st)           ? "a FIFO (named pipe)"
+                       : fs::is_socket(st)         ? "a socket"
+                       : fs::exists(st)            ? "not a regular file"
+                                                   : nullptr;
+    if (what) throw usage_error("--model " + arg + " is " + what + ", not a model file");
     std::string msg = "no model file or bundled model named '" + arg + "'";
     auto all = bundled_models();
     if (!all.empty()) {
@@ -57,6 +79,146 @@ CLI::Option* add_precision_option(CLI::App* app, long& bits, const std::string& 
     return app->add_option("--precision,-p", bits, what)
         ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
         ->capture_default_str();
+}
+
+namespace {
+
+extern "C" void on_sigint(int) {
+    if (numeric::stop_requested()) {
+        // The second one: the default action, now.
+        std::signal(SIGINT, SIG_DFL);
+        std::raise(SIGINT);
+        return;
+    }
+    numeric::request_stop();
+    static const char msg[] =
+        "\nattnprop: interrupted: finishing the work in progress and writing the results so far "
+        "(Ctrl-C again to quit at once)\n";
+    [[maybe_unused]] auto written = ::write(2, msg, sizeof msg - 1);
+}
+
+} // namespace
+
+void stop_on_interrupt() {
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, nullptr);
+}
+
+progress_line::progress_line() : tty_(::isatty(2) != 0) {}
+
+progress_line::~progress_line() { clear(); }
+
+void progress_line::show(const std::string& text, bool force) {
+    if (!tty_) return;
+    const long long now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now().time_since_epoch())
+                              .count();
+    if (!force && shown_ && now - last_ms_ < 200) return;
+    last_ms_ = now;
+    shown_ = true;
+    std::cerr << "\r" << text << "\x1b[K" << std::flush;
+}
+
+void progress_line::clear() {
+    if (!tty_ || !shown_) return;
+    std::cerr << "\r\x1b[K" << std::flush;
+    shown_ = false;
+}
+
+CLI::Option* add_seed_option(CLI::App* app, std::uint64_t& seed, const std::string& help) {
+    CLI::Validator unsigned64(
+        [](std::string& text) -> std::string {
+            const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+                return c >= '0' && c <= '9';
+            });
+            if (!digits) return "the seed must be a decimal integer in [0, 2^64), got '" + text + "'";
+            std::string_view v(text);
+            while (v.size() > 1 && v.front() == '0') v.remove_prefix(1);
+            constexpr std::string_view top = "18446744073709551615"; // 2^64 - 1
+            if (v.size() > top.size() || (v.size() == top.size() && v > top))
+                return "the seed must be below 2^64, got " + text;
+            return {};
+        },
+        "SEED");
+    return app->add_option("--seed", seed, help)->check(unsigned64)->capture_default_str();
+}
+
+model::input_sequence read_input_file(const model::model<numeric::rational>& m,
+                                      const std::string& path) {
+    const bool stdin_ = path == "-";
+    std::FILE* f = stdin_ ? stdin : std::fopen(path.c_str(), "rb");
+    if (!f) throw usage_error("--input-file: cannot open " + path + ": " + std::strerror(errno));
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> owned(stdin_ ? nullptr : f, &std::fclose);
+    const std::string name = stdin_ ? std::string("standard input") : path;
+    // Byte -> symbol index (-1: whitespace, -2: not a symbol).
+    std::array<int, 256> code;
+    code.fill(-2);
+    for (unsigned char c : std::string(" \t\r\n\f\v")) code[c] = -1;
+    for (std::size_t s = 0; s < m.sigma.symbols.size(); ++s)
+        code[static_cast<unsigned char>(m.sigma.symbols[s][0])] = static_cast<int>(s);
+    model::input_sequence x;
+    std::vector<char> buf(1 << 16);
+    std::size_t line = 1, column = 0;
+    for (;;) {
+        const std::size_t got = std::fread(buf.data(), 1, buf.size(), f);
+        for (std::size_t k = 0; k < got; ++k) {
+            const auto c = static_cast<unsigned char>(buf[k]);
+            ++column;
+            const int s = code[c];
+            if (s >= 0) {
+                x.push_back(s);
+            } else if (c == '\n') {
+                ++line;
+                column = 0;
+            } else if (s == -2) {
+                std::string shown = c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c))
+                                                          : "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) +
+                                                                std::string(1, "0123456789abcdef"[c & 15]);
+                std::string msg = name + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                                  ": symbol '" + shown + "' (input position " +
+                                  std::to_string(x.size() + 1) + ") is not in the alphabet {";
+                for (std::size_t t = 0; t < m.sigma.symbols.size(); ++t)
+                    msg += (t ? ", " : "") + m.sigma.symbols[t];
+                msg += "}";
+                if (!m.sigma.eos.empty() && static_cast<char>(c) == m.sigma.eos[0])
+                    msg += "; eos '" + m.sigma.eos + "' is appended, not written";
+                throw model::input_error(msg);
+            }
+        }
+        if (got < buf.size()) {
+            if (std::ferror(f))
+                throw usage_error("--input-file: cannot read " + name + ": " + std::strerror(errno));
+            break;
+        }
+    }
+    x.push_back(m.sigma.eos_index());
+    return x;
+}
+
+CLI::Option* add_limit_option(CLI::App* app, std::vector<std::string>& limits) {
+    std::string help = "Raise (or lower) a resource limit, NAME=VALUE with an optional suffix "
+                       "K, M, G, T (repeatable; also ATTNPROP_LIMITS=NAME=VALUE,...). Limits and "
+                       "defaults:";
+    for (const auto& sp : numeric::limit_specs())
+        help += " " + std::string(sp.name) + " (" + std::to_string(sp.default_value) + " " +
+                std::string(sp.unit) + ")";
+    return app->add_option("--limit", limits, help)->type_name("NAME=VALUE");
+}
+
+namespace {
+std::string& activity_text() {
+    static std::string text;
+    return text;
+}
+} // namespace
+
+void set_activity(std::string what) { activity_text() = std::move(what); }
+
+std::string activity_suffix() {
+    return activity_text().empty() ? std::string() : " while " + activity_text();
 }
 
 std::vector<std::pair<std::string, std::string>> option_values(CLI::App& app) {

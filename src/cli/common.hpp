@@ -13,13 +13,42 @@
 
 namespace attnprop::cli {
 
-/// Exit codes of the command-line contract (design.md).
+/// Exit codes of the command-line contract (docs/cli.md).
 enum exit_code : int {
     exit_ok = 0,        ///< everything held
     exit_failed = 1,    ///< a claim failed (counterexample written)
     exit_usage = 2,     ///< bad usage or input
     exit_internal = 3,  ///< internal error
-    exit_undefined = 4  ///< no claim failed, but a result is undefined (NaN, 0/0, ...), located
+    exit_undefined = 4, ///< no claim failed, but a result is undefined (NaN, 0/0, ...), located
+    exit_not_reproduced = 5, ///< replay: the case gives another verdict than the folder records
+    /// stopped by SIGINT: the results finished before it are written (check, influence,
+    /// restrict); exit_failed instead when a counterexample was found before the stop
+    exit_interrupted = 130
+};
+
+/// Makes the first SIGINT a stop request (numeric::request_stop): check, influence and restrict
+/// then finish or drop the unit of work in progress and write what they finished; a second
+/// SIGINT ends the process at once.
+void stop_on_interrupt();
+
+/// One line of progress on standard error, rewritten in place, only when standard error is a
+/// terminal (nothing otherwise, so logs and pipes stay clean). At most ~5 updates a second.
+class progress_line {
+public:
+    progress_line();
+    ~progress_line();
+    progress_line(const progress_line&) = delete;
+    progress_line& operator=(const progress_line&) = delete;
+    /// Shows `text` (throttled unless `force`).
+    void show(const std::string& text, bool force = false);
+    /// Erases the line (before other output on standard error).
+    void clear();
+    bool active() const { return tty_; }
+
+private:
+    bool tty_ = false;
+    bool shown_ = false;
+    long long last_ms_ = 0;
 };
 
 /// Raised for bad usage detected after parsing (conflicting options, bad values).
@@ -49,6 +78,29 @@ std::vector<long> parse_length_list(const std::string& text);
 /// [numeric::min_precision_bits, numeric::max_precision_bits], default shown).
 CLI::Option* add_model_option(CLI::App* app, std::string& model);
 CLI::Option* add_precision_option(CLI::App* app, long& bits, const std::string& what);
+
+/// Reads an input for `m` from `path` ("-": standard input) in chunks, without holding the
+/// file's text: every byte is either whitespace (space, tab, CR, LF, FF, VT; ignored, so an input
+/// may be wrapped over lines and end with a newline) or one symbol of the alphabet. Throws
+/// usage_error when the file cannot be read and model::input_error naming the file, line and
+/// column of a byte outside the alphabet (eos included: it is appended). Eos is appended.
+model::input_sequence read_input_file(const model::model<numeric::rational>& m,
+                                      const std::string& path);
+
+/// Registers --seed bound to `seed`: a decimal integer in [0, 2^64) without a sign (CLI11
+/// alone would read -1 as 2^64 - 1 and saturate 2^64); the default is shown.
+CLI::Option* add_seed_option(CLI::App* app, std::uint64_t& seed, const std::string& help);
+
+/// Registers --limit NAME=VALUE (repeatable; numeric/limits.hpp) on a command, collecting the
+/// values in `limits`; main applies them before the command runs.
+CLI::Option* add_limit_option(CLI::App* app, std::vector<std::string>& limits);
+
+/// What the command is computing, in words ("evaluating cc-first at n = 4096 (L = 2, H = 1,
+/// d = 6)"): set by commands before their large allocations, so that an allocation failure
+/// (std::bad_alloc, reported by main with exit code 2) names what was too large.
+void set_activity(std::string what);
+/// " while <activity>", or "" when none was set.
+std::string activity_suffix();
 
 /// The provenance of this invocation without its options: attnprop's version, the git commit
 /// and dirty flag of the build (generated header, src/cli/build_info.cpp) and argv,

@@ -16,11 +16,18 @@ public:
     explicit eval_command(CLI::App& parent) {
         app_ = parent.add_subcommand("eval", "Evaluate a model on one input (eos is appended)");
         add_model_option(app_, model_);
-        app_->add_option("--input,-i", input_,
-                         "Input string of single-character symbols of the alphabet; empty "
-                         "(`--input ''` or `--input=`) gives n = 1")
-            ->required()
-            ->expected(0, 1);
+        auto* in = app_->add_option("--input,-i", input_,
+                                    "Input string of single-character symbols of the alphabet; "
+                                    "empty (`--input ''` or `--input=`) gives n = 1")
+                       ->expected(0, 1);
+        auto* file = app_->add_option("--input-file", input_file_,
+                                      "Read the input from FILE ('-': standard input), for inputs "
+                                      "of any length; whitespace (spaces, tabs, line breaks) is "
+                                      "ignored, so the input may be wrapped over lines");
+        in->excludes(file);
+        file->excludes(in);
+        in_opt_ = in;
+        file_opt_ = file;
         std::vector<std::string> kinds = {"auto"};
         for (auto k : numeric::user_kinds::names) kinds.emplace_back(k);
         app_->add_option("--scalar,-s", scalar_,
@@ -30,7 +37,8 @@ public:
             ->capture_default_str();
         add_precision_option(app_, precision_, "Working precision in bits (mpfr, ball)");
         app_->add_option("--digits", digits_,
-                         "Significant digits printed (default: what the precision supports)")
+                         "Significant digits printed (default: what the precision supports; a ball's text "
+                         "then shows only the digits its radius certifies, --digits D shows D)")
             ->check(CLI::Range(1, 100000));
         app_->add_flag("--trace", trace_, "Print every layer's activations and attention");
         app_->add_flag("--json", json_, "Print one JSON object instead of text");
@@ -38,9 +46,14 @@ public:
     CLI::App* app() override { return app_; }
 
     int run(const report::provenance& /*made_by*/) override {
+        if (in_opt_->count() == 0 && file_opt_->count() == 0)
+            throw usage_error("eval needs --input STR or --input-file FILE");
         auto path = resolve_model(model_);
         model::model<numeric::rational> m = model::read_model_file(path.string());
-        model::input_sequence x = model::parse_input(m, input_);
+        model::input_sequence x = file_opt_->count() ? read_input_file(m, input_file_)
+                                                     : model::parse_input(m, input_);
+        set_activity("evaluating " + m.name + " at n = " + std::to_string(x.size()) +
+                     (trace_ ? " with --trace" : ""));
         analysis::eval_options opt;
         opt.scalar = *analysis::parse_scalar_choice(scalar_);
         opt.precision = precision_;
@@ -54,7 +67,9 @@ public:
 
 private:
     CLI::App* app_ = nullptr;
-    std::string model_, input_, scalar_ = "auto";
+    CLI::Option* in_opt_ = nullptr;
+    CLI::Option* file_opt_ = nullptr;
+    std::string model_, input_, input_file_, scalar_ = "auto";
     long precision_ = 256;
     int digits_ = 0;
     bool trace_ = false, json_ = false;

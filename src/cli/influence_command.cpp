@@ -44,7 +44,7 @@ public:
         app_->add_option("--scalar,-s", scalar_, "Scalar of the measurements: ball, mpfr, double")
             ->check(CLI::IsMember({"ball", "mpfr", "double"}))
             ->capture_default_str();
-        app_->add_option("--seed", seed_, "Seed of the inputs")->capture_default_str();
+        add_seed_option(app_, seed_, "Seed of the inputs")->capture_default_str();
         app_->add_option("--threads", threads_, "Worker threads (0: hardware concurrency)")
             ->check(CLI::Range(0, 256))
             ->capture_default_str();
@@ -63,7 +63,8 @@ public:
             ->capture_default_str();
         app_->add_option("--out", out_,
                          "Report directory (default out/influence-<model>-<seed>); a report with "
-                         "the same fingerprint is resumed, one made with other options refused");
+                         "the same fingerprint is resumed, one made with other options refused, "
+                         "and so is a folder that cannot be written, before the sweep");
         app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
@@ -128,29 +129,47 @@ public:
         const out_policy policy = influence_out_policy();
         if (claim_out_dir(dir, meta.made_by, policy, force_, meta.fingerprint) == out_found::replaced)
             remove_owned(dir, policy);
+        prepare_out_dir(dir); // before the work: a sweep is never lost for want of a folder
         std::string note;
         o.reuse = report::read_resume_rows(dir, meta.fingerprint, &note);
         if (!note.empty()) std::cerr << "influence: " << note << "\n";
         const bool tty = ::isatty(2) != 0;
+        progress_line progress;
         std::vector<analysis::sweep_row> done;
+        std::string not_written; // the first write that failed; the sweep goes on without it
         o.on_row = [&](const analysis::sweep_row& row) {
             done.push_back(row);
-            if (!row.reused) report::write_resume_rows(dir, meta.fingerprint, done, meta.made_by);
+            if (!row.reused && not_written.empty())
+                not_written = try_write(
+                    [&] { report::write_resume_rows(dir, meta.fingerprint, done, meta.made_by); });
+            progress.clear();
             if (tty)
                 std::cerr << "influence: n = " << row.n << (row.reused ? " reused" : " done")
                           << (row.undefined ? ", undefined" : ", max influence " + row.max_influence)
                           << "\n";
         };
+        o.on_progress = [&](long n, std::size_t finished, std::size_t total) {
+            progress.show("influence: n = " + std::to_string(n) + ": " + std::to_string(finished) +
+                          "/" + std::to_string(total) + " inputs measured");
+        };
         meta.options = o;
+        set_activity("measuring the influence of " + m.name + " at n = " + n_text_);
+        stop_on_interrupt();
         analysis::sweep_result r;
         try {
             r = analysis::influence_sweep(m, o);
         } catch (const std::invalid_argument& e) {
             throw usage_error(e.what());
         }
+        progress.clear();
+        if (!r.not_measured.empty() && r.rows.empty()) {
+            std::cerr << "influence: interrupted before the first n finished; nothing written\n";
+            return exit_interrupted;
+        }
         std::size_t reused = 0;
         for (const auto& row : r.rows) reused += row.reused ? 1 : 0;
-        report::write_influence_report(dir, r, meta);
+        if (not_written.empty())
+            not_written = try_write([&] { report::write_influence_report(dir, r, meta); });
         int code = r.verdict == analysis::sweep_verdict::undefined ? exit_undefined : exit_ok;
         fs::path cx;
         if (r.verdict == analysis::sweep_verdict::fails) {
@@ -158,17 +177,22 @@ public:
             for (const auto& row : r.rows)
                 if (!row.witness_bound.empty()) {
                     cx = dir / ("counterexample-n" + std::to_string(row.n));
-                    report::write_influence_counterexample(cx, m, row, meta);
+                    if (not_written.empty())
+                        not_written =
+                            try_write([&] { report::write_influence_counterexample(cx, m, row, meta); });
                     break;
                 }
             if (cx.empty())
                 for (const auto& row : r.rows)
                     if (row.cross_entropy && row.cross_entropy->check == analysis::comparison::above) {
                         cx = dir / ("counterexample-n" + std::to_string(row.n));
-                        report::write_cross_entropy_counterexample(cx, m, row, meta);
+                        if (not_written.empty())
+                            not_written = try_write(
+                                [&] { report::write_cross_entropy_counterexample(cx, m, row, meta); });
                         break;
                     }
         }
+        if (!not_written.empty()) cx.clear(); // nothing to point at
         if (json_) {
             json::value j = report::influence_to_json(r, meta);
             j.set("report_dir", json::value::string(dir.string()));
@@ -181,10 +205,19 @@ public:
             if (!cx.empty())
                 std::cout << "counterexample written to " << cx.string() << " (attnprop replay "
                           << cx.string() << ")\n";
-            std::cout << "report: " << dir.string() << "/report.md (report.json, influence.csv, "
-                      << "influence.svg)\n";
+            if (not_written.empty()) {
+                std::cout << "report: " << dir.string() << "/report.md (report.json, influence.csv";
+                for (const char* f : {"influence.svg", "influence.png", "cross_entropy.svg", "cross_entropy.png"})
+                    if (std::filesystem::exists(dir / f)) std::cout << ", " << f;
+                std::cout << ")\n";
+            }
         }
-        return code;
+        if (!r.not_measured.empty() && code != exit_failed) {
+            std::cerr << "influence: interrupted; the report holds the " << r.rows.size()
+                      << " lengths finished (rerun to resume from rows.json)\n";
+            code = exit_interrupted;
+        }
+        return not_written.empty() ? code : report_not_written(code, not_written);
     }
 
 private:
@@ -195,7 +228,8 @@ private:
         p.command = "influence";
         p.markers = {{"rows.json", "attnprop-influence-rows"}, {"report.json", "attnprop-influence-report"}};
         p.ignored = {"--n", "--threads", "--json", "--out", "--force"};
-        p.owned_files = {"report.json", "report.md", "influence.csv", "influence.svg", "rows.json"};
+        p.owned_files = {"report.json",       "report.md",         "influence.csv", "influence.svg",
+                         "influence.png",     "cross_entropy.svg", "cross_entropy.png", "rows.json"};
         p.owned_folder_prefixes = {"counterexample-n"};
         return p;
     }

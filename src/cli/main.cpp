@@ -2,8 +2,11 @@
 // hard and soft attention. main() only parses arguments and maps errors to exit codes.
 #include "cli/commands.hpp"
 #include "model/model_file.hpp"
+#include "numeric/allocation.hpp"
+#include "numeric/limits.hpp"
 
 #include <iostream>
+#include <new>
 
 int main(int argc, char** argv) {
     using namespace attnprop;
@@ -13,7 +16,7 @@ int main(int argc, char** argv) {
                  "transformers, exactly or at arbitrary precision.\n"
                  "Exit codes: 0 everything held, 1 a claim failed, 2 bad usage or input, "
                  "3 internal error, 4 a result is undefined (NaN, 0/0, a layer norm at zero "
-                 "variance), located."};
+                 "variance), located; 5 (replay) the recorded verdict did not reproduce."};
     app.set_version_flag("--version", ATTNPROP_VERSION);
     app.require_subcommand(1);
     std::vector<std::unique_ptr<command>> commands;
@@ -25,6 +28,12 @@ int main(int argc, char** argv) {
     commands.push_back(make_bound_command(app));
     commands.push_back(make_models_command(app));
     commands.push_back(make_format_command(app));
+    // Resource limits apply to every command that computes (not to `models`); given after the
+    // command's name, so each command's --help lists the option.
+    std::vector<std::string> limits;
+    for (auto& c : commands)
+        if (c->app()->get_name() != "models") add_limit_option(c->app(), limits);
+    numeric::install_allocation_guard();
     if (argc > 1 && argv[1][0] != '-') {
         std::string word = argv[1];
         bool known = false;
@@ -46,13 +55,33 @@ int main(int argc, char** argv) {
         return code == 0 ? exit_ok : exit_usage;
     }
     try {
+        try {
+            // ATTNPROP_LIMITS first (read on first use), then --limit over it.
+            (void)numeric::limit_value(numeric::limit::exact_bits);
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+        try {
+            for (const auto& l : limits) numeric::set_limit_text(l);
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(std::string("--limit: ") + e.what());
+        }
         for (auto& c : commands)
             if (c->app()->parsed()) {
-                // What made the reports: filled once here, completed by the command.
+                // What made the reports: filled once here, completed by the command. Limits
+                // decide whether a run finishes, never what it reports: left out.
                 report::provenance made_by = invocation_provenance(argc, argv);
                 made_by.options = option_values(*c->app());
+                std::erase_if(made_by.options, [](const auto& o) { return o.first == "--limit"; });
                 return c->run(made_by);
             }
+        return exit_usage;
+    } catch (const numeric::limit_error& e) {
+        std::cerr << "attnprop: error: " << e.what() << "\n";
+        return exit_usage;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "attnprop: error: out of memory" << activity_suffix()
+                  << "; the input is too large for the memory available\n";
         return exit_usage;
     } catch (const usage_error& e) {
         std::cerr << "attnprop: error: " << e.what() << "\n";

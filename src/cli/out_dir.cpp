@@ -2,9 +2,13 @@
 
 #include "cli/common.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 
 namespace attnprop::cli {
 
@@ -145,6 +149,74 @@ void remove_owned(const fs::path& dir, const out_policy& policy) {
         fs::remove_all(p, ec);
         if (ec) throw usage_error("cannot remove " + p.string() + " (" + ec.message() + ")");
     }
+}
+
+namespace {
+
+/// Creates, writes, flushes and removes a file in `dir`; throws usage_error when any step fails.
+void probe_writable(const fs::path& dir) {
+    const fs::path probe = dir / (".attnprop-write-test-" + std::to_string(::getpid()));
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw usage_error("cannot write into " + dir.string() + ": " + std::strerror(errno) +
+                          ": use another --out DIR");
+    const bool ok = ::write(fd, "attnprop\n", 9) == 9 && ::fsync(fd) == 0;
+    const int err = errno;
+    (void)::close(fd);
+    (void)::unlink(probe.c_str());
+    if (!ok)
+        throw usage_error("cannot write into " + dir.string() + ": " + std::strerror(err) +
+                          ": use another --out DIR");
+}
+
+} // namespace
+
+void prepare_out_dir(const fs::path& dir) {
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+        throw usage_error(dir.string() + " exists and is not a folder: use another --out DIR");
+    fs::create_directories(dir, ec);
+    if (ec) throw usage_error("cannot create " + dir.string() + ": " + ec.message() + ": use another --out DIR");
+    if (!fs::is_directory(dir, ec))
+        throw usage_error(dir.string() + " exists and is not a folder: use another --out DIR");
+    probe_writable(dir);
+}
+
+void check_out_dir_creatable(const fs::path& dir) {
+    std::error_code ec;
+    const fs::path full = fs::absolute(dir, ec);
+    if (ec) throw usage_error("cannot create " + dir.string() + ": " + ec.message());
+    if (fs::exists(full, ec)) {
+        if (!fs::is_directory(full, ec))
+            throw usage_error(dir.string() + " exists and is not a folder: use another --out DIR");
+        probe_writable(full);
+        return;
+    }
+    // The nearest existing ancestor: a file there makes the folder impossible, and creating an
+    // entry needs write and search permission on it.
+    fs::path up = full.parent_path();
+    while (!up.empty() && !fs::exists(up, ec) && up != up.parent_path()) up = up.parent_path();
+    if (!fs::is_directory(up, ec))
+        throw usage_error("cannot create " + dir.string() + ": " + up.string() +
+                          " is not a folder: use another --out DIR");
+    if (::access(up.c_str(), W_OK | X_OK) != 0)
+        throw usage_error("cannot create " + dir.string() + ": " + up.string() + ": " +
+                          std::strerror(errno) + ": use another --out DIR");
+}
+
+std::string try_write(const std::function<void()>& write) {
+    try {
+        write();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
+
+int report_not_written(int code, const std::string& what) {
+    std::cerr << "attnprop: error: the report could not be written: " << what
+              << " (the results are printed above)\n";
+    return code == exit_ok ? exit_usage : code;
 }
 
 } // namespace attnprop::cli

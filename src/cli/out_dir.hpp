@@ -7,6 +7,7 @@
 #include "report/provenance.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,5 +51,28 @@ out_found claim_out_dir(const std::filesystem::path& dir, const report::provenan
 /// Removes the entries of `policy.owned_files` and the owned counterexample folders from dir
 /// (nothing else). Throws usage_error when an entry cannot be removed.
 void remove_owned(const std::filesystem::path& dir, const out_policy& policy);
+
+/// Makes sure the report can be written before any computation: creates `dir` (and its
+/// parents) and creates, writes, flushes and removes a probe file in it. Throws usage_error
+/// naming the folder and the reason ("cannot create out/x: Not a directory", "cannot write
+/// into out/x: Permission denied") when it cannot.
+void prepare_out_dir(const std::filesystem::path& dir);
+
+/// The same test without creating anything, for a folder that is written only if the run finds
+/// something (restrict with one length and no --out): `dir`, when it exists, must be a
+/// writable folder (probed as above); otherwise its nearest existing ancestor must be a folder
+/// this process may create entries in. Throws usage_error as prepare_out_dir.
+void check_out_dir_creatable(const std::filesystem::path& dir);
+
+/// The report writing at the end of a run, kept apart from the results: runs `write` and
+/// returns the error message of what it threw (a filesystem or write error), or "" when it
+/// succeeded. A command prints its results whatever this returns.
+std::string try_write(const std::function<void()>& write);
+
+/// The exit code of a run whose report could not be written: prints "attnprop: error: the
+/// report could not be written: <what> (the results are printed above)" on standard error and
+/// returns `code` when it is not exit_ok (a failed claim, exit 1, or an undefined result,
+/// exit 4, is never hidden by a filesystem error), else exit_usage.
+int report_not_written(int code, const std::string& what);
 
 } // namespace attnprop::cli

@@ -1,10 +1,12 @@
 // attnprop replay: re-run one counterexample from its folder alone.
 #include "cli/commands.hpp"
-#include "report/check_report.hpp"
+#include "runner/replay.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <new>
+#include <sstream>
 
 namespace attnprop::cli {
 
@@ -16,60 +18,141 @@ class replay_command final : public command {
 public:
     explicit replay_command(CLI::App& parent) {
         app_ = parent.add_subcommand(
-            "replay", "Re-run a counterexample folder (exit 1 if it still fails, 0 if it holds)");
+            "replay", "Re-run a counterexample folder and compare with its recorded verdict (exit 1 "
+                      "if the failure reproduced, 5 if the verdict changed, 2 if the folder cannot "
+                      "be read or run, or was edited)");
         app_->add_option("dir", dir_,
                          "Counterexample folder (with case.json), or a report directory holding "
                          "exactly one counterexample")
             ->required();
+        app_->add_flag("--allow-edited", allow_edited_,
+                       "Replay a folder whose fingerprint says it was edited since attnprop wrote "
+                       "it (or that records none), as it is now");
         app_->add_flag("--json", json_, "Print the result as JSON");
     }
     CLI::App* app() override { return app_; }
 
+    /// A folder that cannot be read or run throws report::case_file_error (a located model file
+    /// error: exit 2 in main), as a bad model file does.
     int run(const report::provenance& /*made_by*/) override {
-        fs::path dir = resolve(dir_);
-        report::replay_record rec;
-        try {
-            rec = report::read_counterexample(dir);
-        } catch (const std::runtime_error& e) {
-            throw usage_error(e.what());
-        }
+        const fs::path dir = resolve(dir_);
+        const runner::replay_record rec = runner::read_counterexample(dir);
+        const report::case_record& c = rec.folder.record;
+        const std::string case_file = rec.folder.case_path.string();
+        const bool intact = rec.folder.seal == report::seal_status::intact;
+        if (!intact && !allow_edited_)
+            throw report::case_file_error(case_file, {}, "",
+                                          rec.folder.seal_detail +
+                                              "; not replayed (--allow-edited replays the folder as it is now)");
         runner::registry reg;
         runner::register_all(reg);
-        const runner::property* p = reg.find(rec.property);
-        if (!p) throw usage_error("unknown property '" + rec.property + "' in " + (dir / "case.json").string());
-        long prec = rec.cfg.precision;
+        const runner::property* p = reg.find(c.property);
+        if (!p)
+            throw report::case_file_error(case_file, c.where("/property"), "/property",
+                                          "unknown property '" + c.property + "' (see attnprop check --list)");
+        runner::check_case(*p, rec);
+        long prec = c.precision;
         runner::run_config cfg;
-        cfg.precision = rec.cfg.precision;
-        cfg.precision_cap = rec.cfg.precision_cap;
-        runner::check_result r = runner::replay_case(*p, rec.value, cfg, &prec);
-        if (json_) {
-            json::value o = json::value::object();
-            o.set("property", json::value::string(rec.property));
-            o.set("folder", json::value::string(dir.string()));
-            o.set("verdict", json::value::string(runner::to_string(r.status)));
-            o.set("message", json::value::string(r.message));
-            json::value nums = json::value::object();
-            for (const auto& [k, v] : r.numbers) nums.set(k, json::value::string(v));
-            o.set("numbers", std::move(nums));
-            o.set("precision", json::value::number(prec));
-            std::cout << json::dump(o, 2) << "\n";
-        } else {
-            std::cout << "property   " << rec.property << "\n";
-            std::cout << "statement  " << p->statement << "\n";
-            std::cout << "inputs    ";
-            for (const auto& in : rec.value.inputs) std::cout << " \"" << in << "\"";
-            std::cout << "\n";
-            for (const auto& [k, v] : rec.value.params) std::cout << "param      " << k << " = " << v << "\n";
-            std::cout << "verdict    " << runner::to_string(r.status) << " at " << prec << " bits";
-            if (!r.message.empty()) std::cout << ": " << r.message;
-            std::cout << "\n";
-            for (const auto& [k, v] : r.numbers) std::cout << "  " << k << " = " << v << "\n";
+        cfg.precision = c.precision;
+        cfg.precision_cap = c.precision_cap;
+        runner::check_result r;
+        try {
+            r = runner::replay_case(*p, rec.value, cfg, &prec);
+        } catch (const std::bad_alloc&) {
+            throw report::case_file_error(case_file, {}, "",
+                                          "the case needs more memory than is available "
+                                          "(std::bad_alloc while running " + c.property + ")");
         }
+        const runner::replay_comparison cmp = runner::compare_with_record(c, r);
+        if (json_)
+            std::cout << json::dump(replay_json(dir, rec, r, prec, cmp), 2) << "\n";
+        else
+            std::cout << replay_text(rec, *p, r, prec, cmp);
+        // A failure now is never hidden; a verdict that changed is told apart from every
+        // result of a reproduced one.
         if (r.status == runner::verdict::violated) return exit_failed;
+        if (!cmp.reproduced) return exit_not_reproduced;
         return r.status == runner::verdict::undefined ? exit_undefined : exit_ok;
     }
 
 private:
+    static const char* seal_name(report::seal_status s) {
+        switch (s) {
+        case report::seal_status::intact: return "intact";
+        case report::seal_status::edited: return "edited";
+        case report::seal_status::missing: return "missing";
+        }
+        return "?";
+    }
+
+    static json::value replay_json(const fs::path& dir, const runner::replay_record& rec,
+                                   const runner::check_result& r, long prec,
+                                   const runner::replay_comparison& cmp) {
+        using json::value;
+        const report::case_record& c = rec.folder.record;
+        value o = value::object();
+        o.set("property", value::string(c.property));
+        o.set("folder", value::string(dir.string()));
+        o.set("fingerprint", value::string(seal_name(rec.folder.seal)));
+        if (rec.folder.seal != report::seal_status::intact)
+            o.set("edited", value::string(rec.folder.seal_detail));
+        o.set("verdict", value::string(runner::to_string(r.status)));
+        o.set("message", value::string(r.message));
+        value nums = value::object();
+        for (const auto& [k, v] : r.numbers) nums.set(k, value::string(v));
+        o.set("numbers", std::move(nums));
+        o.set("precision", value::number(prec));
+        o.set("recorded_verdict", value::string(c.verdict));
+        o.set("reproduced", value::boolean(cmp.reproduced));
+        o.set("numbers_compared", value::boolean(cmp.numbers_compared));
+        value diff = value::array();
+        for (const auto& d : cmp.differing) {
+            value e = value::object();
+            e.set("name", value::string(d.name));
+            e.set("recorded", d.recorded ? value::string(*d.recorded) : value::null_value());
+            e.set("now", value::string(d.now));
+            diff.push_back(std::move(e));
+        }
+        o.set("numbers_differ", std::move(diff));
+        o.set("replay", value::string(cmp.summary()));
+        return o;
+    }
+
+    static std::string replay_text(const runner::replay_record& rec, const runner::property& p,
+                                   const runner::check_result& r, long prec,
+                                   const runner::replay_comparison& cmp) {
+        const report::case_record& c = rec.folder.record;
+        std::ostringstream os;
+        if (rec.folder.seal != report::seal_status::intact)
+            os << "folder     EDITED: " << rec.folder.seal_detail << "; replayed as it is now (--allow-edited)\n";
+        os << "property   " << c.property << "\n";
+        os << "statement  " << p.statement << "\n";
+        os << "inputs    ";
+        for (const auto& in : c.inputs) os << " \"" << in << "\"";
+        os << "\n";
+        for (const auto& [k, v] : c.params) os << "param      " << k << " = " << v << "\n";
+        os << "recorded   " << c.verdict << " at " << c.precision << " bits";
+        if (!c.message.empty()) os << ": " << c.message;
+        os << "\n";
+        os << "verdict    " << runner::to_string(r.status) << " at " << prec << " bits";
+        if (!r.message.empty()) os << ": " << r.message;
+        os << "\n";
+        for (const auto& [k, v] : r.numbers) {
+            os << "  " << k << " = " << v;
+            for (const auto& d : cmp.differing)
+                if (d.name == k) os << "  (recorded: " << d.recorded.value_or("null") << ")";
+            os << "\n";
+        }
+        os << "replay     " << cmp.summary();
+        if (!cmp.numbers_compared && !c.numbers.empty())
+            os << (c.numbers_from.empty()
+                       ? " (the folder does not say what computed its recorded numbers: not compared)"
+                       : " (the recorded numbers were measured by attnprop " + c.numbers_from +
+                             ", not by the property's check: not compared)");
+        os << "\n";
+        return os.str();
+    }
+
     static fs::path resolve(const std::string& arg) {
         fs::path d(arg);
         std::error_code ec;
@@ -93,7 +176,7 @@ private:
 
     CLI::App* app_ = nullptr;
     std::string dir_;
-    bool json_ = false;
+    bool json_ = false, allow_edited_ = false;
 };
 
 } // namespace

@@ -1,8 +1,10 @@
 // attnprop restrict: Hahn's hard-attention restriction for a concrete model and n, its
 // certificate, and a language counterexample.
+#include "analysis/evaluate.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
 #include "model/model_file.hpp"
+#include "numeric/interrupt.hpp"
 #include "report/restrict_report.hpp"
 
 #include <chrono>
@@ -31,7 +33,7 @@ public:
             ->capture_default_str();
         app_->add_option("--language", language_,
                          "parity, 1dyck or 2dyck (also first, contains-one, majority)");
-        app_->add_option("--seed", seed_, "Seed of the random trials, samples and pairs")
+        add_seed_option(app_, seed_, "Seed of the random trials, samples and pairs")
             ->capture_default_str();
         app_->add_option("--trials", trials_,
                          "Random restrictions tried before the greedy (Stage-3 analogue; 0: none)")
@@ -48,8 +50,8 @@ public:
             ->capture_default_str();
         app_->add_option("--out", out_,
                          "Report directory (default out/restrict-<model>-<seed>, written for "
-                         "several n or a counterexample); refused when it holds a report made "
-                         "with other options");
+                         "several n or a counterexample); refused before the run when it holds a "
+                         "report made with other options or cannot be written");
         app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
@@ -83,7 +85,10 @@ public:
                 throw usage_error(e.what());
             }
         }
-        for (long n : ns) model::check_length(m, n);
+        for (long n : ns) {
+            model::check_length(m, n);
+            analysis::check_forward_work(m, static_cast<std::size_t>(n)); // all n, before any work
+        }
 
         analysis::language_options lo;
         lo.restrict.free_fraction = *c;
@@ -108,11 +113,30 @@ public:
             if (*claim == out_found::replaced) remove_owned(out_dir(), policy);
             prepared = true;
         };
-        if (ns.size() > 1 || !out_.empty()) claim = claim_out_dir(out_dir(), made_by, policy, force_);
+        if (ns.size() > 1 || !out_.empty()) {
+            claim = claim_out_dir(out_dir(), made_by, policy, force_);
+            prepare_out_dir(out_dir()); // before the work: a run is never lost for want of a folder
+        } else {
+            check_out_dir_creatable(out_dir()); // written only if a counterexample is found
+        }
+        std::string not_written; // the first write that failed; the run goes on without files
+        auto write = [&](const std::function<void()>& w) {
+            if (not_written.empty()) not_written = try_write(w);
+            return not_written.empty();
+        };
 
         std::vector<report::restrict_run> runs;
+        std::vector<long> not_computed; // after a stop request (SIGINT)
         int code = exit_ok;
+        stop_on_interrupt();
+        progress_line progress;
         for (long n : ns) {
+            if (!not_computed.empty() || numeric::stop_requested()) {
+                not_computed.push_back(n);
+                continue;
+            }
+            progress.show("restrict: n = " + std::to_string(n) + " ...", true);
+            set_activity("building the restriction of " + m.name + " at n = " + std::to_string(n));
             const auto t0 = std::chrono::steady_clock::now();
             report::restrict_run r;
             r.model_name = m.name;
@@ -137,7 +161,11 @@ public:
                 }
             } catch (const std::invalid_argument& e) {
                 throw usage_error(e.what());
+            } catch (const numeric::interrupted_error&) {
+                not_computed.push_back(n); // the length in progress is dropped whole
+                continue;
             }
+            progress.clear();
             const double secs =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             if (!json_) {
@@ -148,28 +176,39 @@ public:
             if (r.cert.complete && !r.cert.valid) {
                 code = exit_failed;
                 auto dir = out_dir() / ("counterexample-n" + std::to_string(n));
-                prepare_out();
-                report::write_restrict_counterexample(dir, m, r, made_by);
-                if (!json_)
+                if (write([&] {
+                        prepare_out();
+                        report::write_restrict_counterexample(dir, m, r, made_by);
+                    }) &&
+                    !json_)
                     std::cout << "counterexample written to " << dir.string()
                               << " (attnprop replay " << dir.string() << ")\n";
             }
             if (r.language && r.language->verdict == analysis::language_verdict::counterexample) {
                 auto dir = out_dir() / ("language-counterexample-n" + std::to_string(n));
-                prepare_out();
-                report::write_language_counterexample(dir, m, r, made_by);
-                if (!json_)
+                if (write([&] {
+                        prepare_out();
+                        report::write_language_counterexample(dir, m, r, made_by);
+                    }) &&
+                    !json_)
                     std::cout << "language counterexample written to " << dir.string()
                               << " (attnprop replay " << dir.string()
                               << " exits 1 while the model misclassifies it)\n";
             }
             runs.push_back(std::move(r));
         }
+        progress.clear();
+        if (!not_computed.empty() && runs.empty()) {
+            std::cerr << "restrict: interrupted before the first n finished; nothing written\n";
+            return exit_interrupted;
+        }
         if (ns.size() > 1 || !out_.empty() || prepared) {
             // Every folder restrict writes holds a report, so that --out can compare options.
             const auto dir = out_dir();
-            prepare_out();
-            report::write_restrict_sweep(dir, m, runs, made_by);
+            write([&] {
+                prepare_out();
+                report::write_restrict_sweep(dir, m, runs, made_by);
+            });
             if (!json_) {
                 std::vector<double> x, y;
                 for (const auto& r : runs)
@@ -187,8 +226,12 @@ public:
                     std::cout << "trend: c_obs changes by " << report::log2_slope(x, y)
                               << " per doubling of n\n";
                 }
-                std::cout << "report: " << dir.string() << "/report.md (report.json, restrict.csv, "
-                          << "restrict.svg)\n";
+                if (not_written.empty()) {
+                    std::cout << "report: " << dir.string() << "/report.md (report.json, restrict.csv";
+                    for (const char* f : {"restrict.svg", "restrict.png"})
+                        if (std::filesystem::exists(dir / f)) std::cout << ", " << f;
+                    std::cout << ")\n";
+                }
             }
         }
         if (json_) {
@@ -203,7 +246,13 @@ public:
                 std::cout << json::dump(o, 2) << "\n";
             }
         }
-        return code;
+        if (!not_computed.empty()) {
+            std::string left;
+            for (long n : not_computed) left += (left.empty() ? "" : ", ") + std::to_string(n);
+            std::cerr << "restrict: interrupted; n = " << left << " not computed\n";
+            if (code != exit_failed) code = exit_interrupted;
+        }
+        return not_written.empty() ? code : report_not_written(code, not_written);
     }
 
 private:
@@ -212,7 +261,7 @@ private:
         p.command = "restrict";
         p.markers = {{"report.json", "attnprop-restrict-report"}};
         p.ignored = {"--out", "--json", "--threads", "--force"};
-        p.owned_files = {"report.json", "report.md", "restrict.csv", "restrict.svg"};
+        p.owned_files = {"report.json", "report.md", "restrict.csv", "restrict.svg", "restrict.png"};
         p.owned_folder_prefixes = {"counterexample-n", "language-counterexample-n"};
         return p;
     }

@@ -120,8 +120,6 @@ namespace {
 
 // --- exact evaluation -----------------------------------------------------------------------
 
-/// Largest power result, in bits of numerator or denominator, before giving up.
-constexpr unsigned long max_power_bits = 1UL << 24;
 
 /// out = out^e for an integer e (given as a rational with denominator 1).
 void exact_int_pow(rational& out, const rational& e) {
@@ -145,12 +143,18 @@ void exact_int_pow(rational& out, const rational& e) {
             out = 1;
         return;
     }
-    std::size_t bits = std::max(mpz_sizeinbase(mpq_numref(b), 2), mpz_sizeinbase(mpq_denref(b), 2));
-    if (mpz_sizeinbase(k, 2) > 40)
-        throw numeric_error("power too large");
+    // The result has at least (bits - 1) * |k| bits: refuse it before computing it.
+    const std::size_t bits = numeric::exact_bits(out);
+    const std::uint64_t limit = numeric::limit_value(numeric::limit::exact_bits);
+    const std::uint64_t least = std::max<std::uint64_t>(bits - 1, 1);
+    if (mpz_sizeinbase(k, 2) > 62 || mpz_get_ui(k) > limit / least) {
+        const std::string power = mpz_sizeinbase(k, 2) > 62
+                                      ? std::string("more than 2^62")
+                                      : std::to_string(mpz_get_ui(k) * least);
+        throw numeric::limit_error(numeric::limit::exact_bits, limit + 1,
+                                   "an exact power would have " + power + " bits");
+    }
     unsigned long ku = mpz_get_ui(k); // |k|
-    if (ku > max_power_bits / std::max<std::size_t>(bits - 1, 1))
-        throw numeric_error("power too large");
     mpz_pow_ui(mpq_numref(b), mpq_numref(b), ku);
     mpz_pow_ui(mpq_denref(b), mpq_denref(b), ku);
     if (ks < 0)
@@ -204,6 +208,7 @@ struct exact_evaluator {
                 out /= b;
                 break;
             }
+            numeric::check_exact_size(out);
             return true;
         }
         case expr_op::pow: {
@@ -788,6 +793,9 @@ private:
                     set_small(made);
                 }
             } catch (const numeric_error&) {
+            } catch (const numeric::limit_error&) {
+                // Too large to fold: exact evaluation meets the limit again, real kinds
+                // compute the subtree in their own arithmetic.
             }
         }
         return idx;
@@ -1039,7 +1047,20 @@ struct growth {
     bool total = false;
     /// An integer wherever defined.
     bool integer_valued = false;
+    /// Defined at every point of the domain (see defined_everywhere).
+    bool everywhere = false;
+    /// Never zero on the domain (where defined), resp. > 0, >= 0 there.
+    bool nonzero_everywhere = false;
+    bool positive_everywhere = false;
+    bool nonnegative_everywhere = false;
 };
+
+/// f > 0 (strict) or f >= 0 at every point 1 <= i <= n, n >= 1. f is linear in i for fixed n,
+/// so its minimum over i is at i = 1 or i = n; along both lines it is linear in n >= 1.
+bool positive_on_domain(const affine& f, bool strict) {
+    const rational at_1 = f.a + f.b + f.c; // i = n = 1
+    return (strict ? at_1 > 0 : at_1 >= 0) && f.b >= 0 && f.a + f.b >= 0;
+}
 
 /// f > 0 (strict) or f >= 0 at all but finitely many points 1 <= i <= n.
 bool eventually_positive(const affine& f, bool strict) {
@@ -1123,6 +1144,127 @@ bool defined_almost_everywhere(const expr_node& nd, const std::vector<expr_node>
     }
     }
     return false;
+}
+
+/// Whether f is proven defined at every point 1 <= i <= n, n >= 1 (not only almost everywhere,
+/// as `total`): its subterms are, divisors never vanish there, log takes positive and sqrt
+/// nonnegative arguments there, 0 is never raised to a negative power and a negative base only
+/// to integer powers. A formula with a pole anywhere ("1/(i-2)", "(-1)^(1/2)") is not; a
+/// formula the rules cannot prove is not either (the caller may look for a witness).
+bool defined_everywhere(const expr_node& nd, const std::vector<expr_node>& nodes,
+                        const std::vector<growth>& info) {
+    const growth* a = nd.lhs != detail::no_child ? &info[nd.lhs] : nullptr;
+    const growth* b = nd.rhs != detail::no_child ? &info[nd.rhs] : nullptr;
+    switch (nd.op) {
+    case expr_op::number:
+    case expr_op::var_i:
+    case expr_op::var_n:
+    case expr_op::pi:
+        return true;
+    case expr_op::neg:
+    case expr_op::abs:
+    case expr_op::floor:
+    case expr_op::sin:
+    case expr_op::cos:
+    case expr_op::exp:
+        return a->everywhere;
+    case expr_op::add:
+    case expr_op::sub:
+    case expr_op::mul:
+    case expr_op::eq:
+    case expr_op::ne:
+    case expr_op::lt:
+    case expr_op::le:
+    case expr_op::gt:
+    case expr_op::ge:
+        return a->everywhere && b->everywhere;
+    case expr_op::div:
+        return a->everywhere && b->everywhere && b->nonzero_everywhere;
+    case expr_op::log:
+        return a->everywhere && a->positive_everywhere;
+    case expr_op::sqrt:
+        return a->everywhere && a->nonnegative_everywhere;
+    case expr_op::pow: {
+        if (!a->everywhere || !b->everywhere)
+            return false;
+        const expr_node& base = nodes[nd.lhs];
+        const expr_node& ex = nodes[nd.rhs];
+        if (ex.value) {
+            const rational& e = *ex.value;
+            if (is_integer(e))
+                return e >= 0 || a->nonzero_everywhere;
+            return e > 0 ? a->nonnegative_everywhere : a->positive_everywhere;
+        }
+        if (base.value) {
+            if (*base.value > 0)
+                return true;
+            if (*base.value == 0)
+                return b->nonnegative_everywhere;
+            return b->integer_valued;
+        }
+        // A variable base: positive everywhere takes any real power.
+        return a->positive_everywhere;
+    }
+    }
+    return false;
+}
+
+/// The sign facts of f on the whole domain, from its affine form, value or operation.
+void sign_everywhere(growth& g, const expr_node& nd, const std::vector<growth>& info) {
+    const growth* a = nd.lhs != detail::no_child ? &info[nd.lhs] : nullptr;
+    const growth* b = nd.rhs != detail::no_child ? &info[nd.rhs] : nullptr;
+    // Facts copied from a child by analyse() (g = *a for - and abs) are not this node's.
+    g.positive_everywhere = g.nonnegative_everywhere = g.nonzero_everywhere = false;
+    if (g.aff) {
+        g.positive_everywhere = positive_on_domain(*g.aff, true);
+        g.nonnegative_everywhere = positive_on_domain(*g.aff, false);
+        g.nonzero_everywhere =
+            g.positive_everywhere || positive_on_domain(scaled(*g.aff, -1), true);
+        return;
+    }
+    switch (nd.op) {
+    case expr_op::pi:
+    case expr_op::exp:
+        g.positive_everywhere = true;
+        break;
+    case expr_op::abs:
+        g.nonnegative_everywhere = true;
+        g.positive_everywhere = a->nonzero_everywhere;
+        break;
+    case expr_op::sqrt:
+        g.nonnegative_everywhere = true;
+        g.positive_everywhere = a->positive_everywhere;
+        break;
+    case expr_op::neg:
+        g.nonzero_everywhere = a->nonzero_everywhere;
+        break;
+    case expr_op::mul:
+        g.positive_everywhere = a->positive_everywhere && b->positive_everywhere;
+        g.nonnegative_everywhere = a->nonnegative_everywhere && b->nonnegative_everywhere;
+        g.nonzero_everywhere = a->nonzero_everywhere && b->nonzero_everywhere;
+        break;
+    case expr_op::div:
+        g.positive_everywhere = a->positive_everywhere && b->positive_everywhere;
+        g.nonnegative_everywhere = a->nonnegative_everywhere && b->positive_everywhere;
+        g.nonzero_everywhere = a->nonzero_everywhere;
+        break;
+    case expr_op::add:
+        g.positive_everywhere = (a->positive_everywhere && b->nonnegative_everywhere) ||
+                                (a->nonnegative_everywhere && b->positive_everywhere);
+        g.nonnegative_everywhere = a->nonnegative_everywhere && b->nonnegative_everywhere;
+        break;
+    case expr_op::pow:
+        g.positive_everywhere = a->positive_everywhere;
+        g.nonnegative_everywhere = a->nonnegative_everywhere;
+        g.nonzero_everywhere = a->nonzero_everywhere;
+        break;
+    default:
+        break;
+    }
+    if (g.positive_everywhere) {
+        g.nonnegative_everywhere = true;
+        g.nonzero_everywhere = true;
+    }
 }
 
 bool integer_valued(const expr_node& nd, const std::vector<growth>& info) {
@@ -1379,20 +1521,29 @@ growth analyse(const expr_node& nd, const std::vector<expr_node>& nodes,
     }
     g.total = defined_almost_everywhere(nd, nodes, info);
     g.integer_valued = integer_valued(nd, info);
+    g.everywhere = defined_everywhere(nd, nodes, info);
+    sign_everywhere(g, nd, info);
     return g;
 }
 
-std::optional<bool> analyse_bounds(const std::vector<expr_node>& nodes, std::uint32_t root) {
+struct bound_facts {
+    std::optional<bool> bounded;
+    bool defined_everywhere = false;
+};
+
+bound_facts analyse_bounds(const std::vector<expr_node>& nodes, std::uint32_t root) {
     std::vector<growth> info;
     info.reserve(nodes.size());
     for (const expr_node& nd : nodes)
         info.push_back(analyse(nd, nodes, info));
     const growth& g = info[root];
+    bound_facts out;
+    out.defined_everywhere = g.everywhere;
     if (g.unbounded && g.total)
-        return false;
-    if (at_most_zero(g.up))
-        return true;
-    return std::nullopt;
+        out.bounded = false;
+    else if (at_most_zero(g.up))
+        out.bounded = true;
+    return out;
 }
 
 } // namespace
@@ -1404,7 +1555,9 @@ expr expr::parse(std::string_view text) {
     e.text_ = std::string(text);
     parser p(lex(text), e.nodes_);
     e.root_ = p.parse_all();
-    e.bounded_ = analyse_bounds(e.nodes_, e.root_);
+    const bound_facts facts = analyse_bounds(e.nodes_, e.root_);
+    e.bounded_ = facts.bounded;
+    e.defined_everywhere_ = facts.defined_everywhere;
     e.cache_ = std::make_shared<detail::expr_constant_cache>();
     return e;
 }
@@ -1433,6 +1586,9 @@ rational expr::eval_rational(long i, long n) const {
         return out;
     } catch (const numeric_error& e) {
         rethrow_with_context(e, i, n);
+    } catch (const numeric::limit_error& e) {
+        throw e.located(" in formula '" + text_ + "' at i=" + std::to_string(i) +
+                        ", n=" + std::to_string(n));
     }
 }
 

@@ -234,6 +234,13 @@ public:
     /// finitely many points.
     std::optional<bool> bounded() const noexcept { return bounded_; }
 
+    /// True when the formula is proven defined at every point 1 <= i <= n, n >= 1 (no
+    /// division by zero, log or sqrt outside its domain, 0 to a negative power or a negative
+    /// base to a non-integer power anywhere); false when it is not, or the rules documented in
+    /// expr.cpp cannot tell. A formula "bounded" where it is defined but undefined somewhere
+    /// ("1/(i-2)", "(-1)^(1/2)") does not give bounded embeddings.
+    bool defined_everywhere() const noexcept { return defined_everywhere_; }
+
 private:
     expr() = default;
 
@@ -258,6 +265,7 @@ private:
     std::vector<detail::expr_node> nodes_;
     std::uint32_t root_ = 0;
     std::optional<bool> bounded_;
+    bool defined_everywhere_ = false;
     std::shared_ptr<detail::expr_constant_cache> cache_;
 };
 
@@ -296,8 +304,12 @@ S expr::eval_node(std::uint32_t idx, long i, long n, const numeric::context& ctx
         if (small_at(idx, i, n, p, d))
             return detail::from_fraction<S>(p, d, ctx);
         numeric::rational q;
-        if (exact_at(idx, i, n, q, false))
-            return numeric::from_rational<S>(q, ctx);
+        try {
+            if (exact_at(idx, i, n, q, false))
+                return numeric::from_rational<S>(q, ctx);
+        } catch (const numeric::limit_error&) {
+            // Too large to compute exactly (2^(10^6 i)): S computes it in its own arithmetic.
+        }
     }
     constexpr bool cacheable = std::is_same_v<S, double> || std::is_same_v<S, numeric::mpfr_real> ||
                                std::is_same_v<S, numeric::arb_ball>;

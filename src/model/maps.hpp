@@ -77,6 +77,10 @@ template <class S> struct graph_map {
 struct table_map {
     std::map<std::vector<rational>, std::vector<rational>> entries;
     std::vector<rational> fallback; ///< the "default" output
+    /// The smallest and largest value of each output coordinate over the entries and the
+    /// default (filled by the model reader; empty otherwise): an enclosure's output is their
+    /// box, in time independent of the number of entries.
+    std::vector<rational> lo, hi;
 };
 
 /// Arbitrary map: a seeded hash of the exact input to small rationals: each output coordinate

@@ -8,7 +8,7 @@
 namespace attnprop::model {
 
 template <numeric::Scalar S> void require_all_finite(const vec<S>& v) {
-    if constexpr (numeric::checks_finite<S>)
+    if constexpr (numeric::checks_finite<S> || std::is_same_v<S, numeric::rational>)
         for (const auto& c : v) numeric::require_finite(c);
     else
         (void)v;
@@ -291,6 +291,8 @@ vec<S> evaluate(const map<S>& m, const vec<S>& x, const numeric::context& ctx) {
                         return it == impl.entries.end() ? impl.fallback : it->second;
                     },
                     [&] {
+                        if (!impl.lo.empty())
+                            return std::vector<std::vector<rational>>{impl.lo, impl.hi};
                         std::vector<std::vector<rational>> all{impl.fallback};
                         for (const auto& [k, v] : impl.entries) all.push_back(v);
                         return all;

@@ -1,8 +1,11 @@
 #include "model/model_file.hpp"
+#include "numeric/limits.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <memory>
@@ -152,6 +155,16 @@ private:
     // --- errors and JSON structure ------------------------------------------------------------
     [[noreturn]] void fail(const node& n, std::string message) const {
         throw model_file_error(file_, n.v.where(), n.ptr, std::move(message));
+    }
+
+    /// Fails at n, with the limit's message, when `value` exceeds the limit `which`.
+    void within_limit(const node& n, numeric::limit which, std::size_t value,
+                      const std::string& what) const {
+        try {
+            numeric::check_limit(which, value, what);
+        } catch (const numeric::limit_error& e) {
+            fail(n, e.what());
+        }
     }
 
     void expect(const node& n, json::kind k) const {
@@ -472,6 +485,8 @@ std::shared_ptr<const positional_spec> reader::read_positional(const node& n) co
         node rows = required(n, "rows");
         expect(rows, json::kind::array);
         if (rows.v.empty()) fail(rows, "the positional table needs at least one row");
+        within_limit(rows, numeric::limit::table_entries, rows.v.size(),
+                     "the positional table has " + std::to_string(rows.v.size()) + " rows");
         for (std::size_t r = 0; r < rows.v.size(); ++r) {
             node row = rows.at(r);
             vec<rational> v = vector(row);
@@ -650,14 +665,28 @@ void reader::read_readout(const node& n, model<rational>& m) const {
         node syms = required(n, "symbols");
         expect(syms, json::kind::array);
         if (syms.v.size() < 2) fail(syms, "a softmax readout needs at least 2 symbols");
+        within_limit(syms, numeric::limit::readout_symbols, syms.v.size(),
+                     "the readout has " + std::to_string(syms.v.size()) + " symbols");
+        // Duplicates by sorting positions by name: O(k log k) for k symbols.
+        r.symbols.reserve(syms.v.size());
         for (std::size_t k = 0; k < syms.v.size(); ++k) {
             node s = syms.at(k);
             std::string name = string_value(s);
             if (name.empty()) fail(s, "output symbols must not be empty");
-            for (const auto& prev : r.symbols)
-                if (prev == name) fail(s, "output symbol " + in_quotes(name) + " appears twice");
             r.symbols.push_back(std::move(name));
         }
+        std::vector<std::size_t> order(r.symbols.size());
+        for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return r.symbols[a] < r.symbols[b];
+        });
+        // The first repeated symbol in file order, as a left-to-right scan would report it.
+        std::optional<std::size_t> twice;
+        for (std::size_t k = 1; k < order.size(); ++k)
+            if (r.symbols[order[k]] == r.symbols[order[k - 1]] && (!twice || order[k] < *twice))
+                twice = order[k];
+        if (twice)
+            fail(syms.at(*twice), "output symbol " + in_quotes(r.symbols[*twice]) + " appears twice");
         const std::size_t ms = r.symbols.size();
         r.logits.W = read_matrix(required(n, "W"), "W", m.d, ds, ms,
                                  "one per output symbol (" + std::to_string(ms) + ")");
@@ -823,6 +852,8 @@ graph_map<rational> reader::read_graph(const node& n, const map_role& role) cons
     node nodes = required(n, "nodes");
     expect(nodes, json::kind::array);
     if (nodes.v.empty()) fail(nodes, "a graph needs at least one node");
+    within_limit(nodes, numeric::limit::graph_nodes, nodes.v.size(),
+                 "the graph has " + std::to_string(nodes.v.size()) + " nodes");
 
     // All ids, to tell a forward reference from an unknown name.
     std::set<std::string> all_ids;
@@ -1004,6 +1035,8 @@ table_map reader::read_table(const node& n, const map_role& role) const {
     if (t.fallback.empty()) fail(def, "the default output must not be empty");
     node entries = required(n, "entries");
     expect(entries, json::kind::array);
+    within_limit(entries, numeric::limit::table_entries, entries.v.size(),
+                 "the table has " + std::to_string(entries.v.size()) + " entries");
     std::map<std::vector<rational>, std::size_t> first;
     for (std::size_t k = 0; k < entries.v.size(); ++k) {
         node e = entries.at(k);
@@ -1021,6 +1054,13 @@ table_map reader::read_table(const node& n, const map_role& role) const {
                          "/" + std::to_string(it->second) + ")");
         t.entries.emplace(std::move(key), std::move(out));
     }
+    t.lo = t.fallback;
+    t.hi = t.fallback;
+    for (const auto& [key, out] : t.entries)
+        for (std::size_t c = 0; c < out.size(); ++c) {
+            if (out[c] < t.lo[c]) t.lo[c] = out[c];
+            if (out[c] > t.hi[c]) t.hi[c] = out[c];
+        }
     return t;
 }
 
@@ -1056,6 +1096,14 @@ model<rational> parse_model(std::string_view text, const std::string& file_name)
 }
 
 model<rational> read_model_file(const std::string& path) {
+    // Only regular files: opening a FIFO would block, a directory or device has no model.
+    std::error_code ec;
+    const std::filesystem::file_status st = std::filesystem::status(path, ec);
+    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+        throw model_file_error(path, {}, "",
+                               std::filesystem::is_directory(st) ? "is a directory, not a model file"
+                               : std::filesystem::is_fifo(st)    ? "is a FIFO, not a model file"
+                                                                 : "is not a regular file");
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"),
                                                      &std::fclose);
     if (!f)

@@ -177,6 +177,43 @@ std::string radius_decimal_string(const arb_ball& x) {
     return out;
 }
 
+namespace {
+
+/// "0.500000" -> "0.5", "1.2500e-10" -> "1.25e-10", "100.000" -> "100": an exact decimal's
+/// trailing zeros after the point say nothing.
+std::string trim_exact_decimal(std::string s) {
+    const auto e = s.find_first_of("eE");
+    std::string mant = s.substr(0, e), ex = e == std::string::npos ? "" : s.substr(e);
+    if (mant.find('.') != std::string::npos) {
+        while (!mant.empty() && mant.back() == '0') mant.pop_back();
+        if (!mant.empty() && mant.back() == '.') mant.pop_back();
+    }
+    return mant + ex;
+}
+
+} // namespace
+
+std::string certified_string(const arb_ball& x, int max_digits, bool force_digits) {
+    if (!arb_is_finite(x.raw())) return "undefined";
+    char* raw = arb_get_str(x.raw(), std::max(1, max_digits), force_digits ? ARB_STR_MORE : 0);
+    std::string s(raw);
+    flint_free(raw);
+    if (s.size() >= 2 && s.front() == '[' && s.back() == ']') return s.substr(1, s.size() - 2);
+    return trim_exact_decimal(s); // Arb prints an exact value without brackets
+}
+
+std::string certified_string(const rational& lo, const rational& hi, int max_digits) {
+    // Both ends exactly as balls at a precision that holds them, then their union.
+    const long prec = 256;
+    fmpq_holder a(lo), b(hi);
+    arb_ball l(prec), h(prec);
+    arb_set_fmpq(l.raw(), a.q, prec);
+    arb_set_fmpq(h.raw(), b.q, prec);
+    arb_ball u(prec);
+    arb_union(u.raw(), l.raw(), h.raw(), prec);
+    return certified_string(u, max_digits);
+}
+
 double to_double(const arb_ball& x) { return arf_get_d(arb_midref(x.raw()), ARF_RND_NEAR); }
 
 double radius_as_double(const arb_ball& x) {

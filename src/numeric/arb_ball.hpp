@@ -23,7 +23,11 @@ class arb_ball {
 public:
     arb_ball() : arb_ball(53) {}
     /// The exact point 0 with the given working precision.
-    explicit arb_ball(long precision_bits) : prec_(precision_bits) { arb_init(v_); }
+    /// Throws numeric_error for a precision outside the working range (require_working_precision).
+    explicit arb_ball(long precision_bits) : prec_(precision_bits) {
+        require_working_precision(precision_bits);
+        arb_init(v_);
+    }
     arb_ball(const arb_ball& o) : prec_(o.prec_) {
         arb_init(v_);
         arb_set(v_, o.v_);
@@ -51,7 +55,10 @@ public:
 
     long precision() const { return prec_; }
     /// Sets the working precision used by later operations on this value.
-    void set_precision(long precision_bits) { prec_ = precision_bits; }
+    void set_precision(long precision_bits) {
+        require_working_precision(precision_bits);
+        prec_ = precision_bits;
+    }
     arb_ptr raw() { return v_; }
     arb_srcptr raw() const { return v_; }
 
@@ -108,6 +115,23 @@ bool contains(const arb_ball& x, const mpfr_real& y);
 std::string midpoint_decimal_string(const arb_ball& x, int digits);
 /// Radius (an upper bound) as a decimal with 3 significant digits, rounded up.
 std::string radius_decimal_string(const arb_ball& x);
+
+/// The ball for people, by Arb's own rule (arb_get_str, as arb_printn prints): the midpoint
+/// rounded to the digits the radius certifies (at most `max_digits` significant ones), then
+/// " +/- " and a radius of at most 3 significant digits, rounded up, that also covers the
+/// rounding of the midpoint, so the printed ball contains the value. "0.333 +/- 3.34e-4";
+/// "+/- 1.01e-73" when not even the leading digit is certified (a ball around 0, or one wider
+/// than its value); an exact value that has at most `max_digits` digits prints as its exact
+/// decimal without trailing zeros and without a radius ("0", "0.5", "-1024"). With
+/// `force_digits` the midpoint gets `max_digits` significant digits whether certified or not
+/// (a user's --digits). A ball that is not finite prints "undefined". Precondition:
+/// max_digits >= 1.
+std::string certified_string(const arb_ball& x, int max_digits, bool force_digits = false);
+
+/// certified_string of a ball that contains the interval [lo, hi] (lo <= hi; the ball is
+/// [lo, hi] itself, up to rounding outward at 256 bits): the digits two certified bounds pin
+/// down.
+std::string certified_string(const rational& lo, const rational& hi, int max_digits);
 /// Midpoint rounded to the nearest double.
 double to_double(const arb_ball& x);
 /// Radius, rounded up to a double.

@@ -2,6 +2,12 @@
 
 namespace attnprop::numeric {
 
+void throw_bad_precision(long bits) {
+    throw precision_error("working precision " + std::to_string(bits) + " bits is outside [" +
+                        std::to_string(min_working_precision_bits) + ", " +
+                        std::to_string(max_working_precision_bits) + "]");
+}
+
 std::string to_string(const undefined_location& where) {
     std::string s;
     auto part = [&s](const std::string& p) { s += (s.empty() ? "" : ", ") + p; };

@@ -20,14 +20,37 @@ struct context {
 inline constexpr long min_precision_bits = 16;
 inline constexpr long max_precision_bits = 1L << 20;
 
+/// The range of working precisions the MPFR and Arb wrappers accept: anything else (a
+/// precision of 0 or -5 read from a file, 2^40 bits) would make MPFR or Arb abort the process or
+/// exhaust memory. Wider than the user range, since escalation may double a precision.
+inline constexpr long min_working_precision_bits = 2;
+inline constexpr long max_working_precision_bits = 1L << 24;
+
 /// Raised for numeric misuse that is not undecidability: an operation a scalar kind cannot
-/// perform (exp of an exact rational, a layer norm over exact rationals), a power too large to
-/// represent. A value of the model that does not exist (NaN, division by zero, ...) is the
-/// subclass undefined_error: a result, not misuse.
+/// perform (exp of an exact rational, a layer norm over exact rationals), a working precision
+/// that cannot be used (the subclass precision_error). A value of the model that does not exist
+/// (NaN, division by zero, ...) is the subclass undefined_error: a result, not misuse. A value
+/// too large to compute is numeric::limit_error (limits.hpp), no numeric_error.
 class numeric_error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+/// A working precision the wrappers cannot use (a precision of 0 read from a file): bad input,
+/// not a verdict on anything computed.
+class precision_error : public numeric_error {
+public:
+    using numeric_error::numeric_error;
+};
+
+/// Throws precision_error ("working precision 0 bits is outside [2, 16777216]").
+[[noreturn]] void throw_bad_precision(long bits);
+
+/// Checks a working precision before MPFR or Arb sees it (see throw_bad_precision).
+inline void require_working_precision(long bits) {
+    if (bits < min_working_precision_bits || bits > max_working_precision_bits)
+        throw_bad_precision(bits);
+}
 
 /// Where an undefined value arose. Every field is optional: the map that meets the value sets
 /// the node, the forward pass adds the layer, position and head as the error propagates out.

@@ -45,6 +45,31 @@ std::string to_display_string(const arb_ball& x, int digits) { return to_decimal
 std::string to_display_string(const interval& x, int digits) { return to_decimal(x, digits); }
 std::string to_display_string(const dinterval& x, int digits) { return to_decimal(x, digits); }
 
+std::string to_certified_display(const rational& x, int, bool) { return to_exact_string(x); }
+std::string to_certified_display(double x, int digits, bool) { return to_decimal(x, digits); }
+std::string to_certified_display(const mpfr_real& x, int digits, bool) {
+    return to_decimal(x, digits);
+}
+std::string to_certified_display(const arb_ball& x, int digits, bool force_digits) {
+    return certified_string(x, digits, force_digits);
+}
+std::string to_certified_display(const dinterval& x, int digits, bool force_digits) {
+    return to_certified_display(to_ball(x), digits, force_digits);
+}
+std::string to_certified_display(const interval& x, int digits, bool force_digits) {
+    if (!std::isfinite(x.lo()) || !std::isfinite(x.hi())) return "undefined";
+    arb_ball b(64);
+    arf_t lo, hi;
+    arf_init(lo);
+    arf_init(hi);
+    arf_set_d(lo, x.lo());
+    arf_set_d(hi, x.hi());
+    arb_set_interval_arf(b.raw(), lo, hi, 64);
+    arf_clear(lo);
+    arf_clear(hi);
+    return certified_string(b, digits, force_digits);
+}
+
 std::string to_decimal(const rational& x, int digits) { return to_decimal_string(x, digits); }
 std::string to_decimal(double x, int digits) {
     char buf[64];

@@ -397,6 +397,9 @@ std::string to_decimal(const diff_ball& x, int digits) {
     return midpoint_decimal_string(x.first(), digits);
 }
 std::string radius_string(const diff_ball& x) { return radius_decimal_string(x.first()); }
+std::string to_certified_display(const diff_ball& x, int digits, bool force_digits) {
+    return certified_string(x.first(), digits, force_digits);
+}
 double approx_double(const diff_ball& x) { return to_double(x.first()); }
 
 } // namespace attnprop::numeric

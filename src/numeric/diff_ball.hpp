@@ -108,6 +108,8 @@ bool same_value(const diff_ball& a, const diff_ball& b);
 std::string to_display_string(const diff_ball& x, int digits);
 std::string to_decimal(const diff_ball& x, int digits);
 std::string radius_string(const diff_ball& x);
+/// certified_string of the first run's value.
+std::string to_certified_display(const diff_ball& x, int digits, bool force_digits = false);
 double approx_double(const diff_ball& x);
 
 } // namespace attnprop::numeric

@@ -20,8 +20,10 @@ namespace attnprop::numeric {
 class mpfr_real {
 public:
     mpfr_real() : mpfr_real(53) {}
-    /// Zero at the given precision.
+    /// Zero at the given precision. Throws numeric_error for a precision outside the working
+    /// range (require_working_precision).
     explicit mpfr_real(long precision_bits) {
+        require_working_precision(precision_bits);
         mpfr_init2(v_, static_cast<mpfr_prec_t>(precision_bits));
         mpfr_set_zero(v_, 1);
     }

@@ -171,6 +171,12 @@ std::string to_decimal_string(const rational& q, int digits) {
     return s;
 }
 
+std::size_t exact_bits(const rational& q) {
+    mpq_srcptr v = q.backend().data();
+    if (mpz_sgn(mpq_numref(v)) == 0) return 0;
+    return std::max(mpz_sizeinbase(mpq_numref(v), 2), mpz_sizeinbase(mpq_denref(v), 2));
+}
+
 order compare(const rational& a, const rational& b) {
     int c = a.compare(b);
     return c < 0 ? order::less : (c > 0 ? order::greater : order::equal);

@@ -3,11 +3,14 @@
 /// Exact rationals (GMP through Boost.Multiprecision), their exact text forms and parsing.
 
 #include "numeric/context.hpp"
+#include "numeric/limits.hpp"
 #include "numeric/order.hpp"
 
 #include <boost/multiprecision/gmp.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +41,24 @@ std::string to_decimal_string(const rational& q, int digits);
 /// Shortest plain decimal that is exactly equal to q, if q's denominator is 2^a 5^b and the
 /// expansion has at most `max_digits` digits; std::nullopt otherwise.
 std::optional<std::string> exact_decimal(const rational& q, std::size_t max_digits = 60);
+
+/// The larger of the bit lengths of q's numerator and denominator (0 for 0).
+std::size_t exact_bits(const rational& q);
+
+/// Throws limit_error when q's numerator or denominator has more bits than the limit
+/// exact-bits (numeric/limits.hpp). Exact arithmetic can square its values layer after layer,
+/// so their size grows doubly exponentially: kernels check the values they produce (every map
+/// output and graph node, through require_finite), which stops such a model after one operation
+/// past the limit instead of hanging or exhausting memory. Costs two loads when q is small.
+inline void check_exact_size(const rational& q) {
+    mpq_srcptr v = q.backend().data();
+    const auto limbs = static_cast<std::uint64_t>(
+        std::max(mpz_size(mpq_numref(v)), mpz_size(mpq_denref(v))));
+    if (limbs * GMP_NUMB_BITS > limit_value(limit::exact_bits))
+        check_limit(limit::exact_bits, exact_bits(q),
+                    "exact evaluation produced a number of " + std::to_string(exact_bits(q)) +
+                        " bits (numerator or denominator)");
+}
 
 /// Three-way exact comparison (never unknown).
 order compare(const rational& a, const rational& b);

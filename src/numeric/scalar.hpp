@@ -418,10 +418,14 @@ undefined_error non_finite_error(const dinterval& x);
 /// path may widen to the whole line legitimately.
 template <class S> inline constexpr bool checks_finite = scalar_traits<S>::checks_finite;
 
-/// Throws non_finite_error(x) when x is not finite (kinds of checks_finite only; no-op else).
+/// Throws non_finite_error(x) when x is not finite (kinds of checks_finite only). For exact
+/// rationals, which are always finite, checks their size instead (check_exact_size: a
+/// limit_error beyond the limit exact-bits); no-op for the other kinds.
 template <class S> void require_finite(const S& x) {
     if constexpr (checks_finite<S>) {
         if (!is_finite(x)) throw non_finite_error(x);
+    } else if constexpr (std::is_same_v<S, rational>) {
+        check_exact_size(x);
     } else {
         (void)x;
     }
@@ -472,6 +476,17 @@ std::string to_display_string(const mpfr_real& x, int digits);
 std::string to_display_string(const arb_ball& x, int digits);
 std::string to_display_string(const interval& x, int digits);
 std::string to_display_string(const dinterval& x, int digits);
+
+/// Text for people, with the digits that mean something: balls by certified_string (the digits
+/// their radius certifies, at most `digits`, or exactly `digits` with `force_digits`, then the
+/// radius); intervals likewise, as the ball [lo, hi]; exact rationals as p/q; rounded kinds
+/// (double, MPFR) with `digits` significant digits, as to_display_string.
+std::string to_certified_display(const rational& x, int digits, bool force_digits = false);
+std::string to_certified_display(double x, int digits, bool force_digits = false);
+std::string to_certified_display(const mpfr_real& x, int digits, bool force_digits = false);
+std::string to_certified_display(const arb_ball& x, int digits, bool force_digits = false);
+std::string to_certified_display(const interval& x, int digits, bool force_digits = false);
+std::string to_certified_display(const dinterval& x, int digits, bool force_digits = false);
 
 /// Decimal text with `digits` significant digits (also for rationals).
 std::string to_decimal(const rational& x, int digits);

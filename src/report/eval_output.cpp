@@ -1,16 +1,14 @@
 #include "report/eval_output.hpp"
 
+#include "report/files.hpp"
+
 #include <sstream>
 
 namespace attnprop::report {
 
 namespace {
 
-json::value string_array(const std::vector<std::string>& v) {
-    json::value a = json::value::array();
-    for (const auto& s : v) a.push_back(json::value::string(s));
-    return a;
-}
+using json_out::string_array;
 
 json::value symbol_object(const std::vector<std::string>& keys, const std::vector<std::string>& v) {
     json::value o = json::value::object();
@@ -25,13 +23,10 @@ json::value size_array(const std::vector<std::size_t>& v) {
     return a;
 }
 
-std::string join(const std::vector<std::string>& v, const std::vector<std::string>& rad) {
+/// "[a, b, c]" of values already written for people (a ball with its radius).
+std::string join(const std::vector<std::string>& v) {
     std::string s = "[";
-    for (std::size_t c = 0; c < v.size(); ++c) {
-        if (c) s += ", ";
-        s += v[c];
-        if (c < rad.size()) s += " +/- " + rad[c];
-    }
+    for (std::size_t c = 0; c < v.size(); ++c) s += (c ? ", " : "") + v[c];
     return s + "]";
 }
 
@@ -135,7 +130,14 @@ json::value eval_to_json(const analysis::evaluation& ev) {
 std::string eval_to_text(const analysis::evaluation& ev) {
     std::ostringstream os;
     os << "model      " << ev.model_name << " (" << model::to_string(ev.attention) << " attention)\n";
-    os << "input      \"" << ev.input << "\" + eos, n = " << ev.n << "\n";
+    // A long input (--input-file) is shown by its ends; --json carries it whole.
+    constexpr std::size_t shown = 32;
+    if (ev.input.size() > 3 * shown)
+        os << "input      \"" << ev.input.substr(0, shown) << "...\" (" << ev.input.size() - 2 * shown
+           << " symbols) \"..." << ev.input.substr(ev.input.size() - shown) << "\" + eos, n = "
+           << ev.n << "\n";
+    else
+        os << "input      \"" << ev.input << "\" + eos, n = " << ev.n << "\n";
     os << "scalar     " << ev.scalar;
     if (ev.precision > 0) os << ", " << ev.precision << " bits";
     os << "\n";
@@ -154,20 +156,18 @@ std::string eval_to_text(const analysis::evaluation& ev) {
         for (const auto& n : ev.notes) os << "note       " << n << "\n";
         return os.str();
     }
-    os << "y_n^(L)    " << join(ev.y, ev.y_radius) << "\n";
+    os << "y_n^(L)    " << join(ev.y_text) << "\n";
     if (ev.recognizer) {
         os << "readout    " << attention::to_string(*ev.accept) << "\n";
     } else {
         os << "logits    ";
         for (std::size_t r = 0; r < ev.output_symbols.size(); ++r) {
-            os << " " << ev.output_symbols[r] << ": " << ev.logits[r];
-            if (r < ev.logits_radius.size()) os << " +/- " << ev.logits_radius[r];
+            os << " " << ev.output_symbols[r] << ": " << ev.logits_text[r];
             if (r + 1 < ev.output_symbols.size()) os << ",";
         }
         os << "\nP(next)   ";
         for (std::size_t r = 0; r < ev.output_symbols.size(); ++r) {
-            os << " " << ev.output_symbols[r] << ": " << ev.probabilities[r];
-            if (r < ev.probabilities_radius.size()) os << " +/- " << ev.probabilities_radius[r];
+            os << " " << ev.output_symbols[r] << ": " << ev.probabilities_text[r];
             if (r + 1 < ev.output_symbols.size()) os << ",";
         }
         os << "\n";
@@ -186,10 +186,10 @@ std::string eval_to_text(const analysis::evaluation& ev) {
                 for (std::size_t h = 0; h < tl.choice[j].size(); ++h)
                     os << " h" << h + 1 << "->" << tl.choice[j][h];
             }
-            os << "  y = " << join(tl.y[j], {}) << "\n";
-            if (!tl.weights.empty() && !tl.weights[j].empty())
-                for (std::size_t h = 0; h < tl.weights[j].size(); ++h)
-                    os << "      weights h" << h + 1 << " = " << join(tl.weights[j][h], {}) << "\n";
+            os << "  y = " << join(tl.y_text[j]) << "\n";
+            if (!tl.weights_text.empty() && !tl.weights_text[j].empty())
+                for (std::size_t h = 0; h < tl.weights_text[j].size(); ++h)
+                    os << "      weights h" << h + 1 << " = " << join(tl.weights_text[j][h]) << "\n";
         }
     }
     return os.str();

@@ -18,7 +18,8 @@ json::value eval_to_json(const analysis::evaluation& ev);
 /// place fields that are unknown are absent.
 json::value undefined_to_json(const numeric::undefined_error& e);
 
-/// Human-readable summary, several lines, ending in a newline.
+/// Human-readable summary, several lines, ending in a newline: numbers with the digits that
+/// mean something (a ball's certified digits and its radius, docs/reports.md "Digits").
 std::string eval_to_text(const analysis::evaluation& ev);
 
 } // namespace attnprop::report

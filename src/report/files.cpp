@@ -1,71 +1,89 @@
 #include "report/files.hpp"
 
-#include "model/model_file.hpp"
-
-#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
+#include <cstring>
+#include <fcntl.h>
 #include <stdexcept>
 #include <unistd.h>
 
 namespace attnprop::report {
 
 namespace fs = std::filesystem;
-using json::value;
+
+namespace {
+
+[[noreturn]] void cannot_write(const fs::path& p, int err) {
+    throw std::runtime_error("cannot write " + p.string() + ": " + std::strerror(err));
+}
+
+/// Flushes a directory's entries (the rename) to the disk. Best effort: some file systems
+/// refuse fsync on a directory, and the data itself is already durable.
+void sync_directory(const fs::path& dir) {
+    const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return;
+    (void)::fsync(fd);
+    (void)::close(fd);
+}
+
+} // namespace
 
 void write_file_atomic(const fs::path& p, const std::string& text) {
     const fs::path tmp = p.string() + ".tmp" + std::to_string(::getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary);
-        if (!f) throw std::runtime_error("cannot write " + p.string());
-        f << text;
-        f.flush();
-        if (!f) throw std::runtime_error("cannot write " + p.string());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) cannot_write(p, errno);
+    auto fail = [&](int err) {
+        (void)::close(fd);
+        (void)::unlink(tmp.c_str());
+        cannot_write(p, err);
+    };
+    const char* data = text.data();
+    std::size_t left = text.size();
+    while (left > 0) {
+        const ssize_t n = ::write(fd, data, left);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            fail(errno);
+        }
+        data += n;
+        left -= static_cast<std::size_t>(n);
     }
-    std::error_code ec;
-    fs::rename(tmp, p, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw std::runtime_error("cannot write " + p.string());
+    if (::fsync(fd) != 0) fail(errno);
+    if (::close(fd) != 0) {
+        const int err = errno;
+        (void)::unlink(tmp.c_str());
+        cannot_write(p, err);
     }
+    if (::rename(tmp.c_str(), p.c_str()) != 0) {
+        const int err = errno;
+        (void)::unlink(tmp.c_str());
+        cannot_write(p, err);
+    }
+    sync_directory(p.parent_path());
 }
 
-fs::path write_case_folder(const fs::path& dir, const model::model<numeric::rational>& m,
-                           const case_folder& c) {
-    fs::create_directories(dir);
-    model::write_model_file(m, (dir / "model.json").string());
-    value o = value::object();
-    o.set("format", value::string("attnprop-counterexample"));
-    o.set("version", value::number(1));
-    o.set("property", value::string(c.property));
-    o.set("statement", value::string(c.statement));
-    o.set("model", value::string("model.json"));
-    value ins = value::array(), ns = value::array();
-    for (const auto& s : c.inputs) {
-        ins.push_back(value::string(s));
-        ns.push_back(value::number(static_cast<long long>(s.size()) + 1));
-    }
-    o.set("inputs", std::move(ins));
-    o.set("n", std::move(ns));
-    value params = value::object();
-    for (const auto& [k, v] : c.params) params.set(k, value::number(v));
-    o.set("params", std::move(params));
-    o.set("seed", value::string(std::to_string(c.seed)));
-    o.set("base_seed", value::string(std::to_string(c.seed)));
-    o.set("reproduce", value::string(""));
-    value kinds = value::array();
-    for (const auto& k : c.scalar_kinds) kinds.push_back(value::string(k));
-    o.set("scalar_kinds", std::move(kinds));
-    o.set("precision", value::number(c.precision));
-    o.set("precision_cap", value::number(c.precision));
-    o.set("verdict", value::string("violated"));
-    o.set("message", value::string(c.message));
-    o.set("numbers", c.numbers);
-    if (!c.made_by.empty()) o.set("provenance", provenance_to_json(c.made_by));
-    write_file_atomic(dir / "case.json", json::dump(o, 2) + "\n");
-    return dir;
+namespace json_out {
+
+json::value approx(double v, int digits) {
+    if (!std::isfinite(v)) return json::value::null_value();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return json::value::number_raw(buf);
 }
+
+json::value string_array(const std::vector<std::string>& v) {
+    json::value a = json::value::array();
+    for (const auto& s : v) a.push_back(str(s));
+    return a;
+}
+
+json::value string_object(const std::vector<std::pair<std::string, std::string>>& v) {
+    json::value o = json::value::object();
+    for (const auto& [k, s] : v) o.set(k, str(s));
+    return o;
+}
+
+} // namespace json_out
 
 } // namespace attnprop::report

@@ -1,42 +1,39 @@
 #pragma once
 /// @file files.hpp
-/// Report plumbing shared by the sweep reports: atomic file writes and
-/// replayable counterexample folders (model.json + case.json, read by `attnprop replay`; schema
-/// in docs/reports.md).
+/// Report plumbing shared by every report writer: atomic, durable file writes and the small
+/// JSON output helpers (strings, optional strings, integers, approximate doubles, arrays).
 
 #include "model/json.hpp"
-#include "model/model.hpp"
-#include "report/provenance.hpp"
 
-#include <cstdint>
 #include <filesystem>
-#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnprop::report {
 
-/// Writes `text` to a temporary file beside `p` and renames it over `p`, so that readers
-/// (and a resumed run) never see a half-written file. Throws std::runtime_error on failure.
+/// Writes `text` to a temporary file beside `p` (`<p>.tmp<pid>`), flushes it to the disk
+/// (fsync), renames it over `p` and flushes the directory, so that readers (and a resumed run)
+/// never see a half-written file and a finished write survives a crash. Throws
+/// std::runtime_error ("cannot write P: reason") on failure; the temporary file is removed.
 void write_file_atomic(const std::filesystem::path& p, const std::string& text);
 
-/// What a counterexample folder records besides the model.
-struct case_folder {
-    std::string property;                 ///< "suite/name" of the property that replays it
-    std::string statement;
-    std::vector<std::string> inputs;      ///< without eos
-    std::map<std::string, long> params;
-    std::uint64_t seed = 1;
-    std::vector<std::string> scalar_kinds = {"exact"};
-    long precision = 128;
-    std::string message;
-    json::value numbers = json::value::object();
-    provenance made_by;                   ///< written as "provenance" unless empty; replay ignores it
-};
+/// The JSON output helpers of the report writers.
+namespace json_out {
 
-/// Writes DIR/{model.json, case.json}; returns DIR.
-std::filesystem::path write_case_folder(const std::filesystem::path& dir,
-                                        const model::model<numeric::rational>& m,
-                                        const case_folder& c);
+inline json::value str(const std::string& s) { return json::value::string(s); }
+inline json::value opt_str(const std::optional<std::string>& s) {
+    return s ? json::value::string(*s) : json::value::null_value();
+}
+inline json::value num(long long v) { return json::value::number(v); }
+/// An approximate double as a JSON number with `digits` significant digits ("%.*g"); null
+/// when not finite. 17 digits give the double back exactly when read.
+json::value approx(double v, int digits = 6);
+json::value string_array(const std::vector<std::string>& v);
+/// An object of string members, in order.
+json::value string_object(const std::vector<std::pair<std::string, std::string>>& v);
+
+} // namespace json_out
 
 } // namespace attnprop::report

@@ -1,11 +1,15 @@
 #include "report/influence_report.hpp"
 
+#include "model/model_file.hpp"
+#include "report/case_record.hpp"
 #include "report/files.hpp"
 #include "report/plot.hpp"
+#include "report/sha256.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <limits>
@@ -22,15 +26,10 @@ using json::value;
 
 namespace {
 
-value str(const std::string& s) { return value::string(s); }
-value opt_str(const std::optional<std::string>& s) { return s ? str(*s) : value::null_value(); }
-value num(long long v) { return value::number(v); }
-value dbl(double v) {
-    if (!std::isfinite(v)) return value::null_value();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return value::number_raw(buf);
-}
+using namespace json_out;
+
+/// An approximate double of report.json: 6 significant digits (plots and the slopes only).
+value dbl(double v) { return approx(v, report_approx_digits); }
 
 const value& need(const value& o, const char* key) {
     const value* v = o.find(key);
@@ -46,7 +45,14 @@ std::optional<std::string> get_opt(const value& o, const char* key) {
 long get_long(const value& o, const char* key) { return std::stol(need(o, key).raw_number()); }
 double get_double(const value& o, const char* key) {
     const value& v = need(o, key);
-    return v.is_null() ? 0.0 : std::stod(v.raw_number());
+    if (v.is_null()) return 0.0;
+    // strtod, not stod: a subnormal value reads back as itself (stod throws on underflow).
+    const std::string& text = v.raw_number();
+    char* end = nullptr;
+    const double d = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || !std::isfinite(d))
+        throw std::runtime_error(std::string("rows.json: '") + key + "' is not a finite number");
+    return d;
 }
 comparison get_cmp(const value& o, const char* key) {
     const std::string s = get_str(o, key);
@@ -62,7 +68,7 @@ const char* ce_kind(const cross_entropy_row& c) {
     return c.language == lang::language::dyck2 ? "forced-bracket pairs" : "sampled";
 }
 
-value ce_to_json(const cross_entropy_row& c) {
+value ce_to_json(const cross_entropy_row& c, int approx_digits = report_approx_digits) {
     value o = value::object();
     o.set("n", num(c.n));
     o.set("language", str(lang::to_string(c.language)));
@@ -74,7 +80,7 @@ value ce_to_json(const cross_entropy_row& c) {
     o.set("eta", str(c.eta));
     o.set("floor_bits", str(c.floor_bits));
     o.set("check", str(analysis::to_string(c.check)));
-    o.set("mean_ce_approx", dbl(c.mean_ce_approx));
+    o.set("mean_ce_approx", approx(c.mean_ce_approx, approx_digits));
     return o;
 }
 
@@ -121,6 +127,23 @@ std::string csv_field(const std::string& v) {
     return q + "\"";
 }
 
+/// max influence and n·max influence of a row for people: with the certified bounds of n·max
+/// (balls), the digits those bounds pin down and the radius (numeric::certified_string);
+/// otherwise the row's decimal string. "undefined" for an undefined row.
+std::pair<std::string, std::string> certified_influence(const sweep_row& row) {
+    if (row.undefined) return {"undefined", "-"};
+    if (!row.n_max_lower || !row.n_max_upper) return {row.max_influence, row.n_max_influence};
+    try {
+        const auto lo = numeric::parse_rational(*row.n_max_lower);
+        const auto hi = numeric::parse_rational(*row.n_max_upper);
+        if (!lo || !hi || *hi < *lo) return {row.max_influence, row.n_max_influence};
+        const numeric::rational n(row.n);
+        return {numeric::certified_string(*lo / n, *hi / n, 12), numeric::certified_string(*lo, *hi, 12)};
+    } catch (const std::exception&) {
+        return {row.max_influence, row.n_max_influence};
+    }
+}
+
 std::string verdict_line(const analysis::sweep_result& r) {
     return std::string(analysis::to_string(r.verdict)) + " (" + r.explanation + ")";
 }
@@ -142,7 +165,7 @@ std::string influence_fingerprint(const std::string& model_bytes, const analysis
     return buf;
 }
 
-value row_to_json(const sweep_row& r) {
+value row_to_json(const sweep_row& r, int approx_digits) {
     value o = value::object();
     o.set("n", num(r.n));
     o.set("inputs", num(static_cast<long long>(r.inputs)));
@@ -160,11 +183,12 @@ value row_to_json(const sweep_row& r) {
     o.set("below_bound", str(analysis::to_string(r.below_bound)));
     o.set("below_posterior", str(analysis::to_string(r.below_posterior)));
     o.set("prob_below_bound", str(analysis::to_string(r.prob_below_bound)));
-    o.set("max_influence_approx", dbl(r.max_influence_approx));
-    o.set("n_max_influence_approx", dbl(r.n_max_influence_approx));
+    o.set("max_influence_approx", approx(r.max_influence_approx, approx_digits));
+    o.set("n_max_influence_approx", approx(r.n_max_influence_approx, approx_digits));
     o.set("n_max_influence_lower", r.undefined ? value::null_value() : opt_str(r.n_max_lower));
     o.set("n_max_influence_upper", r.undefined ? value::null_value() : opt_str(r.n_max_upper));
-    o.set("cross_entropy", r.cross_entropy ? ce_to_json(*r.cross_entropy) : value::null_value());
+    o.set("cross_entropy",
+          r.cross_entropy ? ce_to_json(*r.cross_entropy, approx_digits) : value::null_value());
     o.set("witness_input", str(r.witness_input));
     o.set("witness_position", num(static_cast<long long>(r.witness_position)));
     o.set("witness_bound", str(r.witness_bound));
@@ -281,9 +305,8 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
                                              analysis::to_string(row.prob_below_bound);
         if (row.reused) vs += " (reused)";
         if (row.precision > op.precision) vs += " (" + std::to_string(row.precision) + " bits)";
-        rows.push_back({std::to_string(row.n), std::to_string(row.pairs),
-                        row.undefined ? "undefined" : row.max_influence,
-                        row.undefined ? "-" : row.n_max_influence, row.bound.value_or("-"),
+        const auto [mx, nmx] = certified_influence(row);
+        rows.push_back({std::to_string(row.n), std::to_string(row.pairs), mx, nmx, row.bound.value_or("-"),
                         row.posterior_bound.value_or("-"), row.max_prob_change.value_or("-"), vs});
     }
     std::vector<std::size_t> w(head.size());
@@ -330,6 +353,16 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
     return os.str();
 }
 
+namespace {
+
+/// The integrity hash of a checkpoint: SHA-256 of its fingerprint, a line break and the compact
+/// serialisation of its rows array.
+std::string rows_hash(const std::string& fingerprint, const value& rows) {
+    return sha256_hex(fingerprint + "\n" + json::dump(rows, -1));
+}
+
+} // namespace
+
 void write_resume_rows(const fs::path& dir, const std::string& fingerprint,
                        const std::vector<sweep_row>& rows, const provenance& made_by) {
     fs::create_directories(dir);
@@ -339,7 +372,10 @@ void write_resume_rows(const fs::path& dir, const std::string& fingerprint,
     if (!made_by.empty()) o.set("provenance", provenance_to_json(made_by));
     o.set("fingerprint", str(fingerprint));
     value arr = value::array();
-    for (const auto& r : rows) arr.push_back(row_to_json(r));
+    // Full precision: a resumed run computes its slopes and figures from these doubles, which
+    // must be those of the run that measured them.
+    for (const auto& r : rows) arr.push_back(row_to_json(r, exact_approx_digits));
+    o.set("rows_sha256", str(rows_hash(fingerprint, arr)));
     o.set("rows", std::move(arr));
     write_file_atomic(dir / "rows.json", json::dump(o, 2) + "\n");
 }
@@ -365,7 +401,21 @@ std::vector<sweep_row> read_resume_rows(const fs::path& dir, const std::string& 
                         get_str(doc, "fingerprint") + ", now " + fingerprint + "): starting fresh";
             return out;
         }
-        for (const auto& e : need(doc, "rows").elements()) out.push_back(row_from_json(e));
+        const value& rows = need(doc, "rows");
+        const value* hash = doc.find("rows_sha256");
+        if (!hash || !hash->is_string()) {
+            if (note)
+                *note = p.string() + " records no rows_sha256 (written by an earlier attnprop, or "
+                        "edited): recomputing every row";
+            return out;
+        }
+        if (hash->as_string() != rows_hash(fingerprint, rows)) {
+            if (note)
+                *note = "the rows in " + p.string() + " were edited since attnprop wrote them (their "
+                        "SHA-256 is not the recorded rows_sha256): recomputing every row";
+            return out;
+        }
+        for (const auto& e : rows.elements()) out.push_back(row_from_json(e));
         if (note) *note = "resuming: " + std::to_string(out.size()) + " rows found in " + p.string();
     } catch (const std::exception& e) {
         out.clear();
@@ -385,25 +435,145 @@ double plot_value(const std::optional<std::string>& s) {
     return end && *end == '\0' ? v : std::numeric_limits<double>::quiet_NaN();
 }
 
-std::string short_number(double v) {
-    std::ostringstream os;
-    os.precision(3);
-    os << v;
-    return os.str();
+std::string short_number(double v, int digits = 3) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return buf;
+}
+
+std::string n_list(const std::vector<double>& ns) {
+    std::string s;
+    for (double n : ns) s += (s.empty() ? "" : ", ") + std::to_string(static_cast<long>(n));
+    return s;
+}
+
+/// The cross-entropy panel: 1 - CE and 1 - floor (bits below chance) on a log axis, with the
+/// captions it needs (constant CE, rows where 1 - CE <= 0). `missing` gets the defined rows
+/// without a cross-entropy.
+struct ce_panel {
+    plot_panel_spec panel;
+    std::vector<std::string> caption;
+    std::vector<double> missing;
+    bool any = false;
+    std::string statement; ///< the corollary, as the panel shows it
+    bool constant = false; ///< CE is the same at every n: the panel shows CE itself
+};
+
+ce_panel make_ce_panel(const analysis::sweep_result& r) {
+    ce_panel out;
+    plot_series floor_gap{"1 − floor = log2(1 + η)", {}, {}, palette[4], plot_style::band, false};
+    plot_series gap{"1 − CE", {}, {}, palette[3]};
+    plot_series floor_bits{"floor 1 − log2(1 + η)", {}, {}, palette[4], plot_style::band, false};
+    plot_series ce_bits{"CE", {}, {}, palette[3]};
+    std::vector<double> ce_values, floor_ratio;
+    std::vector<double> not_drawn;
+    for (const auto& row : r.rows) {
+        if (row.undefined) continue;
+        const double n = static_cast<double>(row.n);
+        if (!row.cross_entropy) {
+            out.missing.push_back(n);
+            continue;
+        }
+        const auto& c = *row.cross_entropy;
+        const double ce = plot_value(c.mean_ce_bits);
+        const double fl = plot_value(c.floor_bits);
+        gap.x.push_back(n);
+        gap.y.push_back(1 - ce);
+        floor_gap.x.push_back(n);
+        floor_gap.y.push_back(1 - fl);
+        ce_bits.x.push_back(n);
+        ce_bits.y.push_back(ce);
+        floor_bits.x.push_back(n);
+        floor_bits.y.push_back(fl);
+        if (std::isfinite(ce)) ce_values.push_back(ce);
+        if (1 - ce > 0 && 1 - fl > 0) floor_ratio.push_back((1 - ce) / (1 - fl));
+        if (!(1 - ce > 0)) not_drawn.push_back(n);
+    }
+    out.any = !gap.x.empty();
+    out.panel.y_label = "1 − mean cross-entropy CE: bits below chance";
+    out.statement = "The corollary of Lemma 5: CE ≥ 1 − log2(1 + η) bits, η the largest change of the "
+                    "output distribution; so 1 − CE stays at or below the band, and both fall "
+                    "towards 0 (chance) as η shrinks like 1/n.";
+    out.panel.log_y = true;
+    out.panel.series = {floor_gap, gap};
+    if (ce_values.size() >= 2) {
+        const auto [mn, mx] = std::minmax_element(ce_values.begin(), ce_values.end());
+        if (*mx - *mn <= 1e-9 * std::max(1.0, std::fabs(*mx))) {
+            // A constant CE (a layer norm with eps = 0 keeps its margin): the value itself, in
+            // bits on a linear axis from 0 to chance, says more than a flat gap on a log axis.
+            out.constant = true;
+            out.panel.y_label = "mean cross-entropy CE (bits; chance is 1 bit)";
+            out.panel.log_y = false;
+            out.panel.y_min = 0.0;
+            out.panel.y_max = std::max(1.0, *mx);
+            out.panel.series = {floor_bits, ce_bits};
+            out.panel.references.push_back({1.0, "chance: 1 bit"});
+            out.statement = "The corollary of Lemma 5: CE ≥ 1 − log2(1 + η) bits, η the largest "
+                            "change of the output distribution; so CE stays at or above the band. "
+                            "It tends to 1 bit (chance) only when η shrinks like 1/n.";
+            out.caption.push_back("The cross-entropy does not depend on n: CE = " + short_number(*mn, 9) +
+                                  " bits at every n (to 9 digits): the model keeps its margin and "
+                                  "never approaches chance.");
+        }
+    }
+    if (!out.constant) {
+        // How fast 1 - CE falls: the least-squares slope of log(1 - CE) against log n over the
+        // drawn points (a measurement, like the influence's slope).
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        int k = 0;
+        for (std::size_t t = 0; t < gap.x.size(); ++t)
+            if (std::isfinite(gap.y[t]) && gap.y[t] > 0) {
+                const double lx = std::log(gap.x[t]), ly = std::log(gap.y[t]);
+                sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly, ++k;
+            }
+        const double den = k * sxx - sx * sx;
+        if (k >= 3 && den > 0) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.2f", (k * sxy - sx * sy) / den);
+            std::string slope = buf;
+            if (slope == "-0.00") slope = "0.00";
+            if (!slope.empty() && slope[0] == '-') slope = "\xE2\x88\x92" + slope.substr(1);
+            out.caption.push_back("1 − CE falls like n^" + slope + " (least-squares slope of log(1 − CE) "
+                                  "against log n over the drawn points; a measurement).");
+        }
+    }
+    if (!floor_ratio.empty()) {
+        const auto [mn, mx] = std::minmax_element(floor_ratio.begin(), floor_ratio.end());
+        if (*mn > 0.99 && *mx < 1.01)
+            out.caption.push_back("CE equals its floor 1 − log2(1 + η) at every n (their distances to "
+                                  "chance agree to within 1%): the model attains the floor.");
+    }
+    if (!not_drawn.empty())
+        out.caption.push_back("CE ≥ 1 bit at n = " + n_list(not_drawn) + ": not drawn on the log axis.");
+    if (!out.missing.empty())
+        out.caption.push_back("No cross-entropy at n = " + n_list(out.missing) + " (marked on the axis).");
+    return out;
+}
+
+std::string slope_text(const analysis::sweep_result& r) {
+    if (!r.fit) return "";
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.3f ± %.2g", r.fit->slope, r.fit->slope_stderr);
+    std::string s = buf;
+    if (s.rfind("-0.000 ", 0) == 0) s.erase(0, 1); // a slope that rounds to zero has no sign
+    for (std::size_t at; (at = s.find('-')) != std::string::npos;) s.replace(at, 1, "\xE2\x88\x92");
+    return s;
 }
 
 } // namespace
 
 plot_figure influence_figure(const analysis::sweep_result& r) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
     plot_figure f;
-    f.title = "One-symbol influence of " + r.model_name + " against n";
+    f.title = r.model_name + ": one-symbol influence against the input length n";
+    f.x_label = "input length n (symbols, eos included)";
     plot_series measured{"largest measured change Δ(n)", {}, {}, palette[0]};
-    plot_series posterior{"largest a-posteriori pair bound", {}, {}, palette[1], false, false};
-    plot_series apriori{"K(n)/n (Lemma 5)", {}, {}, palette[2], false, false};
+    plot_series posterior{"largest a-posteriori pair bound", {}, {}, palette[1], plot_style::solid, false};
+    plot_series apriori{"K(n)/n (Lemma 5)", {}, {}, palette[2], plot_style::solid, false};
     plot_series nd{"n·Δ(n)", {}, {}, palette[0]};
-    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    double hi = 0;
     double k_lo = std::numeric_limits<double>::infinity(), k_hi = 0;
+    double nd_lo = std::numeric_limits<double>::infinity(), nd_hi = 0;
+    std::vector<double> zero_rows;
     for (const auto& row : r.rows) {
         const double n = static_cast<double>(row.n);
         if (row.undefined) {
@@ -411,13 +581,16 @@ plot_figure influence_figure(const analysis::sweep_result& r) {
             continue;
         }
         const double d = row.max_influence_approx;
+        if (std::isfinite(d) && d <= 0) zero_rows.push_back(n);
         measured.x.push_back(n);
         measured.y.push_back(d);
         nd.x.push_back(n);
         nd.y.push_back(row.n_max_influence_approx);
-        if (std::isfinite(d) && d > 0) {
-            lo = std::min(lo, d);
-            hi = std::max(hi, d);
+        if (std::isfinite(d) && d > 0) hi = std::max(hi, d);
+        const double v = row.n_max_influence_approx;
+        if (std::isfinite(v) && v > 0) {
+            nd_lo = std::min(nd_lo, v);
+            nd_hi = std::max(nd_hi, v);
         }
         posterior.x.push_back(n);
         posterior.y.push_back(plot_value(row.posterior_bound));
@@ -429,23 +602,34 @@ plot_figure influence_figure(const analysis::sweep_result& r) {
             k_hi = std::max(k_hi, k);
         }
     }
+    f.missing_x = zero_rows;
+    f.missing_label = "Δ = 0";
     plot_panel_spec p1;
-    p1.y_label = "max one-symbol influence Δ(n)";
+    p1.y_label = "largest one-symbol change Δ(n) of y_n (output units)";
     p1.log_y = true;
     p1.series.push_back(measured);
     bool any_post = false;
-    for (double v : posterior.y) any_post = any_post || (std::isfinite(v) && v > 0);
-    if (any_post) p1.series.push_back(posterior);
+    std::vector<double> no_post;
+    for (std::size_t t = 0; t < posterior.y.size(); ++t) {
+        if (std::isfinite(posterior.y[t]) && posterior.y[t] > 0) any_post = true;
+        else no_post.push_back(posterior.x[t]);
+    }
+    if (any_post) {
+        p1.series.push_back(posterior);
+        if (!no_post.empty())
+            p1.notes.push_back("No a-posteriori bound at n = " + n_list(no_post) +
+                               " (it needs full traces, O(n²) per pair: computed up to --posterior-max-n).");
+    }
     // K(n)/n is drawn when it is within six decades of the measurements (it is usually
     // astronomically larger: then a note says where it is).
     if (k_hi > 0 && hi > 0 && k_hi <= hi * 1e6) p1.series.push_back(apriori);
     else if (k_hi > 0)
-        p1.notes.push_back("K(n)/n lies between " + short_number(k_lo) + " and " + short_number(k_hi) +
-                           ": above the panel");
+        p1.notes.push_back("K(n)/n (Lemma 5) lies between " + short_number(k_lo) + " and " +
+                           short_number(k_hi) + ", above the panel.");
     // A dashed 1/n reference through the first measured point.
     for (std::size_t t = 0; t < measured.x.size(); ++t)
         if (std::isfinite(measured.y[t]) && measured.y[t] > 0) {
-            plot_series ref{"1/n through the first point", {}, {}, "#555555", true, false};
+            plot_series ref{"1/n through the first point", {}, {}, "#555555", plot_style::dashed, false};
             for (double n : measured.x) {
                 ref.x.push_back(n);
                 ref.y.push_back(measured.y[t] * measured.x[t] / n);
@@ -455,63 +639,48 @@ plot_figure influence_figure(const analysis::sweep_result& r) {
         }
     f.panels.push_back(p1);
     plot_panel_spec p2;
-    p2.y_label = "n · max influence (Lemma 5: bounded)";
+    p2.y_label = "n·Δ(n) (Lemma 5: at most K)";
     p2.series.push_back(nd);
-    p2.y_min = 0.0;
+    // A linear axis from 0 while n·Δ(n) stays within a factor 10; a log axis when it grows
+    // (or shrinks) by more, where a linear one would show a power law as an exponential.
+    if (nd_hi > 10 * nd_lo) p2.log_y = true;
+    else p2.y_min = 0.0;
     f.panels.push_back(p2);
-    std::ostringstream cap;
-    cap.precision(4);
-    if (r.fit) cap << "Slope of log Δ(n) against log n: " << r.fit->slope << " ± " << r.fit->slope_stderr
-                   << " over all rows (a measurement; Lemma 5 gives -1). ";
-    cap << "Verdict: " << analysis::to_string(r.verdict) << " — " << r.explanation << ".";
-    f.caption.push_back(cap.str());
-    if (!f.marked_x.empty()) {
-        std::string ns;
-        for (double n : f.marked_x) ns += (ns.empty() ? "" : ", ") + std::to_string(static_cast<long>(n));
-        f.caption.push_back("Undefined at n = " + ns + " (marked on the axis; no value is drawn).");
+    const ce_panel ce = make_ce_panel(r);
+    if (ce.any) {
+        f.panels.push_back(ce.panel);
+        for (auto& p : f.panels) p.height = 170;
     }
-    (void)nan;
+    std::string cap;
+    if (r.fit)
+        cap += "Slope of log Δ(n) against log n over the defined rows: " + slope_text(r) +
+               " (a measurement; Lemma 5 gives −1). ";
+    cap += "Verdict: " + std::string(analysis::to_string(r.verdict)) + " — " + r.explanation + ".";
+    f.caption.push_back(cap);
+    if (!f.marked_x.empty())
+        f.caption.push_back("Undefined at n = " + n_list(f.marked_x) + " (marked on the axis; no value is drawn).");
+    if (!zero_rows.empty())
+        f.caption.push_back("Δ(n) = 0 at n = " + n_list(zero_rows) + " (marked on the axis; not drawn on the log axis).");
+    if (ce.any)
+        for (const auto& c : ce.caption) f.caption.push_back("(c) " + c);
     return f;
 }
 
 std::optional<plot_figure> cross_entropy_figure(const analysis::sweep_result& r) {
-    plot_series gap{"1 − CE (bits)", {}, {}, palette[3]};
-    plot_series floor_gap{"1 − floor = log2(1 + η) (bits)", {}, {}, palette[4], true};
-    std::vector<double> ce_values;
-    std::string not_drawn;
-    for (const auto& row : r.rows) {
-        if (!row.cross_entropy || row.undefined) continue;
-        const auto& c = *row.cross_entropy;
-        const double n = static_cast<double>(row.n);
-        const double ce = plot_value(c.mean_ce_bits);
-        const double fl = plot_value(c.floor_bits);
-        gap.x.push_back(n);
-        gap.y.push_back(1 - ce);
-        floor_gap.x.push_back(n);
-        floor_gap.y.push_back(1 - fl);
-        if (std::isfinite(ce)) ce_values.push_back(ce);
-        if (!(1 - ce > 0)) not_drawn += (not_drawn.empty() ? "" : ", ") + std::to_string(row.n);
-    }
-    if (gap.x.empty()) return std::nullopt;
+    ce_panel ce = make_ce_panel(r);
+    if (!ce.any) return std::nullopt;
     plot_figure f;
-    f.title = "Cross-entropy of " + r.model_name + " against n: distance to chance";
-    plot_panel_spec p;
-    p.y_label = "bits below chance (1 bit)";
-    p.log_y = true;
-    p.series = {gap, floor_gap};
-    f.panels.push_back(p);
-    f.caption.push_back("The corollary of Lemma 5 says CE >= 1 - log2(1 + η): the solid line "
-                        "stays at or below the dashed one, and both fall towards 0 (chance) as η "
-                        "shrinks like 1/n.");
-    if (ce_values.size() >= 2) {
-        const auto [mn, mx] = std::minmax_element(ce_values.begin(), ce_values.end());
-        if (*mx - *mn <= 1e-9 * std::max(1.0, std::fabs(*mx)))
-            f.caption.push_back("CE is the same at every n: " + short_number(*mn) +
-                                " bits (a model whose hypotheses fail, such as layer norm with "
-                                "eps = 0, keeps its margin).");
-    }
-    if (!not_drawn.empty())
-        f.caption.push_back("CE >= 1 bit at n = " + not_drawn + ": not drawn on the log axis.");
+    f.title = r.model_name + (ce.constant ? ": mean cross-entropy against n (chance is 1 bit)"
+                                          : ": mean cross-entropy against n, as its distance to chance (1 bit)");
+    f.x_label = "input length n (symbols, eos included)";
+    for (const auto& row : r.rows)
+        if (row.undefined) f.marked_x.push_back(static_cast<double>(row.n));
+    f.missing_x = ce.missing;
+    f.panels.push_back(ce.panel);
+    f.caption.push_back(ce.statement);
+    for (const auto& c : ce.caption) f.caption.push_back(c);
+    if (!f.marked_x.empty())
+        f.caption.push_back("Undefined at n = " + n_list(f.marked_x) + " (marked on the axis; no value is drawn).");
     return f;
 }
 
@@ -538,9 +707,15 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
             << (row.undefined ? csv_field(*row.undefined) : "") << "\n";
     }
     write_file_atomic(dir / "influence.csv", csv.str());
+    std::vector<std::string> figures, figure_notes;
     if (!r.rows.empty()) {
-        write_file_atomic(dir / "influence.svg", render_svg(influence_figure(r)));
-        if (auto ce = cross_entropy_figure(r)) write_file_atomic(dir / "cross_entropy.svg", render_svg(*ce));
+        plot_figure inf = influence_figure(r);
+        inf.generator = figure_generator(meta.made_by);
+        for (auto& name : write_figure(dir, "influence", inf, figure_notes)) figures.push_back(name);
+        if (auto ce = cross_entropy_figure(r)) {
+            ce->generator = inf.generator;
+            for (auto& name : write_figure(dir, "cross_entropy", *ce, figure_notes)) figures.push_back(name);
+        }
     }
     write_resume_rows(dir, meta.fingerprint, r.rows, meta.made_by);
     std::ostringstream md;
@@ -550,9 +725,9 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     md << "| n | pairs | max influence | n·max | bound K(n)/n | a-posteriori | max Δp | vs bounds |\n";
     md << "|---|---|---|---|---|---|---|---|\n";
     for (const auto& row : r.rows) {
-        md << "| " << row.n << " | " << row.pairs << " | "
-           << (row.undefined ? "undefined" : row.max_influence) << " | "
-           << (row.undefined ? "-" : row.n_max_influence) << " | " << row.bound.value_or("-") << " | "
+        const auto [mx, nmx] = certified_influence(row);
+        md << "| " << row.n << " | " << row.pairs << " | " << mx << " | " << nmx << " | "
+           << row.bound.value_or("-") << " | "
            << row.posterior_bound.value_or("-") << " | " << row.max_prob_change.value_or("-") << " | ";
         if (row.undefined)
             md << "undefined";
@@ -587,17 +762,42 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     }
     if (!r.fit_left_out.empty()) md << "\n" << left_out_note(r) << ".\n";
     md << "\n**Verdict: " << verdict_line(r) << "**\n\n";
-    md << "Files: `influence.csv`, `influence.svg` (log-log max influence with its bounds and a 1/n "
-          "reference, and n·max influence, against n), `cross_entropy.svg` (rows with a "
-          "cross-entropy: 1 − CE and 1 − floor on a log axis), `report.json`, `rows.json` (resume "
-          "checkpoint).\n";
+    md << "Files: `influence.csv`, `report.json`, `rows.json` (resume checkpoint)";
+    for (const auto& name : figures) md << ", `" << name << "`";
+    md << ".\n";
+    if (!figures.empty())
+        md << "\nFigures: `influence` draws the largest one-symbol change Δ(n) on log-log axes with "
+              "the a-posteriori bound, K(n)/n (when within six decades of the data) and a dashed 1/n "
+              "reference through the first point, then n·Δ(n)"
+           << (std::find(figures.begin(), figures.end(), "cross_entropy.svg") != figures.end()
+                   ? ", then 1 − CE with the floor's gap log2(1 + η); `cross_entropy` draws the last "
+                     "panel alone"
+                   : "")
+           << ".\n";
+    for (const auto& note : figure_notes) md << "\nNo PNG: " << note << ".\n";
     if (!meta.made_by.empty()) md << "\n" << provenance_to_markdown(meta.made_by);
     write_file_atomic(dir / "report.md", md.str());
 }
 
+namespace {
+
+/// The case of a sweep's counterexample folder: what every such folder shares.
+case_record sweep_case(const influence_meta& meta) {
+    case_record c;
+    c.seed = c.base_seed = meta.options.seed;
+    c.scalar_kinds = {"ball"};
+    c.precision = c.precision_cap = meta.options.precision;
+    c.verdict = "violated";
+    c.numbers_from = "influence";
+    c.made_by = meta.made_by;
+    return c;
+}
+
+} // namespace
+
 fs::path write_influence_counterexample(const fs::path& dir, const model::model<numeric::rational>& m,
                                         const sweep_row& row, const influence_meta& meta) {
-    case_folder c;
+    case_record c = sweep_case(meta);
     const bool prob = row.witness_bound == "probability";
     c.property = prob ? prob_change_property : influence_property;
     c.statement = prob ? "every one-symbol change moves the output distribution by at most the "
@@ -608,26 +808,20 @@ fs::path write_influence_counterexample(const fs::path& dir, const model::model<
     c.params = {{"n", row.n},
                 {"position", static_cast<long>(row.witness_position)},
                 {"bound_divisor", meta.options.bound_divisor}};
-    c.seed = meta.options.seed;
-    c.scalar_kinds = {"ball"};
-    c.precision = meta.options.precision;
     c.message = "a one-symbol change at position " + std::to_string(row.witness_position) +
                 " is above the " + row.witness_bound + " bound at n = " + std::to_string(row.n);
-    value nums = value::object();
-    nums.set("max_influence", str(row.max_influence));
-    nums.set("bound", opt_str(row.bound));
-    nums.set("posterior_bound", opt_str(row.posterior_bound));
-    nums.set("max_prob_change", opt_str(row.max_prob_change));
-    nums.set("bound_divisor", str(std::to_string(meta.options.bound_divisor)));
-    c.numbers = std::move(nums);
-    c.made_by = meta.made_by;
-    return write_case_folder(dir, m, c);
+    c.numbers = {{"max_influence", row.max_influence},
+                 {"bound", row.bound},
+                 {"posterior_bound", row.posterior_bound},
+                 {"max_prob_change", row.max_prob_change},
+                 {"bound_divisor", std::to_string(meta.options.bound_divisor)}};
+    return write_case_folder(dir, model::write_model(m), c);
 }
 
 fs::path write_cross_entropy_counterexample(const fs::path& dir, const model::model<numeric::rational>& m,
                                             const sweep_row& row, const influence_meta& meta) {
     const auto& ce = *row.cross_entropy;
-    case_folder c;
+    case_record c = sweep_case(meta);
     if (ce.language == lang::language::dyck2) {
         // The sweep's forced-bracket pairs: forced_pair(m, n, k, seed) for k < inputs.
         c.property = forced_bracket_property;
@@ -650,18 +844,13 @@ fs::path write_cross_entropy_counterexample(const fs::path& dir, const model::mo
                     " cross-entropy over the cube is below 1 - log2(1 + eta/" +
                     std::to_string(meta.options.bound_divisor) + ") at n = " + std::to_string(row.n);
     }
-    c.seed = meta.options.seed;
-    c.scalar_kinds = {"ball"};
-    c.precision = std::max(meta.options.precision, row.precision);
-    value nums = value::object();
-    nums.set("mean_ce_bits", str(ce.mean_ce_bits));
-    nums.set("floor_bits", str(ce.floor_bits));
-    nums.set("eta", str(ce.eta));
-    nums.set("accuracy", str(ce.accuracy));
-    nums.set("eta_divisor", str(std::to_string(meta.options.bound_divisor)));
-    c.numbers = std::move(nums);
-    c.made_by = meta.made_by;
-    return write_case_folder(dir, m, c);
+    c.precision = c.precision_cap = std::max(meta.options.precision, row.precision);
+    c.numbers = {{"mean_ce_bits", ce.mean_ce_bits},
+                 {"floor_bits", ce.floor_bits},
+                 {"eta", ce.eta},
+                 {"accuracy", ce.accuracy},
+                 {"eta_divisor", std::to_string(meta.options.bound_divisor)}};
+    return write_case_folder(dir, model::write_model(m), c);
 }
 
 } // namespace attnprop::report

@@ -45,7 +45,14 @@ struct influence_meta {
 /// as 16 hex digits. The n list and threads are not part of it.
 std::string influence_fingerprint(const std::string& model_bytes, const analysis::sweep_options& o);
 
-json::value row_to_json(const analysis::sweep_row& r);
+/// Significant digits of the approximate doubles (`*_approx`) in report.json.
+inline constexpr int report_approx_digits = 6;
+/// ... and in rows.json: enough to read back the same double, so that a resumed sweep's slopes
+/// and figures are those of an uninterrupted one.
+inline constexpr int exact_approx_digits = 17;
+
+/// A row as JSON; its approximate doubles with `approx_digits` significant digits.
+json::value row_to_json(const analysis::sweep_row& r, int approx_digits = report_approx_digits);
 /// Inverse of row_to_json; throws std::runtime_error on a malformed row.
 analysis::sweep_row row_from_json(const json::value& v);
 
@@ -55,14 +62,16 @@ json::value influence_to_json(const analysis::sweep_result& r, const influence_m
 /// Tables per n, slope, verdict and hypotheses, for a terminal.
 std::string influence_to_text(const analysis::sweep_result& r, const influence_meta& meta);
 
-/// Writes rows.json (fingerprint + finished rows, and the provenance unless empty) atomically:
-/// the resume checkpoint.
+/// Writes rows.json (fingerprint, the rows_sha256 integrity hash, the finished rows with
+/// full-precision approximate doubles, and the provenance unless empty) atomically: the resume
+/// checkpoint.
 void write_resume_rows(const std::filesystem::path& dir, const std::string& fingerprint,
                        const std::vector<analysis::sweep_row>& rows,
                        const provenance& made_by = {});
 
-/// Rows of DIR/rows.json when its fingerprint equals `fingerprint`; otherwise none, with
-/// `note` saying why (no file, different fingerprint, unreadable).
+/// Rows of DIR/rows.json when its fingerprint equals `fingerprint` and its rows_sha256 matches
+/// its rows; otherwise none (every row is recomputed), with `note` saying why (no file, another
+/// fingerprint, no or another hash: edited, unreadable).
 std::vector<analysis::sweep_row> read_resume_rows(const std::filesystem::path& dir,
                                                   const std::string& fingerprint,
                                                   std::string* note);

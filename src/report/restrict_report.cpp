@@ -1,5 +1,6 @@
 #include "report/restrict_report.hpp"
 
+#include "report/case_record.hpp"
 #include "report/files.hpp"
 #include "report/plot.hpp"
 
@@ -20,8 +21,7 @@ using numeric::rational;
 
 namespace {
 
-value str(const std::string& s) { return value::string(s); }
-value num(long long v) { return value::number(v); }
+using namespace json_out;
 
 value vector_json(const std::vector<rational>& v) {
     value a = value::array();
@@ -47,8 +47,6 @@ std::string fixed(double v, int digits) {
     std::snprintf(buf, sizeof buf, "%.*f", digits, v);
     return buf;
 }
-
-void write_text(const fs::path& p, const std::string& text) { write_file_atomic(p, text); }
 
 double free_ratio(const restrict_run& r) {
     return static_cast<double>(r.restr.free_count) / static_cast<double>(r.n);
@@ -240,6 +238,63 @@ double log2_slope(const std::vector<double>& x, const std::vector<double>& y) {
     return sxx > 0 ? sxy / sxx : 0;
 }
 
+plot_figure restrict_figure(const std::string& model_name, const std::vector<restrict_run>& runs) {
+    plot_figure f;
+    f.title = model_name + ": restrictions keeping C·n inputs free, against n (Hahn's Theorem 1)";
+    f.x_label = "input length n (symbols, eos included)";
+    f.marked_label = "invalid";
+    f.missing_label = "stopped";
+    std::vector<double> ns, fr, cs;
+    std::optional<rational> c_requested;
+    std::vector<double> invalid;
+    for (const auto& r : runs) {
+        const double n = static_cast<double>(r.n);
+        if (r.restr.status != analysis::restriction_status::complete) {
+            f.missing_x.push_back(n);
+            continue;
+        }
+        if (!c_requested) c_requested = r.restr.free_fraction;
+        if (certificate_verdict(r.cert) == "invalid") {
+            f.marked_x.push_back(n);
+            invalid.push_back(n);
+            continue; // a point whose certificate fails is not a measurement of the theorem
+        }
+        ns.push_back(n);
+        fr.push_back(free_ratio(r));
+        cs.push_back(static_cast<double>(r.restr.c_obs()));
+    }
+    plot_panel_spec p1;
+    p1.y_label = "free inputs |Free| / n (fraction of n)";
+    p1.y_min = 0.0;
+    p1.y_max = 1.0;
+    p1.series.push_back({"free fraction |Free| / n", ns, fr, palette[0]});
+    if (c_requested)
+        p1.references.push_back({numeric::approx_double(*c_requested),
+                                 "requested C = " + numeric::to_exact_string(*c_requested)});
+    plot_panel_spec p2;
+    p2.y_label = "c_obs = |D_L(n)|, inputs the output depends on (count)";
+    p2.y_min = 0.0;
+    p2.series.push_back({"c_obs", ns, cs, palette[1]});
+    f.panels = {p1, p2};
+    f.caption.push_back("Theorem 1: for every C < 1 there is a restriction with at least C·n free "
+                        "inputs whose output depends on at most c of them, c independent of n. "
+                        "Every drawn point is certified against the exact forward pass.");
+    if (ns.size() >= 2)
+        f.caption.push_back("c_obs changes by " + fixed(log2_slope(ns, cs), 3) +
+                            " per doubling of n (least squares; Theorem 1: a constant, slope about 0).");
+    if (!invalid.empty()) {
+        std::string s;
+        for (double n : invalid) s += (s.empty() ? "" : ", ") + std::to_string(static_cast<long>(n));
+        f.caption.push_back("The certificate is invalid at n = " + s + " (marked on the axis; not drawn).");
+    }
+    if (!f.missing_x.empty()) {
+        std::string s;
+        for (double n : f.missing_x) s += (s.empty() ? "" : ", ") + std::to_string(static_cast<long>(n));
+        f.caption.push_back("No restriction at n = " + s + ": the search stopped (marked on the axis).");
+    }
+    return f;
+}
+
 void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
                           const std::vector<restrict_run>& runs, const provenance& made_by) {
     fs::create_directories(dir);
@@ -278,32 +333,13 @@ void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
     trend.set("c_obs_slope_per_doubling", value::number_raw(fixed(slope, 6)));
     trend.set("free_ratio_slope_per_doubling", value::number_raw(fixed(fslope, 6)));
     doc.set("trend", std::move(trend));
-    write_text(dir / "report.json", json::dump(doc, 2) + "\n");
-    write_text(dir / "restrict.csv", csv.str());
+    write_file_atomic(dir / "report.json", json::dump(doc, 2) + "\n");
+    write_file_atomic(dir / "restrict.csv", csv.str());
+    std::vector<std::string> figures, figure_notes;
     if (!ns.empty()) {
-        plot_figure f;
-        f.title = "Restriction of " + (runs.empty() ? m.name : runs.front().model_name) + " against n";
-        plot_panel_spec p1;
-        p1.y_label = "free inputs / n";
-        p1.y_min = 0.0;
-        p1.y_max = 1.0;
-        p1.series.push_back({"free fraction |Free| / n", ns, fr, palette[0]});
-        for (const auto& r : runs)
-            if (r.restr.status == analysis::restriction_status::complete) {
-                p1.references.push_back(
-                    {numeric::approx_double(r.restr.free_fraction),
-                     "requested C = " + numeric::to_exact_string(r.restr.free_fraction)});
-                break;
-            }
-        plot_panel_spec p2;
-        p2.y_label = "c_obs = |D_L(n)|, inputs the output depends on";
-        p2.y_min = 0.0;
-        p2.series.push_back({"c_obs", ns, cs, palette[1]});
-        f.panels = {p1, p2};
-        f.caption.push_back("Hahn's Theorem 1: for every C there is a restriction with at least Cn "
-                            "free inputs whose output depends on at most c of them, c independent "
-                            "of n. Every point is certified with the exact forward pass.");
-        write_text(dir / "restrict.svg", render_svg(f));
+        plot_figure f = restrict_figure(runs.empty() ? m.name : runs.front().model_name, runs);
+        f.generator = figure_generator(made_by);
+        figures = write_figure(dir, "restrict", f, figure_notes);
     }
     std::ostringstream md;
     md << "# Restriction sweep: " << (runs.empty() ? m.name : runs.front().model_name) << "\n\n";
@@ -324,10 +360,15 @@ void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
        << " per doubling of n (Theorem 1 predicts a constant c, slope ~0); the free fraction "
           "changes by "
        << fixed(fslope, 4) << " per doubling.\n\n";
-    md << "Files: `restrict.csv` (one row per n), `restrict.svg` (free fraction and c_obs against "
-          "n, log scale), `report.json`.\n";
+    md << "Files: `restrict.csv` (one row per n), `report.json`";
+    for (const auto& name : figures) md << ", `" << name << "`";
+    md << ".\n";
+    if (!figures.empty())
+        md << "\nFigure: `restrict` draws the free fraction with the requested C as a reference line, "
+              "and c_obs, against n (log scale).\n";
+    for (const auto& note : figure_notes) md << "\nNo PNG: " << note << ".\n";
     if (!made_by.empty()) md << "\n" << provenance_to_markdown(made_by);
-    write_text(dir / "report.md", md.str());
+    write_file_atomic(dir / "report.md", md.str());
 }
 
 void write_restrict_single(const fs::path& dir, const model::model<rational>& m,
@@ -337,20 +378,21 @@ void write_restrict_single(const fs::path& dir, const model::model<rational>& m,
 
 namespace {
 
-fs::path write_case_folder(const fs::path& dir, const model::model<rational>& m,
+fs::path write_restrict_case(const fs::path& dir, const model::model<rational>& m,
                            const std::string& property, const std::string& statement,
                            const std::vector<std::string>& inputs, const restrict_run& r,
                            const std::string& message, value numbers, const provenance& made_by) {
-    case_folder c;
+    case_record c;
     c.property = property;
     c.statement = statement;
     c.inputs = inputs;
     c.params = r.params;
-    c.seed = static_cast<std::uint64_t>(r.params.count("seed") ? r.params.at("seed") : 1);
+    c.seed = c.base_seed = static_cast<std::uint64_t>(r.params.count("seed") ? r.params.at("seed") : 1);
     c.message = message;
-    c.numbers = std::move(numbers);
+    for (const auto& [k, v] : numbers.members()) c.numbers.emplace_back(k, v.as_string());
+    c.numbers_from = "restrict";
     c.made_by = made_by;
-    return write_case_folder(dir, m, c);
+    return report::write_case_folder(dir, model::write_model(m), c);
 }
 
 } // namespace
@@ -364,7 +406,7 @@ fs::path write_restrict_counterexample(const fs::path& dir, const model::model<r
     for (std::size_t t = 0; t < r.cert.failing_outputs.size(); ++t)
         nums.set("y_" + std::to_string(t + 1), str(vector_text(r.cert.failing_outputs[t])));
     nums.set("table_entry", str(vector_text(r.cert.expected)));
-    return write_case_folder(dir, m, restriction_property,
+    return write_restrict_case(dir, m, restriction_property,
                              "the restriction certificate is valid: the dependency table T_L(n) "
                              "equals the exact forward pass and y_n^(L) is independent of "
                              "Free \\ D_L(n)",
@@ -384,7 +426,7 @@ fs::path write_language_counterexample(const fs::path& dir, const model::model<r
         nums.set("y_" + std::to_string(t + 1), str(vector_text(lr.outputs[t])));
     }
     nums.set("wrong", str(std::to_string(lr.wrong + 1)));
-    return write_case_folder(dir, m, language_property,
+    return write_restrict_case(dir, m, language_property,
                              std::string("(false by Hahn's Theorem 1) the hard model classifies "
                                          "every input of ") +
                                  lang::to_string(lr.language) + " correctly",

@@ -7,6 +7,7 @@
 
 #include "analysis/restriction.hpp"
 #include "model/json.hpp"
+#include "report/plot.hpp"
 #include "report/provenance.hpp"
 
 #include <filesystem>
@@ -47,6 +48,11 @@ std::string restrict_to_text(const model::model<numeric::rational>& m, const res
 
 /// Least-squares slope of y against log2 x (0 with fewer than two distinct x).
 double log2_slope(const std::vector<double>& x, const std::vector<double>& y);
+
+/// The restriction figure: the free fraction |Free|/n with the requested C as a reference line,
+/// and c_obs, against n; runs whose search stopped and runs with an invalid certificate are
+/// marked on the axis, not drawn.
+plot_figure restrict_figure(const std::string& model_name, const std::vector<restrict_run>& runs);
 
 /// Writes report.json, report.md, restrict.csv and restrict.svg for runs over several n (or
 /// one); `made_by` goes into report.json and report.md unless empty.

@@ -1,6 +1,10 @@
 #include "runner/property.hpp"
 
+#include "model/json.hpp"
+#include "numeric/limits.hpp"
+
 #include <algorithm>
+#include <new>
 #include <stdexcept>
 
 namespace attnprop::runner {
@@ -41,6 +45,84 @@ std::vector<std::string> registry::suites() const {
     return out;
 }
 
+namespace {
+
+/// Longest input a replayed case may have: n = symbols + 1 <= 2^20, the range of --n.
+constexpr long max_case_n = 1L << 20;
+
+} // namespace
+
+std::optional<case_problem> validate_case(const property& p, const test_case& c) {
+    const case_shape& shape = p.shape;
+    const std::string name = p.suite + "/" + p.name;
+    const auto kind = c.model.attention;
+    if (shape.model == model_requirement::hard && kind != model::attention_kind::hard)
+        return case_problem{"/model", name + " needs a hard-attention model; the model is " +
+                                          model::to_string(kind)};
+    if (shape.model == model_requirement::soft && kind != model::attention_kind::soft)
+        return case_problem{"/model", name + " needs a soft-attention model; the model is " +
+                                          model::to_string(kind)};
+    if (kind == model::attention_kind::hard) {
+        // Every hard-attention check evaluates exactly (its reference, or the restriction).
+        const auto blockers = model::exact_blockers(c.model);
+        if (!blockers.empty())
+            return case_problem{"/model", name + " evaluates hard models exactly; the model needs "
+                                              "real arithmetic: " + blockers.front()};
+    }
+    const std::size_t k = c.inputs.size();
+    if (k < shape.min_inputs || k > shape.max_inputs) {
+        const std::string want =
+            shape.min_inputs == shape.max_inputs
+                ? std::to_string(shape.min_inputs)
+                : std::to_string(shape.min_inputs) + " to " + std::to_string(shape.max_inputs);
+        return case_problem{"/inputs", name + " takes " + want + " input" +
+                                           (shape.max_inputs == 1 ? "" : "s") + ", the case has " +
+                                           std::to_string(k)};
+    }
+    for (std::size_t i = 0; i < k; ++i) {
+        const std::string where = "/inputs/" + std::to_string(i);
+        const long n = static_cast<long>(c.inputs[i].size()) + 1;
+        if (n > max_case_n)
+            return case_problem{where, "the input has " + std::to_string(n - 1) +
+                                           " symbols; n = " + std::to_string(n) +
+                                           " is above 2^20 (the range of --n)"};
+        try {
+            (void)model::parse_input(c.model, c.inputs[i]);
+            model::check_length(c.model, n);
+        } catch (const model::input_error& e) {
+            return case_problem{where, e.what()};
+        }
+    }
+    for (const auto& [key, v] : c.params) {
+        auto it = std::find_if(shape.params.begin(), shape.params.end(),
+                               [&](const param_spec& s) { return s.name == key; });
+        if (it == shape.params.end()) {
+            std::string known;
+            for (const auto& s : shape.params) known += (known.empty() ? "" : ", ") + s.name;
+            return case_problem{"/params/" + json::pointer_escape(key),
+                                "'" + key + "' is not a parameter of " + name +
+                                    (known.empty() ? " (it takes none)" : " (it takes " + known + ")")};
+        }
+        if (v < it->min || v > it->max)
+            return case_problem{"/params/" + json::pointer_escape(key),
+                                key + " = " + std::to_string(v) + " is outside [" + std::to_string(it->min) +
+                                    ", " + std::to_string(it->max) + "]" +
+                                    (it->like.empty() ? "" : " (" + it->like + ")")};
+    }
+    for (const auto& s : shape.params)
+        if (s.required && !c.params.count(s.name))
+            return case_problem{"/params", name + " needs the parameter '" + s.name + "'"};
+    if (auto n = c.params.find("n"); n != c.params.end()) {
+        try {
+            model::check_length(c.model, n->second);
+        } catch (const model::input_error& e) {
+            return case_problem{"/params/n", e.what()};
+        }
+    }
+    if (shape.relations) return shape.relations(c);
+    return std::nullopt;
+}
+
 std::uint64_t property_seed(std::uint64_t base, const property& p) {
     // FNV-1a of "suite/name", mixed with the base seed by splitmix64.
     std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -65,6 +147,12 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
         } catch (const numeric::undefined_error& e) {
             r = check_result::undefined(e.message());
             may_resolve = e.precision_may_resolve();
+        } catch (const numeric::limit_error&) {
+            throw; // a refusal to compute, not a verdict on the case
+        } catch (const numeric::precision_error&) {
+            throw; // a configuration no arithmetic can run at (precision 0 in a file)
+        } catch (const std::bad_alloc&) {
+            throw; // likewise: the case was too large to check
         } catch (const std::exception& e) {
             r = check_result::violated(std::string("threw: ") + e.what());
         }

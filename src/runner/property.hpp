@@ -111,6 +111,38 @@ struct run_config {
     int max_size = 100;           ///< RapidCheck size bound
 };
 
+/// The attention kind a property's cases need.
+enum class model_requirement { any, hard, soft };
+
+/// One integer parameter a property's cases may carry, with its range: the range of the
+/// command-line option that sets the same quantity (`like`), so that a counterexample folder
+/// is held to what a command would accept.
+struct param_spec {
+    std::string name;
+    long min = 0, max = 0;   ///< inclusive
+    bool required = false;
+    std::string like;        ///< "the range of --n", for messages; empty when none
+};
+
+/// A problem of a case for its property: the case.json member (a JSON pointer: "/params/n",
+/// "/inputs/0", "/model") and what is wrong with it.
+struct case_problem {
+    std::string pointer;
+    std::string message;
+};
+
+/// What every case of a property looks like (the shape its generator produces, and what its
+/// check may assume). A replayed folder is checked against it before the check runs, so that a
+/// folder the property cannot have written is bad input, never a verdict.
+struct case_shape {
+    model_requirement model = model_requirement::any;
+    std::size_t min_inputs = 1, max_inputs = 1;
+    std::vector<param_spec> params; ///< every parameter the property reads; others are refused
+    /// Checks between members after the ranges (a position inside the input, an input of
+    /// ladder_top - 1 symbols, the language's symbols in the alphabet); nullopt when fine.
+    std::function<std::optional<case_problem>(const test_case&)> relations;
+};
+
 struct property {
     std::string suite;
     std::string name;
@@ -122,7 +154,15 @@ struct property {
     std::function<check_result(const test_case&, const numeric::context&)> check;
     /// Distribution tag of a case (model class); defaults to the generator's model class.
     std::function<std::string(const test_case&)> tag;
+    /// The shape of its cases (checked by validate_case before a replay).
+    case_shape shape;
 };
+
+/// Checks a case against its property's shape: the model's attention kind, the number of
+/// inputs, every input in the model's alphabet (no eos) and of a length the model supports,
+/// every parameter known to the property and within its range, required parameters present,
+/// and the shape's relations. Returns the first problem, or nullopt.
+std::optional<case_problem> validate_case(const property& p, const test_case& c);
 
 /// The ordered list of properties.
 class registry {
@@ -148,8 +188,10 @@ std::uint64_t property_seed(std::uint64_t base, const property& p);
 /// Runs the check at cfg.precision, doubling the precision while the answer is undecided
 /// (and more precision could decide it), up to cfg.precision_cap. A numeric::undefined_error
 /// from the check is the verdict undefined (retried at doubled precision while the error says
-/// precision may resolve it); any other exception is a violation ("threw: ..."): the
-/// implementation failed on a valid case. `precision_used` receives the last precision tried.
+/// precision may resolve it); numeric::limit_error, numeric::precision_error and
+/// std::bad_alloc are rethrown (a refusal to compute is no verdict); any other exception is a
+/// violation ("threw: ..."): the implementation failed on a valid case. `precision_used`
+/// receives the last precision tried.
 check_result check_with_escalation(const property& p, const test_case& c, const run_config& cfg,
                                    long* precision_used = nullptr);
 

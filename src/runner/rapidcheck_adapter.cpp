@@ -1,8 +1,13 @@
 // The one place that touches rc::detail: runs a property through RapidCheck's checkProperty with
 // explicit parameters and a silent listener, and records the original and shrunk failure.
+#include "numeric/interrupt.hpp"
+#include "numeric/limits.hpp"
 #include "runner/runner.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <functional>
+#include <new>
 
 #include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/Property.h>
@@ -26,9 +31,17 @@ namespace attnprop::runner {
 
 namespace {
 
+/// Thrown by the listener to leave RapidCheck's loop early; RapidCheck catches every exception
+/// a property throws (as a failure), but not its listener's.
+struct stop_checking {};
+
 class silent_listener final : public rc::detail::TestListener {
 public:
-    void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+    /// Called after every case (not while shrinking): true ends the run at once.
+    std::function<bool()> should_stop;
+    void onTestCaseFinished(const rc::detail::CaseDescription&) override {
+        if (should_stop && should_stop()) throw stop_checking{};
+    }
     void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override {
         if (accepted) ++accepted_shrinks;
     }
@@ -71,6 +84,7 @@ std::string n_bucket(long n) {
 
 std::string property_report::status() const {
     if (failed > 0) return "failed";
+    if (interrupted) return "interrupted";
     if (!error.empty()) return "error";
     if (gave_up) return "gave-up";
     if (undefined > 0) return "undefined";
@@ -78,7 +92,8 @@ std::string property_report::status() const {
     return "passed";
 }
 
-property_report run_property(const property& p, const run_config& cfg) {
+property_report run_property(const property& p, const run_config& cfg,
+                             const case_progress_fn& on_case) {
     load_rapidcheck_configuration_quietly();
     property_report rep;
     rep.suite = p.suite;
@@ -91,11 +106,30 @@ property_report run_property(const property& p, const run_config& cfg) {
 
     rc::Gen<test_case> gen = p.generator(cfg);
     std::optional<recorded_case> first_failure, last_failure;
+    // A refusal (a resource limit, an allocation failure) ends the property and then the
+    // command; a stop request (SIGINT) ends it with the cases so far. RapidCheck would count an
+    // exception of the property as a failure and shrink it: the case is discarded instead, and
+    // the listener leaves RapidCheck's loop after it. While shrinking a failure, a refused or
+    // stopped attempt only rejects that shrink (the failure found stays the result).
+    std::exception_ptr refused;
     auto testable = [&] {
+        const bool shrinking = first_failure.has_value();
+        if (numeric::stop_requested()) RC_DISCARD("stopped");
         test_case c = *gen;
         long prec = cfg.precision;
-        check_result r = check_with_escalation(p, c, cfg, &prec);
-        const bool shrinking = first_failure.has_value();
+        check_result r;
+        try {
+            r = check_with_escalation(p, c, cfg, &prec);
+        } catch (const numeric::limit_error&) {
+            if (!shrinking) refused = std::current_exception();
+            RC_DISCARD("refused");
+        } catch (const numeric::precision_error&) {
+            if (!shrinking) refused = std::current_exception();
+            RC_DISCARD("refused");
+        } catch (const std::bad_alloc&) {
+            if (!shrinking) refused = std::current_exception();
+            RC_DISCARD("refused");
+        }
         if (r.status == verdict::violated) {
             recorded_case rec{c, r, prec};
             if (!first_failure) first_failure = rec;
@@ -120,6 +154,7 @@ property_report run_property(const property& p, const run_config& cfg) {
         } else {
             ++rep.passed;
         }
+        if (on_case) on_case(p, rep.passed + rep.undecided + rep.undefined);
     };
 
     rc::detail::TestParams params;
@@ -131,13 +166,21 @@ property_report run_property(const property& p, const run_config& cfg) {
     meta.id = p.suite + "/" + p.name;
     meta.description = p.statement;
     silent_listener listener;
-    rc::detail::TestResult result =
-        rc::detail::checkProperty(rc::detail::toProperty(testable), meta, params, listener);
+    listener.should_stop = [&] { return refused || numeric::stop_requested(); };
+    std::optional<rc::detail::TestResult> result;
+    try {
+        result.emplace(rc::detail::checkProperty(rc::detail::toProperty(testable), meta, params, listener));
+    } catch (const stop_checking&) {
+        if (refused) std::rethrow_exception(refused);
+        rep.interrupted = true;
+        rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return rep;
+    }
 
     rc::detail::FailureResult failure;
     rc::detail::GaveUpResult gave_up;
     rc::detail::Error error;
-    if (result.match(failure)) {
+    if (result->match(failure)) {
         rep.failed = 1;
         counterexample cx;
         if (first_failure) cx.original = *first_failure;
@@ -148,9 +191,9 @@ property_report run_property(const property& p, const run_config& cfg) {
         cx.reproduce = rc::detail::reproduceMapToString(rmap);
         rep.cx = std::move(cx);
         // Cases counted before the failure passed; RapidCheck's numSuccess agrees.
-    } else if (result.match(gave_up)) {
+    } else if (result->match(gave_up)) {
         rep.gave_up = true;
-    } else if (result.match(error)) {
+    } else if (result->match(error)) {
         rep.error = error.description.empty() ? "RapidCheck error" : error.description;
     }
     rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -158,10 +201,12 @@ property_report run_property(const property& p, const run_config& cfg) {
 }
 
 std::vector<property_report> run_properties(const std::vector<const property*>& ps,
-                                            const run_config& cfg, const progress_fn& progress) {
+                                            const run_config& cfg, const progress_fn& progress,
+                                            const case_progress_fn& on_case) {
     std::vector<property_report> out;
     for (const property* p : ps) {
-        out.push_back(run_property(*p, cfg));
+        if (numeric::stop_requested()) break;
+        out.push_back(run_property(*p, cfg, on_case));
         if (progress) progress(out.back());
     }
     return out;

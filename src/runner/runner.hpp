@@ -46,6 +46,9 @@ struct property_report {
     int undefined = 0;          ///< cases where a needed value does not exist (located)
     int failed = 0;             ///< 0 or 1
     bool gave_up = false;
+    /// A stop was requested (SIGINT) before the property ran its cases: the counts are the
+    /// cases checked until then.
+    bool interrupted = false;
     std::string error;          ///< RapidCheck reported an error (not a counterexample)
     std::map<std::string, int> n_buckets; ///< "n<=16", "n<=256", ... -> cases
     std::map<std::string, int> classes;   ///< model class -> cases
@@ -58,7 +61,8 @@ struct property_report {
     std::optional<counterexample> cx;
     double seconds = 0;         ///< wall time (reports only; never compared)
 
-    /// "failed" (a counterexample), "error", "gave-up", "undefined" (no failure, some case
+    /// "failed" (a counterexample), "interrupted" (stopped by SIGINT before its cases were
+    /// done), "error", "gave-up", "undefined" (no failure, some case
     /// undefined), "partly-undecided" (no failure, some cases undecided up to the precision
     /// cap), "undecided" (no case decided), "passed" (every case decided and held).
     std::string status() const;
@@ -67,14 +71,25 @@ struct property_report {
 /// Progress callback: called after each property with its report.
 using progress_fn = std::function<void(const property_report&)>;
 
-/// Runs one property with RapidCheck (sequentially: RapidCheck is not thread-safe).
-property_report run_property(const property& p, const run_config& cfg);
+/// Called after each case of a property is counted (not while shrinking), with the property
+/// and the cases counted so far (passed, undecided and undefined).
+using case_progress_fn = std::function<void(const property&, int counted)>;
 
-/// Runs the selected properties in order.
+/// Runs one property with RapidCheck (sequentially: RapidCheck is not thread-safe). A resource
+/// limit, a working precision that cannot be used or an allocation failure met by a case
+/// (numeric::limit_error, numeric::precision_error, std::bad_alloc) is no verdict: it ends the
+/// property and is rethrown.
+property_report run_property(const property& p, const run_config& cfg,
+                             const case_progress_fn& on_case = {});
+
+/// Runs the selected properties in order; after a stop request (numeric::request_stop) the
+/// property in progress ends with the cases checked so far and the rest are not run.
 std::vector<property_report> run_properties(const std::vector<const property*>& ps,
-                                            const run_config& cfg, const progress_fn& progress = {});
+                                            const run_config& cfg, const progress_fn& progress = {},
+                                            const case_progress_fn& on_case = {});
 
-/// Re-checks one recorded case (replay): the property's check with precision escalation.
+/// Re-checks one recorded case (replay): the property's check with precision escalation; a
+/// std::bad_alloc propagates (never a violation).
 check_result replay_case(const property& p, const test_case& c, const run_config& cfg,
                          long* precision_used = nullptr);
 

@@ -198,6 +198,13 @@ attnprop_cli_test(influence-resume-after-force 0 "reused 2 rows"
                   influence --model cc-first --n 8,16 --seed 2 --threads 1 --out ${_inf_out}/files)
 set_tests_properties("golden: cli influence-resume-after-force" PROPERTIES
                      FIXTURES_REQUIRED influence_files DEPENDS "golden: cli influence-resume-force")
+# A resumed sweep (after a run over a prefix of --n, after kill -9, over an edited rows.json)
+# writes the same report files as an uninterrupted one, byte for byte.
+add_test(NAME "golden: cli influence-resume-same-report"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/resume_same_report.sh $<TARGET_FILE:attnprop_cli>
+                 ${_inf_out}/resume-same)
+set_tests_properties("golden: cli influence-resume-same-report" PROPERTIES LABELS golden
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
 # The negative control fails (exit 1) and its counterexample replays as violated (exit 1).
 add_test(NAME "golden: cli influence-fails"
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "counterexample written to" --
@@ -330,6 +337,15 @@ add_test(NAME "golden: cli same-options-same-report"
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/same_report.sh $<TARGET_FILE:attnprop_cli>
                  ${_out}/same)
 set_tests_properties("golden: cli same-options-same-report" PROPERTIES LABELS golden
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+
+# --out is tested before the work; a report that cannot be written after it keeps the results
+# and the exit code (tests/golden/out_checks.sh).
+add_test(NAME "golden: cli out-checked-before-the-work"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/out_checks.sh $<TARGET_FILE:attnprop_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/golden-out-checks)
+set_tests_properties("golden: cli out-checked-before-the-work" PROPERTIES LABELS golden
+                     SKIP_RETURN_CODE 77
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
 
 # The README tour, top to bottom, with small budgets: no command refuses or replaces another's

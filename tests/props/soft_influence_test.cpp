@@ -3,7 +3,7 @@
 #include "gen/generators.hpp"
 #include "model/model_file.hpp"
 #include "props/soft_influence.hpp"
-#include "report/check_report.hpp"
+#include "runner/replay.hpp"
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
@@ -60,7 +60,7 @@ TEST_CASE("influence-vanishes: a statistic is never a failure (the seed-1 model 
     // embedding sin(n - 1) changes with n, so Δ(n) is not a/n + b/n² along the ladder. n·Δ(n)
     // stays between 0.8 and 2.8, every change is below its a-posteriori bound: the property
     // holds, and the rate is reported as a measurement.
-    auto rec = report::read_counterexample(std::string(ATTNPROP_TEST_DATA) +
+    auto rec = runner::read_counterexample(std::string(ATTNPROP_TEST_DATA) +
                                            "/influence-vanishes-seed1");
     const auto cfg = test::budget(1, 128, 512);
     long prec = 0;

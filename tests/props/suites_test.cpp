@@ -3,7 +3,8 @@
 // control must fail, shrink to a small model and replay from its folder.
 #include "model/model_file.hpp"
 #include "props/semantics.hpp"
-#include "report/check_report.hpp"
+#include "runner/check_report.hpp"
+#include "runner/replay.hpp"
 #include "runner/runner.hpp"
 #include "support.hpp"
 
@@ -193,15 +194,23 @@ void require_control_fails_small_and_replays(const std::string& name) {
     // The folder alone reproduces the failure.
     auto dir = std::filesystem::temp_directory_path() / ("attnprop-props-" + std::to_string(r.seed));
     std::filesystem::remove_all(dir);
-    report::check_run run;
+    runner::check_run run;
     run.cfg = cfg;
     run.suites = {p->suite};
     run.reports = {r};
-    report::write_check_report(dir, run);
-    auto rec = report::read_counterexample(dir / "counterexamples" / report::counterexample_folder(r));
-    REQUIRE(rec.property == name);
+    runner::write_check_report(dir, run);
+    auto rec = runner::read_counterexample(dir / "counterexamples" / runner::counterexample_folder(r));
+    REQUIRE(rec.folder.record.property == name);
+    REQUIRE(rec.folder.seal == report::seal_status::intact);
+    REQUIRE_NOTHROW(runner::check_case(*p, rec)); // the folder has the property's shape
     auto again = runner::replay_case(*p, rec.value, rec.cfg);
     REQUIRE(again.status == runner::verdict::violated);
+    // The same numbers at the recorded precision: the record reproduces to the digit.
+    const auto cmp = runner::compare_with_record(rec.folder.record, again);
+    REQUIRE(cmp.reproduced);
+    REQUIRE(cmp.numbers_compared);
+    REQUIRE(cmp.differing.empty());
+    REQUIRE(cmp.equal == rec.folder.record.numbers.size());
     std::filesystem::remove_all(dir);
 }
 
@@ -229,10 +238,28 @@ TEST_CASE("controls/hard-recognizes-language fails, shrinks and replays", "[prop
 TEST_CASE("the same seed gives the same report", "[props][determinism]") {
     const runner::property* p = all_properties().find("controls/hard-output-ignores-x1");
     auto cfg = small_budget(30);
-    report::check_run a, b;
+    runner::check_run a, b;
     a.cfg = b.cfg = cfg;
     a.suites = b.suites = {"controls"};
     a.reports = {runner::run_property(*p, cfg)};
     b.reports = {runner::run_property(*p, cfg)};
-    REQUIRE(json::dump(report::check_to_json(a)) == json::dump(report::check_to_json(b)));
+    REQUIRE(json::dump(runner::check_to_json(a)) == json::dump(runner::check_to_json(b)));
+}
+
+// A folder is replayed only when its case has its property's shape (runner::validate_case): every
+// case the generators produce must have it, or check would write folders replay refuses. The
+// shrunk cases of the controls are checked above through their folders.
+TEST_CASE("every generated case has its property's shape", "[props][replay]") {
+    const auto cfg = small_budget();
+    for (const auto& p : all_properties().all()) {
+        const rc::Gen<runner::test_case> gen = p.generator(cfg);
+        for (int k = 0; k < 12; ++k) {
+            const std::uint64_t seed = 1000 + static_cast<std::uint64_t>(k);
+            const runner::test_case c = gen(rc::Random(seed), 10 + 8 * k).value();
+            const auto problem = runner::validate_case(p, c);
+            INFO(p.suite << "/" << p.name << ", generator seed " << seed << ", size " << 10 + 8 * k
+                         << ": " << (problem ? problem->pointer + ": " + problem->message : ""));
+            CHECK_FALSE(problem.has_value());
+        }
+    }
 }

@@ -145,3 +145,36 @@ TEST_CASE("remove_owned removes the command's files only", "[cli][out]") {
     CHECK(fs::exists(d / "notes.txt"));
     fs::remove_all(d.parent_path());
 }
+
+TEST_CASE("prepare_out_dir creates and probes the folder, and refuses before the work", "[cli][out]") {
+    const fs::path d = fresh_dir("prepare") / "a" / "b";
+    cli::prepare_out_dir(d);
+    CHECK(fs::is_directory(d));
+    CHECK(fs::is_empty(d)); // the probe file is gone
+    const fs::path file = fresh_dir("prepare-file");
+    write(file, "x");
+    CHECK_THROWS_WITH(cli::prepare_out_dir(file / "sub"), Catch::Contains("cannot create") &&
+                                                              Catch::Contains("Not a directory"));
+    CHECK_THROWS_WITH(cli::prepare_out_dir(file), Catch::Contains("exists and is not a folder"));
+}
+
+TEST_CASE("check_out_dir_creatable creates nothing", "[cli][out]") {
+    const fs::path base = fresh_dir("creatable");
+    fs::create_directories(base);
+    REQUIRE_NOTHROW(cli::check_out_dir_creatable(base / "x" / "y"));
+    CHECK_FALSE(fs::exists(base / "x"));
+    write(base / "f", "x");
+    CHECK_THROWS_WITH(cli::check_out_dir_creatable(base / "f" / "y"), Catch::Contains("is not a folder"));
+    CHECK_THROWS_WITH(cli::check_out_dir_creatable(base / "f"), Catch::Contains("exists and is not a folder"));
+}
+
+TEST_CASE("a report that cannot be written keeps the run's exit code", "[cli][out]") {
+    CHECK(cli::try_write([] {}).empty());
+    CHECK(cli::try_write([] { throw std::runtime_error("cannot write x: No space left on device"); }) ==
+          "cannot write x: No space left on device");
+    // A failed claim (1) and an undefined result (4) are never hidden; a run that held becomes
+    // exit 2, since its report is missing.
+    CHECK(cli::report_not_written(cli::exit_failed, "x") == cli::exit_failed);
+    CHECK(cli::report_not_written(cli::exit_undefined, "x") == cli::exit_undefined);
+    CHECK(cli::report_not_written(cli::exit_ok, "x") == cli::exit_usage);
+}

@@ -1,36 +1,25 @@
-#include "report/check_report.hpp"
+#include "runner/check_report.hpp"
 
 #include "model/model_file.hpp"
+#include "report/files.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <iomanip>
 #include <sstream>
 #include <tuple>
 
-namespace attnprop::report {
+namespace attnprop::runner {
 
 namespace fs = std::filesystem;
 using json::value;
+using report::provenance_to_json;
+using report::provenance_to_markdown;
 
 namespace {
 
-value str(const std::string& s) { return value::string(s); }
-value num(long long v) { return value::number(v); }
+using namespace report::json_out;
 
-value string_array(const std::vector<std::string>& v) {
-    value a = value::array();
-    for (const auto& s : v) a.push_back(str(s));
-    return a;
-}
-
-value numbers_object(const std::vector<std::pair<std::string, std::string>>& v) {
-    value o = value::object();
-    for (const auto& [k, s] : v) o.set(k, str(s));
-    return o;
-}
-
-value config_json(const runner::run_config& cfg) {
+value config_json(const run_config& cfg) {
     value o = value::object();
     o.set("seed", str(std::to_string(cfg.seed)));
     o.set("tests", num(cfg.tests));
@@ -40,60 +29,18 @@ value config_json(const runner::run_config& cfg) {
     return o;
 }
 
-value case_json(const runner::recorded_case& rc, const runner::property_report& r,
-                const runner::counterexample& cx, const runner::run_config& cfg, bool shrunk,
-                const provenance& made_by) {
-    value o = value::object();
-    o.set("format", str("attnprop-counterexample"));
-    o.set("version", num(1));
-    o.set("property", str(r.suite + "/" + r.name));
-    o.set("statement", str(r.statement));
-    o.set("model", str("model.json"));
-    o.set("inputs", string_array(rc.value.inputs));
-    value ns = value::array();
-    for (const auto& in : rc.value.inputs) ns.push_back(num(static_cast<long long>(in.size()) + 1));
-    o.set("n", std::move(ns));
-    value params = value::object();
-    for (const auto& [k, v] : rc.value.params) params.set(k, num(v));
-    o.set("params", std::move(params));
-    o.set("seed", str(std::to_string(r.seed)));
-    o.set("base_seed", str(std::to_string(cfg.seed)));
-    o.set("reproduce", str(cx.reproduce));
-    o.set("scalar_kinds", string_array(r.kinds));
-    o.set("precision", num(rc.precision));
-    o.set("precision_cap", num(cfg.precision_cap));
-    o.set("verdict", str(runner::to_string(rc.result.status)));
-    o.set("message", str(rc.result.message));
-    o.set("numbers", numbers_object(rc.result.numbers));
-    if (shrunk) {
-        o.set("shrink_steps", num(cx.shrink_steps));
-        o.set("original", str("original/case.json"));
-    } else {
-        o.set("shrunk", value::boolean(false));
-    }
-    if (!made_by.empty()) o.set("provenance", provenance_to_json(made_by));
-    return o;
-}
-
-void write_text(const fs::path& p, const std::string& text) {
-    std::ofstream f(p, std::ios::binary);
-    if (!f) throw std::runtime_error("cannot write " + p.string());
-    f << text;
-    if (!f) throw std::runtime_error("cannot write " + p.string());
-}
-
 std::string pairs_line(const std::vector<std::pair<std::string, int>>& v) {
     std::string s;
     for (const auto& [k, n] : v) s += (s.empty() ? "" : ", ") + k + ": " + std::to_string(n);
     return s;
 }
 
-std::string lengths_line(const runner::property_report& r) {
+std::string lengths_line(const property_report& r) {
     const std::string s = pairs_line(ordered_n_buckets(r.n_buckets));
     return s.empty() ? "-" : s;
 }
 
-std::string classes_line(const runner::property_report& r) {
+std::string classes_line(const property_report& r) {
     const class_summary c = summarize_classes(r.classes);
     std::string s = pairs_line(c.top);
     if (c.other_classes > 0)
@@ -103,7 +50,7 @@ std::string classes_line(const runner::property_report& r) {
     return s.empty() ? "-" : s;
 }
 
-std::string measurements_line(const runner::property_report& r) {
+std::string measurements_line(const property_report& r) {
     std::string s;
     for (const auto& [k, n] : r.measurements) s += (s.empty() ? "" : ", ") + k + ": " + std::to_string(n);
     return s;
@@ -125,7 +72,7 @@ std::tuple<int, long long, int> bucket_key(const std::string& label) {
 }
 
 /// The undecided count, with the cases whose two sides agreed to every bit ("7 (5 equal)").
-std::string undecided_cell(const runner::property_report& r) {
+std::string undecided_cell(const property_report& r) {
     std::string s = std::to_string(r.undecided);
     if (r.undecided_equal) s += " (" + std::to_string(r.undecided_equal) + " equal)";
     return s;
@@ -157,7 +104,7 @@ class_summary summarize_classes(const std::map<std::string, int>& classes, std::
     return s;
 }
 
-std::string counterexample_folder(const runner::property_report& r) { return r.suite + "-" + r.name; }
+std::string counterexample_folder(const property_report& r) { return r.suite + "-" + r.name; }
 
 value check_to_json(const check_run& run) {
     value o = value::object();
@@ -221,7 +168,7 @@ value check_to_json(const check_run& run) {
             value cx = value::object();
             cx.set("folder", str("counterexamples/" + counterexample_folder(r)));
             cx.set("message", str(r.cx->shrunk.result.message));
-            cx.set("numbers", numbers_object(r.cx->shrunk.result.numbers));
+            cx.set("numbers", string_object(r.cx->shrunk.result.numbers));
             cx.set("inputs", string_array(r.cx->shrunk.value.inputs));
             cx.set("precision", num(r.cx->shrunk.precision));
             cx.set("reproduce", str(r.cx->reproduce));
@@ -322,70 +269,46 @@ std::string check_to_text(const check_run& run) {
     return os.str();
 }
 
+report::case_record case_record_of(const recorded_case& rc, const property_report& r,
+                                   const counterexample& cx, const run_config& cfg, bool shrunk,
+                                   const report::provenance& made_by) {
+    report::case_record c;
+    c.property = r.suite + "/" + r.name;
+    c.statement = r.statement;
+    c.inputs = rc.value.inputs;
+    c.params = rc.value.params;
+    c.seed = r.seed;
+    c.base_seed = cfg.seed;
+    c.reproduce = cx.reproduce;
+    c.scalar_kinds = r.kinds;
+    c.precision = rc.precision;
+    c.precision_cap = cfg.precision_cap;
+    c.verdict = to_string(rc.result.status);
+    c.message = rc.result.message;
+    for (const auto& [k, v] : rc.result.numbers) c.numbers.emplace_back(k, v);
+    c.numbers_from = "check";
+    if (shrunk) {
+        c.shrink_steps = cx.shrink_steps;
+        c.original = "original/case.json";
+    } else {
+        c.shrunk = false;
+    }
+    c.made_by = made_by;
+    return c;
+}
+
 void write_check_report(const fs::path& dir, const check_run& run) {
     fs::create_directories(dir);
-    write_text(dir / "report.json", json::dump(check_to_json(run), 2) + "\n");
-    write_text(dir / "report.md", check_to_markdown(run));
+    report::write_file_atomic(dir / "report.json", json::dump(check_to_json(run), 2) + "\n");
+    report::write_file_atomic(dir / "report.md", check_to_markdown(run));
     for (const auto& r : run.reports) {
         if (!r.cx) continue;
-        fs::path cxdir = dir / "counterexamples" / counterexample_folder(r);
-        fs::create_directories(cxdir / "original");
-        model::write_model_file(r.cx->shrunk.value.model, (cxdir / "model.json").string());
-        write_text(cxdir / "case.json",
-                   json::dump(case_json(r.cx->shrunk, r, *r.cx, run.cfg, true, run.made_by), 2) + "\n");
-        model::write_model_file(r.cx->original.value.model, (cxdir / "original" / "model.json").string());
-        write_text(cxdir / "original" / "case.json",
-                   json::dump(case_json(r.cx->original, r, *r.cx, run.cfg, false, run.made_by), 2) + "\n");
+        const fs::path cxdir = dir / "counterexamples" / counterexample_folder(r);
+        report::write_case_folder(cxdir, model::write_model(r.cx->shrunk.value.model),
+                                  case_record_of(r.cx->shrunk, r, *r.cx, run.cfg, true, run.made_by));
+        report::write_case_folder(cxdir / "original", model::write_model(r.cx->original.value.model),
+                                  case_record_of(r.cx->original, r, *r.cx, run.cfg, false, run.made_by));
     }
 }
 
-replay_record read_counterexample(const fs::path& dir) {
-    fs::path case_path = dir / "case.json";
-    std::ifstream f(case_path, std::ios::binary);
-    if (!f) throw std::runtime_error(case_path.string() + ": cannot open (is " + dir.string() +
-                                     " a counterexample folder?)");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    const std::string file = case_path.string();
-    value doc;
-    try {
-        doc = json::parse(ss.str());
-    } catch (const json::parse_error& e) {
-        throw std::runtime_error(file + ":" + json::to_string(e.where()) + ": error: " + e.message());
-    }
-    auto need = [&](const char* key, json::kind k) -> const value& {
-        const value* v = doc.is_object() ? doc.find(key) : nullptr;
-        if (!v) throw std::runtime_error(file + ": error: missing key '" + key + "'");
-        if (v->type() != k)
-            throw std::runtime_error(file + ":" + json::to_string(v->where()) + ": error: '" + key +
-                                     "' must be " + json::kind_name(k));
-        return *v;
-    };
-    if (need("format", json::kind::string).as_string() != "attnprop-counterexample")
-        throw std::runtime_error(file + ": error: not an attnprop counterexample (format)");
-    replay_record rec;
-    rec.property = need("property", json::kind::string).as_string();
-    fs::path model_path = dir / need("model", json::kind::string).as_string();
-    rec.value.model = model::read_model_file(model_path.string());
-    for (const auto& in : need("inputs", json::kind::array).elements()) {
-        if (!in.is_string())
-            throw std::runtime_error(file + ":" + json::to_string(in.where()) +
-                                     ": error: inputs must be strings");
-        rec.value.inputs.push_back(in.as_string());
-    }
-    for (const auto& [k, v] : need("params", json::kind::object).members()) {
-        if (!v.is_number())
-            throw std::runtime_error(file + ":" + json::to_string(v.where()) +
-                                     ": error: params must be integers");
-        rec.value.params[k] = std::stol(v.raw_number());
-    }
-    rec.cfg.precision = std::stol(need("precision", json::kind::number).raw_number());
-    rec.cfg.precision_cap = std::stol(need("precision_cap", json::kind::number).raw_number());
-    rec.cfg.seed = std::stoull(need("seed", json::kind::string).as_string());
-    rec.message = need("message", json::kind::string).as_string();
-    for (const auto& [k, v] : need("numbers", json::kind::object).members())
-        rec.numbers.emplace_back(k, v.is_string() ? v.as_string() : json::dump(v, -1));
-    return rec;
-}
-
-} // namespace attnprop::report
+} // namespace attnprop::runner

@@ -1,7 +1,7 @@
 // The compact distributions of `attnprop check` reports: n buckets in numeric order, the top
 // model classes with "other", the undefined column and the measurements line, the same in the
 // terminal table, report.md and report.json; and the provenance in all three files.
-#include "report/check_report.hpp"
+#include "runner/check_report.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -24,8 +24,8 @@ runner::property_report crowded_report() {
     return r;
 }
 
-report::check_run crowded_run() {
-    report::check_run run;
+runner::check_run crowded_run() {
+    runner::check_run run;
     run.suites = {"semantics"};
     run.reports = {crowded_report()};
     return run;
@@ -34,7 +34,7 @@ report::check_run crowded_run() {
 } // namespace
 
 TEST_CASE("n buckets come in numeric order", "[report][check]") {
-    const auto b = report::ordered_n_buckets(crowded_report().n_buckets);
+    const auto b = runner::ordered_n_buckets(crowded_report().n_buckets);
     REQUIRE(b.size() == 5);
     CHECK(b[0].first == "n<=4");
     CHECK(b[1].first == "n<=16");
@@ -43,19 +43,19 @@ TEST_CASE("n buckets come in numeric order", "[report][check]") {
     CHECK(b[4].first == "n>1024");
     for (long n : {1L, 4L, 5L, 16L, 17L, 256L, 1024L, 1025L}) {
         std::map<std::string, int> m = {{runner::n_bucket(n), 1}, {"zzz", 1}};
-        CHECK(report::ordered_n_buckets(m).back().first == "zzz"); // other labels last
+        CHECK(runner::ordered_n_buckets(m).back().first == "zzz"); // other labels last
     }
 }
 
 TEST_CASE("model classes: the top five by cases and then other", "[report][check]") {
-    const auto s = report::summarize_classes(crowded_report().classes);
-    REQUIRE(s.top.size() == report::top_model_classes);
+    const auto s = runner::summarize_classes(crowded_report().classes);
+    REQUIRE(s.top.size() == runner::top_model_classes);
     CHECK(s.top[0] == std::pair<std::string, int>{"class l", 12});
     CHECK(s.top[4] == std::pair<std::string, int>{"class h", 8});
     CHECK(s.other_classes == 7);
     CHECK(s.other_cases == 1 + 2 + 3 + 4 + 5 + 6 + 7);
     // ties by name; no "other" when everything fits
-    const auto t = report::summarize_classes({{"b", 2}, {"a", 2}, {"c", 1}});
+    const auto t = runner::summarize_classes({{"b", 2}, {"a", 2}, {"c", 1}});
     REQUIRE(t.top.size() == 3);
     CHECK(t.top[0].first == "a");
     CHECK(t.top[1].first == "b");
@@ -64,7 +64,7 @@ TEST_CASE("model classes: the top five by cases and then other", "[report][check
 }
 
 TEST_CASE("the terminal table is compact and shows undefined and measurements", "[report][check]") {
-    const std::string text = report::check_to_text(crowded_run());
+    const std::string text = runner::check_to_text(crowded_run());
     CHECK(text.find("undefined") < text.find("failed"));
     CHECK(text.find("    lengths: n<=4: 752, n<=16: 191, n<=64: 57, n<=1024: 5, n>1024: 2\n") !=
           std::string::npos);
@@ -78,7 +78,7 @@ TEST_CASE("the terminal table is compact and shows undefined and measurements", 
 }
 
 TEST_CASE("report.md has the undefined column and the compact distributions", "[report][check]") {
-    const std::string md = report::check_to_markdown(crowded_run());
+    const std::string md = runner::check_to_markdown(crowded_run());
     CHECK(md.find("| property | status | passed | undecided | undefined | failed | gave up | seed |") !=
           std::string::npos);
     CHECK(md.find("| 90 | 0 | 3 | 0 | no |") != std::string::npos);
@@ -93,7 +93,7 @@ TEST_CASE("report.md has the undefined column and the compact distributions", "[
 }
 
 TEST_CASE("report.json: ordered buckets and the short class table beside the full map", "[report][check]") {
-    const json::value doc = report::check_to_json(crowded_run());
+    const json::value doc = runner::check_to_json(crowded_run());
     CHECK(doc.find("provenance") == nullptr);
     const json::value& p = doc.find("properties")->elements().at(0);
     const json::value& nb = *p.find("n_buckets");
@@ -115,13 +115,13 @@ TEST_CASE("report.json: ordered buckets and the short class table beside the ful
 }
 
 TEST_CASE("check reports record their provenance", "[report][check][provenance]") {
-    report::check_run run = crowded_run();
+    runner::check_run run = crowded_run();
     run.made_by.version = "9.9.9";
     run.made_by.commit = "0123abcd";
     run.made_by.dirty = false;
     run.made_by.command_line = "attnprop check --seed 'a b'";
     run.made_by.options = {{"--seed", "1"}, {"--suite", "semantics"}};
-    const json::value doc = report::check_to_json(run);
+    const json::value doc = runner::check_to_json(run);
     const auto back = report::provenance_from_json(doc);
     REQUIRE(back);
     CHECK(back->version == "9.9.9");
@@ -129,7 +129,7 @@ TEST_CASE("check reports record their provenance", "[report][check][provenance]"
     CHECK(back->dirty == false);
     CHECK(back->command_line == "attnprop check --seed 'a b'");
     CHECK(back->options == run.made_by.options);
-    const std::string md = report::check_to_markdown(run);
+    const std::string md = runner::check_to_markdown(run);
     CHECK(md.find("## Provenance\n\n- attnprop 9.9.9, commit `0123abcd` (clean)\n"
                   "- command: `attnprop check --seed 'a b'`\n"
                   "- options: `--seed 1` `--suite semantics`\n") != std::string::npos);

@@ -1,9 +1,11 @@
 #pragma once
 /// @file check_report.hpp
 /// Reports of `attnprop check`: report.json (schema in docs/reports.md), report.md for people,
-/// and one folder per counterexample that `attnprop replay` reproduces on its own.
+/// and one folder per counterexample (report::case_record) that `attnprop replay` reproduces on
+/// its own.
 
 #include "model/json.hpp"
+#include "report/case_record.hpp"
 #include "report/provenance.hpp"
 #include "runner/runner.hpp"
 
@@ -14,23 +16,23 @@
 #include <utility>
 #include <vector>
 
-namespace attnprop::report {
+namespace attnprop::runner {
 
 /// Everything a check run produced. Wall times are kept out of the files so that the same seed
 /// gives the same report.
 struct check_run {
-    runner::run_config cfg;
+    run_config cfg;
     std::vector<std::string> suites;
-    std::vector<runner::property_report> reports;
+    std::vector<property_report> reports;
     /// Who made the run (version, commit, command line, options); written to report.json,
     /// report.md and every case.json unless empty.
-    provenance made_by;
+    report::provenance made_by;
 };
 
 /// How many model classes the compact distribution names; the rest is "other".
 inline constexpr std::size_t top_model_classes = 5;
 
-/// The n buckets of a property (runner::n_bucket labels) in numeric order: "n<=4", "n<=16",
+/// The n buckets of a property (n_bucket labels) in numeric order: "n<=4", "n<=16",
 /// ..., "n>1024"; labels of another shape last, in string order.
 std::vector<std::pair<std::string, int>> ordered_n_buckets(const std::map<std::string, int>& buckets);
 
@@ -45,7 +47,7 @@ class_summary summarize_classes(const std::map<std::string, int>& classes,
                                 std::size_t top = top_model_classes);
 
 /// Folder name of a property's counterexample: "<suite>-<name>".
-std::string counterexample_folder(const runner::property_report& r);
+std::string counterexample_folder(const property_report& r);
 
 json::value check_to_json(const check_run& run);
 std::string check_to_markdown(const check_run& run);
@@ -54,20 +56,14 @@ std::string check_to_markdown(const check_run& run);
 std::string check_to_text(const check_run& run);
 
 /// Writes report.json, report.md and counterexamples/<folder>/{model.json, case.json,
-/// original/{model.json, case.json}} into dir (created if needed).
+/// original/{model.json, case.json}} into dir (created if needed), every file atomically.
+/// Throws std::runtime_error when a file cannot be written.
 void write_check_report(const std::filesystem::path& dir, const check_run& run);
 
-/// A counterexample read back from its folder.
-struct replay_record {
-    std::string property;          ///< "suite/name"
-    runner::test_case value;
-    runner::run_config cfg;        ///< precision and cap as recorded
-    std::string message;           ///< the recorded violation
-    std::vector<std::pair<std::string, std::string>> numbers;
-};
+/// The case.json record of a recorded case of a failed property: `shrunk` for the shrunk case
+/// (with its shrink steps and the original's folder), else the original one.
+report::case_record case_record_of(const recorded_case& rc, const property_report& r,
+                                   const counterexample& cx, const run_config& cfg, bool shrunk,
+                                   const report::provenance& made_by);
 
-/// Reads DIR/case.json and the model it names. Throws model::model_file_error for a broken file
-/// and std::runtime_error when DIR has no case.json.
-replay_record read_counterexample(const std::filesystem::path& dir);
-
-} // namespace attnprop::report
+} // namespace attnprop::runner
