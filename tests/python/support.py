@@ -1,12 +1,15 @@
 """Shared helpers of the attnprop_torch tests: the attnprop binary, random encoders of every
 supported configuration (fixed seeds), and running attnprop."""
+import itertools
 import json
 import os
+import random
 import subprocess
 import tempfile
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from attnprop_torch.__main__ import dumps
 
@@ -135,6 +138,92 @@ def configurations():
             ("no biases anywhere, no affine layer norms, no positions, 3 outputs", no_biases),
             ("list: MHA alone, LayerNorm, dropout, pre-norm layer, MHA; tensor table", mixed_list_mha_alone),
             ("float64 module, post-norm gelu, final norm", float64_post_gelu)]
+
+
+#: The four switches of an nn.TransformerEncoderLayer the exporter must get right: norm_first,
+#: the activation, batch_first and whether biases are present. random_configuration draws the
+#: rest (sizes, eps, the container, positions, readout, dtype) from its seed.
+SWITCHES = list(itertools.product([False, True], ["relu", "gelu"], [False, True], [True, False]))
+
+
+def random_configuration(seed, norm_first, activation, batch_first, bias):
+    """export_encoder's keyword arguments for a random encoder with these switches (every layer
+    has them); everything else is drawn from `seed`: d_model = heads x head width, 1 or 2
+    layers, feed-forward width, layer norm eps, how the activation is given (string, function or
+    module), the container (nn.TransformerEncoder with or without a final norm, a list,
+    nn.ModuleList, nn.Sequential, one bare layer), an nn.MultiheadAttention-with-residual or
+    nn.LayerNorm item in lists, the alphabet, the positional embedding (none, sinusoidal,
+    nn.Embedding table, tensor table), the readout (threshold or softmax over 2-3 outputs) and
+    the dtype (float32 or float64)."""
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    heads = rng.choice([1, 2, 3])
+    E = heads * rng.choice([1, 2, 3])
+    ffn = rng.randint(1, 12)
+    dtype = rng.choice([torch.float32, torch.float64])
+    count = rng.choice([1, 2])
+    act_forms = {"relu": ["relu", F.relu, nn.ReLU()], "gelu": ["gelu", F.gelu, nn.GELU()]}
+
+    def make_layer():
+        layer = nn.TransformerEncoderLayer(E, heads, dim_feedforward=ffn,
+                                           dropout=rng.choice([0.0, 0.1]),
+                                           activation=rng.choice(act_forms[activation]),
+                                           layer_norm_eps=rng.choice([1e-5, 1e-6, 1e-3, 0.25]),
+                                           batch_first=batch_first, norm_first=norm_first)
+        if not bias:
+            layer.self_attn = nn.MultiheadAttention(E, heads, bias=False, batch_first=batch_first)
+            layer.linear1 = nn.Linear(E, ffn, bias=False)
+            layer.linear2 = nn.Linear(ffn, E, bias=False)
+            eps = layer.norm1.eps
+            layer.norm1 = nn.LayerNorm(E, eps=eps, elementwise_affine=False)
+            layer.norm2 = nn.LayerNorm(E, eps=eps, elementwise_affine=False)
+        return layer
+
+    forms = ["encoder", "encoder+norm", "list", "ModuleList", "Sequential"]
+    if count == 1:
+        forms.append("layer")
+    form = rng.choice(forms)
+    extra = None
+    if form.startswith("encoder"):
+        final = nn.LayerNorm(E, eps=rng.choice([1e-5, 1e-2]), elementwise_affine=bias) \
+            if form == "encoder+norm" else None
+        encoder = nn.TransformerEncoder(make_layer(), count, norm=final)
+    elif form == "layer":
+        encoder = make_layer()
+    else:
+        items = [make_layer() for _ in range(count)]
+        extra = rng.choice([None, "mha", "norm"])
+        form += {None: "", "mha": " with an MHA item", "norm": " with a LayerNorm item"}[extra]
+        if extra == "mha":
+            items.insert(rng.randint(0, len(items)),
+                         nn.MultiheadAttention(E, heads, bias=bias, batch_first=batch_first))
+        elif extra == "norm":
+            items.insert(rng.randint(0, len(items)), nn.LayerNorm(E, elementwise_affine=bias))
+        encoder = {"list": list, "ModuleList": nn.ModuleList,
+                   "Sequential": lambda m: nn.Sequential(*m)}[form.split()[0]](items)
+    alphabet = rng.sample(["0", "1", "a", "(", ")"], rng.randint(1, 3))
+    emb = nn.Embedding(len(alphabet) + 1, E)
+    pos_kind = rng.choice(["none", "sinusoidal", "embedding", "tensor"])
+    positional = {"none": None, "sinusoidal": "sinusoidal",
+                  "embedding": nn.Embedding(300, E), "tensor": torch.randn(257, E) * 0.5}[pos_kind]
+    k = rng.choice([1, 2, 3])
+    readout = nn.Linear(E, k, bias=bias)
+    symbols = None if k == 1 else ["r%d" % j for j in range(k)]
+    modules = [encoder if isinstance(encoder, nn.Module) else nn.ModuleList(encoder), emb, readout]
+    if isinstance(positional, nn.Embedding):
+        modules.append(positional)
+    for j, m in enumerate(modules):
+        randomise(m, seed * 10 + j)
+        m.to(dtype)
+    if isinstance(positional, torch.Tensor):
+        positional = positional.to(dtype)
+    label = "seed %d: norm_first=%s %s batch_first=%s bias=%s; %s (%d layers), E=%d H=%d ffn=%d, %s, " \
+            "positions %s, %d output%s" % (seed, norm_first, activation, batch_first, bias, form,
+                                          count, E, heads, ffn, str(dtype)[6:], pos_kind, k,
+                                          "" if k == 1 else "s")
+    return label, dict(encoder=encoder, token_embedding=emb, alphabet=alphabet, eos="$",
+                       positional=positional, readout=readout, readout_symbols=symbols,
+                       name="random-%d" % seed)
 
 
 def load_json(path):

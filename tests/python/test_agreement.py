@@ -1,7 +1,12 @@
 """Every supported configuration, exported and compared with PyTorch in float64 on random
 inputs up to n = 256: the readout (probabilities, or the threshold value) agrees with attnprop's
 ball enclosure of the exact value to 1e-12 relative. A negative control shows that the check
-catches a wrong export (one weight changed by one float32 ulp)."""
+catches a wrong export (one weight changed by one float32 ulp).
+
+Two families: five hand-built configurations (support.configurations) at n = 1, 2, 9, 64, 256,
+two inputs each, and one random encoder for each of the 16 combinations of norm_first, relu /
+gelu, batch_first and biases present / absent (support.random_configuration, the rest drawn from
+a fixed seed) at n = 1, 3 and 256."""
 import unittest
 
 import torch
@@ -14,13 +19,15 @@ import support
 
 TOLERANCE = 1e-12
 LENGTHS = [1, 2, 9, 64, 256]
+RANDOM_LENGTHS = [1, 3, 256]
+RANDOM_SEED = 2000
 
 
 class Agreement(unittest.TestCase):
-    def check_configuration(self, label, build, seed):
+    def check_configuration(self, label, build, seed, lengths=LENGTHS, samples=2):
         kwargs = build()
         doc = export_encoder(**kwargs)
-        inputs = random_inputs(list(kwargs["alphabet"]), LENGTHS, 2, seed)
+        inputs = random_inputs(list(kwargs["alphabet"]), lengths, samples, seed)
         with support.TempDir() as tmp:
             path = support.write_doc(doc, tmp)
             rows, _ = compare(kwargs, doc, path, inputs, support.attnprop_bin(), precision=128)
@@ -40,6 +47,12 @@ class Agreement(unittest.TestCase):
         for k, (label, build) in enumerate(support.configurations()):
             with self.subTest(label):
                 self.check_configuration(label, build, 1000 + k)
+
+    def test_random_encoders_of_every_switch_combination(self):
+        for k, switches in enumerate(support.SWITCHES):
+            label, kwargs = support.random_configuration(RANDOM_SEED + k, *switches)
+            with self.subTest(label):
+                self.check_configuration(label, lambda: kwargs, RANDOM_SEED + k, RANDOM_LENGTHS, 1)
 
     def test_negative_control_one_ulp_is_caught(self):
         label, build = support.configurations()[0]
