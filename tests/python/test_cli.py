@@ -1,4 +1,9 @@
-"""The command line: python3 -m attnprop_torch export / compare SCRIPT.py, and its errors."""
+"""The command line: python3 -m attnprop_torch export / compare SCRIPT.py, and its errors.
+
+One test runs `python3 -m attnprop_torch` as a user would; the others call its main() in this
+process (the same code after argument parsing), which saves an import of torch per case."""
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -6,13 +11,15 @@ import sys
 import textwrap
 import unittest
 
+from attnprop_torch.__main__ import main
+
 import support
 
 SCRIPT = textwrap.dedent('''
     import torch, torch.nn as nn
 
     def build():
-        torch.manual_seed(5)
+        torch.manual_seed(13)
         layer = nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0, batch_first=True)
         return dict(encoder=nn.TransformerEncoder(layer, 1), token_embedding=nn.Embedding(3, 4),
                     alphabet=["0", "1"], eos="$", positional="sinusoidal",
@@ -20,14 +27,25 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-def run(*args, env_extra=None):
+def run_module(*args):
+    """(exit code, stdout, stderr) of `python3 -m attnprop_torch ARGS` in a new process."""
     env = dict(os.environ)
     env["ATTNPROP"] = support.attnprop_bin()
-    if env_extra:
-        env.update(env_extra)
     p = subprocess.run([sys.executable, "-m", "attnprop_torch"] + list(args), capture_output=True,
                        text=True, env=env)
     return p.returncode, p.stdout, p.stderr
+
+
+def run(*args):
+    """(exit code, stdout, stderr) of main(ARGS) in this process."""
+    os.environ["ATTNPROP"] = support.attnprop_bin()
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as e:  # argparse's usage errors
+            code = e.code
+    return code, out.getvalue(), err.getvalue()
 
 
 class CommandLine(unittest.TestCase):
@@ -37,12 +55,21 @@ class CommandLine(unittest.TestCase):
             with open(script, "w") as f:
                 f.write(SCRIPT)
             out = os.path.join(tmp, "m.json")
-            code, stdout, stderr = run("export", script, "--out", out)
+            code, stdout, stderr = run_module("export", script, "--out", out)
             self.assertEqual(code, 0, stderr)
             self.assertIn("wrote %s (d = 4, 1 layer, threshold readout)" % out, stdout)
-            code, stdout, stderr = support.run_attnprop("eval", "--model", out, "--input", "0110")
-            self.assertEqual(code, 0, stderr)
-            self.assertRegex(stdout, r"readout +(accept|reject)")
+            # attnprop's threshold decision is torch's sign of the output (accept iff > 0).
+            import runpy
+            from attnprop_torch.reference import TorchModel
+            torch_model = TorchModel(runpy.run_path(script)["build"]())
+            decisions = set()
+            for text in ["", "0", "1", "0110", "1111", "10010"]:
+                code, stdout, stderr = support.run_attnprop("eval", "--model", out, "--input=" + text)
+                self.assertEqual(code, 0, stderr)
+                expected = "accept" if torch_model.run(text)[0] > 0 else "reject"
+                self.assertRegex(stdout, r"readout +%s" % expected, "input %r" % text)
+                decisions.add(expected)
+            self.assertEqual(decisions, {"accept", "reject"}, "the inputs should show both decisions")
             code, stdout, stderr = support.run_attnprop("bound", "--model", out)
             self.assertEqual(code, 0, stderr)
             self.assertIn("Lemma 5 applies", stdout)
