@@ -43,7 +43,7 @@ sweep: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L sweep $(CTEST_ARGS)
 
 bench:
-	@./scripts/install-deps.sh --bench
+	@./scripts/install-deps.sh
 	cmake -S . -B $(BUILD)-bench -DCMAKE_BUILD_TYPE=Release -DATTNPROP_BUILD_BENCH=ON -DATTNPROP_BUILD_TESTS=OFF
 	cmake --build $(BUILD)-bench -j$(JOBS) --target attnprop_bench
 	./scripts/run-bench.sh $(BUILD)-bench

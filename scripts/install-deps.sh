@@ -1,27 +1,29 @@
 #!/usr/bin/env bash
 # Installs the Debian packages attnprop needs to build, test and benchmark.
-#   scripts/install-deps.sh           the build (g++), tests and benchmarks
+#   scripts/install-deps.sh           the build (g++), tests (python3-torch for the python
+#                                     tests) and benchmarks
 #   scripts/install-deps.sh --fuzz    also clang and libFuzzer, for `make fuzz` (fuzz/)
-#   scripts/install-deps.sh --bench   also python3-torch and python3-numpy, for `make bench`
 # Idempotent: runs `apt-get update` and `apt-get install` only when a package is missing.
 set -euo pipefail
 
+# python3-torch and python3-numpy: the PyTorch exporter python/attnprop_torch and its tests
+# (CTest label python, run by /usr/bin/python3), and the PyTorch baseline of the benchmarks
+# (bench/torch_baseline.py).
 packages=(
   build-essential cmake pkg-config
   libboost-dev libgmp-dev libmpfr-dev libflint-arb-dev libflint-dev
   librapidcheck-dev catch2 libcli11-dev libfmt-dev
   libbenchmark-dev
+  python3 python3-torch python3-numpy
   # figures: rsvg-convert renders the SVGs to PNG, in DejaVu Sans, the font their layout measures
   librsvg2-bin fonts-dejavu-core
 )
-# `install-deps.sh --bench` (what `make bench` runs) also installs the PyTorch baseline of the
-# certified-kernel benchmarks (bench/torch_baseline.py, run by /usr/bin/python3);
-# `--fuzz` installs clang++-14 and its runtime (libclang_rt.fuzzer and the sanitizers for clang).
+# `install-deps.sh --fuzz` installs clang++-14 and its runtime (libclang_rt.fuzzer and the
+# sanitizers for clang).
 for opt in "$@"; do
   case "$opt" in
-    --bench) packages+=(python3-torch python3-numpy) ;;
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
-    *) echo "install-deps.sh: unknown option $opt (--bench, --fuzz)" >&2; exit 2 ;;
+    *) echo "install-deps.sh: unknown option $opt (--fuzz)" >&2; exit 2 ;;
   esac
 done
 

@@ -21,7 +21,7 @@ seeds="$build/fuzz-seeds"
 rm -rf "$seeds"
 mkdir -p "$seeds/json" "$seeds/model" "$seeds/formula" "$seeds/case" \
          "$build/fuzz-artifacts" "$build/fuzz-logs"
-for f in "$src"/models/*.json "$src"/tests/golden/bad_inputs/*.json; do
+for f in "$src"/models/*.json "$src"/tests/golden/bad_inputs/*.json "$src"/tests/data/ffn-gelu*.json; do
   cp "$f" "$seeds/json/"
   cp "$f" "$seeds/model/"
 done

@@ -3,6 +3,8 @@
 #include "analysis/formula_range.hpp"
 #include "analysis/norms.hpp"
 
+#include <arb_hypgeom.h>
+
 #include <algorithm>
 #include <variant>
 
@@ -148,6 +150,14 @@ map_lipschitz analyse_graph(const model::graph_map<rational>& g, const rmap& f,
         case model::graph_op::relu:
         case model::graph_op::tanh:
         case model::graph_op::slice: out.l = arg_l(0); break;
+        case model::graph_op::gelu:
+        case model::graph_op::erf:
+            if (!arg_const(0))
+                out.l = scaled(arg_l(0), *activation_lipschitz(nd.op == model::graph_op::gelu
+                                                                   ? model::activation::gelu
+                                                                   : model::activation::erf,
+                                                               ctx));
+            break;
         case model::graph_op::step:
         case model::graph_op::floor:
             if (!arg_const(0) && !out.failure)
@@ -208,6 +218,8 @@ map_lipschitz analyse_mlp(const model::mlp_map<rational>& p, const std::vector<i
         }
         if (act == model::activation::step || act == model::activation::floor)
             l.assign(l.size(), zero_point(ctx.precision_bits));
+        else if ((act == model::activation::gelu || act == model::activation::erf) && !all_zero(l))
+            l = scaled(l, *activation_lipschitz(act, ctx));
     }
     r.lipschitz = true;
     r.block_bounds = std::move(l);
@@ -301,6 +313,42 @@ const model::affine_map<rational>* value_affine(const model::head<rational>& h) 
     if (h.value.type == model::value_spec<rational>::kind::linear) return &h.value.V;
     if (h.value.fn) return std::get_if<model::affine_map<rational>>(&h.value.fn->impl);
     return nullptr;
+}
+
+std::optional<arb_ball> activation_lipschitz(model::activation a, const numeric::context& ctx) {
+    const long p = ctx.precision_bits;
+    switch (a) {
+    case model::activation::identity:
+    case model::activation::relu:
+    case model::activation::tanh: return numeric::one<arb_ball>(ctx);
+    case model::activation::step:
+    case model::activation::floor: return std::nullopt;
+    case model::activation::erf: {
+        // erf' = (2/sqrt(pi)) e^(-x^2), largest at 0.
+        arb_ball r(p);
+        arb_const_sqrt_pi(r.raw(), p);
+        arb_ui_div(r.raw(), 2, r.raw(), p);
+        return upper(r);
+    }
+    case model::activation::gelu: {
+        // gelu' = Phi(x) + x phi(x) and gelu'' = phi(x) (2 - x^2): gelu' falls from 0 (at -inf)
+        // to its minimum at -sqrt 2, rises to its maximum L = gelu'(sqrt 2) = Phi(sqrt 2) +
+        // sqrt 2 phi(sqrt 2) = (1 + erf 1)/2 + 1/(e sqrt(pi)) and falls to 1 (at inf). As
+        // gelu'(-x) = 1 - gelu'(x), the minimum is 1 - L, and sup |gelu'| = max(L, L - 1) = L.
+        arb_ball e1(p), c(p), r(p);
+        arb_one(e1.raw());
+        arb_hypgeom_erf(e1.raw(), e1.raw(), p);
+        arb_add_ui(r.raw(), e1.raw(), 1, p);
+        arb_mul_2exp_si(r.raw(), r.raw(), -1);
+        arb_const_sqrt_pi(c.raw(), p);
+        arb_ball e(p);
+        arb_const_e(e.raw(), p);
+        c = c * e;
+        arb_ui_div(c.raw(), 1, c.raw(), p);
+        return upper(r + c);
+    }
+    }
+    return std::nullopt;
 }
 
 std::vector<input_block> update_blocks(const model::model<rational>& m, std::size_t k) {
@@ -464,8 +512,8 @@ std::vector<hypothesis_result> check_hypotheses(const model::model<rational>& m)
             if (emb.holds == true) {
                 h.reason = "f_in is a map (" + kind +
                            ") of bounded embeddings, and every map kind sends bounded sets to "
-                           "bounded sets (linear maps, relu, tanh, step, floor, mul, slices "
-                           "and layer norm are bounded on bounded sets; tables and hashes "
+                           "bounded sets (linear maps, relu, tanh, gelu, erf, step, floor, mul, "
+                           "slices and layer norm are bounded on bounded sets; tables and hashes "
                            "have bounded outputs)";
             } else {
                 h.holds = std::nullopt;

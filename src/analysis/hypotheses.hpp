@@ -74,12 +74,14 @@ struct map_lipschitz {
 /// Composes Lipschitz constants through the map, per input block:
 /// - affine W x + b: the spectral-norm bound of each block's columns of W;
 /// - MLP: the first layer by column blocks, later layers by their spectral norms; relu, tanh,
-///   identity 1; step and floor are discontinuous (false);
+///   identity 1, gelu and erf their activation_lipschitz constants; step and floor are
+///   discontinuous (false);
 /// - graph nodes: input 1 on the blocks it overlaps; linear ||W||_2 (column blocks when its
 ///   argument is an input node); add, sub, concat the sum of their arguments' constants; relu,
-///   tanh, slice 1; scale |factor|; layer norm max|gamma|/sqrt(eps) (gamma absent = 1; theory
-///   §6: the Jacobian of x ↦ (x - mean)/sqrt(var + eps) has norm 1/sqrt(var + eps)), eps = 0
-///   is not Lipschitz (false); step and floor are discontinuous (false); mul of two varying
+///   tanh, slice 1; gelu and erf their activation_lipschitz constants; scale |factor|; layer
+///   norm max|gamma|/sqrt(eps) (gamma absent = 1; theory §6: the Jacobian of
+///   x ↦ (x - mean)/sqrt(var + eps) has norm 1/sqrt(var + eps)), eps = 0 is not Lipschitz
+///   (false); step and floor are discontinuous (false); mul of two varying
 ///   arguments is bilinear and not globally Lipschitz (false), mul by a constant node c is
 ///   max|c|. A node whose arguments do not depend on the input is constant (constant 0),
 ///   whatever its op;
@@ -88,6 +90,15 @@ struct map_lipschitz {
 map_lipschitz lipschitz_analysis(const model::map<numeric::rational>& f,
                                  const std::vector<input_block>& blocks,
                                  const numeric::context& ctx);
+
+/// The global Lipschitz constant sup |a'| of an elementwise activation, as an upper-bound point
+/// (applied coordinatewise, a has the same constant in the Euclidean norm): identity, relu and
+/// tanh 1; erf 2/sqrt(pi) = 1.1283...; gelu (x Phi(x)) gelu'(sqrt 2) = (1 + erf 1)/2 +
+/// 1/(e sqrt(pi)) = 1.1289... (gelu'' = phi(x)(2 - x^2) vanishes at +-sqrt 2, where gelu' is
+/// 1.1289 and -0.1289, and gelu' tends to 0 and 1 at -inf and inf; docs/bounds.md). step and
+/// floor are discontinuous: std::nullopt.
+std::optional<numeric::arb_ball> activation_lipschitz(model::activation a,
+                                                      const numeric::context& ctx);
 
 /// A Lipschitz constant of f with respect to its whole input (one block), as an upper-bound
 /// point; std::nullopt when f is not Lipschitz or this cannot be decided.

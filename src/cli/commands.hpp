@@ -16,5 +16,6 @@ std::unique_ptr<command> make_restrict_command(CLI::App& parent);
 std::unique_ptr<command> make_bound_command(CLI::App& parent);
 std::unique_ptr<command> make_influence_command(CLI::App& parent);
 std::unique_ptr<command> make_simulate_command(CLI::App& parent);
+std::unique_ptr<command> make_format_command(CLI::App& parent);
 
 } // namespace attnprop::cli

@@ -997,7 +997,7 @@ struct soft_head_spec {
 
 struct soft_layer_spec {
     std::vector<soft_head_spec> heads;
-    bool tanh = false;
+    const char* act_name = "relu"; ///< the FFN activation's graph op: relu, tanh or gelu
     int ln = 0; ///< 0 none, 1 pre-LN (LN before the FFN), 2 post-LN (LN after the residual sum)
     std::size_t hidden = 1;
     int eps = 0; ///< 1/10, 1/100, 1/1000
@@ -1029,7 +1029,11 @@ rc::Gen<soft_spec> soft_spec_gen(const soft_bounds& b) {
             return soft_head_spec{static_cast<std::size_t>(std::get<0>(t)),
                                   static_cast<std::size_t>(std::get<1>(t)), std::get<2>(t) == 1};
         });
-    const int acts = b.allow_tanh ? 2 : 1;
+    // relu first (what shrinking tends to), then the smooth activations the bounds allow.
+    std::vector<const char*> act_names{"relu"};
+    if (b.allow_tanh) act_names.push_back("tanh");
+    if (b.allow_gelu) act_names.push_back("gelu");
+    const int acts = static_cast<int>(act_names.size());
     const int lns = b.allow_layer_norm ? 3 : 1;
     auto layer_gen = rc::gen::mapcat(
         rc::gen::inRange(1, std::max(1, b.max_heads) + 1), [=](int heads) {
@@ -1039,10 +1043,10 @@ rc::Gen<soft_spec> soft_spec_gen(const soft_bounds& b) {
                                rc::gen::inRange(0, acts), rc::gen::inRange(0, lns),
                                rc::gen::inRange(1, max_dim + 1), rc::gen::inRange(0, 3),
                                rc::gen::inRange(0, 2)),
-                [](std::tuple<std::vector<soft_head_spec>, int, int, int, int, int> t) {
+                [act_names](std::tuple<std::vector<soft_head_spec>, int, int, int, int, int> t) {
                     soft_layer_spec l;
                     l.heads = std::move(std::get<0>(t));
-                    l.tanh = std::get<1>(t) == 1;
+                    l.act_name = act_names[static_cast<std::size_t>(std::get<1>(t))];
                     l.ln = std::get<2>(t);
                     l.hidden = static_cast<std::size_t>(std::get<3>(t));
                     l.eps = std::get<4>(t);
@@ -1175,7 +1179,7 @@ json::value soft_build(const soft_spec& s, genome_reader& g) {
             ffn_in = "ln";
         }
         linear("h", ffn_in, ls.hidden, s.d, true);
-        nodes.push_back(node("act", ls.tanh ? "tanh" : "relu", {"h"}));
+        nodes.push_back(node("act", ls.act_name, {"h"}));
         linear("ffn", "act", s.d, ls.hidden, false);
         nodes.push_back(node("out", "add", {"res", "ffn"}));
         std::string output = "out";
@@ -1432,19 +1436,21 @@ std::string model_class(const model::model<numeric::rational>& m) {
                       " L" + std::to_string(m.layers.size()) + " H" + std::to_string(heads);
     static const char* const kind_names[] = {"affine", "mlp", "graph", "table", "hash"};
     bool kinds[5] = {};
-    bool relu = false, tanh = false, ln = false;
+    bool relu = false, tanh = false, gelu = false, ln = false;
     auto visit = [&](const model::map<rational>& f) {
         kinds[f.impl.index()] = true;
         if (const auto* p = std::get_if<model::mlp_map<rational>>(&f.impl)) {
             for (auto a : p->activations) {
                 relu = relu || a == model::activation::relu;
                 tanh = tanh || a == model::activation::tanh;
+                gelu = gelu || a == model::activation::gelu;
             }
         }
         if (const auto* g = std::get_if<model::graph_map<rational>>(&f.impl)) {
             for (const auto& nd : g->nodes) {
                 relu = relu || nd.op == model::graph_op::relu;
                 tanh = tanh || nd.op == model::graph_op::tanh;
+                gelu = gelu || nd.op == model::graph_op::gelu;
                 ln = ln || nd.op == model::graph_op::layer_norm;
             }
         }
@@ -1466,6 +1472,7 @@ std::string model_class(const model::model<numeric::rational>& m) {
     } else {
         if (relu) out += " relu";
         if (tanh) out += " tanh";
+        if (gelu) out += " gelu";
         if (ln) out += " ln";
         if (m.positional && m.positional->type == model::positional_spec::kind::sinusoidal)
             out += " sin";

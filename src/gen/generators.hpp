@@ -55,7 +55,8 @@ struct soft_bounds {
     int max_dim = 4;
     int max_alphabet = 3;
     bool allow_layer_norm = true; ///< pre- or post-LN (eps in {1/10, 1/100, 1/1000}) may occur
-    bool allow_tanh = true;       ///< the FFN activation may be tanh (else always relu)
+    bool allow_tanh = true;       ///< the FFN activation may be tanh
+    bool allow_gelu = true;       ///< the FFN activation may be the exact gelu (x Phi(x))
 };
 
 /// Hard models with arbitrary maps, as Hahn's Theorem 1 allows. Token embeddings: small
@@ -93,7 +94,7 @@ rc::Gen<model::model<numeric::rational>> dyadic_hard_model(const hard_bounds& b 
 /// [i==1], i - 2*floor(i/2), i/n, (n-i)/n, [i==n], 1/i, or the sinusoidal encoding with base
 /// 10000, 100 or 10); f_in add or concat; dot-product scores of linear Q, K (no biases, no
 /// score maps) with the default 1/sqrt(d_k) or a positive rational scale; linear values (no
-/// bias); F_k a graph "y + W_o b, then + FFN" (FFN = linear, relu or tanh, linear), optionally
+/// bias); F_k a graph "y + W_o b, then + FFN" (FFN = linear, relu, tanh or gelu, linear), optionally
 /// with a pre- or post-layer norm with eps in {1/10, 1/100, 1/1000} (> 0, so Lipschitz); and a
 /// softmax readout over 2 or 3 output symbols. Entries are small rationals (|num| <= 4,
 /// den <= 4). Shrinks towards 1 layer, 1 head, d = 1, add, formula positional, relu, no layer

@@ -12,6 +12,8 @@ const char* to_string(activation a) {
     case activation::tanh: return "tanh";
     case activation::step: return "step";
     case activation::floor: return "floor";
+    case activation::gelu: return "gelu";
+    case activation::erf: return "erf";
     }
     return "?";
 }
@@ -26,6 +28,8 @@ const char* to_string(graph_op op) {
     case graph_op::concat: return "concat";
     case graph_op::relu: return "relu";
     case graph_op::tanh: return "tanh";
+    case graph_op::gelu: return "gelu";
+    case graph_op::erf: return "erf";
     case graph_op::step: return "step";
     case graph_op::floor: return "floor";
     case graph_op::layer_norm: return "layer_norm";

@@ -16,9 +16,9 @@
 namespace attnprop::model {
 
 /// Elementwise nonlinearity of an MLP layer or graph node.
-enum class activation { identity, relu, tanh, step, floor };
+enum class activation { identity, relu, tanh, step, floor, gelu, erf };
 
-/// "identity", "relu", "tanh", "step", "floor".
+/// "identity", "relu", "tanh", "step", "floor", "gelu", "erf".
 const char* to_string(activation a);
 
 /// Layered MLP: x -> act_L(W_L ... act_1(W_1 x + b_1) ... + b_L).
@@ -37,6 +37,8 @@ enum class graph_op {
     concat,     ///< concatenation of the arguments
     relu,       ///< elementwise max(x, 0)
     tanh,       ///< elementwise tanh
+    gelu,       ///< elementwise exact GELU x Phi(x) = x (1 + erf(x / sqrt 2)) / 2
+    erf,        ///< elementwise error function
     step,       ///< elementwise [x > 0]
     floor,      ///< elementwise floor
     layer_norm, ///< gamma * (x - mean) / sqrt(var + eps) + beta (biased variance)
@@ -110,16 +112,16 @@ template <numeric::Scalar S> void require_all_finite(const vec<S>& v);
 template <numeric::Scalar S> map<S> convert(const map<rational>& m, const numeric::context& ctx);
 
 /// Evaluates the map at x (length in_dim). Throws numeric_error when the map needs an operation
-/// S cannot do (tanh or layer norm over exact rationals), and numeric::undefined_error when a
-/// value does not exist: a layer norm at var + eps = 0 (for balls: an enclosure of var + eps
-/// that contains 0, with precision_may_resolve unless it is exactly 0), or a non-finite output
-/// of a node, MLP layer or affine map (double or MPFR overflow, NaN, a non-finite ball). The
-/// error names the graph node ("norm"; its op when it has no id) or "mlp layer 2"; the caller
-/// adds the layer, position and head.
+/// S cannot do (tanh, gelu, erf or layer norm over exact rationals), and
+/// numeric::undefined_error when a value does not exist: a layer norm at var + eps = 0 (for
+/// balls: an enclosure of var + eps that contains 0, with precision_may_resolve unless it is
+/// exactly 0), or a non-finite output of a node, MLP layer or affine map (double or MPFR
+/// overflow, NaN, a non-finite ball). The error names the graph node ("norm"; its op when it
+/// has no id) or "mlp layer 2"; the caller adds the layer, position and head.
 template <numeric::Scalar S>
 vec<S> evaluate(const map<S>& m, const vec<S>& x, const numeric::context& ctx);
 
-/// Whether evaluating the map needs transcendental functions (tanh, square roots).
+/// Whether evaluating the map needs transcendental functions (tanh, gelu, erf, square roots).
 template <class S> bool needs_real_arithmetic(const map<S>& m);
 
 } // namespace attnprop::model

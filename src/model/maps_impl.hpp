@@ -23,10 +23,15 @@ template <numeric::Scalar S> S apply_activation(activation a, const S& z, const 
     case activation::step: return numeric::step(z, ctx);
     case activation::floor: return numeric::floor(z);
     case activation::tanh:
+    case activation::gelu:
+    case activation::erf:
         if constexpr (numeric::ExpScalar<S>) {
-            return numeric::tanh(z);
+            if (a == activation::tanh) return numeric::tanh(z);
+            if (a == activation::erf) return numeric::erf(z);
+            return numeric::gelu(z, ctx);
         } else {
-            throw numeric::numeric_error("tanh needs real arithmetic; not available for " +
+            throw numeric::numeric_error(std::string(to_string(a)) +
+                                         " needs real arithmetic; not available for " +
                                          std::string(numeric::scalar_traits<S>::name) +
                                          " scalars (use --scalar mpfr or ball)");
         }
@@ -142,10 +147,14 @@ vec<S> evaluate_graph(const graph_map<S>& g, const vec<S>& x, const numeric::con
                 break;
             case graph_op::relu:
             case graph_op::tanh:
+            case graph_op::gelu:
+            case graph_op::erf:
             case graph_op::step:
             case graph_op::floor: {
                 activation a = nd.op == graph_op::relu   ? activation::relu
                                : nd.op == graph_op::tanh ? activation::tanh
+                               : nd.op == graph_op::gelu ? activation::gelu
+                               : nd.op == graph_op::erf  ? activation::erf
                                : nd.op == graph_op::step ? activation::step
                                                          : activation::floor;
                 out.clear();
@@ -308,11 +317,13 @@ vec<S> evaluate(const map<S>& m, const vec<S>& x, const numeric::context& ctx) {
 template <class S> bool needs_real_arithmetic(const map<S>& m) {
     if (const auto* p = std::get_if<mlp_map<S>>(&m.impl)) {
         for (auto a : p->activations)
-            if (a == activation::tanh) return true;
+            if (a == activation::tanh || a == activation::gelu || a == activation::erf) return true;
     }
     if (const auto* g = std::get_if<graph_map<S>>(&m.impl)) {
         for (const auto& nd : g->nodes)
-            if (nd.op == graph_op::tanh || nd.op == graph_op::layer_norm) return true;
+            if (nd.op == graph_op::tanh || nd.op == graph_op::gelu || nd.op == graph_op::erf ||
+                nd.op == graph_op::layer_norm)
+                return true;
     }
     return false;
 }

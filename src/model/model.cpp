@@ -150,11 +150,13 @@ void map_blockers(const map<rational>& f, const std::string& where,
     };
     if (const auto* p = std::get_if<mlp_map<rational>>(&f.impl)) {
         for (auto a : p->activations)
-            if (a == activation::tanh) add("tanh");
+            if (a == activation::tanh || a == activation::gelu || a == activation::erf)
+                add(to_string(a));
     }
     if (const auto* g = std::get_if<graph_map<rational>>(&f.impl)) {
         for (const auto& nd : g->nodes) {
-            if (nd.op == graph_op::tanh) add("tanh");
+            if (nd.op == graph_op::tanh || nd.op == graph_op::gelu || nd.op == graph_op::erf)
+                add(to_string(nd.op));
             if (nd.op == graph_op::layer_norm) add("layer_norm (needs a square root)");
         }
     }

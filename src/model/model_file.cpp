@@ -133,13 +133,15 @@ struct map_role {
 
 const std::vector<std::pair<std::string_view, activation>> activation_names = {
     {"identity", activation::identity}, {"relu", activation::relu}, {"tanh", activation::tanh},
-    {"step", activation::step},         {"floor", activation::floor}};
+    {"gelu", activation::gelu},         {"erf", activation::erf},   {"step", activation::step},
+    {"floor", activation::floor}};
 
 const std::vector<std::pair<std::string_view, graph_op>> graph_op_names = {
     {"linear", graph_op::linear}, {"add", graph_op::add},
     {"sub", graph_op::sub},       {"mul", graph_op::mul},
     {"concat", graph_op::concat}, {"relu", graph_op::relu},
-    {"tanh", graph_op::tanh},     {"step", graph_op::step},
+    {"tanh", graph_op::tanh},     {"gelu", graph_op::gelu},
+    {"erf", graph_op::erf},       {"step", graph_op::step},
     {"floor", graph_op::floor},   {"layer_norm", graph_op::layer_norm},
     {"scale", graph_op::scale},   {"slice", graph_op::slice}};
 
@@ -866,7 +868,7 @@ mlp_map<rational> reader::read_mlp(const node& n, const map_role& role) const {
             }
         if (!found)
             fail(act, "unknown activation " + in_quotes(name) +
-                          " (expected identity, relu, tanh, step or floor)");
+                          " (expected identity, relu, tanh, gelu, erf, step or floor)");
         p.layers.push_back(std::move(a));
     }
     return p;
@@ -996,6 +998,8 @@ graph_map<rational> reader::read_graph(const node& n, const map_role& role) cons
         case graph_op::mul:
         case graph_op::relu:
         case graph_op::tanh:
+        case graph_op::gelu:
+        case graph_op::erf:
         case graph_op::step:
         case graph_op::floor: out.dim = arg_dim(0); break;
         case graph_op::concat:

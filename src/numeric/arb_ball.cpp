@@ -1,5 +1,6 @@
 #include "numeric/arb_ball.hpp"
 
+#include <arb_hypgeom.h>
 #include <flint/fmpq.h>
 
 #include <algorithm>
@@ -111,6 +112,8 @@ arb_ball sqrt_nonneg(const arb_ball& x) { return unary(x, arb_sqrtpos); }
 arb_ball tanh(const arb_ball& x) { return unary(x, arb_tanh); }
 arb_ball sin(const arb_ball& x) { return unary(x, arb_sin); }
 arb_ball cos(const arb_ball& x) { return unary(x, arb_cos); }
+arb_ball erf(const arb_ball& x) { return unary(x, arb_hypgeom_erf); }
+arb_ball erfc(const arb_ball& x) { return unary(x, arb_hypgeom_erfc); }
 arb_ball abs(const arb_ball& x) {
     arb_ball r(x.precision());
     arb_abs(r.raw(), x.raw());

@@ -94,6 +94,10 @@ arb_ball sqrt_nonneg(const arb_ball& x);
 arb_ball tanh(const arb_ball& x);
 arb_ball sin(const arb_ball& x);
 arb_ball cos(const arb_ball& x);
+/// The error function erf x and its complement erfc x = 1 - erf x (Arb's arb_hypgeom_erf,
+/// arb_hypgeom_erfc; erfc keeps its relative accuracy where erf x is close to -1 or 1).
+arb_ball erf(const arb_ball& x);
+arb_ball erfc(const arb_ball& x);
 arb_ball abs(const arb_ball& x);
 arb_ball floor(const arb_ball& x);
 arb_ball pi_ball(const context& ctx);

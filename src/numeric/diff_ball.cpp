@@ -229,6 +229,55 @@ diff_ball cos(const diff_ball& x) {
     return diff_ball(std::move(c), cos(x.second()), std::move(d));
 }
 
+namespace {
+
+/// Every value of erf'(t) = (2/sqrt(pi)) e^(-t^2) for t between the two runs' values: the ball
+/// hull of (2/sqrt(pi)) e^(-M^2) and (2/sqrt(pi)) e^(-m^2), m <= |t| <= M on the hull of both.
+arb_ball erf_slope_between(const diff_ball& x) {
+    const long p = x.precision();
+    arb_ball h(p);
+    arb_union(h.raw(), x.first().raw(), x.second().raw(), p);
+    arf_t m, big_m;
+    arf_init(m);
+    arf_init(big_m);
+    arb_get_abs_lbound_arf(m, h.raw(), p);
+    arb_get_abs_ubound_arf(big_m, h.raw(), p);
+    arb_ball c(p);
+    arb_const_sqrt_pi(c.raw(), p);
+    arb_ui_div(c.raw(), 2, c.raw(), p);
+    auto slope = [&](const arf_t t) {
+        arb_ball v(p);
+        arb_set_arf(v.raw(), t);
+        arb_sqr(v.raw(), v.raw(), p);
+        arb_neg(v.raw(), v.raw());
+        arb_exp(v.raw(), v.raw(), p);
+        return c * v;
+    };
+    arb_ball lo = slope(big_m), hi = slope(m);
+    arf_clear(m);
+    arf_clear(big_m);
+    arb_ball r(p);
+    arb_union(r.raw(), lo.raw(), hi.raw(), p);
+    return r;
+}
+
+} // namespace
+
+diff_ball erf(const diff_ball& x) {
+    arb_ball e = erf(x.first());
+    if (x.unchanged()) return diff_ball::same(std::move(e));
+    // erf(x + d) - erf(x) = d erf'(t) for some t between x and x + d (mean value theorem).
+    arb_ball d = x.change() * erf_slope_between(x);
+    return diff_ball(std::move(e), erf(x.second()), std::move(d));
+}
+
+diff_ball erfc(const diff_ball& x) {
+    arb_ball e = erfc(x.first());
+    if (x.unchanged()) return diff_ball::same(std::move(e));
+    arb_ball d = -(x.change() * erf_slope_between(x));
+    return diff_ball(std::move(e), erfc(x.second()), std::move(d));
+}
+
 diff_ball abs(const diff_ball& x) {
     arb_ball a = abs(x.first());
     if (x.unchanged()) return diff_ball::same(std::move(a));

@@ -82,6 +82,9 @@ diff_ball sqrt_nonneg(const diff_ball& x);
 diff_ball tanh(const diff_ball& x);
 diff_ball sin(const diff_ball& x);
 diff_ball cos(const diff_ball& x);
+/// erf and erfc in each run; the change is d times erf' at a point between the runs' values.
+diff_ball erf(const diff_ball& x);
+diff_ball erfc(const diff_ball& x);
 diff_ball abs(const diff_ball& x);
 diff_ball floor(const diff_ball& x);
 /// max(x, 0) in each run; the change lies between 0 and d.

@@ -55,6 +55,18 @@ dinterval tanh(const dinterval& x) {
 dinterval sin(const dinterval& x) { return dinterval(sin_enclosure(x.value())); }
 dinterval cos(const dinterval& x) { return dinterval(cos_enclosure(x.value())); }
 
+dinterval erf(const dinterval& x) {
+    if (x.is_point()) return dinterval(erf_enclosure(x.lo()));
+    // Increasing: the end points' enclosures bound the image; erf(+-inf) = +-1.
+    return {erf_enclosure(x.lo()).lo(), erf_enclosure(x.hi()).hi()};
+}
+
+dinterval erfc(const dinterval& x) {
+    if (x.is_point()) return dinterval(erfc_enclosure(x.lo()));
+    // Decreasing; erfc(-inf) = 2, erfc(inf) = 0.
+    return {erfc_enclosure(x.hi()).lo(), erfc_enclosure(x.lo()).hi()};
+}
+
 dinterval pi_interval() {
     // pi = 3.14159265358979323846...; the doubles around it.
     constexpr double p = 3.141592653589793; // below pi (pi - p = 1.2e-16 > 0)

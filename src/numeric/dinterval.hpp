@@ -3,8 +3,8 @@
 /// The certified double kind (`--scalar interval`): an interval [lo, hi] of doubles that is
 /// guaranteed to contain the exact value, at the cost of double arithmetic. Enclosure kind,
 /// like Arb balls but at a fixed 53-bit working precision: every operation rounds outward
-/// (numeric::interval), exp / log / sqrt / tanh are the certified functions of elementary.hpp,
-/// and the soft-attention rows have their own kernel with a-priori error bounds
+/// (numeric::interval), exp / log / sqrt / tanh / erf are the certified functions of
+/// elementary.hpp, and the soft-attention rows have their own kernel with a-priori error bounds
 /// (attention::soft_rows<dinterval>). When an interval is too wide to decide something, the
 /// answer is `unknown` (a comparison) or undefined with precision_may_resolve (an enclosure
 /// that is not finite, a variance that may be 0): the caller retries with Arb balls.
@@ -85,6 +85,10 @@ dinterval sqrt_nonneg(const dinterval& x);
 dinterval tanh(const dinterval& x);
 dinterval sin(const dinterval& x);
 dinterval cos(const dinterval& x);
+/// erf (increasing, in [-1, 1]) and erfc (decreasing, in [0, 2]) from their certified values
+/// at the end points (elementary.hpp); an infinite end point gives the limit.
+dinterval erf(const dinterval& x);
+dinterval erfc(const dinterval& x);
 /// Pi, enclosed.
 dinterval pi_interval();
 

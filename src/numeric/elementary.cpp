@@ -4,6 +4,7 @@
 #include "numeric/elementary.hpp"
 
 #include <arb.h>
+#include <arb_hypgeom.h>
 
 #include <cfloat>
 #include <cmath>
@@ -118,6 +119,20 @@ template <class F> interval arb_function(const interval& x, F&& f) {
     return {std::max(r.lo(), -1.0), std::min(r.hi(), 1.0)};
 }
 
+/// f at the exact double x in Arb at 64 bits, rounded outward and clamped to the function's
+/// range [lo, hi] (a NaN argument gives the whole range).
+template <class F> interval arb_point_function(double x, F&& f, double lo, double hi) {
+    if (std::isnan(x)) return {lo, hi};
+    arb_t b;
+    arb_init(b);
+    arb_set_d(b, x);
+    f(b, b, 64);
+    interval r = from_arb(b);
+    arb_clear(b);
+    if (!std::isfinite(r.lo()) || !std::isfinite(r.hi())) return {lo, hi};
+    return {std::max(r.lo(), lo), std::min(r.hi(), hi)};
+}
+
 } // namespace
 
 interval exp_enclosure(double x) {
@@ -205,5 +220,17 @@ interval tanh_enclosure(double x) {
 
 interval sin_enclosure(const interval& x) { return arb_function(x, arb_sin); }
 interval cos_enclosure(const interval& x) { return arb_function(x, arb_cos); }
+
+interval erf_enclosure(double x) {
+    if (x == 0) return interval(0.0);
+    if (std::isinf(x)) return interval(x > 0 ? 1.0 : -1.0);
+    return arb_point_function(x, arb_hypgeom_erf, -1.0, 1.0);
+}
+
+interval erfc_enclosure(double x) {
+    if (x == 0) return interval(1.0);
+    if (std::isinf(x)) return interval(x > 0 ? 0.0 : 2.0);
+    return arb_point_function(x, arb_hypgeom_erfc, 0.0, 2.0);
+}
 
 } // namespace attnprop::numeric

@@ -1,16 +1,17 @@
 #pragma once
 /// @file elementary.hpp
-/// Certified elementary functions in double arithmetic: exp, expm1, log, sqrt, tanh, sin and
-/// cos of a double, each returned as an interval [lo, hi] that is guaranteed to contain the
-/// exact value of the function at the exact argument. These are the transcendental operations
-/// of the certified double kind (numeric::dinterval) and of its soft-attention rows.
+/// Certified elementary functions in double arithmetic: exp, expm1, log, sqrt, tanh, sin, cos,
+/// erf and erfc of a double, each returned as an interval [lo, hi] that is guaranteed to
+/// contain the exact value of the function at the exact argument. These are the transcendental
+/// operations of the certified double kind (numeric::dinterval) and of its soft-attention rows.
 ///
 /// exp, expm1, log and tanh are our own: range reduction, a Taylor or atanh polynomial, and a
 /// written-down bound of every error (truncation, coefficient rounding, Horner rounding,
 /// reduction), proved in docs/scalars.md ("The certified double kind"). libm's functions give
 /// no guaranteed bound, so they are never the enclosure. sqrt uses the correctly rounded IEEE
 /// square root. sin and cos, which only positional formulas need (O(n d) calls, never O(n^2)),
-/// are evaluated with Arb at 64 bits and rounded outward.
+/// and erf and erfc (the exact gelu of feed-forward blocks, O(n d) calls too) are evaluated
+/// with Arb at 64 bits and rounded outward.
 ///
 /// Assumptions: IEEE 754 binary64, rounding to nearest (the default floating-point
 /// environment), no flush-to-zero. The library that contains this code is compiled with
@@ -37,6 +38,10 @@ interval tanh_enclosure(double x);
 /// sin and cos of the interval x (any width): the hull of the function over x.
 interval sin_enclosure(const interval& x);
 interval cos_enclosure(const interval& x);
+/// erf x and erfc x = 1 - erf x of a double, through Arb at 64 bits like sin and cos (the
+/// FFN activations of exported PyTorch models need O(n d) calls per layer, never O(n^2)).
+interval erf_enclosure(double x);
+interval erfc_enclosure(double x);
 
 namespace elementary_detail {
 

@@ -109,6 +109,8 @@ mpfr_real sqrt(const mpfr_real& x) {
 mpfr_real tanh(const mpfr_real& x) { return unary(x, mpfr_tanh); }
 mpfr_real sin(const mpfr_real& x) { return unary(x, mpfr_sin); }
 mpfr_real cos(const mpfr_real& x) { return unary(x, mpfr_cos); }
+mpfr_real erf(const mpfr_real& x) { return unary(x, mpfr_erf); }
+mpfr_real erfc(const mpfr_real& x) { return unary(x, mpfr_erfc); }
 mpfr_real abs(const mpfr_real& x) { return unary(x, mpfr_abs); }
 mpfr_real floor(const mpfr_real& x) {
     mpfr_real r(x.precision());

@@ -88,6 +88,9 @@ inline mpfr_real sqrt_nonneg(const mpfr_real& x) { return sqrt(x); }
 mpfr_real tanh(const mpfr_real& x);
 mpfr_real sin(const mpfr_real& x);
 mpfr_real cos(const mpfr_real& x);
+/// erf x and erfc x = 1 - erf x (mpfr_erf, mpfr_erfc), correctly rounded.
+mpfr_real erf(const mpfr_real& x);
+mpfr_real erfc(const mpfr_real& x);
 mpfr_real abs(const mpfr_real& x);
 /// Largest integer <= x.
 mpfr_real floor(const mpfr_real& x);

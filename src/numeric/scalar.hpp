@@ -74,6 +74,8 @@ inline double sqrt_nonneg(double x) { return std::sqrt(x); }
 inline double tanh(double x) { return std::tanh(x); }
 inline double sin(double x) { return std::sin(x); }
 inline double cos(double x) { return std::cos(x); }
+inline double erf(double x) { return std::erf(x); }
+inline double erfc(double x) { return std::erfc(x); }
 inline double abs(double x) { return std::fabs(x); }
 inline double floor(double x) { return std::floor(x); }
 inline std::size_t repr_hash(double x) { return std::hash<double>{}(x); }
@@ -281,6 +283,8 @@ concept ExpScalar = Scalar<S> && requires(const S a) {
     { tanh(a) } -> std::same_as<S>;
     { sin(a) } -> std::same_as<S>;
     { cos(a) } -> std::same_as<S>;
+    { erf(a) } -> std::same_as<S>;
+    { erfc(a) } -> std::same_as<S>;
 };
 
 static_assert(Scalar<rational> && Scalar<double> && Scalar<mpfr_real> && Scalar<arb_ball> &&
@@ -313,6 +317,14 @@ inline dinterval representative(const dinterval& x) { return dinterval(to_double
 
 /// Pi in S (ExpScalar only).
 template <ExpScalar S> S pi(const context& ctx) { return scalar_traits<S>::pi(ctx); }
+
+/// PyTorch's exact GELU (approximate = 'none'), x Phi(x) = x (1 + erf(x / sqrt 2)) / 2, as
+/// (x / 2) erfc(-x / sqrt 2): the same function, without the cancellation of 1 + erf for
+/// x < 0 (gelu(-30) ~ -3e-197 keeps its relative accuracy).
+template <ExpScalar S> S gelu(const S& x, const context& ctx) {
+    const S two = from_int<S>(2, ctx);
+    return x * erfc(-(x / sqrt(two))) / two;
+}
 
 /// The sign of x as a comparison with zero.
 template <Scalar S> order sign(const S& x, const context& ctx) { return compare(x, zero<S>(ctx)); }

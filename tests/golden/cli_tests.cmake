@@ -384,3 +384,19 @@ attnprop_cli_test(simulate-soft-model 2 "simulate needs a hard or average-hard m
 attnprop_cli_test(simulate-beta-with-i 2 "is a formula in n alone" simulate --model hard-contains-one --beta "i" --n 16)
 attnprop_cli_test(simulate-beta-not-positive 2 "is not certainly positive at n = 2" simulate --model hard-contains-one --beta "log(n)-1" --n 2,16)
 attnprop_cli_test(simulate-restrict-average 2 "average-hard" restrict --model average-ones-mean --n 8)
+
+# The exact gelu and erf ops: every real kind evaluates them, exact refuses them, bound
+# composes their Lipschitz constants.
+set(_gelu ${CMAKE_CURRENT_SOURCE_DIR}/data/ffn-gelu.json)
+attnprop_cli_test(eval-gelu-ball 0 "P.next. +0: 0\\.13346385798394980381.*1: 0\\.86653614201605019618" eval --model ${_gelu} --input 0110)
+attnprop_cli_test(eval-gelu-interval 0 "\"scalar\": \"interval\"" eval --model ${_gelu} --input 0110 --scalar interval --json)
+attnprop_cli_test(eval-gelu-mpfr 0 "P.next. +0: 0\\.133463857983949803814" eval --model ${_gelu} --input 0110 --scalar mpfr)
+attnprop_cli_test(eval-gelu-double 0 "P.next. +0: 0\\.133463857983949" eval --model ${_gelu} --input 0110 --scalar double)
+attnprop_cli_test(eval-gelu-exact-refused 2 "cannot evaluate this model .layer 1 update: gelu" eval --model ${CMAKE_CURRENT_SOURCE_DIR}/data/ffn-gelu-hard.json --input 01 --scalar exact)
+attnprop_cli_test(bound-gelu 0 "lipschitz-updates +yes" bound --model ${_gelu})
+
+# format: the canonical form, a fixed point; bad files are exit 2.
+attnprop_cli_test(format-bundled 0 "^  \"name\": \"hard-first\",$" format --model hard-first)
+attnprop_cli_test(format-gelu 0 "\"op\": \"gelu\"" format --model ${_gelu})
+attnprop_cli_test(format-bad 2 "q_cols_mismatch.json:16:41: error: Q has 3 columns" format --model ${CMAKE_CURRENT_SOURCE_DIR}/golden/bad_inputs/q_cols_mismatch.json)
+attnprop_cli_test(format-help 0 "canonical form" format --help)

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <random>
 #include <string>
 
 using namespace attnprop;
@@ -279,6 +281,77 @@ TEST_CASE("lipschitz_bound and value_at_zero_norm compose exactly on simple maps
 
     auto hash = map_of(R"({"kind": "hash", "seed": 3, "out_dim": 2, "range": 1, "denominator": 1})");
     REQUIRE(!analysis::lipschitz_bound(hash, ctx));
+}
+
+TEST_CASE("gelu and erf: the exact sup of |a'|, rounded up", "[analysis][hypotheses][gelu]") {
+    // gelu'(x) = Phi(x) + x phi(x) at 256 bits, by MPFR (an independent evaluation).
+    const numeric::context mp{256};
+    auto gelu_slope = [&](const numeric::mpfr_real& x) {
+        const auto two = numeric::from_int<numeric::mpfr_real>(2, mp);
+        const auto one = numeric::from_int<numeric::mpfr_real>(1, mp);
+        const auto pi = numeric::pi<numeric::mpfr_real>(mp);
+        const auto phi = numeric::exp(-(x * x) / two) / numeric::sqrt(two * pi);
+        const auto big_phi = (one + numeric::erf(x / numeric::sqrt(two))) / two;
+        return big_phi + x * phi;
+    };
+    const auto sqrt2 = numeric::sqrt(numeric::from_int<numeric::mpfr_real>(2, mp));
+    const numeric::mpfr_real sup = gelu_slope(sqrt2);
+    const auto lg = analysis::activation_lipschitz(model::activation::gelu, ctx);
+    REQUIRE(lg);
+    // Rounded up, and tight: within 2^-100 of the maximum 1.12891...
+    const numeric::mpfr_real lg_mp = numeric::mpfr_real::from_rational(*numeric::exact_of(*lg), mp);
+    REQUIRE(numeric::compare(lg_mp, sup) != numeric::order::less);
+    REQUIRE(upper_double(*lg) == Approx(1.1289041451851548).epsilon(1e-12));
+    REQUIRE(numeric::to_double(lg_mp - sup) < 1e-30);
+    // Negative control: a smaller constant is wrong. The slope of a secant near sqrt 2 exceeds
+    // 1.12891 (the maximum is attained), and gelu' at +-sqrt 2 bounds every other slope.
+    std::mt19937_64 rng(20261206);
+    std::uniform_real_distribution<double> anywhere(-30, 30);
+    for (int k = 0; k < 300; ++k) {
+        const auto x = numeric::mpfr_real::from_double(anywhere(rng), mp);
+        const auto s = gelu_slope(x);
+        REQUIRE(numeric::compare(s, sup) != numeric::order::greater);
+        REQUIRE(numeric::compare(-s, sup) == numeric::order::less);
+    }
+    const auto near = sqrt2 - numeric::mpfr_real::from_double(1e-6, mp);
+    REQUIRE(numeric::to_double(sup - gelu_slope(near)) < 1e-12);
+    REQUIRE(numeric::to_double(gelu_slope(-sqrt2)) ==
+            Approx(1 - 1.1289041451851548).epsilon(1e-12));
+
+    const auto le = analysis::activation_lipschitz(model::activation::erf, ctx);
+    REQUIRE(upper_double(*le) == Approx(2 / std::sqrt(3.141592653589793)).epsilon(1e-14));
+    REQUIRE(upper_double(*le) >= 2 / std::sqrt(3.141592653589793) * (1 - 1e-16));
+    REQUIRE(!analysis::activation_lipschitz(model::activation::step, ctx));
+    REQUIRE(upper_double(*analysis::activation_lipschitz(model::activation::tanh, ctx)) == 1.0);
+
+    // In maps: graph nodes and MLP activations scale by the constant.
+    auto map_of = [](const std::string& update) {
+        model_text t;
+        t.update = update;
+        return t.parse().layers[0].update;
+    };
+    auto g = map_of(graph(R"({"id": "w", "op": "linear", "in": "y", "W": [[3, 0], [0, 1]]},
+                             {"id": "out", "op": "gelu", "in": "w"})"));
+    REQUIRE(upper_double(*analysis::lipschitz_bound(g, ctx)) ==
+            Approx(3 * 1.1289041451851548).epsilon(1e-9));
+    auto e = map_of(graph(R"({"id": "out", "op": "erf", "in": "y"})"));
+    REQUIRE(upper_double(*analysis::lipschitz_bound(e, ctx)) ==
+            Approx(1.1283791670955).epsilon(1e-9));
+    auto m = map_of(R"({"kind": "mlp", "layers": [
+        {"W": [[2, 0, 0], [0, 1, 0]], "activation": "gelu"},
+        {"W": [[1, 0], [0, 1]], "activation": "erf"}]})");
+    REQUIRE(upper_double(*analysis::lipschitz_bound(m, ctx)) ==
+            Approx(2 * 1.1289041451851548 * 1.1283791670955).epsilon(1e-9));
+    // A gelu of a constant is constant.
+    auto c = map_of(graph(R"(
+        {"id": "z", "op": "linear", "in": "y", "W": [[0, 0], [0, 0]], "b": [1, 2]},
+        {"id": "g", "op": "gelu", "in": "z"},
+        {"id": "out", "op": "add", "in": ["g", "y"]})"));
+    REQUIRE(upper_double(*analysis::lipschitz_bound(c, ctx)) == Approx(1.0).epsilon(1e-12));
+    model_text t;
+    t.update = graph(R"({"id": "g", "op": "gelu", "in": "y"},
+                        {"id": "out", "op": "add", "in": ["g", "y"]})");
+    REQUIRE(find(check(t), "lipschitz-updates").holds == true);
 }
 
 TEST_CASE("bundled models: the Chiang & Cholak constructions and the hard examples",

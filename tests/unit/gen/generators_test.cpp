@@ -135,7 +135,7 @@ TEST_CASE("generated models round-trip through the model-file writer", "[gen]") 
         {"soft_model", gen::soft_model(), 150},
         {"near_tie_hard_model", gen::near_tie_hard_model(), 50},
         {"hard_model (larger bounds)", gen::hard_model({3, 3, 4, 4}), 40},
-        {"soft_model (no ln, no tanh)", gen::soft_model({2, 2, 3, 2, false, false}), 40},
+        {"soft_model (no ln, no tanh, no gelu)", gen::soft_model({2, 2, 3, 2, false, false, false}), 40},
     };
     const std::uint64_t seed = 20240601;
     for (const auto& f : families) {
@@ -176,7 +176,7 @@ TEST_CASE("generators respect their bounds", "[gen]") {
         REQUIRE(m.sigma.symbols.size() >= 2);
         REQUIRE(m.sigma.symbols.size() <= 4);
     }
-    const gen::soft_bounds sb{1, 1, 2, 2, false, false};
+    const gen::soft_bounds sb{1, 1, 2, 2, false, false, false};
     for (const auto& m : sample(gen::soft_model(sb), 8, 80)) {
         INFO(show(m));
         REQUIRE(m.num_layers() == 1);
@@ -184,12 +184,14 @@ TEST_CASE("generators respect their bounds", "[gen]") {
         REQUIRE(m.d <= 2);
         const std::string cls = gen::model_class(m);
         REQUIRE(cls.find("tanh") == std::string::npos);
+        REQUIRE(cls.find("gelu") == std::string::npos);
         REQUIRE(cls.find(" ln") == std::string::npos);
     }
 }
 
 TEST_CASE("the generated distribution covers every kind of map", "[gen]") {
-    std::size_t graphs = 0, tables = 0, hashes = 0, mlps = 0, lns = 0, tanhs = 0, sins = 0;
+    std::size_t graphs = 0, tables = 0, hashes = 0, mlps = 0, lns = 0, tanhs = 0, gelus = 0,
+                sins = 0;
     for (const auto& m : sample(gen::hard_model(), 11, 200)) {
         const std::string c = gen::model_class(m);
         graphs += c.find("graph") != std::string::npos;
@@ -201,10 +203,12 @@ TEST_CASE("the generated distribution covers every kind of map", "[gen]") {
         const std::string c = gen::model_class(m);
         lns += c.find(" ln") != std::string::npos;
         tanhs += c.find("tanh") != std::string::npos;
+        gelus += c.find("gelu") != std::string::npos;
         sins += c.find("sin") != std::string::npos;
     }
     INFO("graph " << graphs << ", table " << tables << ", hash " << hashes << ", mlp " << mlps
-                  << " of 200 hard; ln " << lns << ", tanh " << tanhs << ", sin " << sins
+                  << " of 200 hard; ln " << lns << ", tanh " << tanhs << ", gelu " << gelus
+                  << ", sin " << sins
                   << " of 100 soft");
     REQUIRE(graphs >= 20);
     REQUIRE(tables >= 20);
@@ -212,6 +216,7 @@ TEST_CASE("the generated distribution covers every kind of map", "[gen]") {
     REQUIRE(mlps >= 20);
     REQUIRE(lns >= 10);
     REQUIRE(tanhs >= 10);
+    REQUIRE(gelus >= 5); // gelu is drawn last: rarer at the small sizes of the sample
     REQUIRE(sins >= 10);
 }
 

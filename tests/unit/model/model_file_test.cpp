@@ -1293,3 +1293,60 @@ TEST_CASE("exact_blockers lists what exact rationals cannot evaluate", "[model]"
             std::vector<std::string>{"positional coordinate 0: 'sin(i)'",
                                      "layer 1 head 1 value map: tanh"});
 }
+
+TEST_CASE("gelu and erf: graph ops and MLP activations parse, evaluate and round-trip",
+          "[model_file][gelu]") {
+    // A PyTorch-style FFN with the exact gelu, and erf as an MLP activation.
+    std::string text = replaced(first_model, R"({"kind": "affine", "W": [[0, 0, 1], [0, 1, 0]]})",
+                                R"({"kind": "graph", "nodes": [
+        {"id": "h", "op": "linear", "in": "y", "W": [[1, 0], [0, 1]], "b": [0, -1]},
+        {"id": "act", "op": "gelu", "in": "h"},
+        {"id": "e", "op": "erf", "in": "act"},
+        {"id": "out", "op": "add", "in": ["e", "y"]}], "output": "out"})");
+    text = replaced(text, R"({"kind": "linear", "V": [[1, 0]]})",
+                    R"({"kind": "map", "map": {"kind": "mlp", "layers": [
+                        {"W": [[1, 0]], "activation": "gelu"},
+                        {"W": [[2]], "activation": "erf"}]}})");
+    text = replaced(text, R"("attention": "hard")", R"("attention": "soft")");
+    require_round_trip(text);
+    model<rational> m = parse_model(text, "g.json");
+    const auto& g = std::get<graph_map<rational>>(m.layers[0].update.impl);
+    REQUIRE(g.nodes[2].op == graph_op::gelu);
+    REQUIRE(g.nodes[3].op == graph_op::erf);
+    const auto& mlp = std::get<mlp_map<rational>>(m.layers[0].heads[0].value.fn->impl);
+    REQUIRE(mlp.activations == std::vector<activation>{activation::gelu, activation::erf});
+    REQUIRE(std::string(to_string(graph_op::gelu)) == "gelu");
+    REQUIRE(std::string(to_string(activation::erf)) == "erf");
+    const std::string w = write_model(m);
+    REQUIRE(w.find(R"("op": "gelu")") != std::string::npos);
+    REQUIRE(w.find(R"("activation": "erf")") != std::string::npos);
+
+    // Evaluated: update(y) = erf(gelu(y - (0, 1))) + y at y = (1, 1/2) (the head output unused).
+    const numeric::context ctx{256};
+    auto mb = convert<numeric::arb_ball>(m.layers[0].update, ctx);
+    std::vector<numeric::arb_ball> y = {numeric::arb_ball::from_rational(rational(1), ctx),
+                                        numeric::arb_ball::from_rational(rational(1, 2), ctx),
+                                        numeric::arb_ball::from_rational(rational(0), ctx)};
+    auto out = evaluate(mb, y, ctx);
+    // gelu(1) = 0.8413447460685429..., erf of it = 0.7676...; gelu(-1/2) = -0.1542687694...
+    REQUIRE(numeric::to_double(out[0]) == Approx(std::erf(0.8413447460685429) + 1).epsilon(1e-14));
+    REQUIRE(numeric::to_double(out[1]) ==
+            Approx(std::erf(-0.15426876936299347) + 0.5).epsilon(1e-14));
+    REQUIRE(needs_real_arithmetic(m.layers[0].update));
+
+    // Exact rationals refuse them, naming the op.
+    REQUIRE(exact_blockers(m) == std::vector<std::string>{"attention is soft (softmax needs exp)",
+                                                          "layer 1 head 1 value map: gelu",
+                                                          "layer 1 head 1 value map: erf",
+                                                          "layer 1 update: gelu",
+                                                          "layer 1 update: erf"});
+    std::vector<rational> yq = {1, rational(1, 2), 0};
+    REQUIRE_THROWS_WITH(evaluate(m.layers[0].update, yq, ctx),
+                        Catch::Contains("gelu needs real arithmetic; not available for exact"));
+
+    // An unknown activation lists the new names.
+    std::string bad = replaced(text, R"("activation": "gelu")", R"("activation": "silu")");
+    REQUIRE_THROWS_WITH(parse_model(bad, "b.json"),
+                        Catch::Contains("(expected identity, relu, tanh, gelu, erf, step or "
+                                        "floor)"));
+}
