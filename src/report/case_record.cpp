@@ -350,7 +350,8 @@ parsed_case parse_case(std::string_view text, const std::string& file) {
     for (const auto& [k, v] : doc.members()) {
         const bool known = k == fingerprint_key ||
                            std::any_of(std::begin(fields), std::end(fields),
-                                       [&](const field& f) { return k == f.key; });
+                                       // (an init-capture: clang 14 cannot capture a structured binding)
+                                       [&key = k](const field& f) { return key == f.key; });
         if (!known) r.fail(v, "/" + json::pointer_escape(k), "unknown key \"" + k + "\"");
     }
     for (const field& f : fields) {

@@ -102,7 +102,8 @@ std::optional<case_problem> validate_case(const property& p, const test_case& c)
     }
     for (const auto& [key, v] : c.params) {
         auto it = std::find_if(shape.params.begin(), shape.params.end(),
-                               [&](const param_spec& s) { return s.name == key; });
+                               // (an init-capture: clang 14 cannot capture a structured binding)
+                               [&k = key](const param_spec& s) { return s.name == k; });
         if (it == shape.params.end()) {
             std::string known;
             for (const auto& s : shape.params) known += (known.empty() ? "" : ", ") + s.name;

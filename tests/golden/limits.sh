@@ -1,8 +1,9 @@
 #!/bin/sh
 # limits.sh ATTNPROP WORK_DIR: inputs of any length (--input-file, standard input, wrapped
 # lines, n = 10^6), the trace budget at n = 4096, the work of a forward pass at n = 10^6, a
-# readout of 100 000 symbols with its limit raised, and a FIFO given as --model. Every refusal
-# must come at once, with exit code 2 and the limit's message. POSIX sh.
+# readout of 100 000 symbols with its limit raised, a graph of 200 000 nodes under the default
+# limit, and a FIFO given as --model. Every refusal must come at once, with exit code 2 and the
+# limit's message. POSIX sh.
 bin=$1
 work=$2
 rm -rf "$work"
@@ -89,6 +90,27 @@ has 'the readout has 100000 symbols, above the limit readout-symbols = 4096 symb
 run 0 bound --model "$work/symbols100k.json" --limit readout-symbols=100000
 has "max_\{r,r'\} \|\|W_r - W_r'\|\| = "
 run 0 eval --model "$work/symbols100k.json" --input 01 --limit readout-symbols=100K --digits 3
+
+# A graph of 200 000 nodes, a chain of scalings (restrict used to run on one for more than 20 s):
+# refused by its default limit, by every command, before any evaluation.
+awk 'BEGIN {
+    printf "{\"format\": \"attnprop-model\", \"version\": 1, \"name\": \"graph-200k\", \"attention\": \"hard\",\n"
+    printf " \"alphabet\": [\"0\", \"1\"], \"eos\": \"$\", \"d\": 1,\n"
+    printf " \"token_embedding\": {\"0\": [0], \"1\": [1], \"$\": [0]},\n"
+    printf " \"positional\": {\"kind\": \"formula\", \"dim\": 1, \"coordinates\": [0]}, \"input\": \"add\",\n"
+    printf " \"layers\": [{\"heads\": [{\"score\": {\"kind\": \"dot\", \"Q\": [[0]], \"K\": [[1]]}, \"value\": {\"kind\": \"linear\", \"V\": [[1]]}}],\n"
+    printf "   \"update\": {\"kind\": \"graph\", \"nodes\": [{\"id\": \"s0\", \"op\": \"scale\", \"in\": \"y\", \"factor\": 1}"
+    for (k = 1; k < 200000; k++) printf ",\n    {\"id\": \"s%d\", \"op\": \"scale\", \"in\": \"s%d\", \"factor\": 1}", k, k - 1
+    printf "], \"output\": \"s199999\"}}],\n"
+    printf " \"readout\": {\"kind\": \"threshold\", \"w\": [1], \"t\": \"1/2\"}}\n"
+}' >"$work/graph200k.json"
+graph_msg='graph200k.json:[0-9]+:[0-9]+: error: the graph has 200000 nodes, above the limit graph-nodes = 10000 nodes; raise it with --limit graph-nodes=N \(or ATTNPROP_LIMITS=graph-nodes=N\) \(at /layers/0/update/nodes\)$'
+run 2 restrict --model "$work/graph200k.json" --n 64 --out "$work/graph200k-restrict"
+has "$graph_msg"
+run 2 eval --model "$work/graph200k.json" --input 01
+has "$graph_msg"
+run 2 bound --model "$work/graph200k.json"
+has "$graph_msg"
 
 # A FIFO is no model file (opening it would block).
 if mkfifo "$work/fifo" 2>/dev/null; then
