@@ -96,8 +96,9 @@ rc::Gen<test_case> margin_case(rc::Gen<model::model<rational>> models, const run
 rc::Gen<test_case> single_one_case(rc::Gen<model::model<rational>> models, const run_config& cfg) {
     const long max_n = std::max(2L, std::min(cfg.max_n, n_cap));
     return rc::gen::mapcat(rc::gen::pair(std::move(models), gen::length(max_n)), [](const auto& mn) {
-        const auto& [m, n0] = mn;
-        const long n = std::max(2L, n0);
+        // Not a structured binding: clang 14 (the fuzzing build) cannot capture one.
+        const auto& m = mn.first;
+        const long n = std::max(2L, mn.second);
         return rc::gen::map(rc::gen::inRange(1L, n), [m, n](long p) {
             test_case c;
             c.model = m;
