@@ -176,10 +176,10 @@ interval tight_dot(const vec<interval>& q, const vec<interval>& k) {
 /// Per-thread state for analysing rows.
 class row_analyser {
 public:
-    row_analyser(const model::model<rational>& m, const layer_data& prev, const head_prep& hp,
-                 const numeric::context& ctx, std::size_t n, std::size_t s,
-                 const std::vector<std::size_t>& pw, const std::vector<std::vector<std::size_t>>& occ)
-        : m_(m), prev_(prev), hp_(hp), ctx_(ctx), n_(n), s_(s), pw_(pw), occ_(occ) {}
+    row_analyser(const layer_data& prev, const head_prep& hp, const numeric::context& ctx,
+                 std::size_t n, std::size_t s, const std::vector<std::size_t>& pw,
+                 const std::vector<std::vector<std::size_t>>& occ)
+        : prev_(prev), hp_(hp), ctx_(ctx), n_(n), s_(s), pw_(pw), occ_(occ) {}
 
     /// Analyses query row i at entry z of T_{k-1}(i).
     row_outcome analyse(std::size_t i, std::size_t z, bool want_achievers,
@@ -461,7 +461,6 @@ private:
         return numeric::compare(score_exact(j, e), hi_e_[g]);
     }
 
-    const model::model<rational>& m_;
     const layer_data& prev_;
     const head_prep& hp_;
     numeric::context ctx_;
@@ -704,7 +703,7 @@ private:
     std::vector<std::unique_ptr<row_analyser>> make_analysers(std::size_t h) {
         std::vector<std::unique_ptr<row_analyser>> out;
         for (int w = 0; w < threads_; ++w)
-            out.push_back(std::make_unique<row_analyser>(m_, prev_, heads_[h], ctx_, n_, s_, pw_, occ_));
+            out.push_back(std::make_unique<row_analyser>(prev_, heads_[h], ctx_, n_, s_, pw_, occ_));
         return out;
     }
 
