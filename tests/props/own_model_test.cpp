@@ -6,7 +6,10 @@
 #include "analysis/influence.hpp"
 #include "analysis/sweep.hpp"
 #include "analysis/worst_case.hpp"
+#include "attention/hard_exact.hpp"
+#include "attention/soft.hpp"
 #include "gen/generators.hpp"
+#include "lang/languages.hpp"
 #include "model/model_file.hpp"
 #include "props/hard_limit.hpp"
 #include "props/semantics.hpp"
@@ -179,6 +182,69 @@ TEST_CASE("check --model: negative controls fail on a given model, shrink and re
     }
     SECTION("the cross-entropy floor with eta / 4, on cc-parity-ln0") {
         test::require_fails(props::cross_entropy_above_chance(4), fixed(bundled("cc-parity-ln0"), 20, 13));
+    }
+}
+
+TEST_CASE("check --model: each applicable property's negative control fails on a bundled model",
+          "[props][own-model][negative]") {
+    SECTION("trace-last-row: a readout from position 1, on a generated hard model") {
+        // (The bundled hard models compute the same final state at every row.)
+        test::require_fails(props::trace_last_row([](const model::model<rational>& m,
+                                                      const model::input_sequence& x,
+                                                      const numeric::context& ctx, bool) {
+                                auto r = attention::hard_forward_exact(m, x, ctx, true);
+                                r.y = r.trace->y.back().front();
+                                return r;
+                            }),
+                            fixed(gen::hard_model()(rc::Random(11), 30).value()));
+    }
+    SECTION("soft-kinds-agree: a ball softmax without radius, on cc-first-ln5") {
+        test::require_fails(props::soft_kinds_agree([](const model::model<numeric::arb_ball>& m,
+                                                        const model::input_sequence& x,
+                                                        const numeric::context& ctx,
+                                                        attention::soft_options o) {
+                                auto r = attention::soft_forward(m, x, ctx, o);
+                                for (auto& v : r.y) v = numeric::representative(v);
+                                return r;
+                            }),
+                            fixed(bundled("cc-first-ln5")));
+    }
+    SECTION("free-fraction: a builder miscounting its free inputs, on hard-parity-attempt") {
+        test::require_fails(props::free_fraction([](const model::model<rational>& m, long n,
+                                                    const analysis::restriction_options& o) {
+                                auto r = analysis::build_restriction(m, n, o);
+                                r.free_count += 1;
+                                return r;
+                            }),
+                            fixed(bundled("hard-parity-attempt")));
+    }
+    SECTION("parity-pair: a pair flipping a dependency position, on hard-parity-attempt") {
+        test::require_fails(
+            props::parity_pair([](const model::model<rational>& m, const analysis::restriction& r) {
+                analysis::language_options lo;
+                lo.samples = 2;
+                auto res = analysis::analyse_language(m, r, lang::language::parity, lo);
+                if (res.verdict != analysis::language_verdict::counterexample || r.dependency.empty())
+                    return res;
+                std::string& w = res.inputs[1];
+                w = res.inputs[0];
+                const std::size_t b = r.dependency.front();
+                w[b] = w[b] == '0' ? '1' : '0';
+                return res;
+            }),
+            fixed(bundled("hard-parity-attempt")));
+    }
+    SECTION("influence-vanishes: the a-posteriori bound divided by n^2, on cc-first-ln5") {
+        const props::bound_adjust_fn shrink = [](const numeric::arb_ball& b, std::size_t n,
+                                                 const numeric::context& ctx) {
+            return b / numeric::from_int<numeric::arb_ball>(static_cast<long>(n * n), ctx);
+        };
+        test::require_fails(props::influence_vanishes(props::vanishing_slope_tolerance, true, {}, shrink),
+                            fixed(bundled("cc-first-ln5"), 5, 64));
+    }
+    SECTION("forced-bracket-cross-entropy: eta / 10^6, on soft-recency-2dyck") {
+        test::require_fails(props::forced_bracket_cross_entropy(1000000),
+                            fixed(bundled("soft-recency-2dyck"), 30, 16));
     }
 }
 
