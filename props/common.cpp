@@ -71,6 +71,17 @@ rc::Gen<test_case> model_input_position(rc::Gen<model::model<rational>> models,
         });
 }
 
+rc::Gen<test_case> with_search_params(rc::Gen<test_case> cases, const run_config& cfg) {
+    if (!cfg.fixed_model || cfg.search_budget <= 0) return cases;
+    const long budget = cfg.search_budget;
+    return rc::gen::map(rc::gen::pair(std::move(cases), rc::gen::inRange(0L, 1L << 30)),
+                        [budget](std::pair<test_case, long> t) {
+                            t.first.params["search_budget"] = budget;
+                            t.first.params["search_seed"] = t.second;
+                            return std::move(t.first);
+                        });
+}
+
 model::input_sequence input_of(const test_case& c, std::size_t k) {
     return model::parse_input(c.model, c.inputs.at(k));
 }

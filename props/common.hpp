@@ -41,6 +41,11 @@ rc::Gen<test_case> model_and_input(rc::Gen<model::model<rational>> models, const
 rc::Gen<test_case> model_input_position(rc::Gen<model::model<rational>> models,
                                         const run_config& cfg, long n_cap);
 
+/// check --model with a search budget (cfg.search_budget > 0): the cases also carry
+/// "search_budget" and "search_seed" (drawn), so that their check runs a search from the drawn
+/// input and a counterexample folder replays the same search. Otherwise `cases` unchanged.
+rc::Gen<test_case> with_search_params(rc::Gen<test_case> cases, const run_config& cfg);
+
 /// The input sequence of a case (first input, eos appended).
 model::input_sequence input_of(const test_case& c, std::size_t k = 0);
 

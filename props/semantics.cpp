@@ -12,6 +12,7 @@
 //  model-file-round-trip     write + read is the identity on files and outputs          [exact, ball]
 #include "props/semantics.hpp"
 
+#include "analysis/worst_case.hpp"
 #include "model/model_file.hpp"
 
 #include <algorithm>
@@ -213,9 +214,26 @@ runner::property double_matches_exact(double_hard_fn dbl, std::optional<rc::Gen<
     p.kinds = {"double", "exact"};
     p.negative_control = "near-tie hard models (gen::near_tie_hard_model: two scores 10^-19 "
                          "apart that round to the same double) disagree";
-    p.generator = [source](const run_config& cfg) { return model_and_input(source, cfg, 1024); };
+    p.generator = [source](const run_config& cfg) {
+        return with_search_params(model_and_input(source, cfg, 1024), cfg);
+    };
     p.check = [dbl](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
+        // check --model: search inputs of this n for a disagreement, from the drawn one.
+        if (auto b = c.params.find("search_budget"); b != c.params.end()) {
+            analysis::search_options o;
+            o.budget = static_cast<std::size_t>(b->second);
+            if (auto sd = c.params.find("search_seed"); sd != c.params.end())
+                o.seed = static_cast<std::uint64_t>(sd->second);
+            o.start = x;
+            const auto found = analysis::double_disagreement_search(c.model, static_cast<long>(x.size()), o);
+            if (found.found)
+                return check_result::violated("double and exact arithmetic disagree on an input the "
+                                              "search found: " + found.where)
+                    .with("search_input", model::format_input(c.model.sigma, found.input))
+                    .with("search_found_at", std::to_string(found.found_at) + " of " +
+                                                 std::to_string(found.evaluations) + " evaluations");
+        }
         auto ex = attention::hard_forward_exact(c.model, x, ctx, true);
         const auto md = model::to_scalar<double>(c.model, ctx);
         std::optional<attention::hard_output<double>> rd;
@@ -253,6 +271,7 @@ runner::property double_matches_exact(double_hard_fn dbl, std::optional<rc::Gen<
         return check_result::holds();
     };
     p.shape = one_input_shape(runner::model_requirement::hard);
+    p.shape.params = {search_budget_param(), seed_param(false, "search_seed")};
     p.tag = case_class;
     return p;
 }

@@ -111,20 +111,6 @@ bool constant_predictor(const model::readout<rational>& r) {
     return true;
 }
 
-/// check --model with a search budget: the case also carries "search_budget" and
-/// "search_seed" (drawn), so that its check runs the worst-case search and a counterexample
-/// folder replays the same search.
-rc::Gen<test_case> with_search_params(rc::Gen<test_case> cases, const run_config& cfg) {
-    if (!cfg.fixed_model || cfg.search_budget <= 0) return cases;
-    const long budget = cfg.search_budget;
-    return rc::gen::map(rc::gen::pair(std::move(cases), rc::gen::inRange(0L, 1L << 30)),
-                        [budget](std::pair<test_case, long> t) {
-                            t.first.params["search_budget"] = budget;
-                            t.first.params["search_seed"] = t.second;
-                            return std::move(t.first);
-                        });
-}
-
 /// The case's worst-case search (its "search_budget" and "search_seed", starting from the
 /// drawn input x), or nullopt when the case carries none.
 std::optional<analysis::search_result> search_of(const test_case& c, const model::input_sequence& x,

@@ -1,6 +1,8 @@
 #include "analysis/worst_case.hpp"
 
 #include "analysis/influence.hpp"
+#include "attention/hard.hpp"
+#include "attention/hard_exact.hpp"
 #include "numeric/interrupt.hpp"
 
 #include <algorithm>
@@ -222,7 +224,119 @@ private:
     search_result res_;
 };
 
+/// The first place where double's hard pass differs from the exact one on x, or "".
+std::string double_differs(const model::model<numeric::rational>& m, const model::model<double>& md,
+                           const model::input_sequence& x, const numeric::context& ctx) {
+    const auto ex = attention::hard_forward_exact(m, x, ctx, true);
+    std::optional<attention::hard_output<double>> rd;
+    try {
+        rd = attention::hard_forward(md, x, ctx, true);
+    } catch (const numeric::undefined_error& e) {
+        return "double: " + e.message() + " where the exact value exists";
+    }
+    const auto& a = ex.trace->choice;
+    const auto& b = rd->trace->choice;
+    for (std::size_t k = 0; k < a.size() && k < b.size(); ++k)
+        for (std::size_t i = 0; i < a[k].size() && i < b[k].size(); ++i)
+            for (std::size_t h = 0; h < a[k][i].size() && h < b[k][i].size(); ++h)
+                if (a[k][i][h] != b[k][i][h])
+                    return "layer " + std::to_string(k + 1) + ", position " + std::to_string(i + 1) +
+                           ", head " + std::to_string(h + 1) + ": exact selects " +
+                           std::to_string(a[k][i][h] + 1) + ", double " + std::to_string(b[k][i][h] + 1);
+    if (m.out.is_recognizer()) {
+        const auto ve = attention::recognize(m.out, ex.y, ctx);
+        const auto vd = attention::recognize(md.out, rd->y, ctx);
+        if (ve != vd)
+            return std::string("readout: exact ") + attention::to_string(ve) + ", double " +
+                   attention::to_string(vd);
+    }
+    return {};
+}
+
 } // namespace
+
+disagreement_result double_disagreement_search(const model::model<numeric::rational>& m, long n,
+                                               const search_options& opt) {
+    if (m.attention != model::attention_kind::hard)
+        throw std::invalid_argument("the double disagreement search needs a hard-attention model");
+    if (n < 1) throw std::invalid_argument("the double disagreement search needs n >= 1");
+    if (opt.start && opt.start->size() != static_cast<std::size_t>(n))
+        throw std::invalid_argument("the search's start input has another length than n");
+    model::check_length(m, n);
+    const numeric::context ctx{53};
+    const auto md = model::to_scalar<double>(m, ctx);
+    const std::size_t sigma = m.sigma.symbols.size();
+    const std::size_t len = static_cast<std::size_t>(n - 1);
+    stream rng(opt.seed ^ (0x9fb21c651e98df25ULL * static_cast<std::uint64_t>(n)));
+    disagreement_result res;
+    res.n = n;
+    const auto evaluate = [&](const model::input_sequence& x) {
+        ++res.evaluations;
+        try {
+            const std::string d = double_differs(m, md, x, ctx);
+            if (d.empty()) return false;
+            res.found = true;
+            res.input = x;
+            res.where = d;
+            res.found_at = res.evaluations;
+            return true;
+        } catch (const numeric::undefined_error& e) {
+            if (!res.undefined) res.undefined = e.message();
+            return false;
+        }
+    };
+    model::input_sequence x(len + 1, 0);
+    x[len] = m.sigma.eos_index();
+    double cube = 1;
+    for (std::size_t i = 0; i < len && cube <= static_cast<double>(opt.budget); ++i)
+        cube *= static_cast<double>(sigma);
+    if (cube <= static_cast<double>(opt.budget)) {
+        const auto total = static_cast<std::size_t>(cube);
+        for (std::size_t k = 0; k < total && !numeric::stop_requested(); ++k) {
+            std::size_t v = k;
+            for (std::size_t i = 0; i < len; ++i) {
+                x[i] = static_cast<int>(v % sigma);
+                v /= sigma;
+            }
+            if (evaluate(x)) return res;
+        }
+        res.exhaustive = !numeric::stop_requested();
+        return res;
+    }
+    std::size_t restarts = 0;
+    if (opt.start) {
+        x = *opt.start;
+    } else {
+        for (std::size_t i = 0; i < len; ++i) x[i] = static_cast<int>(rng.below(sigma));
+    }
+    while (res.evaluations < opt.budget && !numeric::stop_requested()) {
+        if (res.evaluations > 0 && res.evaluations % 4 == 0) {
+            // A restart: uniform, or with random symbol frequencies.
+            std::vector<double> w(sigma, 1.0);
+            double total = static_cast<double>(sigma);
+            if (restarts++ % 2 == 1) {
+                total = 0;
+                for (auto& v : w) total += v = -std::log(1.0 - rng.unit());
+            }
+            for (std::size_t i = 0; i < len; ++i) {
+                double u = rng.unit() * total;
+                std::size_t s2 = 0;
+                while (s2 + 1 < sigma && u >= w[s2]) u -= w[s2++];
+                x[i] = static_cast<int>(s2);
+            }
+        } else if (res.evaluations > 0 && len > 0 && sigma > 1) {
+            const std::size_t k = 1 + rng.below(3);
+            for (std::size_t t = 0; t < k; ++t) {
+                const std::size_t i = rng.below(len);
+                int a = static_cast<int>(rng.below(sigma - 1));
+                if (a >= x[i]) ++a;
+                x[i] = a;
+            }
+        }
+        if (evaluate(x)) return res;
+    }
+    return res;
+}
 
 search_result worst_case_search(const model::model<numeric::rational>& m, long n,
                                 const search_options& opt) {

@@ -74,4 +74,25 @@ struct search_result {
 search_result worst_case_search(const model::model<numeric::rational>& m, long n,
                                 const search_options& opt);
 
+/// A search over inputs of length n of a hard model for one where evaluating in double
+/// (--scalar double) selects another position than exact arithmetic (at some layer, row or
+/// head) or, for a recognizer, gives another accept/reject. Exhaustive when |Σ|^(n-1) <=
+/// budget; otherwise `start` (or a uniform input) first, then restarts alternating uniform
+/// inputs and inputs with random symbol frequencies, each followed by a few inputs one to three
+/// flips away (near ties between scores of equal-looking keys are often a flip apart).
+/// Reproducible from the seed. Inputs whose exact value does not exist are skipped (the first
+/// is reported in `undefined`). The first disagreement ends the search.
+struct disagreement_result {
+    long n = 0;
+    bool found = false;
+    model::input_sequence input;   ///< the disagreeing input (eos last)
+    std::string where;             ///< "layer 1, position 3, head 1: exact 2, double 1" or the readout
+    std::size_t found_at = 0;      ///< 1-based evaluation that found it
+    std::size_t evaluations = 0;
+    bool exhaustive = false;       ///< every input was evaluated (found = false then proves none)
+    std::optional<std::string> undefined;
+};
+disagreement_result double_disagreement_search(const model::model<numeric::rational>& m, long n,
+                                               const search_options& opt);
+
 } // namespace attnprop::analysis

@@ -25,9 +25,10 @@ public:
                          "property that applies to it runs with the model fixed, drawing n, "
                          "inputs, positions and replacements; the others are listed with the reason");
         search_opt_ = app_->add_option("--search", search_budget_,
-                         "With --model: inputs the worst-case search profiles per case of the soft "
-                         "pair properties (every position and replacement of each; 0: none); the "
-                         "largest change found is checked against the bounds too")
+                         "With --model: inputs searched per case (0: none): by the soft pair "
+                         "properties for the largest one-symbol change (every position and "
+                         "replacement of each input), checked against the bounds too, and by "
+                         "double-matches-exact for an input where double disagrees with exact")
             ->check(CLI::Range(0L, 1L << 30))
             ->capture_default_str();
         app_->add_option("--suite", suites_, "Suite to run (repeatable); see --list");

@@ -355,3 +355,25 @@ TEST_CASE("planted controls: with eps = 0 the search reaches the rare tie by its
     REQUIRE(at_tie.undefined);
     CHECK(at_tie.undefined->find("layer norm") != std::string::npos);
 }
+
+TEST_CASE("hard claims: the search finds where double disagrees with exact, and proves none "
+          "exhaustively where there is none", "[search]") {
+    const auto near = gen::near_tie_hard_model()(rc::Random(7), 10).value();
+    analysis::search_options o;
+    o.budget = 64;
+    o.seed = 3;
+    const auto found = analysis::double_disagreement_search(near, 40, o);
+    REQUIRE(found.found);
+    CHECK(found.found_at <= 64);
+    CHECK_FALSE(found.where.empty());
+    // Reproducible from the seed.
+    const auto again = analysis::double_disagreement_search(near, 40, o);
+    CHECK(again.input == found.input);
+    CHECK(again.found_at == found.found_at);
+    // hard-first has small integer scores: double is exact, and |Σ|^(n-1) = 2^6 <= 64 inputs
+    // are all evaluated.
+    const auto none = analysis::double_disagreement_search(bundled("hard-first"), 7, o);
+    CHECK_FALSE(none.found);
+    CHECK(none.exhaustive);
+    CHECK(none.evaluations == 64);
+}
