@@ -1,14 +1,42 @@
 #include "props/common.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace attnprop::props {
 
+rc::Gen<model::model<rational>> models_of(const run_config& cfg, rc::Gen<model::model<rational>> random) {
+    if (cfg.fixed_model) return rc::gen::just(*cfg.fixed_model);
+    return random;
+}
+
+long fixed_model_max_n(const run_config& cfg, long limit) {
+    if (cfg.fixed_model && cfg.fixed_model->positional)
+        if (auto most = cfg.fixed_model->positional->max_length()) return std::min(limit, *most);
+    return limit;
+}
+
+rc::Gen<long> lengths_of(const run_config& cfg, long random_cap, long lo, long statement_cap) {
+    if (!cfg.fixed_model) return gen::length(std::max(lo, std::min(cfg.max_n, random_cap)));
+    const long hi = std::max(lo, fixed_model_max_n(cfg, std::min(cfg.max_n, statement_cap)));
+    // u in [0, 2^20] maps monotonically onto [lo, hi] on a log scale: shrinking u shrinks n.
+    // Drawn at full size: RapidCheck's inRange narrows its range at small sizes (the start of
+    // a run), which would make n mostly tiny.
+    constexpr long steps = 1L << 20;
+    return rc::gen::map(rc::gen::resize(100, rc::gen::inRange(0L, steps + 1)), [lo, hi](long u) {
+        const double t = static_cast<double>(u) / static_cast<double>(steps);
+        const double v = std::exp(std::log(static_cast<double>(lo)) +
+                                  t * (std::log(static_cast<double>(hi) + 1.0) -
+                                       std::log(static_cast<double>(lo))));
+        return std::clamp(static_cast<long>(std::floor(v)), lo, hi);
+    });
+}
+
 rc::Gen<test_case> model_and_input(rc::Gen<model::model<rational>> models, const run_config& cfg,
                                    long n_cap) {
-    const long max_n = std::max(1L, std::min(cfg.max_n, n_cap));
     return rc::gen::mapcat(
-        rc::gen::pair(std::move(models), gen::length(max_n)), [](const auto& mn) {
+        rc::gen::pair(models_of(cfg, std::move(models)), lengths_of(cfg, n_cap)), [](const auto& mn) {
             // Not a structured binding: clang 14 (the fuzzing build) cannot capture one.
             const auto& m = mn.first;
             const long n = mn.second;
@@ -23,9 +51,9 @@ rc::Gen<test_case> model_and_input(rc::Gen<model::model<rational>> models, const
 
 rc::Gen<test_case> model_input_position(rc::Gen<model::model<rational>> models,
                                         const run_config& cfg, long n_cap) {
-    const long max_n = std::max(2L, std::min(cfg.max_n, n_cap));
     return rc::gen::mapcat(
-        rc::gen::pair(std::move(models), gen::length(max_n)), [](const auto& mn) {
+        rc::gen::pair(models_of(cfg, std::move(models)), lengths_of(cfg, std::max(2L, n_cap), 2)),
+        [](const auto& mn) {
             const auto& m = mn.first;
             const long n = std::max(2L, mn.second);
             const int sigma = static_cast<int>(m.sigma.symbols.size());
@@ -43,6 +71,17 @@ rc::Gen<test_case> model_input_position(rc::Gen<model::model<rational>> models,
         });
 }
 
+rc::Gen<test_case> with_search_params(rc::Gen<test_case> cases, const run_config& cfg) {
+    if (!cfg.fixed_model || cfg.search_budget <= 0) return cases;
+    const long budget = cfg.search_budget;
+    return rc::gen::map(rc::gen::pair(std::move(cases), rc::gen::inRange(0L, 1L << 30)),
+                        [budget](std::pair<test_case, long> t) {
+                            t.first.params["search_budget"] = budget;
+                            t.first.params["search_seed"] = t.second;
+                            return std::move(t.first);
+                        });
+}
+
 model::input_sequence input_of(const test_case& c, std::size_t k) {
     return model::parse_input(c.model, c.inputs.at(k));
 }
@@ -57,8 +96,12 @@ runner::param_spec divisor_param(const std::string& name) {
     return {name, 1, 1L << 40, false, "the range of --bound-divisor"};
 }
 
-runner::param_spec seed_param(bool required) {
-    return {"seed", std::numeric_limits<long>::min(), std::numeric_limits<long>::max(), required, ""};
+runner::param_spec search_budget_param() {
+    return {"search_budget", 1, 1L << 30, false, "the range of --search"};
+}
+
+runner::param_spec seed_param(bool required, const std::string& name) {
+    return {name, std::numeric_limits<long>::min(), std::numeric_limits<long>::max(), required, ""};
 }
 
 runner::case_shape one_input_shape(runner::model_requirement m) {

@@ -16,8 +16,23 @@ using runner::run_config;
 using runner::test_case;
 using numeric::rational;
 
-/// A case: a model from `models`, a length from the ladder up to min(cfg.max_n, n_cap), and
-/// one uniformly random input of that length.
+/// The models of a property's cases: `random` for a run on random models, or the one model of
+/// `check --model` (cfg.fixed_model), which never shrinks.
+rc::Gen<model::model<rational>> models_of(const run_config& cfg, rc::Gen<model::model<rational>> random);
+
+/// The longest n a fixed model supports (its positional table), or `limit`.
+long fixed_model_max_n(const run_config& cfg, long limit);
+
+/// Lengths n of a property's cases, at least `lo`. Random models: gen::length up to
+/// min(cfg.max_n, random_cap) (the cap keeps random models cheap). A fixed model: log-uniform
+/// over [lo, min(cfg.max_n, statement_cap, the model's longest n)], so that every scale up to
+/// --max-n is drawn about equally often, not mostly tiny n; shrinks towards lo.
+/// `statement_cap` is a bound the property's statement needs (an enumerated cube).
+rc::Gen<long> lengths_of(const run_config& cfg, long random_cap, long lo = 1,
+                         long statement_cap = 1L << 24);
+
+/// A case: a model from models_of(cfg, models), a length from lengths_of(cfg, n_cap), and one
+/// uniformly random input of that length.
 rc::Gen<test_case> model_and_input(rc::Gen<model::model<rational>> models, const run_config& cfg,
                                    long n_cap);
 
@@ -25,6 +40,11 @@ rc::Gen<test_case> model_and_input(rc::Gen<model::model<rational>> models, const
 /// for one-symbol changes.
 rc::Gen<test_case> model_input_position(rc::Gen<model::model<rational>> models,
                                         const run_config& cfg, long n_cap);
+
+/// check --model with a search budget (cfg.search_budget > 0): the cases also carry
+/// "search_budget" and "search_seed" (drawn), so that their check runs a search from the drawn
+/// input and a counterexample folder replays the same search. Otherwise `cases` unchanged.
+rc::Gen<test_case> with_search_params(rc::Gen<test_case> cases, const run_config& cfg);
 
 /// The input sequence of a case (first input, eos appended).
 model::input_sequence input_of(const test_case& c, std::size_t k = 0);
@@ -63,7 +83,10 @@ runner::param_spec n_param(bool required = true);
 /// A bound or eta divisor in [1, 2^40] (the range of --bound-divisor).
 runner::param_spec divisor_param(const std::string& name);
 /// A seed: any value (a 64-bit --seed is stored as a signed integer).
-runner::param_spec seed_param(bool required);
+runner::param_spec seed_param(bool required, const std::string& name = "seed");
+/// "search_budget": evaluations of the worst-case search, in [1, 2^30] (the range of
+/// check's --search).
+runner::param_spec search_budget_param();
 /// One input, no parameters (model_and_input).
 runner::case_shape one_input_shape(runner::model_requirement m);
 /// One input of at least one symbol, "position" in [1, n - 1] and "symbol" in [0, |Σ| - 1]

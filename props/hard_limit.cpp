@@ -21,9 +21,9 @@ namespace {
 
 rc::Gen<test_case> restriction_case(rc::Gen<model::model<rational>> models, const run_config& cfg,
                                     long n_cap) {
-    const long max_n = std::max(2L, std::min(cfg.max_n, n_cap));
     return rc::gen::mapcat(
-        rc::gen::pair(std::move(models), gen::length(max_n)), [](const auto& mn) {
+        rc::gen::pair(models_of(cfg, std::move(models)), lengths_of(cfg, std::max(2L, n_cap), 2)),
+        [](const auto& mn) {
             const auto& m = mn.first; // not a structured binding: clang 14 cannot capture one
             const long n = std::max(2L, mn.second);
             return rc::gen::map(rc::gen::pair(rc::gen::inRange(0L, 1000L), rc::gen::inRange(0L, 3L)),
@@ -58,6 +58,19 @@ std::string positions(const std::vector<std::size_t>& v) {
     std::string s;
     for (std::size_t t = 0; t < v.size(); ++t) s += (t ? "," : "") + std::to_string(v[t] + 1);
     return "{" + s + "}";
+}
+
+/// check --model: PARITY over the model's alphabet, classified by a recognizer readout.
+std::optional<std::string> parity_applies(const model::model<rational>& m) {
+    try {
+        (void)analysis::language_symbols(m, lang::language::parity);
+    } catch (const std::invalid_argument& e) {
+        return std::string("needs the PARITY symbols: ") + e.what();
+    }
+    if (!m.out.is_recognizer())
+        return std::string("classifying PARITY needs a recognizer readout (threshold or map); the "
+                           "model's readout is softmax");
+    return std::nullopt;
 }
 
 } // namespace
@@ -241,6 +254,7 @@ runner::property parity_half(bool ignore_precondition) {
     p.generator = [](const run_config& cfg) {
         return restriction_case(gen::hard_model(binary_bounds()), cfg, 16);
     };
+    p.applies = parity_applies;
     p.check = [ignore_precondition](const test_case& c, const numeric::context&) {
         const long n = param(c, "n", 2);
         auto ro = restriction_options_of(c);
@@ -308,6 +322,7 @@ runner::property parity_pair(parity_pair_fn finder) {
     p.generator = [](const run_config& cfg) {
         return restriction_case(gen::hard_model(binary_bounds()), cfg, 256);
     };
+    p.applies = parity_applies;
     p.check = [finder](const test_case& c, const numeric::context&) {
         const long n = param(c, "n", 2);
         auto ro = restriction_options_of(c);

@@ -4,6 +4,7 @@
 //  hard-filter-equals-exact  exact (filtered) hard path == exact reference kernel     [exact]
 //  hard-ball-encloses-exact  decided ball results enclose the exact hard result        [ball, exact]
 //  hard-dyadic-kinds-agree   double == MPFR == exact on models exact in double         [double, mpfr, exact]
+//  double-matches-exact      double selects what exact selects (a given model)       [double, exact]
 //  soft-kinds-agree          ball(p) contains MPFR(2p+64); double within 1e-9           [ball, mpfr, double]
 //  soft-interval-encloses    certified double interval meets ball(512)                 [interval, ball]
 //  leftmost-tie-rule         choices == brute-force smallest argmax of exact scores     [exact]
@@ -11,6 +12,7 @@
 //  model-file-round-trip     write + read is the identity on files and outputs          [exact, ball]
 #include "props/semantics.hpp"
 
+#include "analysis/worst_case.hpp"
 #include "model/model_file.hpp"
 
 #include <algorithm>
@@ -197,6 +199,13 @@ runner::property hard_dyadic_kinds_agree(double_hard_fn dbl) {
     p.generator = [](const run_config& cfg) {
         return model_and_input(gen::dyadic_hard_model(), cfg, 1024);
     };
+    // Its statement is about models whose every operation is exact in double, which cannot be
+    // read off a given model; double-matches-exact checks double on a given model.
+    p.applies = [](const model::model<rational>&) -> std::optional<std::string> {
+        return "a statement about random models exact in double (small dyadic numbers), which "
+               "a given model is not known to be; semantics/double-matches-exact checks double "
+               "on it";
+    };
     p.check = [dbl](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
         auto ex = attention::hard_forward_exact(c.model, x, ctx);
@@ -215,6 +224,84 @@ runner::property hard_dyadic_kinds_agree(double_hard_fn dbl) {
         return check_result::holds();
     };
     p.shape = one_input_shape(runner::model_requirement::hard);
+    p.tag = case_class;
+    return p;
+}
+
+runner::property double_matches_exact(double_hard_fn dbl, std::optional<rc::Gen<model::model<rational>>> models) {
+    if (!dbl)
+        dbl = [](const model::model<double>& m, const model::input_sequence& x,
+                 const numeric::context& ctx, bool trace) {
+            return attention::hard_forward(m, x, ctx, trace);
+        };
+    rc::Gen<model::model<rational>> source = models ? *models : gen::dyadic_hard_model();
+    runner::property p;
+    p.suite = "semantics";
+    p.name = "double-matches-exact";
+    p.statement = "evaluating the hard model in double (--scalar double) selects the same "
+                  "position as exact arithmetic at every layer, row and head, and a recognizer "
+                  "gives the same accept/reject";
+    p.kinds = {"double", "exact"};
+    p.negative_control = "near-tie hard models (gen::near_tie_hard_model: two scores 10^-19 "
+                         "apart that round to the same double) disagree";
+    p.generator = [source](const run_config& cfg) {
+        return with_search_params(model_and_input(source, cfg, 1024), cfg);
+    };
+    p.check = [dbl](const test_case& c, const numeric::context& ctx) {
+        auto x = input_of(c);
+        // check --model: search inputs of this n for a disagreement, from the drawn one.
+        if (auto b = c.params.find("search_budget"); b != c.params.end()) {
+            analysis::search_options o;
+            o.budget = static_cast<std::size_t>(b->second);
+            if (auto sd = c.params.find("search_seed"); sd != c.params.end())
+                o.seed = static_cast<std::uint64_t>(sd->second);
+            o.start = x;
+            const auto found = analysis::double_disagreement_search(c.model, static_cast<long>(x.size()), o);
+            if (found.found)
+                return check_result::violated("double and exact arithmetic disagree on an input the "
+                                              "search found: " + found.where)
+                    .with("search_input", model::format_input(c.model.sigma, found.input))
+                    .with("search_found_at", std::to_string(found.found_at) + " of " +
+                                                 std::to_string(found.evaluations) + " evaluations");
+        }
+        auto ex = attention::hard_forward_exact(c.model, x, ctx, true);
+        const auto md = model::to_scalar<double>(c.model, ctx);
+        std::optional<attention::hard_output<double>> rd;
+        try {
+            rd = dbl(md, x, ctx, true);
+        } catch (const numeric::undefined_error& e) {
+            return check_result::violated("double reports a value undefined that exists exactly on " +
+                                          input_note(c))
+                .with("double", e.message())
+                .with("y_exact", show_vector(ex.y));
+        }
+        const auto& a = ex.trace->choice;
+        const auto& b = rd->trace->choice;
+        for (std::size_t k = 0; k < a.size() && k < b.size(); ++k)
+            for (std::size_t i = 0; i < a[k].size() && i < b[k].size(); ++i)
+                for (std::size_t h = 0; h < a[k][i].size() && h < b[k][i].size(); ++h)
+                    if (a[k][i][h] != b[k][i][h])
+                        return check_result::violated("double selects another position than "
+                                                      "exact arithmetic on " + input_note(c))
+                            .with("layer", std::to_string(k + 1))
+                            .with("position", std::to_string(i + 1))
+                            .with("head", std::to_string(h + 1))
+                            .with("choice_exact", std::to_string(a[k][i][h] + 1))
+                            .with("choice_double", std::to_string(b[k][i][h] + 1));
+        if (c.model.out.is_recognizer()) {
+            const auto ve = attention::recognize(c.model.out, ex.y, ctx);
+            const auto vd = attention::recognize(md.out, rd->y, ctx);
+            if (ve != vd)
+                return check_result::violated("double and exact readouts differ on " + input_note(c))
+                    .with("exact", attention::to_string(ve))
+                    .with("double", attention::to_string(vd))
+                    .with("y_exact", show_vector(ex.y))
+                    .with("y_double", show_vector(rd->y));
+        }
+        return check_result::holds();
+    };
+    p.shape = one_input_shape(runner::model_requirement::hard);
+    p.shape.params = {search_budget_param(), seed_param(false, "search_seed")};
     p.tag = case_class;
     return p;
 }
@@ -318,6 +405,7 @@ runner::property soft_interval_encloses(interval_soft_fn ivl) {
         }
         return check_result::holds();
     };
+    p.shape = one_input_shape(runner::model_requirement::soft);
     p.tag = case_class;
     return p;
 }
@@ -491,6 +579,7 @@ void register_semantics(runner::registry& r) {
     r.add(hard_filter_equals_exact());
     r.add(hard_ball_encloses_exact());
     r.add(hard_dyadic_kinds_agree());
+    r.add(double_matches_exact());
     r.add(soft_kinds_agree());
     r.add(soft_interval_encloses());
     r.add(leftmost_tie_rule());

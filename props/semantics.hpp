@@ -10,6 +10,7 @@
 #include "props/common.hpp"
 
 #include <functional>
+#include <optional>
 
 namespace attnprop::props {
 
@@ -34,6 +35,12 @@ runner::property hard_filter_equals_exact(exact_forward_fn filtered = {});
 runner::property hard_ball_encloses_exact(ball_hard_fn ball = {});
 /// On models whose arithmetic is exact in double, double, MPFR and exact give identical y.
 runner::property hard_dyadic_kinds_agree(double_hard_fn dbl = {});
+/// Hard models: double selects the same position as exact arithmetic at every layer, row and
+/// head, and a recognizer gives the same accept/reject (a given model's --scalar double checked
+/// against exact; random models: gen::dyadic_hard_model, where it must hold). `models`
+/// replaces the random models (the negative control passes gen::near_tie_hard_model).
+runner::property double_matches_exact(double_hard_fn dbl = {},
+                                      std::optional<rc::Gen<model::model<rational>>> models = {});
 /// Soft models: the ball at p bits contains MPFR at 2p + 64 bits; double is within 1e-9.
 runner::property soft_kinds_agree(ball_soft_fn ball = {});
 /// Soft models: the certified double interval meets the 512-bit ball (disjoint enclosures

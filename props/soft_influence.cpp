@@ -16,6 +16,7 @@
 #include "analysis/bounds.hpp"
 #include "analysis/loglog_fit.hpp"
 #include "analysis/sweep.hpp"
+#include "analysis/worst_case.hpp"
 #include "attention/common.hpp"
 #include "attention/soft_change.hpp"
 #include "attention/soft.hpp"
@@ -110,6 +111,50 @@ bool constant_predictor(const model::readout<rational>& r) {
     return true;
 }
 
+/// The case's worst-case search (its "search_budget" and "search_seed", starting from the
+/// drawn input x), or nullopt when the case carries none.
+std::optional<analysis::search_result> search_of(const test_case& c, const model::input_sequence& x,
+                                                 analysis::search_objective objective) {
+    const auto b = c.params.find("search_budget");
+    if (b == c.params.end() || b->second <= 0) return std::nullopt;
+    analysis::search_options o;
+    o.budget = static_cast<std::size_t>(b->second);
+    if (auto sd = c.params.find("search_seed"); sd != c.params.end())
+        o.seed = static_cast<std::uint64_t>(sd->second);
+    o.objective = objective;
+    o.start = x;
+    return analysis::worst_case_search(c.model, static_cast<long>(x.size()), o);
+}
+
+/// The search's witness and how it was found, beside a result.
+check_result with_search(check_result r, const test_case& c, const analysis::search_result& s) {
+    r.with("search_input", model::format_input(c.model.sigma, s.input))
+        .with("search_position", std::to_string(s.position + 1))
+        .with("search_replacement", c.model.sigma.symbols[static_cast<std::size_t>(s.replacement)])
+        .with("search_found_at", std::to_string(s.found_at) + " of " + std::to_string(s.evaluations) +
+                                     " evaluations")
+        .with("search_exhaustive", s.exhaustive ? "yes" : "no");
+    return r;
+}
+
+/// check --model: the soft influence statements are Lemma 5's, which needs the hypotheses.
+std::optional<std::string> needs_hypotheses(const model::model<rational>& m) {
+    const auto rep = analysis::a_priori_bound(m, 16, numeric::context{128});
+    if (rep.hypotheses_hold()) return std::nullopt;
+    const auto* f = rep.first_failure();
+    return std::string("the hypotheses of Claim 2 are not established for the model") +
+           (f ? ": " + f->name + " (" + f->reason + ")" : "") +
+           "; Lemma 5 makes no claim about it (attnprop influence measures it)";
+}
+
+/// check --model: a softmax readout over the model's outputs.
+std::optional<std::string> needs_softmax(const model::model<rational>& m) {
+    if (m.out.type != model::readout<rational>::kind::softmax)
+        return std::string("needs a softmax readout (probabilities); the model's readout is ") +
+               (m.out.type == model::readout<rational>::kind::threshold ? "threshold" : "map");
+    return std::nullopt;
+}
+
 /// The bounds of prob-change-below-bound for one case.
 struct prob_change_bounds {
     arb_ball factor;                  ///< max ||W_r - W_r'||_2
@@ -117,63 +162,115 @@ struct prob_change_bounds {
     std::optional<arb_ball> bound_at_n; ///< K(n)/n
 };
 
-/// prob-change-below-bound measured in S (certified double intervals or Arb balls): every pair
-/// of the measured positions, its probability change compared with factor * ||dy|| / D and
-/// factor * K(n) / (n D) as balls (an interval is the ball of its end points); D is 4 times
-/// the case's bound divisor (8 in the negative control).
-template <numeric::ExpScalar S>
-check_result prob_change_check(const test_case& c, const model::input_sequence& x,
-                               const prob_change_bounds& b, const numeric::context& ctx) {
-    const std::size_t n = x.size();
-    const auto ms = model::to_scalar<S>(c.model, ctx);
-    analysis::influence_options opt;
-    opt.positions = measured_positions(c, n);
-    const auto prof = analysis::influence_profile_of(ms, c.model, x, ctx, opt);
+/// What the judged pairs of prob-change-below-bound left open.
+struct prob_change_tally {
+    bool undecided = false;
+    bool agree = true;           ///< every undecided comparison's sides agree to their radii
+    bool unresolved_zero = true; ///< every undecided comparison is two sides below 2^-64 around 0
+    std::string undecided_at;
+};
+
+/// One pair of prob-change-below-bound: its probability changes against factor * ||dy|| / D
+/// and factor * K(n) / (n D), compared as balls (an interval is the ball of its end points).
+template <typename S>
+std::optional<check_result> judge_prob_change(const test_case& c, std::size_t n,
+                                              const analysis::influence_pair<S>& pr,
+                                              const prob_change_bounds& b, const char* found_by,
+                                              prob_change_tally& t) {
     auto ball_of = [](const S& v) -> arb_ball {
         if constexpr (std::is_same_v<S, arb_ball>) return v;
         else return numeric::to_ball(v);
     };
-    bool undecided = false, agree = true;
-    for (const auto& pr : prof.pairs) {
-        const arb_ball dy = ball_of(pr.dy);
-        const arb_ball local = b.factor * dy / b.divisor;
-        std::optional<arb_ball> global;
-        if (b.bound_at_n) global = b.factor * *b.bound_at_n / b.divisor;
-        for (const auto& change : {std::pair{"max-norm", ball_of(*pr.dp_max)},
-                                   std::pair{"total variation", ball_of(*pr.dp_tv)}}) {
-            // Not a structured binding: clang 14 (the fuzzing build) cannot capture one.
-            const char* what = change.first;
-            const arb_ball& dp = change.second;
-            auto fail = [&](const char* which, const arb_ball& bound) {
-                return check_result::violated(std::string("the ") + what +
-                                              " probability change exceeds " + which)
-                    .with("n", std::to_string(n))
-                    .with("position", std::to_string(pr.position + 1))
-                    .with("replacement",
-                          c.model.sigma.symbols[static_cast<std::size_t>(pr.replacement)])
-                    .with("prob_change", show_ball(dp))
-                    .with("influence", show_ball(dy))
-                    .with("factor", show_ball(b.factor))
-                    .with("bound", show_ball(bound));
-            };
-            const order ol = versus(dp, local);
-            if (ol == order::greater) return fail("factor * ||dy_n|| / divisor", local);
-            if (ol == order::unknown) {
-                undecided = true;
-                agree = agree && sides_agree(dp, local);
-            }
-            if (global) {
-                const order og = versus(dp, *global);
-                if (og == order::greater) return fail("factor * K(n) / (divisor n)", *global);
-                if (og == order::unknown) {
-                    undecided = true;
-                    agree = agree && sides_agree(dp, *global);
-                }
+    // Both sides of an overlap below 2^-64 and not resolved from zero: a change that is exactly
+    // zero (the output does not depend on the position) where enclosures cannot prove it; more
+    // precision only narrows both balls around 0.
+    const auto tiny_zero = [](const arb_ball& v) {
+        return arb_contains_zero(v.raw()) && numeric::radius_as_double(v) < 0x1.0p-64;
+    };
+    const arb_ball dy = ball_of(pr.dy);
+    const arb_ball local = b.factor * dy / b.divisor;
+    std::optional<arb_ball> global;
+    if (b.bound_at_n) global = b.factor * *b.bound_at_n / b.divisor;
+    for (const auto& change : {std::pair{"max-norm", ball_of(*pr.dp_max)},
+                               std::pair{"total variation", ball_of(*pr.dp_tv)}}) {
+        // Not a structured binding: clang 14 (the fuzzing build) cannot capture one.
+        const char* what = change.first;
+        const arb_ball& dp = change.second;
+        auto fail = [&](const char* which, const arb_ball& bound) {
+            return check_result::violated(std::string("the ") + what +
+                                          " probability change exceeds " + which)
+                .with("n", std::to_string(n))
+                .with("position", std::to_string(pr.position + 1))
+                .with("replacement", c.model.sigma.symbols[static_cast<std::size_t>(pr.replacement)])
+                .with("prob_change", show_ball(dp))
+                .with("influence", show_ball(dy))
+                .with("factor", show_ball(b.factor))
+                .with("bound", show_ball(bound))
+                .with("found_by", found_by);
+        };
+        const auto at = [&](const char* against) {
+            return std::string(what) + " change " + show_ball(dp) + " at position " +
+                   std::to_string(pr.position + 1) + " against " + against;
+        };
+        const order ol = versus(dp, local);
+        if (ol == order::greater) return fail("factor * ||dy_n|| / divisor", local);
+        if (ol == order::unknown) {
+            t.undecided = true;
+            t.agree = t.agree && sides_agree(dp, local);
+            t.unresolved_zero = t.unresolved_zero && tiny_zero(dp) && tiny_zero(local);
+            t.undecided_at = at("factor * ||dy_n|| / divisor = ") + show_ball(local);
+        }
+        if (global) {
+            const order og = versus(dp, *global);
+            if (og == order::greater) return fail("factor * K(n) / (divisor n)", *global);
+            if (og == order::unknown) {
+                t.undecided = true;
+                t.agree = t.agree && sides_agree(dp, *global);
+                t.unresolved_zero = false;
+                t.undecided_at = at("factor * K(n) / (divisor n)");
             }
         }
     }
-    if (undecided)
-        return check_result::undecided("probability change and bound overlap").with_sides_agree(agree);
+    return std::nullopt;
+}
+
+/// prob-change-below-bound measured in S (certified double intervals or Arb balls): every pair
+/// of the measured positions of the drawn input x and, under check --model, the pair the
+/// worst-case search found.
+template <numeric::ExpScalar S>
+check_result prob_change_check(const test_case& c, const model::input_sequence& x,
+                               const prob_change_bounds& b,
+                               const std::optional<analysis::search_result>& found,
+                               const numeric::context& ctx) {
+    const std::size_t n = x.size();
+    const auto ms = model::to_scalar<S>(c.model, ctx);
+    prob_change_tally t;
+    {
+        analysis::influence_options opt;
+        opt.positions = measured_positions(c, n);
+        const auto prof = analysis::influence_profile_of(ms, c.model, x, ctx, opt);
+        for (const auto& pr : prof.pairs)
+            if (auto r = judge_prob_change(c, n, pr, b, "the drawn input", t)) return *r;
+    }
+    if (found && found->undefined)
+        return check_result::undefined(*found->undefined + " (found by the worst-case search)");
+    if (found && found->found) {
+        analysis::influence_options opt;
+        opt.positions = {found->position};
+        const auto prof = analysis::influence_profile_of(ms, c.model, found->input, ctx, opt);
+        for (const auto& pr : prof.pairs)
+            if (pr.replacement == found->replacement)
+                if (auto r = judge_prob_change(c, n, pr, b, "the worst-case search", t))
+                    return with_search(std::move(*r), c, *found);
+    }
+    if (t.undecided && t.unresolved_zero)
+        return check_result::undecided_at_any_precision(
+            "a probability change and its bound factor * ||dy_n|| / divisor are both below "
+            "2^-64 and not resolved from zero (an exact zero change that enclosures do not "
+            "prove; more precision is not tried): " + t.undecided_at);
+    if (t.undecided)
+        return check_result::undecided("probability change and bound overlap (" + t.undecided_at + ")")
+            .with_sides_agree(t.agree);
     return check_result::holds();
 }
 
@@ -205,8 +302,9 @@ runner::property influence_below_bounds(pair_bound_fn bound) {
     p.kinds = {"ball"};
     p.negative_control = "the a-posteriori bound divided by n^2 (too small) is exceeded";
     p.generator = [](const run_config& cfg) {
-        return model_input_position(gen::soft_model(), cfg, 64);
+        return with_search_params(model_input_position(gen::soft_model(), cfg, 64), cfg);
     };
+    p.applies = needs_hypotheses;
     p.check = [bound, replaced](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
         const std::size_t n = x.size();
@@ -217,69 +315,89 @@ runner::property influence_below_bounds(pair_bound_fn bound) {
         std::optional<arb_ball> a_priori;
         if (rep.bound_at_n) a_priori = *rep.bound_at_n / divisor;
         const auto mb = model::to_scalar<arb_ball>(c.model, ctx);
-        const auto base = attention::soft_forward(mb, x, ctx, {.trace = true});
         bool undecided = false;
         std::string undecided_at;
-        auto x2 = x;
         const int symbols = static_cast<int>(c.model.sigma.symbols.size());
-        std::optional<attention::soft_change_model> differential;
         bool agree = true;
-        for (std::size_t i : measured_positions(c, n)) {
-            for (int a = 0; a < symbols; ++a) {
-                if (a == x[i] || indistinguishable(c.model, x[i], a)) continue;
-                x2[i] = a;
-                const auto changed = attention::soft_forward(mb, x2, ctx, {.trace = true});
-                arb_ball sq = numeric::zero<arb_ball>(ctx);
-                for (std::size_t t = 0; t < base.y.size(); ++t) {
-                    arb_ball d = base.y[t] - changed.y[t];
-                    numeric::fma_acc(sq, d, d);
-                }
-                arb_ball dy = numeric::sqrt_nonneg(sq);
-                // A change the subtraction does not resolve is measured again on the pair
-                // itself (a differential enclosure), where a zero change is proved zero.
-                if (arb_rel_accuracy_bits(dy.raw()) < 32) {
-                    if (!differential) differential.emplace(c.model, ctx);
-                    const auto ch = differential->change(x, i, a);
-                    arb_ball sq2 = numeric::zero<arb_ball>(ctx);
-                    for (const auto& d : ch.dy) numeric::fma_acc(sq2, d, d);
-                    dy = numeric::sqrt_nonneg(sq2);
-                }
-                const arb_ball post =
-                    bound(c.model, *base.trace, *changed.trace, i, ctx) / divisor;
-                const auto pos = std::to_string(i + 1);
-                const auto with_pair = [&](check_result r) {
-                    r.with("n", std::to_string(n))
-                        .with("position", pos)
-                        .with("replacement", c.model.sigma.symbols[static_cast<std::size_t>(a)])
-                        .with("changed_input", model::format_input(c.model.sigma, x2))
-                        .with("influence", show_ball(dy))
-                        .with("posterior_bound", show_ball(post));
-                    if (a_priori) r.with("a_priori_bound", show_ball(*a_priori));
-                    return r;
-                };
-                const order op = versus(dy, post);
-                if (op == order::greater)
+        // One pair (xb, i, a) against both bounds: a violation, or nothing (undecided noted).
+        const auto judge = [&](const model::input_sequence& xb,
+                               const attention::soft_output<arb_ball>& base, std::size_t i, int a,
+                               std::optional<attention::soft_change_model>& differential,
+                               const char* found_by) -> std::optional<check_result> {
+            auto x2 = xb;
+            x2[i] = a;
+            const auto changed = attention::soft_forward(mb, x2, ctx, {.trace = true});
+            arb_ball sq = numeric::zero<arb_ball>(ctx);
+            for (std::size_t t = 0; t < base.y.size(); ++t) {
+                arb_ball d = base.y[t] - changed.y[t];
+                numeric::fma_acc(sq, d, d);
+            }
+            arb_ball dy = numeric::sqrt_nonneg(sq);
+            // A change the subtraction does not resolve is measured again on the pair
+            // itself (a differential enclosure), where a zero change is proved zero.
+            if (arb_rel_accuracy_bits(dy.raw()) < 32) {
+                if (!differential) differential.emplace(c.model, ctx);
+                const auto ch = differential->change(xb, i, a);
+                arb_ball sq2 = numeric::zero<arb_ball>(ctx);
+                for (const auto& d : ch.dy) numeric::fma_acc(sq2, d, d);
+                dy = numeric::sqrt_nonneg(sq2);
+            }
+            const arb_ball post = bound(c.model, *base.trace, *changed.trace, i, ctx) / divisor;
+            const auto pos = std::to_string(i + 1);
+            const auto with_pair = [&](check_result r) {
+                r.with("n", std::to_string(n))
+                    .with("position", pos)
+                    .with("replacement", c.model.sigma.symbols[static_cast<std::size_t>(a)])
+                    .with("changed_input", model::format_input(c.model.sigma, x2))
+                    .with("influence", show_ball(dy))
+                    .with("posterior_bound", show_ball(post))
+                    .with("found_by", found_by);
+                if (a_priori) r.with("a_priori_bound", show_ball(*a_priori));
+                return r;
+            };
+            const order op = versus(dy, post);
+            if (op == order::greater)
+                return with_pair(check_result::violated(
+                    std::string("the one-symbol influence exceeds the ") +
+                    (replaced ? "replaced" : "a-posteriori") + " bound"));
+            if (a_priori) {
+                const order oa = versus(dy, *a_priori);
+                if (oa == order::greater)
                     return with_pair(check_result::violated(
-                        std::string("the one-symbol influence exceeds the ") +
-                        (replaced ? "replaced" : "a-posteriori") + " bound"));
-                if (a_priori) {
-                    const order oa = versus(dy, *a_priori);
-                    if (oa == order::greater)
-                        return with_pair(check_result::violated(
-                            "the one-symbol influence exceeds the a-priori bound K(n)/n"));
-                    if (oa == order::unknown) {
-                        undecided = true;
-                        undecided_at = pos + ", against K(n)/n";
-                        agree = agree && sides_agree(dy, *a_priori);
-                    }
-                }
-                if (op == order::unknown) {
+                        "the one-symbol influence exceeds the a-priori bound K(n)/n"));
+                if (oa == order::unknown) {
                     undecided = true;
-                    undecided_at = pos + ", against the a-posteriori bound";
-                    agree = agree && sides_agree(dy, post);
+                    undecided_at = pos + ", against K(n)/n";
+                    agree = agree && sides_agree(dy, *a_priori);
                 }
             }
-            x2[i] = x[i];
+            if (op == order::unknown) {
+                undecided = true;
+                undecided_at = pos + ", against the a-posteriori bound";
+                agree = agree && sides_agree(dy, post);
+            }
+            return std::nullopt;
+        };
+        {
+            const auto base = attention::soft_forward(mb, x, ctx, {.trace = true});
+            std::optional<attention::soft_change_model> differential;
+            for (std::size_t i : measured_positions(c, n))
+                for (int a = 0; a < symbols; ++a) {
+                    if (a == x[i] || indistinguishable(c.model, x[i], a)) continue;
+                    if (auto r = judge(x, base, i, a, differential, "the drawn input")) return *r;
+                }
+        }
+        // check --model: the worst change a search from the drawn input finds at this n.
+        if (const auto found = search_of(c, x, analysis::search_objective::influence)) {
+            if (found->undefined)
+                return check_result::undefined(*found->undefined + " (found by the worst-case search)");
+            if (found->found && !indistinguishable(c.model, found->input[found->position], found->replacement)) {
+                const auto base = attention::soft_forward(mb, found->input, ctx, {.trace = true});
+                std::optional<attention::soft_change_model> differential;
+                if (auto r = judge(found->input, base, found->position, found->replacement, differential,
+                                   "the worst-case search"))
+                    return with_search(std::move(*r), c, *found);
+            }
         }
         if (undecided)
             return check_result::undecided("influence and bound overlap at this precision "
@@ -288,7 +406,8 @@ runner::property influence_below_bounds(pair_bound_fn bound) {
         return check_result::holds();
     };
     p.shape = position_shape(runner::model_requirement::soft, false,
-                             {n_param(false), divisor_param("bound_divisor")});
+                             {n_param(false), divisor_param("bound_divisor"), search_budget_param(),
+                              seed_param(false, "search_seed")});
     p.tag = case_class;
     return p;
 }
@@ -304,7 +423,11 @@ runner::property prob_change_below_bound(long divisor) {
     p.negative_control = "the same bound with 8 in place of 4 is exceeded (a softmax near "
                          "p = (1/2, 1/2) attains osc/4)";
     p.generator = [](const run_config& cfg) {
-        return model_input_position(gen::soft_model(), cfg, 64);
+        return with_search_params(model_input_position(gen::soft_model(), cfg, 64), cfg);
+    };
+    p.applies = [](const model::model<rational>& m) {
+        if (auto why = needs_softmax(m)) return why;
+        return needs_hypotheses(m);
     };
     p.check = [divisor](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
@@ -320,16 +443,19 @@ runner::property prob_change_below_bound(long divisor) {
         const prob_change_bounds b{analysis::logit_oscillation_factor(c.model.out, ctx),
                                    numeric::from_int<arb_ball>(divisor * bound_divisor_of(c), ctx),
                                    rep.bound_at_n};
+        // check --model: the largest probability change a search from the drawn input finds.
+        const auto found = search_of(c, x, analysis::search_objective::prob_change);
         // The filter: certified double intervals decide almost every case; Arb balls measure
         // again only what they leave undecided.
-        check_result r = prob_change_check<numeric::dinterval>(c, x, b, ctx);
+        check_result r = prob_change_check<numeric::dinterval>(c, x, b, found, ctx);
         if (r.status == runner::verdict::undecided)
-            return prob_change_check<arb_ball>(c, x, b, ctx).with_measurement(
+            return prob_change_check<arb_ball>(c, x, b, found, ctx).with_measurement(
                 {"decided by", "ball", "the interval stage was undecided"});
         return r.with_measurement({"decided by", "interval", ""});
     };
     p.shape = position_shape(runner::model_requirement::soft, false,
-                             {n_param(false), divisor_param("bound_divisor")});
+                             {n_param(false), divisor_param("bound_divisor"), search_budget_param(),
+                              seed_param(false, "search_seed")});
     p.tag = case_class;
     return p;
 }
@@ -350,9 +476,12 @@ runner::property cross_entropy_above_chance(long eta_divisor,
     p.negative_control = "eta divided by 4, on the confident Chiang & Cholak model with layer "
                          "norm eps = 0 (cc-parity-ln0), is violated";
     p.generator = [models](const run_config& cfg) {
-        const long cap = std::max(2L, std::min(cfg.max_n, 9L));
+        // Random models: n <= 9 keeps the cube cheap; a fixed model n <= 11 (a cube of up to
+        // 1024 inputs per case).
+        const long cap = std::max(2L, fixed_model_max_n(cfg, std::min(cfg.max_n, cfg.fixed_model ? 11L : 9L)));
+        const auto ns = cfg.fixed_model ? lengths_of(cfg, cap, 2, cap) : rc::gen::inRange(2L, cap + 1);
         // The label: 0 = PARITY (every bit swaps it), 1 = FIRST (bit 1 swaps it); shrinks to 0.
-        return rc::gen::map(rc::gen::tuple(models, rc::gen::inRange(2L, cap + 1), rc::gen::inRange(0L, 2L)),
+        return rc::gen::map(rc::gen::tuple(models_of(cfg, models), ns, rc::gen::inRange(0L, 2L)),
                             [](const std::tuple<model::model<rational>, long, long>& t) {
                                 test_case c;
                                 c.model = std::get<0>(t);
@@ -360,6 +489,16 @@ runner::property cross_entropy_above_chance(long eta_divisor,
                                 c.params["language"] = std::get<2>(t);
                                 return c;
                             });
+    };
+    p.applies = [](const model::model<rational>& m) -> std::optional<std::string> {
+        if (m.sigma.symbols.size() != 2 || m.sigma.index_of("0") < 0 || m.sigma.index_of("1") < 0)
+            return "needs the input alphabet {0, 1} (PARITY and FIRST over the cube)";
+        if (auto why = needs_softmax(m)) return why;
+        const auto& outs = m.out.symbols;
+        if (std::find(outs.begin(), outs.end(), "0") == outs.end() ||
+            std::find(outs.begin(), outs.end(), "1") == outs.end())
+            return "needs the output symbols 0 and 1 (the PARITY and FIRST labels)";
+        return std::nullopt;
     };
     p.check = [eta_divisor](const test_case& c, const numeric::context& ctx) {
         const auto& m = c.model;
@@ -440,9 +579,18 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
     p.kinds = {"ball"};
     p.negative_control = "eta divided by 10^6, on a recency predictor that beats chance on the "
                          "pairs, is violated";
+    p.applies = [](const model::model<rational>& m) -> std::optional<std::string> {
+        if (m.sigma.symbols != std::vector<std::string>{"(", ")", "[", "]"})
+            return "needs the input alphabet ( ) [ ] in this order (2DYCK)";
+        if (auto why = needs_softmax(m)) return why;
+        if (m.out.symbols != std::vector<std::string>{")", "]"})
+            return "needs the output symbols ) and ] (the forced closing bracket)";
+        return std::nullopt;
+    };
     p.generator = [models](const run_config& cfg) {
         const long cap = std::max(2L, std::min(cfg.max_n, 64L));
-        return rc::gen::map(rc::gen::tuple(models, rc::gen::inRange(2L, cap + 1),
+        const auto ns = cfg.fixed_model ? lengths_of(cfg, cap, 2) : rc::gen::inRange(2L, cap + 1);
+        return rc::gen::map(rc::gen::tuple(models_of(cfg, models), ns,
                                            rc::gen::inRange(0L, 1L << 30)),
                             [](const std::tuple<model::model<rational>, long, long>& t) {
                                 test_case c;
@@ -507,10 +655,27 @@ std::vector<std::size_t> ladder_lengths(std::size_t top) {
 
 rc::Gen<test_case> ladder_case(rc::Gen<model::model<rational>> models, const run_config& cfg,
                                long cap) {
-    const long limit = std::max(16L, std::min(cfg.max_n, cap));
+    // A fixed model takes every ladder top up to --max-n (and its longest n), drawn
+    // log-uniformly among the powers of two; random models the one top under the cap.
+    const long limit = std::max(16L, cfg.fixed_model ? fixed_model_max_n(cfg, cfg.max_n)
+                                                     : std::min(cfg.max_n, cap));
     long top = 16;
     while (top * 2 <= limit) top *= 2;
-    return rc::gen::mapcat(std::move(models), [top](const model::model<rational>& m) {
+    if (cfg.fixed_model && top > 16) {
+        int rungs = 0;
+        for (long t = 16; t < top; t *= 2) ++rungs;
+        return rc::gen::mapcat(rc::gen::inRange(0, rungs + 1), [m = *cfg.fixed_model](int k) {
+            const long t = 16L << k;
+            return rc::gen::map(gen::input(m.sigma, t), [m, t](const std::string& w) {
+                test_case c;
+                c.model = m;
+                c.inputs.push_back(w);
+                c.params["ladder_top"] = t;
+                return c;
+            });
+        });
+    }
+    return rc::gen::mapcat(models_of(cfg, std::move(models)), [top](const model::model<rational>& m) {
         return rc::gen::map(gen::input(m.sigma, top), [m, top](const std::string& w) {
             test_case c;
             c.model = m;
@@ -661,6 +826,7 @@ runner::property influence_vanishes(double tolerance, bool require_hypotheses,
                          "influence certainly grows more than " + std::to_string(growth) +
                          "x along the ladder, naming the violated hypothesis";
     p.generator = [models](const run_config& cfg) { return ladder_case(models, cfg, 128); };
+    if (require_hypotheses) p.applies = needs_hypotheses;
     p.check = [tolerance, require_hypotheses, adjust, growth](const test_case& c,
                                                                const numeric::context& ctx) {
         const long top = c.params.at("ladder_top");

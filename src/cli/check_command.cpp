@@ -1,6 +1,7 @@
 // attnprop check: run property suites with RapidCheck and write a report.
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
+#include "model/model_file.hpp"
 #include "numeric/interrupt.hpp"
 #include "runner/check_report.hpp"
 
@@ -16,8 +17,20 @@ namespace {
 class check_command final : public command {
 public:
     explicit check_command(CLI::App& parent) {
-        app_ = parent.add_subcommand("check", "Run property suites on random models and write a "
-                                              "report (all suites except 'controls' by default)");
+        app_ = parent.add_subcommand("check", "Run property suites on random models, or with "
+                                              "--model on one given model, and write a report "
+                                              "(all suites except 'controls' by default)");
+        app_->add_option("--model,-m", model_,
+                         "Check this model (a file, or the name of a bundled model): every "
+                         "property that applies to it runs with the model fixed, drawing n, "
+                         "inputs, positions and replacements; the others are listed with the reason");
+        search_opt_ = app_->add_option("--search", search_budget_,
+                         "With --model: inputs searched per case (0: none): by the soft pair "
+                         "properties for the largest one-symbol change (every position and "
+                         "replacement of each input), checked against the bounds too, and by "
+                         "double-matches-exact for an input where double disagrees with exact")
+            ->check(CLI::Range(0L, 1L << 30))
+            ->capture_default_str();
         app_->add_option("--suite", suites_, "Suite to run (repeatable); see --list");
         app_->add_option("--property", properties_, "Single property to run, suite/name (repeatable)");
         add_seed_option(app_, cfg_.seed, "Base seed (each property derives its own)")
@@ -86,7 +99,38 @@ public:
             for (const auto& s : suites) all += (all.empty() ? "" : ",") + s;
             made_by.set_option("--suite", all); // the default, as run
         }
-        const std::string dir = out_.empty() ? "out/check-" + std::to_string(cfg_.seed) : out_;
+        runner::check_run run;
+        if (model_.empty() && search_opt_->count() > 0)
+            throw usage_error("--search needs --model (random models are searched by RapidCheck)");
+        if (!model_.empty()) {
+            cfg_.search_budget = search_budget_;
+            const auto path = resolve_model(model_);
+            auto m = std::make_shared<const model::model<numeric::rational>>(
+                model::read_model_file(path.string()));
+            run.model_name = m->name;
+            run.model_file = model_;
+            // Controls are false on purpose about random models; the others run when they
+            // make a claim about this model.
+            std::vector<const runner::property*> applicable;
+            for (const auto* p : selected) {
+                std::optional<std::string> why =
+                    p->expected_to_fail
+                        ? std::optional<std::string>("a deliberately false statement about random "
+                                                     "models (a control of the machinery)")
+                        : runner::not_applicable(*p, *m);
+                if (why)
+                    run.not_applicable.emplace_back(p->suite + "/" + p->name, *why);
+                else
+                    applicable.push_back(p);
+            }
+            selected = std::move(applicable);
+            cfg_.fixed_model = std::move(m);
+        }
+        const std::string dir =
+            !out_.empty()      ? out_
+            : model_.empty()   ? "out/check-" + std::to_string(cfg_.seed)
+                               : "out/check-" + std::filesystem::path(model_).stem().string() + "-" +
+                                   std::to_string(cfg_.seed);
         made_by.set_option("--out", dir);
         const out_policy policy = check_out_policy();
         claim_out_dir(dir, made_by, policy, force_);
@@ -110,7 +154,6 @@ public:
             if (tty) std::cerr << ", " << std::fixed << std::setprecision(1) << r.seconds << " s";
             std::cerr << ")\n";
         };
-        runner::check_run run;
         run.cfg = cfg_;
         run.made_by = made_by;
         for (const auto* p : selected)
@@ -121,7 +164,7 @@ public:
         run.reports = runner::run_properties(selected, cfg_, progress, on_case);
         line.clear();
         const bool interrupted = numeric::stop_requested();
-        if (interrupted && run.reports.empty()) {
+        if (interrupted && run.reports.empty() && !selected.empty()) {
             std::cerr << "check: interrupted before the first property finished; nothing written\n";
             return exit_interrupted;
         }
@@ -166,7 +209,9 @@ private:
     CLI::App* app_ = nullptr;
     runner::run_config cfg_;
     std::vector<std::string> suites_, properties_;
-    std::string out_;
+    std::string out_, model_;
+    long search_budget_ = 16;
+    CLI::Option* search_opt_ = nullptr;
     bool json_ = false, list_ = false, force_ = false;
 };
 

@@ -1,13 +1,20 @@
 // attnprop influence: one-symbol influence of a soft model across a ladder of n (Hahn's
 // Lemma 5), its bounds, and the cross-entropy corollary.
+#include "analysis/bounds.hpp"
+#include "analysis/influence.hpp"
 #include "analysis/sweep.hpp"
+#include "analysis/worst_case.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
 #include "model/model_file.hpp"
+#include "numeric/interrupt.hpp"
+#include "report/files.hpp"
 #include "report/influence_report.hpp"
 
 #include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <unistd.h>
 
@@ -63,6 +70,18 @@ public:
                          "Balls: measure a row again at doubled precision, up to BITS, while a bound "
                          "comparison is undecided")
             ->check(CLI::Range(16L, 1L << 20))
+            ->capture_default_str();
+        app_->add_option("--search", search_,
+                         "Also search each n for the worst one-symbol change: BUDGET inputs "
+                         "profiled per n (every position and replacement), random restarts and "
+                         "local moves, exhaustive when |Sigma|^(n-1) <= BUDGET; 0: no search. The "
+                         "largest found is a lower bound on the worst case (the maximum only when "
+                         "exhaustive); written to search.json")
+            ->check(CLI::Range(0L, 1L << 30))
+            ->capture_default_str();
+        app_->add_option("--search-seed", search_seed_,
+                         "Seed of the worst-case search (the same seed finds the same changes)")
+            ->check(CLI::Range(std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max()))
             ->capture_default_str();
         app_->add_option("--out", out_,
                          "Report directory (default out/influence-<model>-<seed>); a report with "
@@ -198,15 +217,35 @@ public:
                         break;
                     }
         }
+        // The worst-case search (after the sweep, whose rows it does not change).
+        std::vector<search_row> searched;
+        if (search_ > 0 && r.not_measured.empty()) {
+            for (long n : o.ns) {
+                if (numeric::stop_requested()) break;
+                progress.show("influence: searching n = " + std::to_string(n));
+                searched.push_back(run_search(m, n));
+            }
+            progress.clear();
+            for (const auto& row : searched)
+                if (row.above_bound) code = exit_failed;
+                else if (row.result.undefined && code == exit_ok) code = exit_undefined;
+            if (not_written.empty())
+                not_written = try_write([&] {
+                    report::write_file_atomic(dir / "search.json",
+                                              json::dump(search_json(searched, m), 2) + "\n");
+                });
+        }
         if (!not_written.empty()) cx.clear(); // nothing to point at
         if (json_) {
             json::value j = report::influence_to_json(r, meta);
             j.set("report_dir", json::value::string(dir.string()));
             j.set("counterexample", cx.empty() ? json::value::null_value()
                                                : json::value::string(cx.string()));
+            if (search_ > 0) j.set("search", search_json(searched, m));
             std::cout << json::dump(j, 2) << "\n";
         } else {
             std::cout << report::influence_to_text(r, meta);
+            if (search_ > 0) std::cout << search_text(searched, m);
             if (reused) std::cout << "reused " << reused << " rows from " << (dir / "rows.json").string() << "\n";
             if (!cx.empty())
                 std::cout << "counterexample written to " << cx.string() << " (attnprop replay "
@@ -233,8 +272,8 @@ private:
         out_policy p;
         p.command = "influence";
         p.markers = {{"rows.json", "attnprop-influence-rows"}, {"report.json", "attnprop-influence-report"}};
-        p.ignored = {"--n", "--threads", "--json", "--out", "--force"};
-        p.owned_files = {"report.json",       "report.md",         "influence.csv", "influence.svg",
+        p.ignored = {"--n", "--threads", "--json", "--out", "--force", "--search", "--search-seed"};
+        p.owned_files = {"search.json", "report.json", "report.md", "influence.csv", "influence.svg",
                          "influence.png",     "cross_entropy.svg", "cross_entropy.png", "rows.json"};
         p.owned_folder_prefixes = {"counterexample-n"};
         return p;
@@ -246,11 +285,119 @@ private:
                ("influence-" + fs::path(model_).stem().string() + "-" + std::to_string(seed_));
     }
 
+    /// One n of the worst-case search: the search's witness, measured again in Arb balls.
+    struct search_row {
+        analysis::search_result result;
+        std::string influence;                 ///< ||Δy|| of the witness (ball, certified digits)
+        std::string n_influence;               ///< n times it
+        std::optional<std::string> bound;      ///< K(n)/n when the hypotheses hold
+        bool above_bound = false;              ///< the ball is certainly above K(n)/n
+    };
+
+    search_row run_search(const model::model<numeric::rational>& m, long n) const {
+        analysis::search_options so;
+        so.budget = static_cast<std::size_t>(search_);
+        so.seed = search_seed_;
+        search_row row;
+        row.result = analysis::worst_case_search(m, n, so);
+        if (!row.result.found) return row;
+        const numeric::context ctx{precision_};
+        const auto mb = model::to_scalar<numeric::arb_ball>(m, ctx);
+        analysis::influence_options opt;
+        opt.positions = {row.result.position};
+        try {
+            const auto prof = analysis::influence_profile_of(mb, m, row.result.input, ctx, opt);
+            for (const auto& pr : prof.pairs) {
+                if (pr.replacement != row.result.replacement) continue;
+                row.influence = numeric::certified_string(pr.dy, 12);
+                const auto nd = pr.dy * numeric::from_int<numeric::arb_ball>(n, ctx);
+                row.n_influence = numeric::certified_string(nd, 12);
+                const auto rep = analysis::a_priori_bound(m, n, ctx);
+                if (rep.hypotheses_hold() && rep.bound_at_n) {
+                    row.bound = numeric::certified_string(*rep.bound_at_n, 12);
+                    row.above_bound = numeric::compare(pr.dy, *rep.bound_at_n) == numeric::order::greater;
+                }
+            }
+        } catch (const numeric::undefined_error& e) {
+            if (!row.result.undefined) row.result.undefined = e.message();
+        }
+        return row;
+    }
+
+    json::value search_json(const std::vector<search_row>& rows, const model::model<numeric::rational>& m) const {
+        using namespace report::json_out;
+        json::value o = json::value::object();
+        o.set("budget", num(search_));
+        o.set("seed", str(std::to_string(search_seed_)));
+        o.set("objective", str("influence"));
+        o.set("note", str("the largest change found is attained, so it is a lower bound on the worst "
+                          "case at n; it is the maximum only where exhaustive is true"));
+        json::value arr = json::value::array();
+        for (const auto& row : rows) {
+            const auto& r = row.result;
+            json::value e = json::value::object();
+            e.set("n", num(r.n));
+            e.set("found", json::value::boolean(r.found));
+            if (r.found) {
+                e.set("input", str(model::format_input(m.sigma, r.input)));
+                e.set("position", num(static_cast<long long>(r.position + 1)));
+                e.set("replacement", str(m.sigma.symbols[static_cast<std::size_t>(r.replacement)]));
+                e.set("influence_double", approx(r.value, 17));
+                e.set("influence", opt_str(row.influence.empty() ? std::nullopt
+                                                                  : std::optional<std::string>(row.influence)));
+                e.set("n_influence", opt_str(row.n_influence.empty() ? std::nullopt
+                                                                      : std::optional<std::string>(row.n_influence)));
+                e.set("bound", opt_str(row.bound));
+                e.set("above_bound", json::value::boolean(row.above_bound));
+                e.set("found_at", num(static_cast<long long>(r.found_at)));
+            }
+            e.set("evaluations", num(static_cast<long long>(r.evaluations)));
+            e.set("restarts", num(static_cast<long long>(r.restarts)));
+            e.set("exhaustive", json::value::boolean(r.exhaustive));
+            e.set("undefined", opt_str(r.undefined));
+            if (r.undefined && !r.undefined_input.empty())
+                e.set("undefined_input", str(model::format_input(m.sigma, r.undefined_input)));
+            arr.push_back(std::move(e));
+        }
+        o.set("rows", std::move(arr));
+        return o;
+    }
+
+    std::string search_text(const std::vector<search_row>& rows, const model::model<numeric::rational>& m) const {
+        std::ostringstream os;
+        os << "worst-case search: " << search_ << " inputs per n (every position and replacement), seed "
+           << search_seed_ << "; the largest found is a lower bound on the worst case, the maximum "
+           << "only where exhaustive\n";
+        os << std::right << std::setw(8) << "n" << "  " << std::left << std::setw(33) << "largest found"
+           << std::setw(33) << "n * largest" << std::setw(10) << "position" << std::setw(13)
+           << "replacement" << std::setw(12) << "found at" << "exhaustive\n";
+        for (const auto& row : rows) {
+            const auto& r = row.result;
+            os << std::right << std::setw(8) << r.n << "  " << std::left;
+            if (!r.found) {
+                os << "no change measured";
+            } else {
+                os << std::setw(32) << (row.influence.empty() ? "-" : row.influence) << " "
+                   << std::setw(32) << (row.n_influence.empty() ? "-" : row.n_influence) << " "
+                   << std::setw(10) << std::to_string(r.position + 1) << std::setw(13)
+                   << m.sigma.symbols[static_cast<std::size_t>(r.replacement)] << std::setw(12) << (std::to_string(r.found_at) + "/" + std::to_string(r.evaluations))
+                   << (r.exhaustive ? "yes" : "no");
+                if (row.above_bound) os << "  ABOVE K(n)/n = " << *row.bound;
+            }
+            os << "\n";
+            if (r.found && r.n <= 64)
+                os << "          input " << model::format_input(m.sigma, r.input) << "\n";
+            if (r.undefined) os << "          undefined: " << *r.undefined << "\n";
+        }
+        return os.str();
+    }
+
     CLI::App* app_ = nullptr;
     std::string model_, n_text_, positions_text_ = "8", language_, scalar_ = "auto", out_;
     int inputs_ = 4, threads_ = 0;
     long precision_ = 128, divisor_ = 1, posterior_max_n_ = 4096, precision_cap_ = 1024;
-    std::uint64_t seed_ = 1;
+    std::uint64_t seed_ = 1, search_seed_ = 1;
+    long search_ = 0;
     bool json_ = false, force_ = false;
 };
 

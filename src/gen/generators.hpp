@@ -120,6 +120,20 @@ const char* to_string(violated_hypothesis h);
 /// every hypothesis. Names: "violating-<hypothesis>".
 rc::Gen<model::model<numeric::rational>> soft_model_violating(violated_hypothesis h);
 
+/// A soft model with a planted rare sensitive input: one layer averages [x_j = 1] - threshold
+/// uniformly over the n positions, so b = #1/n - threshold, and the update is a layer norm of
+/// (b, -b) with this eps: about (sgn b, -sgn b), so a one-symbol change moves y_n by about
+/// 2 sqrt 2 only where the count of 1s crosses threshold * n, and by at most about
+/// eps / (n |b|^3) elsewhere. With eps = 0 the value does not exist where #1 = threshold * n
+/// exactly (a layer norm at zero variance). Alphabet {0, 1}, softmax readout over 0 and 1
+/// (the ln0 MAJORITY construction with its tie moved). Uniform inputs, whose counts
+/// concentrate at n/2, almost never come near a threshold far from 1/2.
+model::model<numeric::rational> planted_tie_soft_model(const numeric::rational& threshold,
+                                                       const numeric::rational& eps);
+/// planted_tie_soft_model with threshold k/16, k in {1, 2, 3, 13, 14, 15}, and eps = 10^-e,
+/// e in [6, 9] (the hypotheses of Claim 2 hold).
+rc::Gen<model::model<numeric::rational>> planted_tie_soft_model();
+
 /// A hard model with a near tie that double arithmetic gets wrong: the score of a key is its
 /// first coordinate, base (a rational such as 1/3 with no exact double) for most symbols and
 /// base + m * 10^-k (k in [19, 23), m in [1, 10); k is raised until both round to the same

@@ -112,6 +112,20 @@ value check_to_json(const check_run& run) {
     o.set("version", num(1));
     if (!run.made_by.empty()) o.set("provenance", provenance_to_json(run.made_by));
     o.set("config", config_json(run.cfg));
+    if (!run.model_file.empty()) {
+        value m = value::object();
+        m.set("name", str(run.model_name));
+        m.set("file", str(run.model_file));
+        o.set("model", std::move(m));
+        value na = value::array();
+        for (const auto& [name, why] : run.not_applicable) {
+            value e = value::object();
+            e.set("property", str(name));
+            e.set("reason", str(why));
+            na.push_back(std::move(e));
+        }
+        o.set("not_applicable", std::move(na));
+    }
     o.set("suites", string_array(run.suites));
     value props = value::array();
     int failed = 0, undecided = 0, undefined = 0;
@@ -183,6 +197,8 @@ value check_to_json(const check_run& run) {
     o.set("properties", std::move(props));
     value sum = value::object();
     sum.set("properties", num(static_cast<long long>(run.reports.size())));
+    if (!run.model_file.empty())
+        sum.set("not_applicable", num(static_cast<long long>(run.not_applicable.size())));
     sum.set("failed", num(failed));
     sum.set("undecided_cases", num(undecided));
     sum.set("undefined_cases", num(undefined));
@@ -193,6 +209,9 @@ value check_to_json(const check_run& run) {
 std::string check_to_markdown(const check_run& run) {
     std::ostringstream os;
     os << "# attnprop check report\n\n";
+    if (!run.model_file.empty())
+        os << "Model `" << run.model_name << "` (" << run.model_file
+           << "): every case uses this model; n, inputs, positions and replacements are drawn.\n\n";
     os << "Seed " << run.cfg.seed << ", " << run.cfg.tests << " cases per property, n <= "
        << run.cfg.max_n << ", precision " << run.cfg.precision << " bits (escalated to at most "
        << run.cfg.precision_cap << " when undecided). Suites:";
@@ -205,6 +224,10 @@ std::string check_to_markdown(const check_run& run) {
            << " | " << r.status() << " | " << r.passed << " | " << undecided_cell(r) << " | "
            << r.undefined << " | " << r.failed << " | " << (r.gave_up ? "yes" : "no") << " | "
            << r.seed << " |\n";
+    }
+    if (!run.not_applicable.empty()) {
+        os << "\nNot applicable to the model (no claim, not run):\n\n";
+        for (const auto& [name, why] : run.not_applicable) os << "- `" << name << "`: " << why << "\n";
     }
     os << "\n## Statements and distributions\n\n";
     for (const auto& r : run.reports) {
@@ -265,6 +288,13 @@ std::string check_to_text(const check_run& run) {
         if (!r.measurements.empty()) os << "    measurements: " << measurements_line(r) << "\n";
         for (const auto& where : r.undefined_reasons) os << "    undefined: " << where << "\n";
         if (r.cx) os << "    counterexample: " << r.cx->shrunk.result.message << "\n";
+    }
+    if (!run.model_file.empty()) {
+        os << "model " << run.model_name << " (" << run.model_file << "): " << run.reports.size()
+           << " applicable propert" << (run.reports.size() == 1 ? "y" : "ies") << " run, "
+           << run.not_applicable.size() << " not applicable\n";
+        for (const auto& [name, why] : run.not_applicable)
+            os << "  not applicable  " << name << ": " << why << "\n";
     }
     return os.str();
 }

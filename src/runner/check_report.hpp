@@ -27,6 +27,12 @@ struct check_run {
     /// Who made the run (version, commit, command line, options); written to report.json,
     /// report.md and every case.json unless empty.
     report::provenance made_by;
+    /// `check --model`: the model's name and the file it was read from ("" for random models).
+    std::string model_name, model_file;
+    /// `check --model`: the selected properties that make no claim about the model, with the
+    /// reason ("soft-influence/cross-entropy-above-chance" -> "needs the input alphabet {0, 1}
+    /// ..."), in selection order.
+    std::vector<std::pair<std::string, std::string>> not_applicable;
 };
 
 /// How many model classes the compact distribution names; the rest is "other".

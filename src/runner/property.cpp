@@ -131,6 +131,21 @@ std::optional<case_problem> validate_case(const property& p, const test_case& c)
     return std::nullopt;
 }
 
+std::optional<std::string> not_applicable(const property& p, const model::model<rational>& m) {
+    const auto kind = m.attention;
+    if (p.shape.model == model_requirement::hard && kind != model::attention_kind::hard)
+        return std::string("needs a hard-attention model; the model is ") + model::to_string(kind);
+    if (p.shape.model == model_requirement::soft && kind != model::attention_kind::soft)
+        return std::string("needs a soft-attention model; the model is ") + model::to_string(kind);
+    if (kind == model::attention_kind::hard && p.shape.model != model_requirement::soft) {
+        const auto blockers = model::exact_blockers(m);
+        if (!blockers.empty())
+            return "evaluates hard models exactly; the model needs real arithmetic: " + blockers.front();
+    }
+    if (p.applies) return p.applies(m);
+    return std::nullopt;
+}
+
 std::uint64_t property_seed(std::uint64_t base, const property& p) {
     // FNV-1a of "suite/name", mixed with the base seed by splitmix64.
     std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -147,6 +162,7 @@ std::uint64_t property_seed(std::uint64_t base, const property& p) {
 check_result check_with_escalation(const property& p, const test_case& c, const run_config& cfg,
                                    long* precision_used) {
     long prec = cfg.precision;
+    bool agreed_before = false; // the previous attempt was undecided with both sides agreeing
     for (;;) {
         check_result r;
         bool may_resolve = false;
@@ -177,12 +193,21 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
             if (precision_used) *precision_used = prec;
             return r;
         }
+        if (r.status == verdict::undecided && r.sides_agree && agreed_before) {
+            // Two successive precisions, and the sides agree to half of each: an equality the
+            // model attains, which more bits only confirm (docs/properties.md, "Verdicts").
+            if (precision_used) *precision_used = prec;
+            r.message += " (undecided at " + std::to_string(prec / 2) + " and " + std::to_string(prec) +
+                         " bits, the two sides agreeing to half of each: not escalated further)";
+            return r;
+        }
         if (r.status != verdict::undecided || prec * 2 > cfg.precision_cap) {
             if (precision_used) *precision_used = prec;
             if (r.status == verdict::undecided)
                 r.message += " (undecided up to " + std::to_string(prec) + " bits)";
             return r;
         }
+        agreed_before = r.sides_agree;
         prec *= 2;
     }
 }

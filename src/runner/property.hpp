@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -109,6 +110,15 @@ struct run_config {
     long precision = 128;         ///< starting precision (bits) for MPFR and balls
     long precision_cap = 4096;    ///< undecided cases are retried at doubled precision up to this
     int max_size = 100;           ///< RapidCheck size bound
+    /// `check --model`: the one model every case uses. The generators then draw only n (spread
+    /// log-uniformly over [1, max_n], capped only where a property's statement needs it), the
+    /// inputs, positions, replacement symbols and other parameters; nothing shrinks the model.
+    /// Null: random models (the generators' own model classes and length caps).
+    std::shared_ptr<const model::model<rational>> fixed_model;
+    /// With a fixed model: candidate (input, position, replacement) evaluations of the
+    /// worst-case search each soft pair property runs per case (analysis/worst_case.hpp);
+    /// 0: no search (the drawn input and its measured positions only).
+    long search_budget = 0;
 };
 
 /// The attention kind a property's cases need: any; unique-hard only (`hard`: Hahn's Theorem 1
@@ -158,7 +168,17 @@ struct property {
     std::function<std::string(const test_case&)> tag;
     /// The shape of its cases (checked by validate_case before a replay).
     case_shape shape;
+    /// For `check --model`: nullopt when the property makes a claim about this model, else why
+    /// not ("needs the alphabet {0, 1}", "the hypotheses of Claim 2 are not established: ...").
+    /// The shape's attention kind and exact evaluability are checked first (not_applicable);
+    /// unset: those alone decide.
+    std::function<std::optional<std::string>(const model::model<rational>&)> applies;
 };
+
+/// Why property p makes no claim about model m (check --model lists it with this reason), or
+/// nullopt when it applies: the attention kind its shape needs, exact evaluation for hard
+/// models, then p.applies.
+std::optional<std::string> not_applicable(const property& p, const model::model<rational>& m);
 
 /// Checks a case against its property's shape: the model's attention kind, the number of
 /// inputs, every input in the model's alphabet (no eos) and of a length the model supports,
@@ -188,7 +208,8 @@ void register_all(registry& r);
 std::uint64_t property_seed(std::uint64_t base, const property& p);
 
 /// Runs the check at cfg.precision, doubling the precision while the answer is undecided
-/// (and more precision could decide it), up to cfg.precision_cap. A numeric::undefined_error
+/// (and more precision could decide it), up to cfg.precision_cap; an undecided answer whose two
+/// sides agree (check_result::sides_agree) at two successive precisions is returned at once. A numeric::undefined_error
 /// from the check is the verdict undefined (retried at doubled precision while the error says
 /// precision may resolve it); numeric::limit_error, numeric::precision_error and
 /// std::bad_alloc are rethrown (a refusal to compute is no verdict); any other exception is a

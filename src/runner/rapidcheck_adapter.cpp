@@ -104,7 +104,11 @@ property_report run_property(const property& p, const run_config& cfg,
     rep.seed = property_seed(cfg.seed, p);
     const auto start = std::chrono::steady_clock::now();
 
-    rc::Gen<test_case> gen = p.generator(cfg);
+    // A fixed model (check --model): every case at full size, so that positions, symbols and
+    // parameters are uniform from the first case (RapidCheck's size ramp exists to start with
+    // small random models; the length has its own log-uniform law).
+    rc::Gen<test_case> gen =
+        cfg.fixed_model ? rc::gen::resize(cfg.max_size, p.generator(cfg)) : p.generator(cfg);
     std::optional<recorded_case> first_failure, last_failure;
     // A refusal (a resource limit, an allocation failure) ends the property and then the
     // command; a stop request (SIGINT) ends it with the cases so far. RapidCheck would count an

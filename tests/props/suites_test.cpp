@@ -50,6 +50,13 @@ TEST_CASE("semantics/hard-ball-encloses-exact holds", "[props][semantics]") {
 TEST_CASE("semantics/hard-dyadic-kinds-agree holds", "[props][semantics]") {
     require_holds("semantics/hard-dyadic-kinds-agree");
 }
+TEST_CASE("semantics/double-matches-exact holds", "[props][semantics]") {
+    require_holds("semantics/double-matches-exact");
+}
+TEST_CASE("negative control: double on near-tie models selects another position",
+          "[props][negative]") {
+    require_fails(props::double_matches_exact({}, gen::near_tie_hard_model()));
+}
 TEST_CASE("semantics/soft-kinds-agree holds", "[props][semantics]") {
     require_holds("semantics/soft-kinds-agree", 60);
 }
