@@ -44,6 +44,17 @@ arb_ball score_scale(const model::score_spec<rational>& s, const numeric::contex
     return f;
 }
 
+/// A head's inverse temperature β(n) beside its fixed scale (ln n for a length-scaled head, 1
+/// when absent): at a fixed n one more constant factor on the scaled queries; hc.mu is
+/// multiplied by |β(n)| when β depends on n (compute_head has already taken a constant one).
+arb_ball score_factor_at(const model::head<rational>& hd, head_constants& hc, std::size_t n,
+                         const numeric::context& ctx) {
+    const auto beta_n = model::beta_at<arb_ball>(hd.score, static_cast<long>(n), ctx);
+    if (!beta_n) return ball(1, ctx);
+    if (!hd.score.beta->is_constant()) hc.mu = up(hc.mu * numeric::abs(*beta_n));
+    return *beta_n;
+}
+
 /// [W | b] (b absent = 0 column) when with_bias, else W.
 model::matrix<rational> homogeneous(const model::affine_map<rational>& a, bool with_bias) {
     if (!with_bias) return a.W;
@@ -490,12 +501,7 @@ arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>&
         for (std::size_t h = 0; h < m.layers[k].heads.size(); ++h) {
             const auto& hd = m.layers[k].heads[h];
             head_constants hc = lc.heads[h];
-            // A head with an inverse temperature scores with scale·β(n) (ln n for a
-            // length-scaled head): at this fixed n that is one more constant factor on the
-            // scaled queries, and on μ when β depends on n (compute_head has a constant one).
-            const auto beta_n = model::beta_at<arb_ball>(hd.score, static_cast<long>(n), ctx);
-            if (beta_n && !hd.score.beta->is_constant())
-                hc.mu = up(hc.mu * numeric::abs(*beta_n));
+            const arb_ball factor_n = score_factor_at(hd, hc, n, ctx);
             const arb_ball& l = lc.lh[h];
             // Actual value norms.
             auto V = model::convert<arb_ball>(*value_affine(hd), ctx);
@@ -511,8 +517,7 @@ arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>&
             } else {
                 auto Q = model::convert<arb_ball>(hd.score.Q, ctx);
                 auto Kp = model::convert<arb_ball>(hd.score.K, ctx);
-                const arb_ball scale =
-                    beta_n ? score_scale(hd.score, ctx) * *beta_n : score_scale(hd.score, ctx);
+                const arb_ball scale = score_scale(hd.score, ctx) * factor_n;
                 std::vector<std::vector<arb_ball>> q1, q2, k1, k2;
                 for (std::size_t j = 0; j < n; ++j) {
                     auto qa = model::apply_affine(Q, ys[j], ctx);
@@ -557,6 +562,159 @@ arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>&
     }
     if (i + 1 == n) return Delta;
     return L == 0 ? zero_point(prec) : delta;
+}
+
+posterior_cache::posterior_cache(const rmodel& m, const attention::soft_trace<arb_ball>& tx,
+                                 const numeric::context& ctx)
+    : m_(m), tx_(tx), ctx_(ctx) {
+    const long prec = ctx.precision_bits;
+    const std::size_t L = m.layers.size();
+    if (L == 0 || L > 2)
+        throw std::invalid_argument("posterior_cache: one or two layers, got " + std::to_string(L));
+    if (tx.y.size() != L + 1)
+        throw std::invalid_argument("posterior_cache: the trace does not match the model's layers");
+    n_ = tx.y[0].size();
+    F0_ = F1_ = Ftop_ = zero_point(prec);
+    for (const auto& y : tx.y[0]) F0_ = max_upper(F0_, norm2_upper(y, prec));
+    if (L == 2)
+        for (const auto& y : tx.y[1]) F1_ = max_upper(F1_, norm2_upper(y, prec));
+    Ftop_ = norm2_upper(tx.y[L][n_ - 1], prec);
+    ok_ = true;
+    for (std::size_t k = 0; k < L; ++k) {
+        const layer_constants lc = compute_layer(m, k, ctx);
+        if (!lc.ok) {
+            ok_ = false;
+            return;
+        }
+        const bool top = k + 1 == L;
+        layer_state ls;
+        ls.ly = lc.ly;
+        for (std::size_t h = 0; h < m.layers[k].heads.size(); ++h) {
+            const auto& hd = m.layers[k].heads[h];
+            head_constants hc = lc.heads[h];
+            const arb_ball factor_n = score_factor_at(hd, hc, n_, ctx);
+            head_state st;
+            st.mu = hc.mu;
+            st.nu = hc.nu;
+            st.l = lc.lh[h];
+            st.score_bias = hc.score_bias;
+            st.V = model::convert<arb_ball>(*value_affine(hd), ctx);
+            st.P = zero_point(prec);
+            for (const auto& y : tx.y[k]) st.P = max_upper(st.P, norm2_upper(model::apply_affine(st.V, y, ctx), prec));
+            st.constant_scores = arb_is_zero(hc.mu.raw()) != 0;
+            if (!st.constant_scores) {
+                st.Q = model::convert<arb_ball>(hd.score.Q, ctx);
+                st.K = model::convert<arb_ball>(hd.score.K, ctx);
+                st.scale = score_scale(hd.score, ctx) * factor_n;
+                const std::size_t dk = st.Q.W.rows;
+                for (const auto& y : tx.y[k]) st.k.push_back(model::apply_affine(st.K, y, ctx));
+                // The query rows the bound reads: every row of layer 1 below the top, row n
+                // at the top.
+                for (std::size_t mq = top ? n_ - 1 : 0; mq < n_; ++mq) {
+                    auto q = model::apply_affine(st.Q, tx.y[k][mq], ctx);
+                    for (auto& c : q) c = c * st.scale;
+                    st.q.push_back(std::move(q));
+                }
+                if (k == 0) {
+                    for (const auto& q : st.q) {
+                        arb_ball e = zero_point(prec);
+                        for (std::size_t j = 0; j < n_; ++j) e += numeric::exp(model::dot(q.data(), st.k[j].data(), dk, ctx));
+                        st.E.push_back(std::move(e));
+                    }
+                } else {
+                    for (std::size_t j = 0; j < n_; ++j)
+                        st.s_top.push_back(model::dot(st.q.front().data(), st.k[j].data(), dk, ctx));
+                }
+            }
+            ls.heads.push_back(std::move(st));
+        }
+        layers_.push_back(std::move(ls));
+    }
+}
+
+arb_ball posterior_cache::bound(std::size_t i, const model::vec<arb_ball>& y0i,
+                                const std::vector<model::vec<arb_ball>>& y1,
+                                const model::vec<arb_ball>& y_top) const {
+    const long prec = ctx_.precision_bits;
+    if (!ok_) return pos_inf(prec);
+    const std::size_t L = layers_.size();
+    if (i + 1 >= n_) throw std::invalid_argument("posterior_cache: the changed position is not before eos");
+    if (L == 2 && y1.size() != n_) throw std::invalid_argument("posterior_cache: y^(1) needs every row");
+    const arb_ball one = ball(1, ctx_), two = ball(2, ctx_);
+    arb_ball Delta = distance_upper(tx_.y[0][i], y0i, prec);
+    arb_ball delta = zero_point(prec);
+    arb_ball Fprev = max_upper(F0_, norm2_upper(y0i, prec));
+    for (std::size_t k = 0; k < L; ++k) {
+        const auto& ls = layers_[k];
+        const bool top = k + 1 == L;
+        arb_ball Fk = top ? max_upper(Ftop_, norm2_upper(y_top, prec)) : F1_;
+        if (!top)
+            for (const auto& y : y1) Fk = max_upper(Fk, norm2_upper(y, prec));
+        arb_ball sum_db = zero_point(prec), sumP = zero_point(prec);
+        for (const auto& st : ls.heads) {
+            // Value norms of both inputs: x's kept, x''s changed rows.
+            arb_ball P = st.P;
+            if (k == 0) {
+                P = max_upper(P, norm2_upper(model::apply_affine(st.V, y0i, ctx_), prec));
+            } else {
+                for (const auto& y : y1) P = max_upper(P, norm2_upper(model::apply_affine(st.V, y, ctx_), prec));
+            }
+            arb_ball omega = zero_point(prec);
+            if (st.constant_scores) {
+                omega = up(one / ball(static_cast<long>(n_), ctx_));
+            } else if (k == 0) {
+                // Layer 1: x and x' differ at row i only, so for a query m != i the keys differ
+                // at i only and the query is x's.
+                const std::size_t dk = st.Q.W.rows;
+                const auto kn = model::apply_affine(st.K, y0i, ctx_);
+                const std::size_t first = top ? n_ - 1 : 0;
+                arb_ball t(prec), hi(prec), rest(prec);
+                for (std::size_t mq = first; mq < n_; ++mq) {
+                    if (mq == i) continue;
+                    const auto& q = st.q[mq - first];
+                    const arb_ball s1 = model::dot(q.data(), st.k[i].data(), dk, ctx_);
+                    const arb_ball s2 = model::dot(q.data(), kn.data(), dk, ctx_);
+                    arb_min(t.raw(), s1.raw(), s2.raw(), prec);
+                    arb_max(hi.raw(), s1.raw(), s2.raw(), prec);
+                    // rest = Σ_{l != i} exp(s_ml) >= 0: its non-negative lower end when the
+                    // difference reaches 0 (a lower bound of the denominator suffices).
+                    rest = st.E[mq - first] - numeric::exp(s1);
+                    if (numeric::compare(rest, zero_point(prec)) != numeric::order::greater)
+                        rest = zero_point(prec);
+                    omega = max_upper(omega, numeric::exp(hi) / (numeric::exp(t) + rest));
+                }
+                omega = min_upper(omega, one);
+            } else {
+                // Layer 2 (the top): row n of both inputs, every key.
+                const std::size_t dk = st.Q.W.rows;
+                auto q2 = model::apply_affine(st.Q, y1[n_ - 1], ctx_);
+                for (auto& c : q2) c = c * st.scale;
+                arb_ball den = zero_point(prec), t(prec), num_s(prec);
+                for (std::size_t j = 0; j < n_; ++j) {
+                    const auto k2 = model::apply_affine(st.K, y1[j], ctx_);
+                    const arb_ball s2 = model::dot(q2.data(), k2.data(), dk, ctx_);
+                    arb_min(t.raw(), st.s_top[j].raw(), s2.raw(), prec);
+                    den += numeric::exp(t);
+                    if (j == i) arb_max(num_s.raw(), st.s_top[j].raw(), s2.raw(), prec);
+                }
+                omega = min_upper(numeric::exp(num_s) / den, one);
+            }
+            const arb_ball G = st.score_bias ? up(numeric::sqrt(Fprev * Fprev + one)) : Fprev;
+            const arb_ball muG = up(st.mu * G);
+            const arb_ball dw = min_upper(two, two * (two * muG * delta + omega * muG * (delta + Delta)));
+            const arb_ball db = up(st.nu * (delta + omega * Delta) + P * dw);
+            if (!arb_is_zero(st.l.raw())) {
+                sum_db = up(sum_db + st.l * db);
+                sumP = up(sumP + st.l * P);
+            }
+        }
+        const arb_ball new_delta = min_upper(two * Fk, ls.ly * delta + sum_db);
+        const arb_ball new_Delta = min_upper(two * Fk, ls.ly * Delta + two * sumP);
+        delta = new_delta;
+        Delta = new_Delta;
+        Fprev = Fk;
+    }
+    return delta;
 }
 
 } // namespace attnprop::analysis

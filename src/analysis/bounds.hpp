@@ -127,4 +127,52 @@ numeric::arb_ball posterior_bound(const model::model<numeric::rational>& m,
                                   const attention::soft_trace<numeric::arb_ball>& tx2,
                                   std::size_t changed_position, const numeric::context& ctx);
 
+/// The a-posteriori bound of posterior_bound for the one-symbol changes of one input x of a
+/// model with one or two layers, from x's trace kept once and, per changed input x', the
+/// states the incremental influence kernel computes anyway (the new y_i^(0), every row of
+/// y^(1) for two layers, y_n^(L)): O(n d (d_k + d_v)) per pair instead of the O(n² d_k) of two
+/// traces and posterior_bound. The same recursion, with two differences, both sound:
+/// - layer 1's weights ω_m, m != i: the rows of x and x' agree at layer 0 except row i, so
+///   Σ_l exp(min(s_ml, s'_ml)) = E_m - exp(s_mi) + exp(min(s_mi, s'_mi)) with E_m = Σ_l
+///   exp(s_ml) kept per row of x; a lower bound of the denominator is all an upper bound of ω
+///   needs, so the difference is replaced by its non-negative lower end when the ball reaches 0;
+/// - the top layer's cap 2 F_L uses F_L = max(||y_n^(L)(x)||, ||y_n^(L)(x')||): the change
+///   of y_n^(L) is at most the sum of the two norms (posterior_bound takes the maximum over
+///   every row, which is larger or equal).
+/// Throws std::invalid_argument for a model with L = 0 or L > 2 or a trace that does not match.
+class posterior_cache {
+public:
+    posterior_cache(const model::model<numeric::rational>& m,
+                    const attention::soft_trace<numeric::arb_ball>& tx, const numeric::context& ctx);
+    /// The bound for x and x' = x with position i (< n - 1) changed, given x''s states: `y0i`
+    /// its y_i^(0), `y1` every row of its y^(1) (two layers; ignored for one), `y_top` its
+    /// y_n^(L).
+    numeric::arb_ball bound(std::size_t i, const model::vec<numeric::arb_ball>& y0i,
+                            const std::vector<model::vec<numeric::arb_ball>>& y1,
+                            const model::vec<numeric::arb_ball>& y_top) const;
+
+private:
+    struct head_state {
+        bool constant_scores = true;              ///< μ = 0: uniform weights
+        numeric::arb_ball mu, nu, l, scale;       ///< at this n
+        bool score_bias = false;
+        model::affine_map<numeric::arb_ball> Q, K, V;
+        numeric::arb_ball P;                      ///< max_j ||V y_j^(k)(x)||
+        std::vector<model::vec<numeric::arb_ball>> q, k; ///< x's scaled queries (rows kept), keys
+        std::vector<numeric::arb_ball> E;         ///< layer 1: Σ_l exp(s_ml) per row m kept
+        std::vector<numeric::arb_ball> s_top;     ///< layer 2: x's scores of row n, every key
+    };
+    struct layer_state {
+        numeric::arb_ball ly;
+        std::vector<head_state> heads;
+    };
+    const model::model<numeric::rational>& m_;
+    const attention::soft_trace<numeric::arb_ball>& tx_;
+    numeric::context ctx_;
+    std::size_t n_ = 0;
+    bool ok_ = false;
+    std::vector<layer_state> layers_;
+    numeric::arb_ball F0_, F1_, Ftop_; ///< max_j ||y_j^(0)(x)||, max_j ||y_j^(1)(x)||, ||y_n^(L)(x)||
+};
+
 } // namespace attnprop::analysis

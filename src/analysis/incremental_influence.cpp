@@ -497,6 +497,22 @@ vec<S> incremental_influence<S>::changed(std::size_t p, int a) const {
     return top(y1);
 }
 
+template <numeric::ExpScalar S>
+typename incremental_influence<S>::changed_states
+incremental_influence<S>::changed_with_states(std::size_t p, int a) const {
+    const change ch = prepare(p, a);
+    changed_states st;
+    st.y0p = ch.y0p;
+    if (m_.layers.size() == 1) {
+        st.y = corrected_row(ch, n_ - 1);
+        return st;
+    }
+    st.y1.resize(n_);
+    for (std::size_t i = 0; i < n_; ++i) st.y1[i] = corrected_row(ch, i);
+    st.y = top(st.y1);
+    return st;
+}
+
 // The raw MPFR kernels: the operations of full_row, corrected_row and top on preallocated
 // mpfr_t scratch at the context's precision. Every operand has that precision (raw_ and the
 // per-change checks), so each operation rounds as the generic one does; the rank-1

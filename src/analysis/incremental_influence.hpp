@@ -109,6 +109,16 @@ public:
     /// object per thread.
     model::vec<S> changed(std::size_t p, int a) const;
 
+    /// The states of x[p <- a] that the a-posteriori bound reads (posterior_cache): the new
+    /// y_p^(0), every row of y^(1) for L = 2 (empty for L = 1), and y_n^(L).
+    struct changed_states {
+        model::vec<S> y0p;
+        std::vector<model::vec<S>> y1;
+        model::vec<S> y;
+    };
+    /// Like changed(p, a), keeping the states (the generic kernel; never the raw MPFR one).
+    changed_states changed_with_states(std::size_t p, int a) const;
+
     /// What the layer-1 rows of the changes so far took (per row and head): the rank-1
     /// correction, or a recomputation from the keys (cancellation guard, non-finite term).
     struct counters {

@@ -103,21 +103,20 @@ influence_method chosen_method(const model::model<S>& m, const model::model<rati
     const bool applies = incremental_applies(exact) && incremental_supports(m);
     if (opt.method == influence_method::incremental && !applies)
         throw std::invalid_argument("the incremental influence method does not apply to this model");
-    if (opt.method == influence_method::incremental && posterior)
-        throw std::invalid_argument("the a-posteriori bound needs full traces: use the naive "
-                                    "influence method (or automatic) with posterior bounds");
     if (opt.method != influence_method::automatic) return opt.method;
-    // The a-posteriori bound reads full traces of both inputs, which only the naive method
-    // produces: automatic takes naive when it is asked for. Otherwise automatic compares the
-    // work of the two methods: a few changes on a long input whose lower layers are uniform
-    // (Chiang & Cholak's layer 1) are cheaper as full passes than the O(n²) set-up. Every
-    // position has |Σ| - 1 replacements.
+    // With the a-posteriori bound, the naive method runs two traced passes and the O(n²) bound
+    // per change; the incremental one keeps x's trace (posterior_cache) and reads the states
+    // of each change, O(n d) per change: incremental whenever it applies. Otherwise automatic
+    // compares the work of the two methods: a few changes on a long input whose lower layers
+    // are uniform (Chiang & Cholak's layer 1) are cheaper as full passes than the O(n²)
+    // set-up. Every position has |Σ| - 1 replacements.
+    if (posterior) return applies ? influence_method::incremental : influence_method::naive;
     const double positions =
         static_cast<double>(opt.positions.empty() && n >= 1 ? n - 1 : opt.positions.size());
     const double changes = positions * static_cast<double>(exact.sigma.symbols.size() - 1);
     const bool cheaper = incremental_cost(exact, static_cast<double>(n), changes) <=
                          (changes + 1) * naive_pass_cost(exact, static_cast<double>(n));
-    return applies && !posterior && cheaper ? influence_method::incremental : influence_method::naive;
+    return applies && cheaper ? influence_method::incremental : influence_method::naive;
 }
 
 template <numeric::ExpScalar S>
@@ -149,10 +148,17 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
     so.trace = posterior;
     std::optional<incremental_influence<S>> inc;
     std::optional<attention::soft_output<S>> base;
+    std::optional<posterior_cache> cache; // incremental with the a-posteriori bound (balls)
     try {
         if (incremental) {
             inc.emplace(m, x, ctx, incremental_fault::none, opt.table_bytes);
             out.y = inc->base();
+            if constexpr (is_ball) {
+                if (posterior) {
+                    base = attention::soft_forward(m, x, ctx, so);
+                    cache.emplace(exact, *base->trace, ctx);
+                }
+            }
         } else {
             base = attention::soft_forward(m, x, ctx, so);
             out.y = base->y;
@@ -172,9 +178,19 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
             x2[i] = a;
             attention::soft_output<S> changed;
             std::optional<model::vec<S>> p2;
+            std::optional<arb_ball> pr_posterior; // from the cache (incremental)
             try {
-                if (incremental) changed.y = inc->changed(i, a);
-                else changed = attention::soft_forward(m, x2, ctx, so);
+                if (incremental && cache) {
+                    if constexpr (is_ball) {
+                        auto st = inc->changed_with_states(i, a);
+                        changed.y = std::move(st.y);
+                        pr_posterior = cache->bound(i, st.y0p, st.y1, changed.y);
+                    }
+                } else if (incremental) {
+                    changed.y = inc->changed(i, a);
+                } else {
+                    changed = attention::soft_forward(m, x2, ctx, so);
+                }
                 if (softmax) p2 = probabilities_of(m, changed.y, n, ctx);
             } catch (const numeric::undefined_error& e) {
                 rethrow_on_input(e, "input '" + model::format_input(exact.sigma, x) +
@@ -197,7 +213,8 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
             }
             if constexpr (is_ball) {
                 if (posterior)
-                    pr.posterior = posterior_bound(exact, *base->trace, *changed.trace, i, ctx);
+                    pr.posterior = pr_posterior ? *pr_posterior
+                                                : posterior_bound(exact, *base->trace, *changed.trace, i, ctx);
                 // An unresolved change (exactly zero, or below the values' radius) is measured
                 // again on the pair itself, where an unchanged output is proved unchanged.
                 if (!resolved(pr.dy) || (pr.dp_max && !resolved(*pr.dp_max))) {

@@ -27,8 +27,8 @@ namespace attnprop::analysis {
 /// How a profile is computed. `naive` recomputes a full forward pass per changed input;
 /// `incremental` updates softmax sums (incremental_influence.hpp: L <= 2; O(H d) per change
 /// for L = 1, O(n (H d + cost(F_1))) per change for L = 2); `automatic` takes incremental when
-/// it applies, no a-posteriori bound is asked for (that bound reads full traces of both
-/// inputs, which only the naive method produces) and its work (an O(n²) set-up for L = 2,
+/// it applies and (without the a-posteriori bound, which it computes from x's trace and each
+/// change's states, posterior_cache: always taken when it applies) its work (an O(n²) set-up for L = 2,
 /// O(n) per change) is at most that of one pass per change (O(n) per layer whose scores are
 /// constant, O(n²) per other layer below the top, O(n) for the top row). Both agree to working precision for double
 /// and MPFR; for Arb balls both give enclosures of the same quantities.
@@ -53,7 +53,8 @@ template <class S> struct influence_pair {
     S dy;                        ///< ||y_n^(L)(x) - y_n^(L)(x')||_2
     std::optional<S> dp_max;     ///< max_r |p_r - p'_r| (softmax readouts)
     std::optional<S> dp_tv;      ///< (1/2) sum_r |p_r - p'_r| (softmax readouts)
-    /// Upper-bound point of the a-posteriori bound (bounds.hpp posterior_bound), when asked
+    /// Upper-bound point of the a-posteriori bound (bounds.hpp: posterior_bound on two traces
+    /// for the naive method, posterior_cache for the incremental one), when asked
     /// for and S is an Arb ball.
     std::optional<numeric::arb_ball> posterior;
 };
@@ -73,7 +74,7 @@ bool incremental_applies(const model::model<numeric::rational>& m);
 
 /// The method influence_profile_of takes for `opt` on an input of length n (positions empty =
 /// every position): opt.method when it is not automatic (validated as influence_profile_of
-/// does), else incremental when it applies, no a-posteriori bound on balls is asked for, and
+/// does), else incremental when it applies and either the a-posteriori bound is asked for or
 /// its O(n^2) set-up plus updates cost no more than one pass per change. Callers that split one
 /// profile into parts pass the method of the whole, so every part computes the same values.
 template <numeric::ExpScalar S>
@@ -83,7 +84,7 @@ influence_method chosen_method(const model::model<S>& m, const model::model<nume
 /// The profile of x (eos last, n = x.size() >= 2). `m` is `exact` converted to S at ctx's
 /// precision; `exact` is used for the a-posteriori bound. `out.method` records the method
 /// used. Throws std::invalid_argument for a hard model, a position >= n - 1, or method ==
-/// incremental when it does not apply or when posterior bounds are asked for on balls; an
+/// incremental when it does not apply; an
 /// undefined value of x or of a changed input is numeric::undefined_error, located, its reason
 /// ending in "; input 'x'" or "; input 'x' with position i changed to 'a'".
 template <numeric::ExpScalar S>
