@@ -135,9 +135,12 @@ std::optional<std::string> not_applicable(const property& p, const model::model<
     const auto kind = m.attention;
     if (p.shape.model == model_requirement::hard && kind != model::attention_kind::hard)
         return std::string("needs a hard-attention model; the model is ") + model::to_string(kind);
+    if (p.shape.model == model_requirement::any_hard && !model::is_hard_kind(kind))
+        return std::string("needs a hard or average-hard attention model; the model is ") +
+               model::to_string(kind);
     if (p.shape.model == model_requirement::soft && kind != model::attention_kind::soft)
         return std::string("needs a soft-attention model; the model is ") + model::to_string(kind);
-    if (kind == model::attention_kind::hard && p.shape.model != model_requirement::soft) {
+    if (model::is_hard_kind(kind) && p.shape.model != model_requirement::soft) {
         const auto blockers = model::exact_blockers(m);
         if (!blockers.empty())
             return "evaluates hard models exactly; the model needs real arithmetic: " + blockers.front();

@@ -460,17 +460,28 @@ TEST_CASE("the cached a-posteriori bound (posterior_cache) is sound and agrees w
                 INFO("measured " << up_double(pr.measured) << ", posterior " << up_double(pr.posterior)
                                  << ", cached " << up_double(cached));
                 REQUIRE(within(pr.measured, cached));
-                // The same recursion: equal up to the two documented differences (the top cap
-                // over row n only, a lower end of layer 1's denominators), which only lower it
-                // or move it by the balls' radii.
+                // The same recursion, with one documented difference that only lowers it: the
+                // cap 2 F_L on the top layer takes F_L over row n of both inputs (what the
+                // bound is about), posterior_bound over every row. So the cached bound equals
+                // posterior_bound where its cap does not bind, and equals its cap where it does.
                 const double a = up_double(cached), b = up_double(pr.posterior);
                 REQUIRE(a <= b * (1 + 1e-12) + 1e-300);
-                if (a >= b * (1 - 1e-9)) ++close;
+                double fn = 0;
+                for (const auto* y : {&base.y, &st.y}) {
+                    double sq = 0;
+                    for (const auto& v : *y) sq += up_double(v) * up_double(v) + 1e-300;
+                    fn = std::max(fn, std::sqrt(sq));
+                }
+                const bool capped = std::abs(a - 2 * fn) <= 1e-6 * (2 * fn) + 1e-300;
+                const bool same = a >= b * (1 - 1e-9);
+                INFO("cap 2 F_n = " << 2 * fn);
+                REQUIRE((same || capped));
+                if (same && !capped) ++close;
                 ++cases;
             }
         }
     }
     REQUIRE(cases > 60);
-    REQUIRE(close * 10 >= cases * 9); // the cap rarely binds on these models
+    REQUIRE(close * 4 >= cases); // the recursion, not the cap, decides a good share of them
 }
 
