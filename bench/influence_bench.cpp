@@ -1,5 +1,6 @@
 // The one-symbol influence profile of a random soft model (L = 2, d = 16, H = 2 heads of 8,
-// binary alphabet, affine updates, MPFR at the configured precision): the incremental profile
+// binary alphabet, affine updates), in MPFR at the configured precision and in certified double
+// intervals with the a-posteriori pair bound: the incremental profile
 // (every position, one replacement each) against one full forward pass with trace (every
 // position of every layer: design.md's reference pass), and the naive profile. The naive
 // profile is n forward passes (days at n = 4096), so it is timed on a few changed inputs and
@@ -61,6 +62,37 @@ void run_incremental(benchmark::State& state, std::size_t n, long prec) {
     state.counters["pairs"] = static_cast<double>(pairs);
 }
 
+/// The certified profile: certified double intervals, every position, one replacement each,
+/// with the a-posteriori pair bound (posterior_cache; the a-priori bound is one per n), against
+/// one certified forward pass with trace.
+void run_forward_interval(benchmark::State& state, std::size_t n, long) {
+    const auto& c = case_for(n);
+    const numeric::context ctx{53};
+    const auto m = model::to_scalar<numeric::dinterval>(c.exact, ctx);
+    for (auto _ : state) {
+        auto out = attention::soft_forward(m, c.x, ctx, attention::soft_options{.trace = true});
+        benchmark::DoNotOptimize(out.y.data());
+    }
+}
+
+void run_incremental_interval(benchmark::State& state, std::size_t n, long) {
+    const auto& c = case_for(n);
+    const numeric::context ctx{53};
+    const auto m = model::to_scalar<numeric::dinterval>(c.exact, ctx);
+    analysis::influence_options opt;
+    opt.posterior = true;
+    std::size_t pairs = 0, bounded = 0;
+    for (auto _ : state) {
+        auto prof = analysis::influence_profile_of(m, c.exact, c.x, ctx, opt);
+        pairs = prof.pairs.size();
+        bounded = 0;
+        for (const auto& pr : prof.pairs) bounded += pr.posterior ? 1 : 0;
+        benchmark::DoNotOptimize(prof.pairs.data());
+    }
+    state.counters["pairs"] = static_cast<double>(pairs);
+    state.counters["posterior"] = static_cast<double>(bounded);
+}
+
 /// naive_samples(n) changed inputs (positions spread over the input), one forward pass each as
 /// the naive profile does; counters hold the linear extrapolation to n passes.
 void run_naive(benchmark::State& state, std::size_t n, long prec) {
@@ -82,13 +114,13 @@ void run_naive(benchmark::State& state, std::size_t n, long prec) {
 }
 
 void add(const std::string& impl, std::size_t n, long prec,
-         void (*fn)(benchmark::State&, std::size_t, long)) {
+         void (*fn)(benchmark::State&, std::size_t, long), const std::string& kind = "") {
     std::string name = "influence/" + impl + "/n:" + std::to_string(n);
     benchmark::RegisterBenchmark(name.c_str(), [fn, n, prec](benchmark::State& st) { fn(st, n, prec); })
         ->Unit(benchmark::kSecond)
         ->Iterations(1)
         ->Repetitions(1);
-    registry().push_back({name, "influence", "mpfr-" + std::to_string(prec), impl, n});
+    registry().push_back({name, "influence", kind.empty() ? "mpfr-" + std::to_string(prec) : kind, impl, n});
 }
 
 } // namespace
@@ -101,6 +133,13 @@ void register_influence_benchmarks(const bench_config& cfg) {
         add("forward", n, cfg.precision, run_forward);
         add("incremental", n, cfg.precision, run_incremental);
         add("naive", n, cfg.precision, run_naive);
+        add("forward-interval", n, cfg.precision, run_forward_interval, "interval");
+        add("incremental-interval", n, cfg.precision, run_incremental_interval, "interval");
+    }
+    // The certified profile is cheap enough for n = 4096 in every run but --quick.
+    if (!cfg.full && !cfg.quick) {
+        add("forward-interval", 4096, cfg.precision, run_forward_interval, "interval");
+        add("incremental-interval", 4096, cfg.precision, run_incremental_interval, "interval");
     }
 }
 

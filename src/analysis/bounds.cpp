@@ -564,8 +564,60 @@ arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>&
     return L == 0 ? zero_point(prec) : delta;
 }
 
-posterior_cache::posterior_cache(const rmodel& m, const attention::soft_trace<arb_ball>& tx,
-                                 const numeric::context& ctx)
+namespace {
+
+using numeric::dinterval;
+
+/// The helpers of posterior_cache<S>: the per-pair loops run in S, the recursion over layers
+/// in balls (a constant number of operations per pair).
+arb_ball upper_of(const arb_ball& x) { return upper(x); }
+arb_ball upper_of(const dinterval& x) { return upper(numeric::to_ball(x)); }
+
+template <class S> S from_ball_as(const arb_ball& b) {
+    if constexpr (std::is_same_v<S, arb_ball>) return b;
+    else return numeric::from_ball(b);
+}
+
+/// Enclosures of min(a, b) and max(a, b).
+arb_ball enclosure_min(const arb_ball& a, const arb_ball& b, long prec) {
+    arb_ball r(prec);
+    arb_min(r.raw(), a.raw(), b.raw(), prec);
+    return r;
+}
+arb_ball enclosure_max(const arb_ball& a, const arb_ball& b, long prec) {
+    arb_ball r(prec);
+    arb_max(r.raw(), a.raw(), b.raw(), prec);
+    return r;
+}
+dinterval enclosure_min(const dinterval& a, const dinterval& b, long) {
+    return {std::min(a.lo(), b.lo()), std::min(a.hi(), b.hi())};
+}
+dinterval enclosure_max(const dinterval& a, const dinterval& b, long) {
+    return {std::max(a.lo(), b.lo()), std::max(a.hi(), b.hi())};
+}
+
+/// Upper point of ||v||_2 (of ||a - b||_2).
+template <class S> arb_ball norm_up(const model::vec<S>& v, long prec) {
+    if constexpr (std::is_same_v<S, arb_ball>) {
+        return norm2_upper(v, prec);
+    } else {
+        S acc{};
+        for (const auto& x : v) numeric::fma_acc(acc, x, x);
+        return upper_of(numeric::sqrt_nonneg(acc));
+    }
+}
+template <class S> arb_ball distance_up(const model::vec<S>& a, const model::vec<S>& b, long prec) {
+    model::vec<S> d;
+    d.reserve(a.size());
+    for (std::size_t t = 0; t < a.size(); ++t) d.push_back(a[t] - b[t]);
+    return norm_up(d, prec);
+}
+
+} // namespace
+
+template <class S>
+posterior_cache<S>::posterior_cache(const rmodel& m, const attention::soft_trace<S>& tx,
+                                    const numeric::context& ctx)
     : m_(m), tx_(tx), ctx_(ctx) {
     const long prec = ctx.precision_bits;
     const std::size_t L = m.layers.size();
@@ -575,10 +627,10 @@ posterior_cache::posterior_cache(const rmodel& m, const attention::soft_trace<ar
         throw std::invalid_argument("posterior_cache: the trace does not match the model's layers");
     n_ = tx.y[0].size();
     F0_ = F1_ = Ftop_ = zero_point(prec);
-    for (const auto& y : tx.y[0]) F0_ = max_upper(F0_, norm2_upper(y, prec));
+    for (const auto& y : tx.y[0]) F0_ = max_upper(F0_, norm_up(y, prec));
     if (L == 2)
-        for (const auto& y : tx.y[1]) F1_ = max_upper(F1_, norm2_upper(y, prec));
-    Ftop_ = norm2_upper(tx.y[L][n_ - 1], prec);
+        for (const auto& y : tx.y[1]) F1_ = max_upper(F1_, norm_up(y, prec));
+    Ftop_ = norm_up(tx.y[L][n_ - 1], prec);
     ok_ = true;
     for (std::size_t k = 0; k < L; ++k) {
         const layer_constants lc = compute_layer(m, k, ctx);
@@ -598,14 +650,14 @@ posterior_cache::posterior_cache(const rmodel& m, const attention::soft_trace<ar
             st.nu = hc.nu;
             st.l = lc.lh[h];
             st.score_bias = hc.score_bias;
-            st.V = model::convert<arb_ball>(*value_affine(hd), ctx);
+            st.V = model::convert<S>(*value_affine(hd), ctx);
             st.P = zero_point(prec);
-            for (const auto& y : tx.y[k]) st.P = max_upper(st.P, norm2_upper(model::apply_affine(st.V, y, ctx), prec));
+            for (const auto& y : tx.y[k]) st.P = max_upper(st.P, norm_up(model::apply_affine(st.V, y, ctx), prec));
             st.constant_scores = arb_is_zero(hc.mu.raw()) != 0;
             if (!st.constant_scores) {
-                st.Q = model::convert<arb_ball>(hd.score.Q, ctx);
-                st.K = model::convert<arb_ball>(hd.score.K, ctx);
-                st.scale = score_scale(hd.score, ctx) * factor_n;
+                st.Q = model::convert<S>(hd.score.Q, ctx);
+                st.K = model::convert<S>(hd.score.K, ctx);
+                st.scale = from_ball_as<S>(score_scale(hd.score, ctx) * factor_n);
                 const std::size_t dk = st.Q.W.rows;
                 for (const auto& y : tx.y[k]) st.k.push_back(model::apply_affine(st.K, y, ctx));
                 // The query rows the bound reads: every row of layer 1 below the top, row n
@@ -617,7 +669,7 @@ posterior_cache::posterior_cache(const rmodel& m, const attention::soft_trace<ar
                 }
                 if (k == 0) {
                     for (const auto& q : st.q) {
-                        arb_ball e = zero_point(prec);
+                        S e = numeric::zero<S>(ctx);
                         for (std::size_t j = 0; j < n_; ++j) e += numeric::exp(model::dot(q.data(), st.k[j].data(), dk, ctx));
                         st.E.push_back(std::move(e));
                     }
@@ -632,72 +684,77 @@ posterior_cache::posterior_cache(const rmodel& m, const attention::soft_trace<ar
     }
 }
 
-arb_ball posterior_cache::bound(std::size_t i, const model::vec<arb_ball>& y0i,
-                                const std::vector<model::vec<arb_ball>>& y1,
-                                const model::vec<arb_ball>& y_top) const {
+template <class S>
+arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
+                                   const std::vector<model::vec<S>>& y1,
+                                   const model::vec<S>& y_top) const {
     const long prec = ctx_.precision_bits;
     if (!ok_) return pos_inf(prec);
     const std::size_t L = layers_.size();
     if (i + 1 >= n_) throw std::invalid_argument("posterior_cache: the changed position is not before eos");
     if (L == 2 && y1.size() != n_) throw std::invalid_argument("posterior_cache: y^(1) needs every row");
     const arb_ball one = ball(1, ctx_), two = ball(2, ctx_);
-    arb_ball Delta = distance_upper(tx_.y[0][i], y0i, prec);
+    const S zero = numeric::zero<S>(ctx_);
+    arb_ball Delta = distance_up(tx_.y[0][i], y0i, prec);
     arb_ball delta = zero_point(prec);
-    arb_ball Fprev = max_upper(F0_, norm2_upper(y0i, prec));
+    arb_ball Fprev = max_upper(F0_, norm_up(y0i, prec));
     for (std::size_t k = 0; k < L; ++k) {
         const auto& ls = layers_[k];
         const bool top = k + 1 == L;
-        arb_ball Fk = top ? max_upper(Ftop_, norm2_upper(y_top, prec)) : F1_;
+        arb_ball Fk = top ? max_upper(Ftop_, norm_up(y_top, prec)) : F1_;
         if (!top)
-            for (const auto& y : y1) Fk = max_upper(Fk, norm2_upper(y, prec));
+            for (const auto& y : y1) Fk = max_upper(Fk, norm_up(y, prec));
         arb_ball sum_db = zero_point(prec), sumP = zero_point(prec);
         for (const auto& st : ls.heads) {
             // Value norms of both inputs: x's kept, x''s changed rows.
             arb_ball P = st.P;
             if (k == 0) {
-                P = max_upper(P, norm2_upper(model::apply_affine(st.V, y0i, ctx_), prec));
+                P = max_upper(P, norm_up(model::apply_affine(st.V, y0i, ctx_), prec));
             } else {
-                for (const auto& y : y1) P = max_upper(P, norm2_upper(model::apply_affine(st.V, y, ctx_), prec));
+                for (const auto& y : y1) P = max_upper(P, norm_up(model::apply_affine(st.V, y, ctx_), prec));
             }
             arb_ball omega = zero_point(prec);
             if (st.constant_scores) {
                 omega = up(one / ball(static_cast<long>(n_), ctx_));
             } else if (k == 0) {
                 // Layer 1: x and x' differ at row i only, so for a query m != i the keys differ
-                // at i only and the query is x's.
+                // at i only and the query is x's. ω is the largest of the weights' upper ends.
                 const std::size_t dk = st.Q.W.rows;
                 const auto kn = model::apply_affine(st.K, y0i, ctx_);
                 const std::size_t first = top ? n_ - 1 : 0;
-                arb_ball t(prec), hi(prec), rest(prec);
+                std::optional<S> w_max;
                 for (std::size_t mq = first; mq < n_; ++mq) {
                     if (mq == i) continue;
                     const auto& q = st.q[mq - first];
-                    const arb_ball s1 = model::dot(q.data(), st.k[i].data(), dk, ctx_);
-                    const arb_ball s2 = model::dot(q.data(), kn.data(), dk, ctx_);
-                    arb_min(t.raw(), s1.raw(), s2.raw(), prec);
-                    arb_max(hi.raw(), s1.raw(), s2.raw(), prec);
+                    const S s1 = model::dot(q.data(), st.k[i].data(), dk, ctx_);
+                    const S s2 = model::dot(q.data(), kn.data(), dk, ctx_);
                     // rest = Σ_{l != i} exp(s_ml) >= 0: its non-negative lower end when the
                     // difference reaches 0 (a lower bound of the denominator suffices).
-                    rest = st.E[mq - first] - numeric::exp(s1);
-                    if (numeric::compare(rest, zero_point(prec)) != numeric::order::greater)
-                        rest = zero_point(prec);
-                    omega = max_upper(omega, numeric::exp(hi) / (numeric::exp(t) + rest));
+                    S rest = st.E[mq - first] - numeric::exp(s1);
+                    if (numeric::compare(rest, zero) != numeric::order::greater) rest = zero;
+                    const S w = numeric::exp(enclosure_max(s1, s2, prec)) /
+                                (numeric::exp(enclosure_min(s1, s2, prec)) + rest);
+                    w_max = w_max ? enclosure_max(*w_max, w, prec) : w;
                 }
+                if (w_max) omega = upper_of(*w_max);
                 omega = min_upper(omega, one);
             } else {
-                // Layer 2 (the top): row n of both inputs, every key.
-                const std::size_t dk = st.Q.W.rows;
+                // Layer 2 (the top): row n of both inputs, every key. x''s scores as
+                // s'_j = (K^T q') . y'_j + q' . b_K: O(d) per key instead of O(d d_k).
+                const std::size_t dk = st.Q.W.rows, d = st.K.W.cols;
                 auto q2 = model::apply_affine(st.Q, y1[n_ - 1], ctx_);
                 for (auto& c : q2) c = c * st.scale;
-                arb_ball den = zero_point(prec), t(prec), num_s(prec);
+                model::vec<S> kq(d, zero);
+                for (std::size_t r = 0; r < dk; ++r)
+                    for (std::size_t c : st.K.W.nonzero[r]) numeric::fma_acc(kq[c], st.K.W.at(r, c), q2[r]);
+                const S qb = st.K.b.empty() ? zero : model::dot(q2.data(), st.K.b.data(), dk, ctx_);
+                S den = zero, num_s = zero;
                 for (std::size_t j = 0; j < n_; ++j) {
-                    const auto k2 = model::apply_affine(st.K, y1[j], ctx_);
-                    const arb_ball s2 = model::dot(q2.data(), k2.data(), dk, ctx_);
-                    arb_min(t.raw(), st.s_top[j].raw(), s2.raw(), prec);
-                    den += numeric::exp(t);
-                    if (j == i) arb_max(num_s.raw(), st.s_top[j].raw(), s2.raw(), prec);
+                    const S s2 = model::dot(kq.data(), y1[j].data(), d, ctx_) + qb;
+                    den += numeric::exp(enclosure_min(st.s_top[j], s2, prec));
+                    if (j == i) num_s = enclosure_max(st.s_top[j], s2, prec);
                 }
-                omega = min_upper(numeric::exp(num_s) / den, one);
+                omega = min_upper(upper_of(numeric::exp(num_s) / den), one);
             }
             const arb_ball G = st.score_bias ? up(numeric::sqrt(Fprev * Fprev + one)) : Fprev;
             const arb_ball muG = up(st.mu * G);
@@ -716,5 +773,8 @@ arb_ball posterior_cache::bound(std::size_t i, const model::vec<arb_ball>& y0i,
     }
     return delta;
 }
+
+template class posterior_cache<arb_ball>;
+template class posterior_cache<numeric::dinterval>;
 
 } // namespace attnprop::analysis

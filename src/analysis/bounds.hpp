@@ -140,39 +140,42 @@ numeric::arb_ball posterior_bound(const model::model<numeric::rational>& m,
 ///   of y_n^(L) is at most the sum of the two norms (posterior_bound takes the maximum over
 ///   every row, which is larger or equal).
 /// Throws std::invalid_argument for a model with L = 0 or L > 2 or a trace that does not match.
-class posterior_cache {
+template <class S> class posterior_cache {
 public:
-    posterior_cache(const model::model<numeric::rational>& m,
-                    const attention::soft_trace<numeric::arb_ball>& tx, const numeric::context& ctx);
+    posterior_cache(const model::model<numeric::rational>& m, const attention::soft_trace<S>& tx,
+                    const numeric::context& ctx);
     /// The bound for x and x' = x with position i (< n - 1) changed, given x''s states: `y0i`
     /// its y_i^(0), `y1` every row of its y^(1) (two layers; ignored for one), `y_top` its
     /// y_n^(L).
-    numeric::arb_ball bound(std::size_t i, const model::vec<numeric::arb_ball>& y0i,
-                            const std::vector<model::vec<numeric::arb_ball>>& y1,
-                            const model::vec<numeric::arb_ball>& y_top) const;
+    numeric::arb_ball bound(std::size_t i, const model::vec<S>& y0i,
+                            const std::vector<model::vec<S>>& y1, const model::vec<S>& y_top) const;
 
 private:
     struct head_state {
         bool constant_scores = true;              ///< μ = 0: uniform weights
-        numeric::arb_ball mu, nu, l, scale;       ///< at this n
+        numeric::arb_ball mu, nu, l;              ///< at this n
+        S scale{};                                ///< the score scale times β(n)
         bool score_bias = false;
-        model::affine_map<numeric::arb_ball> Q, K, V;
+        model::affine_map<S> Q, K, V;
         numeric::arb_ball P;                      ///< max_j ||V y_j^(k)(x)||
-        std::vector<model::vec<numeric::arb_ball>> q, k; ///< x's scaled queries (rows kept), keys
-        std::vector<numeric::arb_ball> E;         ///< layer 1: Σ_l exp(s_ml) per row m kept
-        std::vector<numeric::arb_ball> s_top;     ///< layer 2: x's scores of row n, every key
+        std::vector<model::vec<S>> q, k;          ///< x's scaled queries (rows kept), keys
+        std::vector<S> E;                         ///< layer 1: Σ_l exp(s_ml) per row m kept
+        std::vector<S> s_top;                     ///< layer 2: x's scores of row n, every key
     };
     struct layer_state {
         numeric::arb_ball ly;
         std::vector<head_state> heads;
     };
     const model::model<numeric::rational>& m_;
-    const attention::soft_trace<numeric::arb_ball>& tx_;
+    const attention::soft_trace<S>& tx_;
     numeric::context ctx_;
     std::size_t n_ = 0;
     bool ok_ = false;
     std::vector<layer_state> layers_;
     numeric::arb_ball F0_, F1_, Ftop_; ///< max_j ||y_j^(0)(x)||, max_j ||y_j^(1)(x)||, ||y_n^(L)(x)||
 };
+
+extern template class posterior_cache<numeric::arb_ball>;
+extern template class posterior_cache<numeric::dinterval>;
 
 } // namespace attnprop::analysis

@@ -94,12 +94,33 @@ double incremental_cost(const model::model<rational>& m, double n, double change
 /// change or the probabilities' change) are measured again as differential enclosures.
 bool resolved(const arb_ball& dy) { return arb_rel_accuracy_bits(dy.raw()) >= 32; }
 
+/// The kinds with the a-posteriori pair bound: the enclosure kinds.
+template <class S>
+constexpr bool has_posterior_bound = std::is_same_v<S, arb_ball> || std::is_same_v<S, numeric::dinterval>;
+
+/// A trace as balls (posterior_bound reads balls; an interval converts exactly).
+const attention::soft_trace<arb_ball>& ball_trace(const attention::soft_trace<arb_ball>& t) { return t; }
+attention::soft_trace<arb_ball> ball_trace(const attention::soft_trace<numeric::dinterval>& t) {
+    attention::soft_trace<arb_ball> b;
+    b.y.resize(t.y.size());
+    for (std::size_t k = 0; k < t.y.size(); ++k) {
+        b.y[k].reserve(t.y[k].size());
+        for (const auto& row : t.y[k]) {
+            model::vec<arb_ball> r;
+            r.reserve(row.size());
+            for (const auto& v : row) r.push_back(numeric::to_ball(v));
+            b.y[k].push_back(std::move(r));
+        }
+    }
+    return b;
+}
+
 } // namespace
 
 template <numeric::ExpScalar S>
 influence_method chosen_method(const model::model<S>& m, const model::model<rational>& exact,
                                std::size_t n, const influence_options& opt) {
-    const bool posterior = std::is_same_v<S, arb_ball> && opt.posterior;
+    const bool posterior = has_posterior_bound<S> && opt.posterior;
     const bool applies = incremental_applies(exact) && incremental_supports(m);
     if (opt.method == influence_method::incremental && !applies)
         throw std::invalid_argument("the incremental influence method does not apply to this model");
@@ -136,7 +157,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
             throw std::invalid_argument("influence position " + std::to_string(i + 1) +
                                         " is not before eos (n = " + std::to_string(n) + ")");
     constexpr bool is_ball = std::is_same_v<S, arb_ball>;
-    const bool posterior = is_ball && opt.posterior;
+    const bool posterior = has_posterior_bound<S> && opt.posterior;
     const bool softmax = m.out.type == model::readout<S>::kind::softmax;
     influence_options whole = opt;
     whole.positions = positions;
@@ -148,12 +169,12 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
     so.trace = posterior;
     std::optional<incremental_influence<S>> inc;
     std::optional<attention::soft_output<S>> base;
-    std::optional<posterior_cache> cache; // incremental with the a-posteriori bound (balls)
+    std::optional<posterior_cache<S>> cache; // incremental with the a-posteriori bound
     try {
         if (incremental) {
             inc.emplace(m, x, ctx, incremental_fault::none, opt.table_bytes);
             out.y = inc->base();
-            if constexpr (is_ball) {
+            if constexpr (has_posterior_bound<S>) {
                 if (posterior) {
                     base = attention::soft_forward(m, x, ctx, so);
                     cache.emplace(exact, *base->trace, ctx);
@@ -181,7 +202,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
             std::optional<arb_ball> pr_posterior; // from the cache (incremental)
             try {
                 if (incremental && cache) {
-                    if constexpr (is_ball) {
+                    if constexpr (has_posterior_bound<S>) {
                         auto st = inc->changed_with_states(i, a);
                         changed.y = std::move(st.y);
                         pr_posterior = cache->bound(i, st.y0p, st.y1, changed.y);
@@ -211,10 +232,13 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                 pr.dp_max = mx;
                 pr.dp_tv = tv / numeric::from_int<S>(2, ctx);
             }
-            if constexpr (is_ball) {
+            if constexpr (has_posterior_bound<S>) {
                 if (posterior)
                     pr.posterior = pr_posterior ? *pr_posterior
-                                                : posterior_bound(exact, *base->trace, *changed.trace, i, ctx);
+                                                : posterior_bound(exact, ball_trace(*base->trace),
+                                                                  ball_trace(*changed.trace), i, ctx);
+            }
+            if constexpr (is_ball) {
                 // An unresolved change (exactly zero, or below the values' radius) is measured
                 // again on the pair itself, where an unchanged output is proved unchanged.
                 if (!resolved(pr.dy) || (pr.dp_max && !resolved(*pr.dp_max))) {

@@ -3,14 +3,14 @@
 /// One-symbol influence of a soft-attention model (Hahn 2020, Lemma 5; theory.md §2): for an
 /// input x of length n and a position i < n, the change ||y_n^(L)(x) - y_n^(L)(x[i <- a])||_2
 /// over every replacement symbol a != x_i, with the change of the output probability vector
-/// (max-norm and total variation) for softmax readouts, and (for Arb balls) the a-posteriori
-/// bound of bounds.hpp for the same pair.
+/// (max-norm and total variation) for softmax readouts, and (for the enclosure kinds) the
+/// a-posteriori bound of bounds.hpp for the same pair.
 ///
 /// Kinds: double and MPFR give rounded values; Arb balls and certified double intervals
 /// (numeric::dinterval) give enclosures (every reported quantity contains the true one, so
-/// comparisons against bounds may be undecided, never wrong). Only balls re-measure an
-/// unresolved change differentially and compute the a-posteriori bound: the interval kind is
-/// the fast first stage of a filter whose undecided cases go to balls (sweep.hpp).
+/// comparisons against bounds may be undecided, never wrong), and both compute the a-posteriori
+/// bound. Only balls re-measure an unresolved change differentially: the interval kind is the
+/// fast first stage of a filter whose undecided cases go to balls (sweep.hpp).
 
 #include "analysis/incremental_influence.hpp"
 #include "attention/soft.hpp"
@@ -39,7 +39,8 @@ struct influence_options {
     /// 0-based positions to change (each < n - 1); empty = every position 0 .. n - 2.
     std::vector<std::size_t> positions;
     influence_method method = influence_method::automatic;
-    /// Compute the a-posteriori bound per pair (Arb balls only; ignored for other kinds).
+    /// Compute the a-posteriori bound per pair (Arb balls and certified double intervals;
+    /// ignored for the rounding kinds).
     bool posterior = false;
     /// Memory for the incremental MPFR kernel's layer-1 weight tables
     /// (incremental_influence.hpp); callers running several profiles at once share it out.

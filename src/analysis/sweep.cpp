@@ -307,11 +307,12 @@ struct row_context {
     std::size_t table_bytes = default_table_bytes; // per input being measured
 };
 
-/// The influence options of a row (every position of the row, the a-posteriori bound on balls).
+/// The influence options of a row (every position of the row, the a-posteriori bound in the
+/// enclosure kinds).
 template <numeric::ExpScalar S> influence_options row_influence_options(const row_context& rc) {
     influence_options io;
     io.positions = rc.positions;
-    io.posterior = std::is_same_v<S, arb_ball> && rc.posterior;
+    io.posterior = (std::is_same_v<S, arb_ball> || std::is_same_v<S, numeric::dinterval>) && rc.posterior;
     io.table_bytes = rc.table_bytes;
     return io;
 }
@@ -625,8 +626,11 @@ sweep_row measure_final(const model::model<rational>& exact, const sweep_options
         row = measure_escalating<numeric::dinterval>(exact, opt, n, opt.precision, hyp, may_resolve);
         break;
     case sweep_scalar::automatic: {
+        // The a-posteriori bound needs the incremental kernel's states to be cheap in
+        // intervals (posterior_cache); without them (a model the incremental method does not
+        // take) it is two traces and O(n²) per pair, which balls do as well as intervals.
         const bool posterior = n <= opt.posterior_max_n;
-        if (!posterior) {
+        if (!posterior || incremental_applies(exact)) {
             row = measure_escalating<numeric::dinterval>(exact, opt, n, opt.precision, hyp, may_resolve);
             // A 2DYCK forced-pair cross-entropy is a theorem check, which balls may decide where
             // intervals do not. (The enumerated cube is computed in balls already; a sampled

@@ -77,7 +77,7 @@ struct sweep_row {
     std::string mean_influence;
     std::string n_max_influence;
     std::optional<std::string> bound;           ///< δ_L(n) = K(n)/n; null when unavailable
-    std::optional<std::string> posterior_bound; ///< max over pairs (balls only)
+    std::optional<std::string> posterior_bound; ///< max over pairs (enclosure kinds only)
     std::optional<std::string> max_prob_change; ///< softmax readouts
     std::optional<std::string> prob_bound;      ///< factor·δ_L(n)/4
     comparison below_bound = comparison::not_applicable;     ///< every pair vs δ_L(n)

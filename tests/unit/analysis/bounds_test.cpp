@@ -428,7 +428,7 @@ TEST_CASE("soundness: measured influence <= a-priori delta_L(n) and <= a-posteri
 }
 
 TEST_CASE("the cached a-posteriori bound (posterior_cache) is sound and agrees with "
-          "posterior_bound on random soft models",
+          "posterior_bound on random soft models, in balls and in intervals",
           "[analysis][bounds][soundness]") {
     gen::soft_bounds sb;
     sb.max_layers = 2;
@@ -448,8 +448,13 @@ TEST_CASE("the cached a-posteriori bound (posterior_cache) is sound and agrees w
             for (auto& s : x) s = static_cast<int>(rng() % static_cast<std::uint64_t>(sigma));
             x.back() = m.sigma.eos_index();
             const auto base = forward(mb, x);
-            const analysis::posterior_cache cache(m, *base.trace, ctx);
+            const analysis::posterior_cache<arb_ball> cache(m, *base.trace, ctx);
             const analysis::incremental_influence<arb_ball> inc(mb, x, ctx);
+            // The same cache in certified double intervals (the per-pair loops at double speed).
+            const auto mi = model::to_scalar<numeric::dinterval>(m, ctx);
+            const auto base_i = attention::soft_forward(mi, x, ctx, {.trace = true});
+            const analysis::posterior_cache<numeric::dinterval> cache_i(m, *base_i.trace, ctx);
+            const analysis::incremental_influence<numeric::dinterval> inc_i(mi, x, ctx);
             for (std::size_t i = 0; i + 1 < x.size(); i += (n <= 16 ? 1 : 7)) {
                 const int other = (x[i] + 1) % sigma;
                 INFO("seed " << seed << " size " << size << " n " << n << " position " << i
@@ -457,6 +462,14 @@ TEST_CASE("the cached a-posteriori bound (posterior_cache) is sound and agrees w
                 const auto pr = measure(m, mb, x, i, other);
                 const auto st = inc.changed_with_states(i, other);
                 const arb_ball cached = cache.bound(i, st.y0p, st.y1, st.y);
+                const auto st_i = inc_i.changed_with_states(i, other);
+                const arb_ball cached_i = cache_i.bound(i, st_i.y0p, st_i.y1, st_i.y);
+                INFO("cached in intervals " << up_double(cached_i));
+                REQUIRE(within(pr.measured, cached_i));
+                // The same formula rounded outward in double: at least the ball's value, and
+                // close to it on these small models.
+                REQUIRE(up_double(cached_i) >= up_double(cached) * (1 - 1e-12));
+                REQUIRE(up_double(cached_i) <= up_double(cached) * (1 + 1e-6) + 1e-300);
                 INFO("measured " << up_double(pr.measured) << ", posterior " << up_double(pr.posterior)
                                  << ", cached " << up_double(cached));
                 REQUIRE(within(pr.measured, cached));
