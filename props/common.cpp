@@ -17,12 +17,12 @@ long fixed_model_max_n(const run_config& cfg, long limit) {
     return limit;
 }
 
-rc::Gen<long> lengths_of(const run_config& cfg, long random_cap, long lo, long statement_cap) {
-    if (!cfg.fixed_model) return gen::length(std::max(lo, std::min(cfg.max_n, random_cap)));
-    const long hi = std::max(lo, fixed_model_max_n(cfg, std::min(cfg.max_n, statement_cap)));
-    // u in [0, 2^20] maps monotonically onto [lo, hi] on a log scale: shrinking u shrinks n.
-    // Drawn at full size: RapidCheck's inRange narrows its range at small sizes (the start of
-    // a run), which would make n mostly tiny.
+namespace {
+
+/// Log-uniform over [lo, hi]: u in [0, 2^20] maps monotonically onto [lo, hi] on a log scale,
+/// so shrinking u shrinks n. Drawn at full size: RapidCheck's inRange narrows its range at
+/// small sizes (the start of a run), which would make n mostly tiny.
+rc::Gen<long> log_uniform(long lo, long hi) {
     constexpr long steps = 1L << 20;
     return rc::gen::map(rc::gen::resize(100, rc::gen::inRange(0L, steps + 1)), [lo, hi](long u) {
         const double t = static_cast<double>(u) / static_cast<double>(steps);
@@ -31,6 +31,19 @@ rc::Gen<long> lengths_of(const run_config& cfg, long random_cap, long lo, long s
                                        std::log(static_cast<double>(lo))));
         return std::clamp(static_cast<long>(std::floor(v)), lo, hi);
     });
+}
+
+} // namespace
+
+rc::Gen<long> lengths_of(const run_config& cfg, long random_cap, long lo, long statement_cap,
+                         random_lengths random) {
+    if (!cfg.fixed_model) {
+        const long hi = std::max(lo, std::min(cfg.max_n, random_cap));
+        if (random == random_lengths::log_uniform) return log_uniform(std::max(1L, lo), hi);
+        return gen::length(hi);
+    }
+    return log_uniform(std::max(1L, lo),
+                       std::max(lo, fixed_model_max_n(cfg, std::min(cfg.max_n, statement_cap))));
 }
 
 rc::Gen<test_case> model_and_input(rc::Gen<model::model<rational>> models, const run_config& cfg,
@@ -50,9 +63,10 @@ rc::Gen<test_case> model_and_input(rc::Gen<model::model<rational>> models, const
 }
 
 rc::Gen<test_case> model_input_position(rc::Gen<model::model<rational>> models,
-                                        const run_config& cfg, long n_cap) {
+                                        const run_config& cfg, long n_cap, random_lengths random) {
     return rc::gen::mapcat(
-        rc::gen::pair(models_of(cfg, std::move(models)), lengths_of(cfg, std::max(2L, n_cap), 2)),
+        rc::gen::pair(models_of(cfg, std::move(models)),
+                      lengths_of(cfg, std::max(2L, n_cap), 2, 1L << 24, random)),
         [](const auto& mn) {
             const auto& m = mn.first;
             const long n = std::max(2L, mn.second);

@@ -23,13 +23,19 @@ rc::Gen<model::model<rational>> models_of(const run_config& cfg, rc::Gen<model::
 /// The longest n a fixed model supports (its positional table), or `limit`.
 long fixed_model_max_n(const run_config& cfg, long limit);
 
+/// How lengths are drawn for random models: gen::length (mostly powers of two, small at the
+/// start of a run), or log-uniform like a fixed model's (a property cheap at every n).
+enum class random_lengths { ladder, log_uniform };
+
 /// Lengths n of a property's cases, at least `lo`. Random models: gen::length up to
-/// min(cfg.max_n, random_cap) (the cap keeps random models cheap). A fixed model: log-uniform
-/// over [lo, min(cfg.max_n, statement_cap, the model's longest n)], so that every scale up to
-/// --max-n is drawn about equally often, not mostly tiny n; shrinks towards lo.
-/// `statement_cap` is a bound the property's statement needs (an enumerated cube).
+/// min(cfg.max_n, random_cap) (the cap keeps random models cheap), or with
+/// random_lengths::log_uniform log-uniform over [lo, min(cfg.max_n, random_cap)]. A fixed
+/// model: log-uniform over [lo, min(cfg.max_n, statement_cap, the model's longest n)], so that
+/// every scale up to --max-n is drawn about equally often, not mostly tiny n; shrinks towards
+/// lo. `statement_cap` is a bound the property's statement needs (an enumerated cube).
 rc::Gen<long> lengths_of(const run_config& cfg, long random_cap, long lo = 1,
-                         long statement_cap = 1L << 24);
+                         long statement_cap = 1L << 24,
+                         random_lengths random = random_lengths::ladder);
 
 /// A case: a model from models_of(cfg, models), a length from lengths_of(cfg, n_cap), and one
 /// uniformly random input of that length.
@@ -39,7 +45,8 @@ rc::Gen<test_case> model_and_input(rc::Gen<model::model<rational>> models, const
 /// Same, with an extra parameter "position" in [1, n-1] (n >= 2) and "symbol" (index into Σ)
 /// for one-symbol changes.
 rc::Gen<test_case> model_input_position(rc::Gen<model::model<rational>> models,
-                                        const run_config& cfg, long n_cap);
+                                        const run_config& cfg, long n_cap,
+                                        random_lengths random = random_lengths::ladder);
 
 /// check --model with a search budget (cfg.search_budget > 0): the cases also carry
 /// "search_budget" and "search_seed" (drawn), so that their check runs a search from the drawn
