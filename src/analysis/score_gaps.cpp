@@ -64,6 +64,7 @@ gap_pass score_gaps(const model::model<rational>& m, const model::input_sequence
     const numeric::context ctx{64};
     const std::size_t n = x.size(), L = m.layers.size();
     gap_pass out;
+    out.average = average;
     out.y.assign(L + 1, std::vector<std::optional<vec<rational>>>(n));
     std::vector<vec<rational>> cur = attention::initial_states(m, x, ctx);
     for (std::size_t j = 0; j < n; ++j) out.y[0][j] = cur[j];

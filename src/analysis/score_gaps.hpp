@@ -86,6 +86,7 @@ struct gap_pass {
     std::vector<std::vector<std::optional<vec<rational>>>> y;
     std::vector<layer_gaps> layers;   ///< layers[k - 1]
     vec<rational> output;             ///< y_n^(L), exact
+    bool average = false;             ///< the average-hard rule: tied keys share the weight
 };
 
 struct gap_options {

@@ -109,6 +109,34 @@ TEST_CASE("the leak bound is the two-level closed form and is attained", "[analy
     REQUIRE(std::abs(numeric::to_double(obi.leak[0][0][0]) - 0.5) < 1e-12);
 }
 
+TEST_CASE("a layer whose soft and hard states are provably equal is decided, not undecided",
+          "[analysis][simulate]") {
+    // Every value is 1 (V reads the constant positional coordinate): the soft row is exactly 1
+    // whatever the leak, the hard one too, and delta_1 = 0. The enclosures of the soft state
+    // only contain 1, so the comparison with delta_1 = 0 alone could not decide it; the exact
+    // spreads (0 outside and inside T) prove the states equal.
+    const auto m = parse(replaced(contains_one("hard", "1"), R"("V": [[1, 0, 0]])", R"("V": [[0, 1, 0]])"));
+    const auto x = model::parse_input(m, one_at(10, 4));
+    const auto p = analysis::score_gaps(m, x);
+    REQUIRE(p.layers[0].heads[0].rows.back().spread_out_sq == 0);
+    const auto soft = analysis::soft_counterpart(m, model::expr::parse("log(9)"));
+    const auto obs = analysis::observe_soft(soft, x, p, ctx);
+    REQUIRE(up(obs.leak[0][0][0]) > 0.49); // the leak is real
+    const auto data = analysis::make_bound_data(m, p, ctx);
+    const auto betas = analysis::betas_at(soft, 10, ctx);
+    const auto pr = analysis::propagate(data, betas, ctx);
+    REQUIRE(up(pr.delta[0]) == 0);
+    REQUIRE(up(obs.state_diff_upper[0]) > 0); // what the enclosures alone leave open
+    const auto chk = analysis::check_against_bound(p, obs, pr, betas, ctx);
+    REQUIRE(chk.layers_above == 0);
+    REQUIRE(chk.layers_undecided == 0);
+    // Control: with the values of the original model (1 on the 1, 0 elsewhere) the same leak
+    // moves the state, and the layer is compared with its positive delta as before.
+    const auto m1 = parse(contains_one("hard", "1"));
+    const auto p1 = analysis::score_gaps(m1, x);
+    REQUIRE(p1.layers[0].heads[0].rows.back().spread_out_sq == 1);
+}
+
 TEST_CASE("smallest certified beta and largest certified n on CONTAINS-ONE",
           "[analysis][simulate]") {
     // delta_1 = leak = r/(1+r), r = (n-1) e^{-beta}; certified iff delta_1 < 1/2 iff
