@@ -145,6 +145,20 @@ TEST_CASE("dist: a property's report crosses ranks with its counterexample", "[u
     CHECK(q.seconds == p.seconds);
 }
 
+TEST_CASE("dist: a counterexample without a model crosses ranks", "[unit][dist]") {
+    // A property stopped by a limit while it shrank records the empty model, which no model
+    // file can hold (an empty alphabet): it must still cross.
+    runner::property_report p;
+    p.suite = "semantics";
+    p.name = "x";
+    p.failed = 1;
+    p.cx = runner::counterexample{};
+    const runner::property_report q = dist::decode_property_report(dist::encode_property_report(p));
+    REQUIRE(q.cx.has_value());
+    CHECK(q.cx->shrunk.value.model.sigma.symbols.empty());
+    CHECK(model::write_model(q.cx->shrunk.value.model) == model::write_model(p.cx->shrunk.value.model));
+}
+
 TEST_CASE("dist: a restriction run crosses ranks exactly", "[unit][dist]") {
     const auto m = bundled("hard-parity-attempt");
     analysis::language_options lo;
