@@ -17,6 +17,8 @@
 
 namespace attnprop::dist {
 
+/// Appends values to a byte string; every value is read back by the reader method of the same
+/// name, in the same order.
 class writer {
 public:
     void u64(std::uint64_t v);
@@ -38,6 +40,9 @@ private:
     std::string out_;
 };
 
+/// Reads what a writer wrote, in the same order. Every method throws std::runtime_error
+/// ("malformed result between ranks: ...") instead of reading past the end; rat() also when
+/// the text is not an exact rational.
 class reader {
 public:
     explicit reader(std::string_view bytes) : in_(bytes) {}
