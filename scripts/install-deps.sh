@@ -13,6 +13,8 @@ packages=(
   build-essential cmake pkg-config
   libboost-dev libgmp-dev libmpfr-dev libflint-arb-dev libflint-dev
   librapidcheck-dev catch2 libcli11-dev libfmt-dev
+  # MPI: check, influence and restrict over ranks (ATTNPROP_MPI; the C API only) and mpirun
+  libopenmpi-dev openmpi-bin
   libbenchmark-dev
   python3 python3-torch python3-numpy
   # figures: rsvg-convert renders the SVGs to PNG, in DejaVu Sans, the font their layout measures

@@ -934,7 +934,7 @@ void decide_sweep(sweep_result& r, double tol) {
         r.explanation += "; the cross-entropy corollary is undecided at n = " + ce_undecided;
 }
 
-sweep_result influence_sweep(const model::model<rational>& exact, const sweep_options& opt) {
+void check_sweep(const model::model<rational>& exact, const sweep_options& opt) {
     if (exact.attention != model::attention_kind::soft)
         throw std::invalid_argument("the influence sweep needs a soft-attention model; " + exact.name +
                                     " is " + model::to_string(exact.attention));
@@ -950,10 +950,19 @@ sweep_result influence_sweep(const model::model<rational>& exact, const sweep_op
                 throw std::invalid_argument(std::string("the alphabet of ") + lang::to_string(*opt.language) +
                                             " is not the model's (symbol '" + ch + "' missing)");
     }
+}
+
+sweep_row sweep_row_at(const model::model<rational>& exact, const sweep_options& opt, long n) {
+    return measure_final(exact, opt, n, {});
+}
+
+sweep_result sweep_from_rows(const model::model<rational>& exact, const sweep_options& opt,
+                             std::vector<sweep_row> rows, std::vector<long> not_measured) {
     sweep_result res;
     res.model_name = exact.name;
     res.hypotheses = check_hypotheses(exact);
-    run_rows(exact, opt, res);
+    res.rows = std::move(rows);
+    res.not_measured = std::move(not_measured);
     decide_sweep(res, opt.slope_tolerance);
     if (!res.not_measured.empty()) {
         std::string left;
@@ -961,6 +970,13 @@ sweep_result influence_sweep(const model::model<rational>& exact, const sweep_op
         res.explanation += "; interrupted: n = " + left + " not measured";
     }
     return res;
+}
+
+sweep_result influence_sweep(const model::model<rational>& exact, const sweep_options& opt) {
+    check_sweep(exact, opt);
+    sweep_result res;
+    run_rows(exact, opt, res);
+    return sweep_from_rows(exact, opt, std::move(res.rows), std::move(res.not_measured));
 }
 
 } // namespace attnprop::analysis

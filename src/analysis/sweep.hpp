@@ -217,6 +217,22 @@ model::input_sequence sweep_input(const model::model<numeric::rational>& m, long
 sweep_result influence_sweep(const model::model<numeric::rational>& exact,
                              const sweep_options& opt);
 
+/// The preconditions influence_sweep checks before its first row (the same exceptions).
+void check_sweep(const model::model<numeric::rational>& exact, const sweep_options& opt);
+
+/// One row of the sweep at length n (one of opt.ns), measured as influence_sweep measures it:
+/// it depends on the model, the options that change rows and n only (not on opt.threads, the
+/// other rows or the order they are measured in), so rows measured apart (by several
+/// processes) assemble into the sweep influence_sweep returns. Ignores opt.reuse, opt.on_row
+/// and calls opt.on_progress as influence_sweep does. Throws numeric::interrupted_error after a
+/// stop request.
+sweep_row sweep_row_at(const model::model<numeric::rational>& exact, const sweep_options& opt, long n);
+
+/// The sweep from its rows (in n order) and the lengths not measured: the hypotheses, fits and
+/// verdict, as influence_sweep decides them.
+sweep_result sweep_from_rows(const model::model<numeric::rational>& exact, const sweep_options& opt,
+                             std::vector<sweep_row> rows, std::vector<long> not_measured);
+
 /// The largest certified growth of n·max influence between two defined ball rows (see
 /// sweep_result::growth); nullopt when no lower bound at a larger n exceeds an upper bound at a
 /// smaller one.

@@ -1,8 +1,11 @@
 // attnprop check: run property suites with RapidCheck and write a report.
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
+#include "dist/units.hpp"
+#include "dist/world.hpp"
 #include "model/model_file.hpp"
 #include "numeric/interrupt.hpp"
+#include "report/sha256.hpp"
 #include "runner/check_report.hpp"
 
 #include <algorithm>
@@ -58,6 +61,7 @@ public:
         app_->add_flag("--list", list_, "List the suites and properties and exit");
     }
     CLI::App* app() override { return app_; }
+    bool distributed() const override { return true; }
 
     int run(const report::provenance& invocation) override {
         runner::registry reg;
@@ -133,6 +137,11 @@ public:
                                    std::to_string(cfg_.seed);
         made_by.set_option("--out", dir);
         const out_policy policy = check_out_policy();
+        if (dist::launched() && !dist::is_root()) {
+            // A worker runs the properties rank 0 hands it; rank 0 writes and prints everything.
+            (void)properties_over_ranks(selected, {});
+            return exit_ok;
+        }
         claim_out_dir(dir, made_by, policy, force_);
         prepare_out_dir(dir); // before the work: a run is never lost for want of a folder
 
@@ -161,7 +170,8 @@ public:
                 run.suites.push_back(p->suite);
         set_activity("checking properties with up to n = " + std::to_string(cfg_.max_n));
         stop_on_interrupt();
-        run.reports = runner::run_properties(selected, cfg_, progress, on_case);
+        run.reports = dist::launched() ? properties_over_ranks(selected, progress)
+                                       : runner::run_properties(selected, cfg_, progress, on_case);
         line.clear();
         const bool interrupted = numeric::stop_requested();
         if (interrupted && run.reports.empty() && !selected.empty()) {
@@ -197,6 +207,35 @@ public:
     }
 
 private:
+    /// The properties over MPI ranks (every rank calls it): one unit per property, since a
+    /// property's cases are one RapidCheck run from its own seed (runner::property_seed) whose
+    /// case sequence and shrinking cannot be cut into batches without changing them. Units go
+    /// out in selection order; rank 0 returns the reports in that order (those of properties
+    /// not run after a stop request left out), calling `progress` as each arrives.
+    std::vector<runner::property_report>
+    properties_over_ranks(const std::vector<const runner::property*>& selected,
+                          const runner::progress_fn& progress) const {
+        std::string key = cfg_.fixed_model ? report::sha256_hex(model::write_model(*cfg_.fixed_model))
+                                           : std::string("random models");
+        for (const auto* p : selected) key += " " + p->suite + "/" + p->name;
+        std::vector<std::size_t> order(selected.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::vector<std::optional<runner::property_report>> reports(selected.size());
+        dist::run_units(
+            key, order,
+            [&](std::size_t i) {
+                return dist::encode_property_report(runner::run_property(*selected[i], cfg_));
+            },
+            [&](std::size_t i, const std::string& bytes) {
+                reports[i] = dist::decode_property_report(bytes);
+                if (progress) progress(*reports[i]);
+            });
+        std::vector<runner::property_report> out;
+        for (auto& r : reports)
+            if (r) out.push_back(std::move(*r));
+        return out;
+    }
+
     static out_policy check_out_policy() {
         out_policy p;
         p.command = "check";

@@ -1,4 +1,6 @@
 #include "cli/common.hpp"
+#include "dist/world.hpp"
+#include "model/model_file.hpp"
 #include "numeric/context.hpp"
 #include "numeric/limits.hpp"
 
@@ -19,6 +21,38 @@
 namespace attnprop::cli {
 
 namespace fs = std::filesystem;
+
+int describe_failure(std::exception_ptr e, std::string& printed) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const dist::remote_failure& x) {
+        printed = x.what();
+        return x.exit_code;
+    } catch (const numeric::limit_error& x) {
+        printed = std::string("attnprop: error: ") + x.what();
+    } catch (const std::bad_alloc&) {
+        printed = "attnprop: error: out of memory" + activity_suffix() +
+                  "; the input is too large for the memory available";
+    } catch (const usage_error& x) {
+        printed = std::string("attnprop: error: ") + x.what();
+    } catch (const model::model_file_error& x) {
+        printed = x.what();
+    } catch (const model::input_error& x) {
+        printed = std::string("attnprop: error: ") + x.what();
+    } catch (const numeric::undefined_error& x) {
+        printed = "attnprop: " + x.message();
+        return exit_undefined;
+    } catch (const numeric::numeric_error& x) {
+        printed = std::string("attnprop: error: ") + x.what();
+    } catch (const std::exception& x) {
+        printed = std::string("attnprop: internal error: ") + x.what();
+        return exit_internal;
+    } catch (...) {
+        printed = "attnprop: internal error: an exception of unknown type";
+        return exit_internal;
+    }
+    return exit_usage;
+}
 
 std::vector<fs::path> model_dirs() {
     std::vector<fs::path> dirs;

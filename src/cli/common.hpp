@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -56,6 +57,12 @@ class usage_error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+/// The exit code and the message (one line, without its newline) of a command that ended with
+/// exception `e`: bad usage or input, limits and allocation failures 2, undefined 4, anything
+/// else an internal error 3; a unit that failed on another rank (dist::remote_failure) keeps
+/// the code and message it had there. main prints them; a worker rank sends them to rank 0.
+int describe_failure(std::exception_ptr e, std::string& printed);
 
 /// The directories searched for bundled models, in order: $ATTNPROP_MODELS_DIR, the source
 /// tree's models/, the installed share/attnprop/models.
@@ -121,6 +128,9 @@ public:
     /// Runs the parsed command; `made_by` is the invocation's provenance with this command's
     /// options, for the reports it writes.
     virtual int run(const report::provenance& made_by) = 0;
+    /// Whether the command spreads its work over MPI ranks (dist::run_units): every rank runs
+    /// it. Otherwise rank 0 runs it alone and the other ranks wait for its exit code.
+    virtual bool distributed() const { return false; }
 };
 
 } // namespace attnprop::cli

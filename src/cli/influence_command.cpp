@@ -6,11 +6,14 @@
 #include "analysis/worst_case.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
+#include "dist/units.hpp"
+#include "dist/world.hpp"
 #include "model/model_file.hpp"
 #include "numeric/interrupt.hpp"
 #include "report/files.hpp"
 #include "report/influence_report.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -91,6 +94,7 @@ public:
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
     CLI::App* app() override { return app_; }
+    bool distributed() const override { return true; }
 
     int run(const report::provenance& invocation) override {
         analysis::sweep_options o;
@@ -152,6 +156,11 @@ public:
         meta.made_by = invocation;
         meta.made_by.set_option("--out", dir.string());
         const out_policy policy = influence_out_policy();
+        if (dist::launched() && !dist::is_root()) {
+            // A worker measures the rows rank 0 hands it; rank 0 writes and prints everything.
+            (void)sweep_over_ranks(m, o, meta.fingerprint);
+            return exit_ok;
+        }
         if (claim_out_dir(dir, meta.made_by, policy, force_, meta.fingerprint) == out_found::replaced)
             remove_owned(dir, policy);
         prepare_out_dir(dir); // before the work: a sweep is never lost for want of a folder
@@ -182,7 +191,7 @@ public:
         stop_on_interrupt();
         analysis::sweep_result r;
         try {
-            r = analysis::influence_sweep(m, o);
+            r = dist::launched() ? sweep_over_ranks(m, o, meta.fingerprint) : analysis::influence_sweep(m, o);
         } catch (const std::invalid_argument& e) {
             throw usage_error(e.what());
         }
@@ -266,6 +275,58 @@ public:
     }
 
 private:
+    /// The sweep over MPI ranks (every rank calls it): one unit per length, handed out largest n
+    /// first; a row depends on the model, the options and its n alone
+    /// (analysis::sweep_row_at), so the rows assemble into the one-process sweep. Rank 0 reuses
+    /// the rows of o.reuse, passes every row to o.on_row as it arrives (the journal), and lists
+    /// the lengths whose rows did not arrive (a stop request) as not measured.
+    analysis::sweep_result sweep_over_ranks(const model::model<numeric::rational>& m,
+                                            const analysis::sweep_options& o,
+                                            const std::string& fingerprint) const {
+        analysis::check_sweep(m, o);
+        std::vector<std::optional<analysis::sweep_row>> rows(o.ns.size());
+        std::vector<std::size_t> order;
+        for (std::size_t i = 0; i < o.ns.size(); ++i) {
+            const auto it = std::find_if(o.reuse.begin(), o.reuse.end(),
+                                         [&](const analysis::sweep_row& r) { return r.n == o.ns[i]; });
+            if (it == o.reuse.end()) {
+                order.push_back(i);
+                continue;
+            }
+            rows[i] = *it;
+            rows[i]->reused = true;
+            if (o.on_row) o.on_row(*rows[i]);
+        }
+        // The cost of a row grows steeply with n: the largest go first.
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return o.ns[a] > o.ns[b]; });
+        analysis::sweep_options unit = o;
+        unit.on_progress = nullptr; // rows are measured in other threads and processes
+        unit.on_row = nullptr;
+        std::string key = fingerprint + " n";
+        for (long n : o.ns) key += " " + std::to_string(n);
+        dist::run_units(
+            key, order,
+            [&](std::size_t i) {
+                try {
+                    return dist::encode_sweep_row(analysis::sweep_row_at(m, unit, o.ns[i]));
+                } catch (const std::invalid_argument& e) {
+                    throw usage_error(e.what());
+                }
+            },
+            [&](std::size_t i, const std::string& bytes) {
+                rows[i] = dist::decode_sweep_row(bytes);
+                if (o.on_row) o.on_row(*rows[i]);
+            });
+        if (!dist::is_root()) return {};
+        std::vector<analysis::sweep_row> done;
+        std::vector<long> not_measured;
+        for (std::size_t i = 0; i < o.ns.size(); ++i)
+            if (rows[i]) done.push_back(std::move(*rows[i]));
+            else not_measured.push_back(o.ns[i]);
+        return analysis::sweep_from_rows(m, o, std::move(done), std::move(not_measured));
+    }
+
     /// Same report: the same fingerprint (model file content and every option that changes
     /// rows; the n list and --threads are not part of it), so the run resumes.
     static out_policy influence_out_policy() {

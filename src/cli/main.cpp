@@ -1,22 +1,32 @@
 // attnprop: formal-property verification and test harness for Hahn (2020)'s theorems on
 // hard and soft attention. main() only parses arguments and maps errors to exit codes.
 #include "cli/commands.hpp"
-#include "model/model_file.hpp"
+#include "dist/world.hpp"
 #include "numeric/allocation.hpp"
 #include "numeric/limits.hpp"
 
 #include <iostream>
 #include <new>
+#include <sstream>
 
-int main(int argc, char** argv) {
-    using namespace attnprop;
-    using namespace attnprop::cli;
+namespace {
+
+using namespace attnprop;
+using namespace attnprop::cli;
+
+/// The command line, run by every rank under MPI: rank 0 prints (errors, help), the others
+/// only take part in the commands that spread their work (command::distributed).
+int run(int argc, char** argv) {
+    const bool speaks = dist::is_root();
     CLI::App app{"attnprop " ATTNPROP_VERSION
                  ": check Hahn (2020)'s hard- and soft-attention theorems on concrete and random "
                  "transformers, exactly or at arbitrary precision.\n"
                  "Exit codes: 0 everything held, 1 a claim failed, 2 bad usage or input, "
                  "3 internal error, 4 a result is undefined (NaN, 0/0, a layer norm at zero "
-                 "variance), located; 5 (replay) the recorded verdict did not reproduce."};
+                 "variance), located; 5 (replay) the recorded verdict did not reproduce.\n"
+                 "Under mpirun (or srun), check, influence and restrict spread their work over "
+                 "the ranks and write the report of one process (docs/cli.md, \"Running under "
+                 "MPI\")."};
     app.set_version_flag("--version", ATTNPROP_VERSION);
     app.require_subcommand(1);
     std::vector<std::unique_ptr<command>> commands;
@@ -35,7 +45,7 @@ int main(int argc, char** argv) {
     for (auto& c : commands)
         if (c->app()->get_name() != "models") add_limit_option(c->app(), limits);
     numeric::install_allocation_guard();
-    if (argc > 1 && argv[1][0] != '-') {
+    if (argc > 1 && argv[1][0] != '-' && speaks) {
         std::string word = argv[1];
         bool known = false;
         std::string names;
@@ -52,7 +62,8 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        int code = app.exit(e);
+        std::ostringstream quiet;
+        int code = speaks ? app.exit(e) : app.exit(e, quiet, quiet);
         return code == 0 ? exit_ok : exit_usage;
     }
     try {
@@ -69,6 +80,7 @@ int main(int argc, char** argv) {
         }
         for (auto& c : commands)
             if (c->app()->parsed()) {
+                if (!speaks && !c->distributed()) return exit_ok; // rank 0 runs it alone
                 // What made the reports: filled once here, completed by the command. Limits
                 // decide whether a run finishes, never what it reports: left out.
                 report::provenance made_by = invocation_provenance(argc, argv);
@@ -77,30 +89,27 @@ int main(int argc, char** argv) {
                 return c->run(made_by);
             }
         return exit_usage;
-    } catch (const numeric::limit_error& e) {
-        std::cerr << "attnprop: error: " << e.what() << "\n";
-        return exit_usage;
-    } catch (const std::bad_alloc&) {
-        std::cerr << "attnprop: error: out of memory" << activity_suffix()
-                  << "; the input is too large for the memory available\n";
-        return exit_usage;
-    } catch (const usage_error& e) {
-        std::cerr << "attnprop: error: " << e.what() << "\n";
-        return exit_usage;
-    } catch (const model::model_file_error& e) {
-        std::cerr << e.what() << "\n";
-        return exit_usage;
-    } catch (const model::input_error& e) {
-        std::cerr << "attnprop: error: " << e.what() << "\n";
-        return exit_usage;
-    } catch (const numeric::undefined_error& e) {
-        std::cerr << "attnprop: " << e.message() << "\n";
-        return exit_undefined;
-    } catch (const numeric::numeric_error& e) {
-        std::cerr << "attnprop: error: " << e.what() << "\n";
-        return exit_usage;
-    } catch (const std::exception& e) {
-        std::cerr << "attnprop: internal error: " << e.what() << "\n";
-        return exit_internal;
+    } catch (const dist::ended_by_root& e) {
+        return e.code; // rank 0 failed and says why
+    } catch (...) {
+        std::string printed;
+        const int code = describe_failure(std::current_exception(), printed);
+        if (speaks) std::cerr << printed << "\n";
+        return code;
     }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    using namespace attnprop;
+    using namespace attnprop::cli;
+    try {
+        dist::start(&argc, &argv);
+    } catch (const std::exception& e) {
+        std::cerr << "attnprop: error: " << e.what() << "\n";
+        return exit_usage;
+    }
+    dist::set_failure_describer(describe_failure);
+    return dist::finish(run(argc, argv));
 }

@@ -3,12 +3,18 @@
 #include "analysis/evaluate.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
+#include "dist/units.hpp"
+#include "dist/world.hpp"
 #include "model/model_file.hpp"
 #include "numeric/interrupt.hpp"
 #include "report/restrict_report.hpp"
+#include "report/sha256.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <optional>
 
 namespace attnprop::cli {
@@ -56,6 +62,7 @@ public:
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
     CLI::App* app() override { return app_; }
+    bool distributed() const override { return true; }
 
     int run(const report::provenance& invocation) override {
         const std::vector<long> ns = parse_length_list(n_text_);
@@ -103,6 +110,55 @@ public:
         lo.certify.seed = seed_;
         lo.certify.samples = samples_;
         lo.certify.threads = threads_;
+        // One length: the restriction, its certificate and the language run. It depends on
+        // the model, the options and n alone: the unit of a run over MPI ranks.
+        auto compute = [&](long n) {
+            report::restrict_run r;
+            r.model_name = m.name;
+            r.n = n;
+            r.params = {{"n", n},
+                        {"seed", static_cast<long>(seed_)},
+                        {"c_num", numerator(*c).convert_to<long>()},
+                        {"c_den", denominator(*c).convert_to<long>()},
+                        {"trials", trials_},
+                        {"samples", samples_},
+                        {"fan_out", fan_out_ ? 1 : 0}};
+            try {
+                if (lang) {
+                    r.params["language"] = static_cast<long>(*lang);
+                    auto run = analysis::run_language(m, n, *lang, lo);
+                    r.restr = std::move(run.restr);
+                    r.cert = std::move(run.cert);
+                    r.language = std::move(run.result);
+                } else {
+                    r.restr = analysis::build_restriction(m, n, lo.restrict);
+                    r.cert = analysis::certify(m, r.restr, lo.certify);
+                }
+            } catch (const std::invalid_argument& e) {
+                throw usage_error(e.what());
+            }
+            return r;
+        };
+        std::string key;
+        if (dist::launched()) {
+            std::ifstream f(path, std::ios::binary);
+            std::stringstream bytes;
+            bytes << f.rdbuf();
+            key = report::sha256_hex(bytes.str()) + " n";
+            for (long n : ns) key += " " + std::to_string(n);
+        }
+        auto unit = [&](std::size_t i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            report::restrict_run r = compute(ns[i]);
+            return dist::encode_restrict_run(
+                r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        };
+        if (dist::launched() && !dist::is_root()) {
+            // A worker computes the lengths rank 0 hands it; rank 0 writes and prints everything.
+            dist::run_units(key, {}, unit, {});
+            return exit_ok;
+        }
+
         report::provenance made_by = invocation;
         made_by.set_option("--out", out_dir().string());
         // The folder is claimed before the first file goes into it: at the start when the
@@ -134,49 +190,14 @@ public:
         int code = exit_ok;
         stop_on_interrupt();
         progress_line progress;
-        for (long n : ns) {
-            if (!not_computed.empty() || numeric::stop_requested()) {
-                not_computed.push_back(n);
-                continue;
-            }
-            progress.show("restrict: n = " + std::to_string(n) + " ...", true);
-            set_activity("building the restriction of " + m.name + " at n = " + std::to_string(n));
-            const auto t0 = std::chrono::steady_clock::now();
-            report::restrict_run r;
-            r.model_name = m.name;
-            r.n = n;
-            r.params = {{"n", n},
-                        {"seed", static_cast<long>(seed_)},
-                        {"c_num", numerator(*c).convert_to<long>()},
-                        {"c_den", denominator(*c).convert_to<long>()},
-                        {"trials", trials_},
-                        {"samples", samples_},
-                        {"fan_out", fan_out_ ? 1 : 0}};
-            try {
-                if (lang) {
-                    r.params["language"] = static_cast<long>(*lang);
-                    auto run = analysis::run_language(m, n, *lang, lo);
-                    r.restr = std::move(run.restr);
-                    r.cert = std::move(run.cert);
-                    r.language = std::move(run.result);
-                } else {
-                    r.restr = analysis::build_restriction(m, n, lo.restrict);
-                    r.cert = analysis::certify(m, r.restr, lo.certify);
-                }
-            } catch (const std::invalid_argument& e) {
-                throw usage_error(e.what());
-            } catch (const numeric::interrupted_error&) {
-                not_computed.push_back(n); // the length in progress is dropped whole
-                continue;
-            }
-            progress.clear();
-            const double secs =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        // Prints one length's result and writes its counterexamples, in n order.
+        auto emit = [&](report::restrict_run r, double secs) {
             if (!json_) {
-                if (ns.size() > 1) std::cout << "== n = " << n << "\n";
+                if (ns.size() > 1) std::cout << "== n = " << r.n << "\n";
                 std::cout << report::restrict_to_text(m, r);
-                std::cerr << "restrict: n = " << n << " done in " << secs << " s\n";
+                std::cerr << "restrict: n = " << r.n << " done in " << secs << " s\n";
             }
+            const long n = r.n;
             if (r.cert.complete && !r.cert.valid) {
                 code = exit_failed;
                 auto dir = out_dir() / ("counterexample-n" + std::to_string(n));
@@ -200,6 +221,45 @@ public:
                               << " exits 1 while the model misclassifies it)\n";
             }
             runs.push_back(std::move(r));
+        };
+        if (dist::launched()) {
+            // Over MPI ranks: the largest n first; printed and written in n order as soon as
+            // every smaller length has arrived.
+            std::vector<std::size_t> order(ns.size());
+            for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+            std::stable_sort(order.begin(), order.end(),
+                             [&](std::size_t a, std::size_t b) { return ns[a] > ns[b]; });
+            std::vector<std::optional<std::pair<report::restrict_run, double>>> arrived(ns.size());
+            std::size_t next = 0;
+            dist::run_units(key, order, unit, [&](std::size_t i, const std::string& bytes) {
+                double secs = 0;
+                arrived[i].emplace(dist::decode_restrict_run(bytes, &secs), secs);
+                for (; next < ns.size() && arrived[next]; ++next)
+                    emit(std::move(arrived[next]->first), arrived[next]->second);
+            });
+            for (; next < ns.size(); ++next)
+                if (arrived[next]) emit(std::move(arrived[next]->first), arrived[next]->second);
+                else not_computed.push_back(ns[next]);
+        } else {
+            for (long n : ns) {
+                if (!not_computed.empty() || numeric::stop_requested()) {
+                    not_computed.push_back(n);
+                    continue;
+                }
+                progress.show("restrict: n = " + std::to_string(n) + " ...", true);
+                set_activity("building the restriction of " + m.name + " at n = " + std::to_string(n));
+                const auto t0 = std::chrono::steady_clock::now();
+                report::restrict_run r;
+                try {
+                    r = compute(n);
+                } catch (const numeric::interrupted_error&) {
+                    not_computed.push_back(n); // the length in progress is dropped whole
+                    continue;
+                }
+                progress.clear();
+                emit(std::move(r),
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            }
         }
         progress.clear();
         if (!not_computed.empty() && runs.empty()) {

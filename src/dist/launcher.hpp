@@ -1,0 +1,26 @@
+#pragma once
+/// @file launcher.hpp
+/// What both implementations of world.hpp share: whether an MPI launcher started this process,
+/// and running units in this thread.
+
+#include "dist/world.hpp"
+
+#include <string>
+
+namespace attnprop::dist {
+
+/// Whether an MPI launcher (mpirun, mpiexec, srun with PMI or PMIx) started this process: one
+/// of OMPI_COMM_WORLD_SIZE, PMIX_RANK, PMI_RANK, PMI_SIZE is set.
+bool launched_by_mpi();
+
+/// A description of the ranks a launcher asked for when it asked for more than one ("rank 1
+/// of 3"), else empty: a build without MPI refuses to run as one of several ranks.
+std::string several_ranks();
+
+/// The units of `order` run in this thread, in order; a stop request ends the loop between
+/// units, and a unit abandoned on one (unit_dropped, numeric::interrupted_error) ends it too,
+/// without a result. Any other failure propagates. Returns the units done.
+std::vector<std::size_t> run_units_here(const std::vector<std::size_t>& order,
+                                        const compute_fn& compute, const result_fn& on_result);
+
+} // namespace attnprop::dist

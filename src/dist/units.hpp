@@ -1,0 +1,31 @@
+#pragma once
+/// @file units.hpp
+/// The results of the distributed commands' units as bytes (wire.hpp): an influence row, a
+/// property's report, a restriction run. Each decodes to a value equal, field for field, to
+/// the one encoded (doubles to the bit, rationals exactly), so that rank 0 writes the same
+/// reports from a worker's result as from its own.
+
+#include "analysis/sweep.hpp"
+#include "report/restrict_report.hpp"
+#include "runner/runner.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace attnprop::dist {
+
+/// One length of `attnprop influence`.
+std::string encode_sweep_row(const analysis::sweep_row& row);
+analysis::sweep_row decode_sweep_row(std::string_view bytes);
+
+/// One property of `attnprop check`, its counterexample's models included (in their canonical
+/// file form, model::write_model).
+std::string encode_property_report(const runner::property_report& r);
+runner::property_report decode_property_report(std::string_view bytes);
+
+/// One length of `attnprop restrict`: the restriction, its certificate and the language
+/// result, with the seconds it took (reported on standard error only).
+std::string encode_restrict_run(const report::restrict_run& r, double seconds);
+report::restrict_run decode_restrict_run(std::string_view bytes, double* seconds);
+
+} // namespace attnprop::dist

@@ -1,0 +1,394 @@
+// The process group over MPI (ATTNPROP_MPI on). Only the C API, only from the main thread
+// (MPI_THREAD_FUNNELED): rank 0's second thread computes units and never calls MPI.
+//
+// Protocol (tags below). A worker sends READY with its key, then after each unit RESULT,
+// FAILED or DROPPED; each of those is answered by UNIT (the next unit), END (no more work) or
+// EXIT (rank 0 ended the run). At finish a worker that has not seen EXIT sends DONE and waits
+// for EXIT, which carries rank 0's exit code. Every wait polls with a short sleep: a blocking
+// MPI receive spins a core, which a shared or oversubscribed machine cannot spare.
+#include "dist/launcher.hpp"
+#include "dist/world.hpp"
+#include "numeric/interrupt.hpp"
+
+#include <flint/flint.h>
+#include <mpfr.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace attnprop::dist {
+
+namespace {
+
+enum tag : int {
+    tag_ready = 1,   // worker -> 0: key
+    tag_result = 2,  // worker -> 0: unit, result bytes
+    tag_failed = 3,  // worker -> 0: unit, exit code, message
+    tag_dropped = 4, // worker -> 0: unit (stop request)
+    tag_done = 5,    // worker -> 0: the worker is at finish
+    tag_unit = 6,    // 0 -> worker: unit
+    tag_end = 7,     // 0 -> worker: no more work
+    tag_exit = 8     // 0 -> worker: exit code
+};
+
+bool launched_ = false;
+int rank_ = 0, size_ = 1;
+bool exit_received_ = false; // a worker that has seen EXIT
+int exit_code_ = 0;
+failure_describer describer_;
+
+/// What rank 0 knows of each worker, so that finish() answers each exactly once.
+enum class peer { not_started, owed_reply, computing, ended, at_finish, answered };
+std::vector<peer> peers_;
+
+std::string u64_bytes(std::uint64_t v) {
+    std::string s(8, '\0');
+    for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xff);
+    return s;
+}
+std::uint64_t read_u64(const std::string& s, std::size_t at) {
+    if (s.size() < at + 8) throw std::runtime_error("attnprop: truncated message between ranks");
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(s[at + static_cast<std::size_t>(i)]);
+    return v;
+}
+
+void send(int dest, int t, const std::string& bytes) {
+    if (bytes.size() > static_cast<std::size_t>(INT_MAX))
+        throw std::runtime_error("a unit's result of " + std::to_string(bytes.size()) +
+                                 " bytes exceeds the 2 GiB an MPI message may hold");
+    MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, t, MPI_COMM_WORLD);
+}
+
+struct message {
+    int source = 0;
+    int t = 0;
+    std::string bytes;
+};
+
+std::optional<message> poll(int source) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(source, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (!flag) return std::nullopt;
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    message m;
+    m.source = st.MPI_SOURCE;
+    m.t = st.MPI_TAG;
+    m.bytes.assign(static_cast<std::size_t>(count), '\0');
+    MPI_Recv(m.bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    return m;
+}
+
+/// Sleeps a little longer each time nothing happened (50 us up to 2 ms).
+class backoff {
+public:
+    void idle() {
+        std::this_thread::sleep_for(std::chrono::microseconds(us_));
+        us_ = std::min(us_ * 2, 2000);
+    }
+    void busy() { us_ = 50; }
+
+private:
+    int us_ = 50;
+};
+
+message wait_from(int source) {
+    backoff b;
+    for (;;) {
+        if (auto m = poll(source)) return *m;
+        b.idle();
+    }
+}
+
+int describe(std::exception_ptr e, std::string& printed) {
+    if (describer_) return describer_(e, printed);
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        printed = std::string("attnprop: internal error: ") + x.what();
+    } catch (...) {
+        printed = "attnprop: internal error: unknown exception";
+    }
+    return 3;
+}
+
+bool is_dropped(std::exception_ptr e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const unit_dropped&) {
+        return true;
+    } catch (const numeric::interrupted_error&) {
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
+std::vector<std::size_t> run_worker(const std::string& key, const compute_fn& compute) {
+    send(0, tag_ready, key);
+    for (;;) {
+        const message m = wait_from(0);
+        if (m.t == tag_end) return {};
+        if (m.t == tag_exit) {
+            exit_received_ = true;
+            exit_code_ = static_cast<int>(read_u64(m.bytes, 0));
+            throw ended_by_root(exit_code_);
+        }
+        if (m.t != tag_unit) throw std::runtime_error("attnprop: unexpected message from rank 0");
+        const std::uint64_t unit = read_u64(m.bytes, 0);
+        std::string reply;
+        int t = tag_result;
+        try {
+            reply = u64_bytes(unit) + compute(static_cast<std::size_t>(unit));
+        } catch (...) {
+            const std::exception_ptr e = std::current_exception();
+            if (is_dropped(e)) {
+                t = tag_dropped;
+                reply = u64_bytes(unit);
+            } else {
+                std::string printed;
+                const int code = describe(e, printed);
+                t = tag_failed;
+                reply = u64_bytes(unit) + u64_bytes(static_cast<std::uint64_t>(code)) + printed;
+            }
+        }
+        send(0, t, reply);
+    }
+}
+
+/// A unit that did not give a result: its failure, local (exception) or remote.
+struct failure {
+    std::exception_ptr local;
+    int code = 0;
+    std::string printed;
+};
+
+std::vector<std::size_t> run_root(const std::string& key, const std::vector<std::size_t>& order,
+                                  const compute_fn& compute, const result_fn& on_result) {
+    std::map<std::size_t, std::size_t> position; // unit -> index in order
+    for (std::size_t i = 0; i < order.size(); ++i) position.emplace(order[i], i);
+    std::mutex mu;                 // guards queue, closed, local_done, local_finished
+    std::deque<std::size_t> queue(order.begin(), order.end());
+    bool closed = false;           // hand out nothing more (failure or stop)
+    struct local_result {
+        std::size_t unit;
+        std::string bytes;
+        std::exception_ptr error;
+    };
+    std::deque<local_result> local_done;
+    bool local_finished = false;
+    auto take = [&]() -> std::optional<std::size_t> {
+        std::lock_guard<std::mutex> lock(mu);
+        if (closed || queue.empty()) return std::nullopt;
+        const std::size_t u = queue.front();
+        queue.pop_front();
+        return u;
+    };
+    auto close_queue = [&] {
+        std::lock_guard<std::mutex> lock(mu);
+        closed = true;
+    };
+    // Rank 0 computes too: a second thread takes units from the same queue.
+    std::thread local([&] {
+        while (auto u = take()) {
+            local_result r{*u, {}, nullptr};
+            try {
+                r.bytes = compute(*u);
+            } catch (...) {
+                r.error = std::current_exception();
+            }
+            std::lock_guard<std::mutex> lock(mu);
+            local_done.push_back(std::move(r));
+        }
+        flint_cleanup(); // Arb's and MPFR's per-thread caches
+        mpfr_free_cache();
+        std::lock_guard<std::mutex> lock(mu);
+        local_finished = true;
+    });
+    struct joiner {
+        std::thread& t;
+        std::function<void()> stop;
+        ~joiner() {
+            if (t.joinable()) {
+                stop();
+                t.join();
+            }
+        }
+    } join_guard{local, close_queue};
+
+    std::map<std::size_t, failure> failures; // by position in order
+    std::vector<bool> received(order.size(), false);
+    auto record = [&](std::size_t unit, failure f) {
+        const auto it = position.find(unit);
+        failures.emplace(it == position.end() ? order.size() + failures.size() : it->second, std::move(f));
+        close_queue();
+    };
+    auto reply_next = [&](int w) {
+        if (auto u = take()) {
+            send(w, tag_unit, u64_bytes(*u));
+            peers_[static_cast<std::size_t>(w)] = peer::computing;
+        } else {
+            send(w, tag_end, {});
+            peers_[static_cast<std::size_t>(w)] = peer::ended;
+        }
+    };
+    auto accept = [&](std::size_t unit, const std::string& bytes) {
+        const auto it = position.find(unit);
+        if (it == position.end() || received[it->second])
+            throw std::runtime_error("attnprop: a rank returned a unit it was not given");
+        on_result(unit, bytes);
+        received[it->second] = true;
+    };
+    backoff b;
+    for (;;) {
+        bool busy = false;
+        if (numeric::stop_requested()) close_queue();
+        std::deque<local_result> mine;
+        bool local_over = false;
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            mine.swap(local_done);
+            local_over = local_finished;
+        }
+        for (auto& r : mine) {
+            busy = true;
+            if (!r.error) accept(r.unit, r.bytes);
+            else if (!is_dropped(r.error)) record(r.unit, failure{r.error, 0, {}});
+        }
+        while (auto m = poll(MPI_ANY_SOURCE)) {
+            busy = true;
+            const int w = m->source;
+            auto& st = peers_[static_cast<std::size_t>(w)];
+            switch (m->t) {
+            case tag_ready:
+                st = peer::owed_reply;
+                if (m->bytes != key)
+                    record(order.size(), failure{nullptr, 2,
+                                                 "attnprop: error: rank " + std::to_string(w) +
+                                                     " read another model file or other options "
+                                                     "than rank 0 (every rank must see the same "
+                                                     "files at the same paths)"});
+                reply_next(w);
+                break;
+            case tag_result: {
+                st = peer::owed_reply;
+                const std::uint64_t unit = read_u64(m->bytes, 0);
+                accept(static_cast<std::size_t>(unit), m->bytes.substr(8));
+                reply_next(w);
+                break;
+            }
+            case tag_failed: {
+                st = peer::owed_reply;
+                const std::uint64_t unit = read_u64(m->bytes, 0);
+                const int code = static_cast<int>(read_u64(m->bytes, 8));
+                record(static_cast<std::size_t>(unit), failure{nullptr, code, m->bytes.substr(16)});
+                reply_next(w);
+                break;
+            }
+            case tag_dropped:
+                st = peer::owed_reply;
+                reply_next(w);
+                break;
+            case tag_done:
+                // After END, the worker is at finish: normal. Before READY, it ended before it
+                // took part (it failed where rank 0 did not).
+                if (st == peer::ended) {
+                    st = peer::at_finish;
+                    break;
+                }
+                st = peer::at_finish;
+                record(order.size(), failure{nullptr, 3,
+                                             "attnprop: internal error: rank " + std::to_string(w) +
+                                                 " ended before it took part in the run"});
+                break;
+            default: throw std::runtime_error("attnprop: unexpected message from rank " + std::to_string(w));
+            }
+        }
+        const bool workers_over = std::all_of(peers_.begin() + 1, peers_.end(), [](peer p) {
+            return p == peer::ended || p == peer::at_finish;
+        });
+        if (local_over && workers_over) {
+            std::lock_guard<std::mutex> lock(mu);
+            if (local_done.empty()) break;
+        }
+        if (busy) b.busy();
+        else b.idle();
+    }
+    local.join();
+    if (!failures.empty()) {
+        failure& f = failures.begin()->second;
+        if (f.local) std::rethrow_exception(f.local);
+        throw remote_failure(f.code, f.printed);
+    }
+    std::vector<std::size_t> done;
+    for (std::size_t i = 0; i < order.size(); ++i)
+        if (received[i]) done.push_back(order[i]);
+    return done;
+}
+
+} // namespace
+
+void start(int* argc, char*** argv) {
+    if (!launched_by_mpi()) return;
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    launched_ = true;
+    peers_.assign(static_cast<std::size_t>(size_), peer::not_started);
+}
+
+bool launched() { return launched_; }
+int rank() { return rank_; }
+int size() { return size_; }
+
+void set_failure_describer(failure_describer d) { describer_ = std::move(d); }
+
+std::vector<std::size_t> run_units(const std::string& key, const std::vector<std::size_t>& order,
+                                   const compute_fn& compute, const result_fn& on_result) {
+    if (!launched_) return run_units_here(order, compute, on_result);
+    if (rank_ != 0) return run_worker(key, compute);
+    return run_root(key, order, compute, on_result);
+}
+
+int finish(int code) {
+    if (!launched_) return code;
+    if (rank_ == 0) {
+        const std::string c = u64_bytes(static_cast<std::uint64_t>(code));
+        for (int w = 1; w < size_; ++w) {
+            peer& st = peers_[static_cast<std::size_t>(w)];
+            // Every worker sends exactly one more message unless it waits for an answer now.
+            if (st != peer::owed_reply && st != peer::at_finish) (void)wait_from(w);
+            send(w, tag_exit, c);
+            st = peer::answered;
+        }
+    } else if (!exit_received_) {
+        send(0, tag_done, {});
+        for (;;) {
+            const message m = wait_from(0);
+            if (m.t == tag_exit) {
+                code = static_cast<int>(read_u64(m.bytes, 0));
+                break;
+            }
+        }
+    } else {
+        code = exit_code_;
+    }
+    MPI_Finalize();
+    launched_ = false;
+    return code;
+}
+
+} // namespace attnprop::dist

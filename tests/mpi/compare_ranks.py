@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+"""An attnprop command under mpirun against the same command in one process.
+
+    compare_ranks.py ATTNPROP MPIRUN NP [--kill-worker] -- ARGS...
+
+Runs `ATTNPROP ARGS --out rep` in one process and `MPIRUN -np NP ATTNPROP ARGS --out rep` in
+another empty folder (the same relative --out, so the recorded command lines are equal), then
+requires the same exit code, the same standard output and the same report folder: every file
+byte for byte. Reports hold no timing or host fields, so nothing is dropped. A run that ends
+in an error (exit 2 or 3) must print the same "attnprop..." lines on standard error, once.
+
+--kill-worker (influence): the MPI run is killed (SIGKILL to rank 1) as soon as rows.json
+holds a finished row while the run goes on; the same command is then run again, which must
+resume from rows.json (reuse at least one row, measure the rest) and end with the report of
+the one-process run, apart from the marks of reuse (docs/reports.md): the "reused" and
+"reused_rows" members of report.json and rows.json (and rows.json's rows_sha256, a hash over
+its rows with those marks), the reused column of influence.csv and " (reused)" in report.md. Standard output is then not compared (it says what was reused).
+
+Exit 0 when everything matches; 1 with the differences otherwise.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+MPI_ENV = {
+    # root runs mpirun in the containers these tests run in; a 2-core machine runs 3 ranks
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    # one machine: shared memory and loopback only, no probing of other networks
+    "OMPI_MCA_btl": "self,vader",
+}
+
+
+def run(cmd, cwd, env=None):
+    return subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=300)
+
+
+def mpi_env():
+    env = dict(os.environ)
+    env.update(MPI_ENV)
+    return env
+
+
+def drop_reuse(value):
+    if isinstance(value, dict):
+        return {k: drop_reuse(v) for k, v in value.items() if k not in ("reused", "reused_rows", "rows_sha256")}
+    if isinstance(value, list):
+        return [drop_reuse(v) for v in value]
+    return value
+
+
+def normalise(name, data, reuse_marks):
+    if not reuse_marks:
+        return data
+    if name.endswith(".json"):
+        return json.dumps(drop_reuse(json.loads(data)), indent=1).encode()
+    if name.endswith(".csv"):
+        lines = data.decode().splitlines()
+        header = lines[0].split(",")
+        if "reused" in header:
+            k = header.index("reused")
+            lines = [",".join(c for i, c in enumerate(l.split(",")) if i != k) for l in lines]
+        return "\n".join(lines).encode()
+    if name.endswith(".md"):
+        return data.replace(b" (reused)", b"")
+    return data
+
+
+def tree(root):
+    out = {}
+    for base, _, files in os.walk(root):
+        for f in files:
+            p = os.path.join(base, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, root)] = fh.read()
+    return out
+
+
+def compare_trees(a, b, reuse_marks, expect_report=True):
+    problems = []
+    ta, tb = tree(a), tree(b)
+    for name in sorted(set(ta) | set(tb)):
+        if name not in ta or name not in tb:
+            problems.append(f"{name}: only in the {'one-process' if name in ta else 'MPI'} report")
+            continue
+        if normalise(name, ta[name], reuse_marks) != normalise(name, tb[name], reuse_marks):
+            problems.append(f"{name}: differs")
+    if not ta and expect_report:
+        problems.append("the one-process run wrote no report")
+    return problems
+
+
+def rows_done(path):
+    try:
+        with open(path) as fh:
+            return len(json.load(fh)["rows"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+def rank_pids(mpirun_pid, rank):
+    """The pids of the processes below mpirun whose OMPI_COMM_WORLD_RANK is `rank`."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/environ", "rb") as fh:
+                env = fh.read().split(b"\0")
+            with open(f"/proc/{d}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env and ppid == mpirun_pid:
+            pids.append(int(d))
+    return pids
+
+
+def kill_then_resume(attnprop, mpirun, np, args, work):
+    cmd = [mpirun, "-np", str(np), attnprop] + args + ["--out", "rep"]
+    proc = subprocess.Popen(cmd, cwd=work, env=mpi_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    rows = os.path.join(work, "rep", "rows.json")
+    deadline = time.time() + 120
+    killed = None
+    while time.time() < deadline and proc.poll() is None:
+        if rows_done(rows) >= 1:
+            for pid in rank_pids(proc.pid, 1):
+                os.kill(pid, signal.SIGKILL)
+                killed = pid
+            break
+        time.sleep(0.02)
+    code = proc.wait(timeout=120)
+    if killed is None:
+        return [f"no worker was killed (the run ended first, exit {code}): give it more work"], None
+    before = rows_done(rows)
+    problems = []
+    if code == 0:
+        problems.append("mpirun exited 0 although a rank was killed")
+    print(f"killed rank 1 (pid {killed}); mpirun exited {code}; rows.json holds {before} rows")
+    again = run(cmd, work, mpi_env())
+    sys.stdout.write(again.stderr.decode(errors="replace")[-2000:] if again.returncode else "")
+    with open(os.path.join(work, "rep", "report.json")) as fh:
+        reused = json.load(fh).get("reused_rows")
+    print(f"restart exited {again.returncode}, reused {reused} rows")
+    if reused != before:
+        problems.append(f"the restart reused {reused} rows, rows.json held {before}")
+    if before < 1:
+        problems.append("no row was kept from the killed run")
+    return problems, again.returncode
+
+
+def main():
+    argv = sys.argv[1:]
+    if "--" not in argv or len(argv) < 4:
+        print(__doc__)
+        return 2
+    sep = argv.index("--")
+    attnprop, mpirun, np = argv[0], argv[1], int(argv[2])
+    kill = "--kill-worker" in argv[3:sep]
+    args = argv[sep + 1:]
+    with tempfile.TemporaryDirectory(prefix="attnprop-mpi-") as tmp:
+        one, many = os.path.join(tmp, "one"), os.path.join(tmp, "many")
+        os.makedirs(one)
+        os.makedirs(many)
+        plain = run([attnprop] + args + ["--out", "rep"], one)
+        problems = []
+        if kill:
+            problems, code = kill_then_resume(attnprop, mpirun, np, args, many)
+            if code is not None and code != plain.returncode:
+                problems.append(f"exit code {code} after the restart, {plain.returncode} in one process")
+        else:
+            mpi = run([mpirun, "-np", str(np), attnprop] + args + ["--out", "rep"], many, mpi_env())
+            if mpi.returncode != plain.returncode:
+                problems.append(f"exit code {mpi.returncode} under mpirun, {plain.returncode} in one "
+                                f"process\n{mpi.stderr.decode(errors='replace')[-3000:]}")
+            if mpi.stdout != plain.stdout:
+                problems.append("standard output differs:\n--- one process\n" +
+                                plain.stdout.decode(errors="replace")[-2000:] + "\n--- mpirun\n" +
+                                mpi.stdout.decode(errors="replace")[-2000:])
+            # An error (exit 2 or 3) writes no report: its message must be the same, once.
+            if plain.returncode in (2, 3):
+                said = lambda r: [l for l in r.stderr.decode(errors="replace").splitlines()
+                                  if l.startswith("attnprop")]
+                if said(plain) != said(mpi):
+                    problems.append(f"the error differs: {said(plain)} in one process, "
+                                    f"{said(mpi)} under mpirun")
+        problems += compare_trees(os.path.join(one, "rep"), os.path.join(many, "rep"), kill,
+                                  plain.returncode not in (2, 3))
+        what = " ".join(args)
+        if problems:
+            print(f"FAIL ({what}, np = {np}):")
+            for p in problems:
+                print("  " + p)
+            return 1
+        print(f"identical ({what}, np = {np}; exit {plain.returncode}; "
+              f"{len(tree(os.path.join(one, 'rep')))} report files)")
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+// What crosses between MPI ranks: every unit's result decodes to the value encoded, field for
+// field, so rank 0 writes the same reports from a worker's result as from its own. Compared
+// through the report writers (every field a report shows) and the doubles bit for bit.
+#include "dist/units.hpp"
+#include "dist/wire.hpp"
+#include "model/json.hpp"
+#include "model/model_file.hpp"
+#include "report/influence_report.hpp"
+#include "runner/check_report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace attnprop;
+
+namespace {
+
+model::model<numeric::rational> bundled(const std::string& name) {
+    return model::read_model_file(std::string(ATTNPROP_MODELS_DIR) + "/" + name + ".json");
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+analysis::sweep_row full_row() {
+    analysis::sweep_row r;
+    r.n = 64;
+    r.inputs = 3;
+    r.positions = 8;
+    r.pairs = 24;
+    r.max_influence = "0.0123456789012 +/- 1e-30";
+    r.mean_influence = "0.004";
+    r.n_max_influence = "0.79";
+    r.bound = "1.5";
+    r.posterior_bound = "0.02";
+    r.max_prob_change = "0.001";
+    r.prob_bound = "0.375";
+    r.below_bound = analysis::comparison::below;
+    r.below_posterior = analysis::comparison::undecided;
+    r.prob_below_bound = analysis::comparison::above;
+    r.n_max_lower = "0.78";
+    r.n_max_upper = "0.80";
+    r.max_influence_approx = 0.1 + 0.2; // not a short decimal
+    r.n_max_influence_approx = -0.0;
+    analysis::cross_entropy_row ce;
+    ce.n = 64;
+    ce.language = lang::language::first;
+    ce.exhaustive = true;
+    ce.inputs = 4096;
+    ce.correct = 4000;
+    ce.mean_ce_bits = "0.9";
+    ce.accuracy = "0.97";
+    ce.eta = "0.1";
+    ce.floor_bits = "0.86";
+    ce.check = analysis::comparison::below;
+    ce.eta_zero_exactly = true;
+    ce.mean_ce_approx = 1.0 / 3;
+    r.cross_entropy = ce;
+    r.witness_input = "0110";
+    r.witness_position = 3;
+    r.witness_bound = "probability";
+    r.precision = 256;
+    r.measured_in = "ball";
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("dist: an influence row crosses ranks unchanged", "[unit][dist]") {
+    const analysis::sweep_row a = full_row();
+    const analysis::sweep_row b = dist::decode_sweep_row(dist::encode_sweep_row(a));
+    CHECK(json::dump(report::row_to_json(a, 17)) == json::dump(report::row_to_json(b, 17)));
+    CHECK(same_bits(a.max_influence_approx, b.max_influence_approx));
+    CHECK(same_bits(a.n_max_influence_approx, b.n_max_influence_approx));
+    CHECK(same_bits(a.cross_entropy->mean_ce_approx, b.cross_entropy->mean_ce_approx));
+    CHECK(b.cross_entropy->eta_zero_exactly);
+    CHECK(b.cross_entropy->language == lang::language::first);
+
+    analysis::sweep_row u;
+    u.n = 8;
+    u.undefined = "undefined at layer 1, node 'norm', position 3 (input '01')";
+    u.max_influence_approx = u.n_max_influence_approx = std::numeric_limits<double>::quiet_NaN();
+    u.bound = "2";
+    const analysis::sweep_row v = dist::decode_sweep_row(dist::encode_sweep_row(u));
+    CHECK(v.undefined == u.undefined);
+    CHECK(std::isnan(v.max_influence_approx));
+    CHECK_FALSE(v.cross_entropy.has_value());
+    CHECK(json::dump(report::row_to_json(u, 17)) == json::dump(report::row_to_json(v, 17)));
+}
+
+TEST_CASE("dist: a property's report crosses ranks with its counterexample", "[unit][dist]") {
+    runner::property_report p;
+    p.suite = "controls";
+    p.name = "some-control";
+    p.statement = "a statement";
+    p.kinds = {"exact", "ball"};
+    p.expected_to_fail = true;
+    p.seed = 0xfedcba9876543210ULL; // above 2^63
+    p.passed = 7;
+    p.undecided = 2;
+    p.undecided_equal = 1;
+    p.undefined = 1;
+    p.failed = 1;
+    p.n_buckets = {{"n<=4", 3}, {"n<=16", 6}};
+    p.classes = {{"hard", 9}};
+    p.undecided_reasons = {"balls overlap"};
+    p.undefined_reasons = {"undefined at layer 1"};
+    p.measurements = {{"rate: consistent", 2}};
+    p.seconds = 1.25;
+    runner::counterexample cx;
+    cx.original.value.model = bundled("hard-parity-attempt");
+    cx.original.value.inputs = {"0110101"};
+    cx.original.value.params = {{"n", 8}, {"position", 3}};
+    cx.original.result = runner::check_result::violated("the output changed").with("y", "1/3");
+    cx.original.precision = 128;
+    cx.shrunk.value.model = bundled("hard-first");
+    cx.shrunk.value.inputs = {"01"};
+    cx.shrunk.value.params = {{"n", 3}};
+    cx.shrunk.result = runner::check_result::violated("still changed")
+                           .with("y", "-2/7")
+                           .with_measurement({"rate", "consistent", "slope -1.0"});
+    cx.shrunk.result.sides_agree = true;
+    cx.shrunk.precision = 512;
+    cx.reproduce = "BASE64==";
+    cx.shrink_steps = 5;
+    cx.description = "Falsifiable after 3 tests";
+    p.cx = cx;
+
+    const runner::property_report q = dist::decode_property_report(dist::encode_property_report(p));
+    runner::check_run a, b;
+    a.suites = b.suites = {"controls"};
+    a.reports = {p};
+    b.reports = {q};
+    CHECK(json::dump(runner::check_to_json(a)) == json::dump(runner::check_to_json(b)));
+    CHECK(runner::check_to_markdown(a) == runner::check_to_markdown(b));
+    REQUIRE(q.cx.has_value());
+    CHECK(model::write_model(q.cx->original.value.model) == model::write_model(p.cx->original.value.model));
+    CHECK(model::write_model(q.cx->shrunk.value.model) == model::write_model(p.cx->shrunk.value.model));
+    CHECK(q.cx->shrunk.result.measured->detail == "slope -1.0");
+    CHECK(q.cx->shrunk.result.sides_agree);
+    CHECK(q.cx->description == p.cx->description);
+    CHECK(q.seed == p.seed);
+    CHECK(q.seconds == p.seconds);
+}
+
+TEST_CASE("dist: a counterexample without a model crosses ranks", "[unit][dist]") {
+    // A property stopped by a limit while it shrank records the empty model, which no model
+    // file can hold (an empty alphabet): it must still cross.
+    runner::property_report p;
+    p.suite = "semantics";
+    p.name = "x";
+    p.failed = 1;
+    p.cx = runner::counterexample{};
+    const runner::property_report q = dist::decode_property_report(dist::encode_property_report(p));
+    REQUIRE(q.cx.has_value());
+    CHECK(q.cx->shrunk.value.model.sigma.symbols.empty());
+    CHECK(model::write_model(q.cx->shrunk.value.model) == model::write_model(p.cx->shrunk.value.model));
+}
+
+TEST_CASE("dist: a restriction run crosses ranks exactly", "[unit][dist]") {
+    const auto m = bundled("hard-parity-attempt");
+    analysis::language_options lo;
+    lo.certify.samples = 8;
+    const auto run = analysis::run_language(m, 10, lang::language::parity, lo);
+    report::restrict_run r;
+    r.model_name = m.name;
+    r.n = 10;
+    r.restr = run.restr;
+    r.cert = run.cert;
+    r.language = run.result;
+    r.params = {{"n", 10}, {"seed", 1}, {"language", 0}};
+    double secs = 0;
+    const report::restrict_run s = dist::decode_restrict_run(dist::encode_restrict_run(r, 0.5), &secs);
+    CHECK(secs == 0.5);
+    CHECK(json::dump(report::restrict_to_json(m, r)) == json::dump(report::restrict_to_json(m, s)));
+    CHECK(report::restrict_to_text(m, r) == report::restrict_to_text(m, s));
+    CHECK(s.restr.table == r.restr.table);
+    CHECK(s.restr.rho == r.restr.rho);
+    CHECK(s.restr.figures.size() == r.restr.figures.size());
+    CHECK(s.cert.failing_outputs == r.cert.failing_outputs);
+    CHECK(s.params == r.params);
+}
+
+TEST_CASE("dist: truncated or padded results are refused", "[unit][dist]") {
+    const std::string bytes = dist::encode_sweep_row(full_row());
+    CHECK_THROWS_AS(dist::decode_sweep_row(bytes.substr(0, bytes.size() - 3)), std::runtime_error);
+    CHECK_THROWS_AS(dist::decode_sweep_row(bytes + "x"), std::runtime_error);
+    dist::writer w;
+    w.u64(std::uint64_t{1} << 60); // a string longer than the message
+    const std::string huge = w.take();
+    dist::reader r(huge);
+    CHECK_THROWS_AS(r.str(), std::runtime_error);
+    dist::writer q;
+    q.rat(numeric::rational(-7, 3));
+    const std::string qb = q.take();
+    dist::reader rq(qb);
+    CHECK(rq.rat() == numeric::rational(-7, 3));
+    rq.finish();
+}
