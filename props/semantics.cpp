@@ -1,4 +1,4 @@
-// Suite `semantics`: attnprop computes the models of model.md, and the scalar kinds agree
+// Suite `semantics`: attnprop computes the models of docs/theory.md, and the scalar kinds agree
 // wherever mathematics says they must.
 //
 //  hard-filter-equals-exact  exact (filtered) hard path == exact reference kernel     [exact]

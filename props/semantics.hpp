@@ -1,6 +1,6 @@
 #pragma once
 /// @file semantics.hpp
-/// Suite `semantics`: the implementation computes the models of model.md, identically across
+/// Suite `semantics`: the implementation computes the models of docs/theory.md, identically across
 /// scalar kinds where that is mathematically required. Each property is built by a factory
 /// whose implementation under test can be replaced, so that tests can show each property
 /// failing on a deliberately broken implementation (its negative control).

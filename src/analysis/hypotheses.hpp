@@ -1,6 +1,6 @@
 #pragma once
 /// @file hypotheses.hpp
-/// The five hypotheses of Claim 2 (Hahn 2020, Lemma 5; model.md), decided on a concrete model,
+/// The five hypotheses of Claim 2 (Hahn 2020, Lemma 5; docs/theory.md, Claim 2), decided on a concrete model,
 /// and the Lipschitz analysis of positionwise maps that the fifth one and the bounds of
 /// bounds.hpp rest on.
 ///

@@ -1,6 +1,6 @@
 #pragma once
 /// @file hard.hpp
-/// Hard attention (model.md): every head puts weight 1 on the smallest key position attaining
+/// Hard attention (docs/theory.md, "The models"): every head puts weight 1 on the smallest key position attaining
 /// the maximal score. One kernel for every scalar kind; the exact kind additionally has a
 /// filtered path (hard_exact.hpp) that is as fast as doubles when nothing is close.
 

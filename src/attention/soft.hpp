@@ -1,6 +1,6 @@
 #pragma once
 /// @file soft.hpp
-/// Soft attention (model.md): softmax of the scaled scores over all n keys. Needs exp, so the
+/// Soft attention (docs/theory.md, "The models"): softmax of the scaled scores over all n keys. Needs exp, so the
 /// kernel requires ExpScalar: over exact rationals it does not compile (the exact reference for
 /// the soft model is an Arb ball enclosure at high precision).
 

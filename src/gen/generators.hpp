@@ -89,7 +89,7 @@ rc::Gen<model::model<numeric::rational>> hard_model(const hard_bounds& b = {});
 /// n <= 4096. Shrinks like hard_model.
 rc::Gen<model::model<numeric::rational>> dyadic_hard_model(const hard_bounds& b = {});
 
-/// Soft models satisfying the five hypotheses of Claim 2 (model.md): bounded token embeddings;
+/// Soft models satisfying the five hypotheses of Claim 2 (docs/theory.md): bounded token embeddings;
 /// bounded positional embeddings (coordinates c1 * atom + c0 with atom one of 1, (-1)^i,
 /// [i==1], i - 2*floor(i/2), i/n, (n-i)/n, [i==n], 1/i, or the sinusoidal encoding with base
 /// 10000, 100 or 10); f_in add or concat; dot-product scores of linear Q, K (no biases, no

@@ -1,6 +1,6 @@
 #pragma once
 /// @file model.hpp
-/// The two attention models of model.md as one data structure, templated on the scalar.
+/// The attention models of docs/theory.md ("The models") as one data structure, templated on the scalar.
 /// `model<rational>` is what a model file holds; `to_scalar<S>` converts it for evaluation.
 
 #include "model/expr.hpp"
@@ -126,7 +126,7 @@ template <class S> struct readout {
     bool is_recognizer() const { return type != kind::softmax; }
 };
 
-/// A transformer of model.md with parameters in S.
+/// A transformer of docs/theory.md ("The models") with parameters in S.
 template <class S> struct model {
     // Metadata (free text, kept through round trips).
     std::string name;

@@ -1,5 +1,5 @@
 // Long sweeps (CTest label "sweep", `make sweep`): the Chiang & Cholak constructions along
-// n = 10^2 .. 10^5 with the cross-entropy corollary (theory.md §2.2, §3; model.md Claim 2).
+// n = 10^2 .. 10^5 with the cross-entropy corollary (docs/theory.md, Claim 2).
 // Without layer norm the accuracy stays 1 while the cross-entropy tends to 1 bit; with layer
 // norm eps = 0 it stays at its n-independent value; with eps = 1e-5 it climbs back towards
 // 1 bit; with log-length scaled scores (cc-first-logn) it does not tend to 1 bit either. The
