@@ -2,7 +2,7 @@
 #include "bench_models.hpp"
 #include "registry.hpp"
 
-#include "analysis/evaluate.hpp"
+#include "cli/evaluate.hpp"
 #include "model/model_file.hpp"
 
 #include <benchmark/benchmark.h>

@@ -9,7 +9,7 @@
 #include "bench_models.hpp"
 #include "registry.hpp"
 
-#include "analysis/influence.hpp"
+#include "soft_influence/influence.hpp"
 #include "attention/soft.hpp"
 #include "model/model_file.hpp"
 

@@ -3,7 +3,7 @@
 // main.cpp prints the ratio restrict / forward and checks the 60 s budget of a whole run.
 #include "registry.hpp"
 
-#include "analysis/restriction.hpp"
+#include "hard_limit/restriction.hpp"
 #include "attention/hard_exact.hpp"
 #include "model/model_file.hpp"
 

@@ -5,7 +5,7 @@
 /// implementation under test can be replaced, so that tests show it failing on a deliberately
 /// broken implementation (its negative control).
 
-#include "analysis/restriction.hpp"
+#include "hard_limit/restriction.hpp"
 #include "props/common.hpp"
 
 #include <functional>

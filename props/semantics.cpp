@@ -12,7 +12,7 @@
 //  model-file-round-trip     write + read is the identity on files and outputs          [exact, ball]
 #include "props/semantics.hpp"
 
-#include "analysis/worst_case.hpp"
+#include "soft_influence/worst_case.hpp"
 #include "model/model_file.hpp"
 
 #include <algorithm>

@@ -17,7 +17,7 @@
 // the case's precision; the runner doubles it while a comparison is undecided.
 #include "props/soft_hard.hpp"
 
-#include "analysis/norms.hpp"
+#include "soft_influence/norms.hpp"
 #include "attention/hard_exact.hpp"
 #include "gen/margins.hpp"
 

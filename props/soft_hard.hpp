@@ -8,7 +8,7 @@
 /// failing on a deliberately broken implementation (its negative control). The suite's
 /// deliberately false statements are registered in the suite `controls`.
 
-#include "analysis/simulate.hpp"
+#include "soft_hard/simulate.hpp"
 #include "props/common.hpp"
 
 #include <functional>

@@ -13,10 +13,10 @@
 // retried at doubled precision by the runner.
 #include "props/soft_influence.hpp"
 
-#include "analysis/bounds.hpp"
-#include "analysis/loglog_fit.hpp"
-#include "analysis/sweep.hpp"
-#include "analysis/worst_case.hpp"
+#include "soft_influence/bounds.hpp"
+#include "soft_influence/loglog_fit.hpp"
+#include "soft_influence/sweep.hpp"
+#include "soft_influence/worst_case.hpp"
 #include "attention/common.hpp"
 #include "attention/soft_change.hpp"
 #include "attention/soft.hpp"

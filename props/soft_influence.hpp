@@ -6,7 +6,7 @@
 /// Each property is built by a factory whose bound or model source can be replaced, so that the
 /// tests show it failing on a deliberately wrong bound or a hypothesis-violating model.
 
-#include "analysis/influence.hpp"
+#include "soft_influence/influence.hpp"
 #include "props/common.hpp"
 
 #include <functional>

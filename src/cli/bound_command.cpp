@@ -1,6 +1,6 @@
 // attnprop bound: the hypotheses of Hahn's Lemma 5 and the explicit a-priori constant K.
-#include "analysis/bounds.hpp"
-#include "analysis/norms.hpp"
+#include "soft_influence/bounds.hpp"
+#include "soft_influence/norms.hpp"
 #include "cli/commands.hpp"
 #include "model/json.hpp"
 #include "model/model_file.hpp"

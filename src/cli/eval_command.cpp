@@ -1,5 +1,5 @@
 // attnprop eval: evaluate one model on one input.
-#include "analysis/evaluate.hpp"
+#include "cli/evaluate.hpp"
 #include "cli/commands.hpp"
 #include "model/model_file.hpp"
 #include "numeric/kinds.hpp"

@@ -1,9 +1,9 @@
 // attnprop influence: one-symbol influence of a soft model across a ladder of n (Hahn's
 // Lemma 5), its bounds, and the cross-entropy corollary.
-#include "analysis/bounds.hpp"
-#include "analysis/influence.hpp"
-#include "analysis/sweep.hpp"
-#include "analysis/worst_case.hpp"
+#include "soft_influence/bounds.hpp"
+#include "soft_influence/influence.hpp"
+#include "soft_influence/sweep.hpp"
+#include "soft_influence/worst_case.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
 #include "dist/units.hpp"

@@ -1,6 +1,6 @@
 // attnprop restrict: Hahn's hard-attention restriction for a concrete model and n, its
 // certificate, and a language counterexample.
-#include "analysis/evaluate.hpp"
+#include "cli/evaluate.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
 #include "dist/units.hpp"

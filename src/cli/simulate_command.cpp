@@ -3,7 +3,7 @@
 // differences with a propagated bound, readout agreement, and the temperatures and lengths the
 // margins certify.
 #include "cli/commands.hpp"
-#include "analysis/evaluate.hpp"
+#include "cli/evaluate.hpp"
 #include "cli/out_dir.hpp"
 #include "model/model_file.hpp"
 #include "report/simulate_report.hpp"

@@ -2,7 +2,7 @@
 /// @file eval_output.hpp
 /// Renders an evaluation for people (text) and for programs (JSON, exact numbers as strings).
 
-#include "analysis/evaluate.hpp"
+#include "cli/evaluate.hpp"
 #include "model/json.hpp"
 
 #include <string>

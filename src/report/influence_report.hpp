@@ -6,7 +6,7 @@
 /// soft-influence/influence-below-bounds, prob-change-below-bound or
 /// cross-entropy-above-chance (schemas in docs/reports.md).
 
-#include "analysis/sweep.hpp"
+#include "soft_influence/sweep.hpp"
 #include "model/json.hpp"
 #include "report/plot.hpp"
 #include "report/provenance.hpp"

@@ -5,7 +5,7 @@
 /// counterexample folder of an invalid certificate, which `attnprop replay` reproduces through
 /// the property hard-limit/certificate-valid (schema of case.json in docs/reports.md).
 
-#include "analysis/restriction.hpp"
+#include "hard_limit/restriction.hpp"
 #include "model/json.hpp"
 #include "report/plot.hpp"
 #include "report/provenance.hpp"

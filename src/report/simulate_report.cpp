@@ -1,6 +1,6 @@
 #include "report/simulate_report.hpp"
 
-#include "analysis/norms.hpp"
+#include "soft_influence/norms.hpp"
 #include "report/files.hpp"
 #include "report/plot.hpp"
 

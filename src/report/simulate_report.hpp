@@ -3,7 +3,7 @@
 /// Output of `attnprop simulate`: the text table, the JSON document and the report folder
 /// (report.json, report.md, simulate.csv, leak.svg; schema in docs/reports.md).
 
-#include "analysis/simulate.hpp"
+#include "soft_hard/simulate.hpp"
 #include "model/json.hpp"
 #include "report/provenance.hpp"
 

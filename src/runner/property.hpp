@@ -116,7 +116,7 @@ struct run_config {
     /// Null: random models (the generators' own model classes and length caps).
     std::shared_ptr<const model::model<rational>> fixed_model;
     /// With a fixed model: candidate (input, position, replacement) evaluations of the
-    /// worst-case search each soft pair property runs per case (analysis/worst_case.hpp);
+    /// worst-case search each soft pair property runs per case (soft_influence/worst_case.hpp);
     /// 0: no search (the drawn input and its measured positions only).
     long search_budget = 0;
 };

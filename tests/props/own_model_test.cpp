@@ -2,10 +2,10 @@
 // controls on a given model, counterexample folders that replay), and the worst-case search
 // (reproducible, exhaustive on small cubes, and finding planted rare inputs that uniform
 // sampling misses).
-#include "analysis/bounds.hpp"
-#include "analysis/influence.hpp"
-#include "analysis/sweep.hpp"
-#include "analysis/worst_case.hpp"
+#include "soft_influence/bounds.hpp"
+#include "soft_influence/influence.hpp"
+#include "soft_influence/sweep.hpp"
+#include "soft_influence/worst_case.hpp"
 #include "attention/hard_exact.hpp"
 #include "attention/soft.hpp"
 #include "gen/generators.hpp"

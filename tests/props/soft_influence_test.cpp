@@ -1,5 +1,5 @@
 // Suite soft-influence at a small budget with fixed seeds, and each property's negative control.
-#include "analysis/bounds.hpp"
+#include "soft_influence/bounds.hpp"
 #include "gen/generators.hpp"
 #include "model/model_file.hpp"
 #include "props/soft_influence.hpp"

@@ -6,7 +6,7 @@
 // 2DYCK analogue on forced-bracket pairs (soft-recency-2dyck) tends to 1 bit above its floor.
 // Each sweep's report (report.json, report.md, influence.csv, influence.svg) is written to
 // <build>/sweep-reports/<model>/. Fixed seeds, printed on failure.
-#include "analysis/sweep.hpp"
+#include "soft_influence/sweep.hpp"
 #include "model/model_file.hpp"
 #include "report/influence_report.hpp"
 

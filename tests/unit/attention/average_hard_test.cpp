@@ -1,8 +1,8 @@
 // Average-hard attention (weight 1/t on each of the t keys attaining the maximal score): the
 // model file kind, every kernel against exact closed forms, the tie rule that separates it from
 // unique-hard attention (MAJORITY), traces, and the commands that refuse it.
-#include "analysis/evaluate.hpp"
-#include "analysis/restriction.hpp"
+#include "cli/evaluate.hpp"
+#include "hard_limit/restriction.hpp"
 #include "attention/hard_exact.hpp"
 #include "model/model_file.hpp"
 #include "report/eval_output.hpp"

@@ -5,7 +5,7 @@
 // with each failure.
 #include "gen/generators.hpp"
 
-#include "analysis/hypotheses.hpp"
+#include "soft_influence/hypotheses.hpp"
 #include "attention/hard.hpp"
 #include "attention/hard_exact.hpp"
 #include "attention/soft.hpp"

@@ -1,6 +1,6 @@
-#include "analysis/worst_case.hpp"
+#include "soft_influence/worst_case.hpp"
 
-#include "analysis/influence.hpp"
+#include "soft_influence/influence.hpp"
 #include "attention/hard.hpp"
 #include "attention/hard_exact.hpp"
 #include "numeric/interrupt.hpp"

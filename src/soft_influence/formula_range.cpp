@@ -1,4 +1,4 @@
-#include "analysis/formula_range.hpp"
+#include "soft_influence/formula_range.hpp"
 
 #include <mpfr.h>
 

@@ -2,7 +2,7 @@
 // cross-entropy corollary on a closed-form case, thread independence, and the bundled
 // Chiang & Cholak models (with a too-small bound as the negative control). Seeds are fixed
 // and printed on failure.
-#include "analysis/sweep.hpp"
+#include "soft_influence/sweep.hpp"
 #include "cli/common.hpp"
 #include "model/json.hpp"
 #include "model/model_file.hpp"

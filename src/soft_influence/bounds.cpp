@@ -1,7 +1,7 @@
-#include "analysis/bounds.hpp"
+#include "soft_influence/bounds.hpp"
 
-#include "analysis/formula_range.hpp"
-#include "analysis/norms.hpp"
+#include "soft_influence/formula_range.hpp"
+#include "soft_influence/norms.hpp"
 
 #include <stdexcept>
 #include <variant>

@@ -1,7 +1,7 @@
 // The five hypotheses of Claim 2 on small inline models (each one true, false and, where it
 // can be, undecided), the Lipschitz analysis of maps, and the bundled models.
-#include "analysis/hypotheses.hpp"
-#include "analysis/norms.hpp"
+#include "soft_influence/hypotheses.hpp"
+#include "soft_influence/norms.hpp"
 #include "model/model_file.hpp"
 
 #include <catch2/catch.hpp>

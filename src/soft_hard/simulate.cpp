@@ -1,7 +1,7 @@
-#include "analysis/simulate.hpp"
+#include "soft_hard/simulate.hpp"
 
-#include "analysis/hypotheses.hpp"
-#include "analysis/norms.hpp"
+#include "soft_influence/hypotheses.hpp"
+#include "soft_influence/norms.hpp"
 #include "attention/soft.hpp"
 
 #include <cmath>

@@ -1,7 +1,7 @@
 // The restriction of theory.md §1.3 on hand-built models whose ρ, D_L(n) and c_obs are known,
 // the leftmost candidate rule on exact ties, the certificate (and what it catches), and the
 // PARITY / DYCK counterexamples checked against lang::member and the exact forward pass.
-#include "analysis/restriction.hpp"
+#include "hard_limit/restriction.hpp"
 #include "attention/hard_exact.hpp"
 #include "model/model_file.hpp"
 

@@ -1,7 +1,7 @@
 // Exact score gaps, the certified leak bound and its propagation, the soft counterpart's
 // measurements, and the smallest certified temperature, on models with closed forms.
-#include "analysis/norms.hpp"
-#include "analysis/simulate.hpp"
+#include "soft_influence/norms.hpp"
+#include "soft_hard/simulate.hpp"
 #include "attention/hard_exact.hpp"
 #include "model/model_file.hpp"
 

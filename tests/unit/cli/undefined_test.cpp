@@ -4,8 +4,8 @@
 // bundled model soft-majority-ln0 is undefined exactly at ties (#0 = #1); the test models in
 // tests/golden/undefined are a hard model with a positional pole and a hard model with a layer
 // norm. Inputs are enumerated or fixed; seeds are fixed and printed on failure.
-#include "analysis/evaluate.hpp"
-#include "analysis/sweep.hpp"
+#include "cli/evaluate.hpp"
+#include "soft_influence/sweep.hpp"
 #include "attention/hard_exact.hpp"
 #include "attention/soft.hpp"
 #include "lang/languages.hpp"

@@ -1,5 +1,5 @@
 // Least-squares log-log fit (loglog_fit.hpp).
-#include "analysis/loglog_fit.hpp"
+#include "soft_influence/loglog_fit.hpp"
 
 #include <cmath>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "analysis/score_gaps.hpp"
+#include "soft_hard/score_gaps.hpp"
 
 #include <stdexcept>
 

@@ -6,8 +6,8 @@
 // forget the old term or the rank-1 correction of the other rows fail the same comparison.
 // Profiles: automatic takes incremental for L <= 2 and naive for L = 3; method incremental
 // throws for L = 3.
-#include "analysis/incremental_influence.hpp"
-#include "analysis/influence.hpp"
+#include "soft_influence/incremental_influence.hpp"
+#include "soft_influence/influence.hpp"
 #include "attention/soft.hpp"
 #include "gen/generators.hpp"
 #include "model/model_file.hpp"

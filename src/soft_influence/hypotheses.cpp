@@ -1,7 +1,7 @@
-#include "analysis/hypotheses.hpp"
+#include "soft_influence/hypotheses.hpp"
 
-#include "analysis/formula_range.hpp"
-#include "analysis/norms.hpp"
+#include "soft_influence/formula_range.hpp"
+#include "soft_influence/norms.hpp"
 
 #include <arb_hypgeom.h>
 

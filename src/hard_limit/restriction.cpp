@@ -8,10 +8,10 @@
 // cheap enclosures, refined to tight intervals and then to exact rationals only where a
 // comparison needs it. Rows are independent given ρ, so the passes run on worker threads and
 // write their results by row index: the result does not depend on the number of threads.
-#include "analysis/restriction.hpp"
+#include "hard_limit/restriction.hpp"
 
-#include "analysis/evaluate.hpp"
-#include "analysis/restriction_internal.hpp"
+#include "cli/evaluate.hpp"
+#include "hard_limit/restriction_internal.hpp"
 #include "attention/common.hpp"
 #include "numeric/interrupt.hpp"
 

@@ -1,4 +1,4 @@
-#include "analysis/evaluate.hpp"
+#include "cli/evaluate.hpp"
 
 #include "attention/hard_exact.hpp"
 #include "attention/soft.hpp"

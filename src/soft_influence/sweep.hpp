@@ -16,8 +16,8 @@
 /// Positions: every position i < n, or `positions` evenly spread ones (always the first and
 /// the last before eos).
 
-#include "analysis/hypotheses.hpp"
-#include "analysis/loglog_fit.hpp"
+#include "soft_influence/hypotheses.hpp"
+#include "soft_influence/loglog_fit.hpp"
 #include "lang/languages.hpp"
 #include "model/model.hpp"
 #include "numeric/scalar.hpp"

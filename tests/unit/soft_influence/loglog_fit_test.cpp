@@ -1,5 +1,5 @@
 // The log-log slope fit against hand-computed cases.
-#include "analysis/loglog_fit.hpp"
+#include "soft_influence/loglog_fit.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // The certificate of a restriction and the language counterexamples (restriction.hpp).
-#include "analysis/restriction.hpp"
+#include "hard_limit/restriction.hpp"
 
-#include "analysis/restriction_internal.hpp"
+#include "hard_limit/restriction_internal.hpp"
 #include "attention/hard_exact.hpp"
 
 #include <algorithm>

@@ -18,7 +18,7 @@
 /// Every number that decides something is an Arb ball or an exact rational; bounds are upper
 /// points (norms.hpp).
 
-#include "analysis/score_gaps.hpp"
+#include "soft_hard/score_gaps.hpp"
 #include "model/expr.hpp"
 
 #include <optional>

@@ -1,8 +1,8 @@
 // One-symbol influence profiles (influence.hpp).
-#include "analysis/influence.hpp"
+#include "soft_influence/influence.hpp"
 
-#include "analysis/bounds.hpp"
-#include "analysis/incremental_influence.hpp"
+#include "soft_influence/bounds.hpp"
+#include "soft_influence/incremental_influence.hpp"
 #include "attention/common.hpp"
 #include "attention/soft_change.hpp"
 #include "numeric/interrupt.hpp"

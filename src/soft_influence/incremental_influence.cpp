@@ -1,5 +1,5 @@
 // One-symbol updates for soft models with L <= 2 (incremental_influence.hpp).
-#include "analysis/incremental_influence.hpp"
+#include "soft_influence/incremental_influence.hpp"
 #include "attention/soft.hpp"
 
 #include <cmath>

@@ -23,7 +23,7 @@
 /// With ℓ_y = ℓ_h = L_k, no biases and H equal heads this is theory.md's recursion verbatim
 /// (A_k = μ_k F_{k-1}², a_h = ν_k A_k); the per-head sums only sharpen it.
 
-#include "analysis/hypotheses.hpp"
+#include "soft_influence/hypotheses.hpp"
 #include "attention/soft.hpp"
 #include "model/model.hpp"
 #include "numeric/scalar.hpp"

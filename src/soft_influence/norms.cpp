@@ -1,4 +1,4 @@
-#include "analysis/norms.hpp"
+#include "soft_influence/norms.hpp"
 
 #include <arb_mat.h>
 #include <flint/fmpq.h>

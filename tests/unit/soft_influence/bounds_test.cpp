@@ -2,11 +2,11 @@
 // computed by hand, theory.md's toy check ((B) is vacuous but valid), and the key soundness
 // property: on random soft models and inputs, the measured one-symbol influence never exceeds
 // the a-priori δ_L(n) nor the a-posteriori per-pair bound. Every random case prints its seed.
-#include "analysis/bounds.hpp"
-#include "analysis/formula_range.hpp"
-#include "analysis/incremental_influence.hpp"
-#include "analysis/influence.hpp"
-#include "analysis/norms.hpp"
+#include "soft_influence/bounds.hpp"
+#include "soft_influence/formula_range.hpp"
+#include "soft_influence/incremental_influence.hpp"
+#include "soft_influence/influence.hpp"
+#include "soft_influence/norms.hpp"
 #include "attention/soft.hpp"
 #include "gen/generators.hpp"
 #include "model/model_file.hpp"

@@ -12,7 +12,7 @@
 /// bound. Only balls re-measure an unresolved change differentially: the interval kind is the
 /// fast first stage of a filter whose undecided cases go to balls (sweep.hpp).
 
-#include "analysis/incremental_influence.hpp"
+#include "soft_influence/incremental_influence.hpp"
 #include "attention/soft.hpp"
 #include "model/model.hpp"
 #include "numeric/scalar.hpp"
