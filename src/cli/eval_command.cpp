@@ -3,7 +3,7 @@
 #include "cli/commands.hpp"
 #include "model/model_file.hpp"
 #include "numeric/kinds.hpp"
-#include "report/eval_output.hpp"
+#include "cli/eval_output.hpp"
 
 #include <iostream>
 

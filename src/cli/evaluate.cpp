@@ -1,5 +1,7 @@
 #include "cli/evaluate.hpp"
 
+#include "attention/work.hpp"
+
 #include "attention/hard_exact.hpp"
 #include "attention/soft.hpp"
 #include "numeric/kinds.hpp"
@@ -215,41 +217,7 @@ std::uint64_t saturate(long double v) {
     return v >= static_cast<long double>(top) ? top : static_cast<std::uint64_t>(v);
 }
 
-std::string with_commas(std::uint64_t v) {
-    const std::string digits = std::to_string(v);
-    std::string s;
-    s.reserve(digits.size() + digits.size() / 3);
-    for (std::size_t k = 0; k < digits.size(); ++k) {
-        if (k > 0 && (digits.size() - k) % 3 == 0) s.push_back(',');
-        s.push_back(digits[k]);
-    }
-    return s;
-}
-
 } // namespace
-
-std::uint64_t forward_work(const model::model<rational>& m, std::size_t n) {
-    const long double nn = static_cast<long double>(n);
-    long double work = 0;
-    for (const auto& lay : m.layers)
-        for (const auto& h : lay.heads) {
-            if (attention::constant_scores(h)) {
-                work += nn;
-            } else if (h.score.type == model::score_spec<rational>::kind::dot) {
-                work += nn * nn * static_cast<long double>(std::max<std::size_t>(1, h.score.Q.out_dim()));
-            } else {
-                work += nn * nn * static_cast<long double>(std::max<std::size_t>(1, h.score.fn->in_dim));
-            }
-        }
-    return saturate(work);
-}
-
-void check_forward_work(const model::model<rational>& m, std::size_t n) {
-    const std::uint64_t w = forward_work(m, n);
-    numeric::check_limit(numeric::limit::attention_work, w,
-                         "one forward pass of " + m.name + " at n = " + std::to_string(n) +
-                             " computes about " + with_commas(w) + " score terms");
-}
 
 std::uint64_t trace_bytes(const model::model<rational>& m, std::size_t n, scalar_choice sc,
                           long precision, int digits) {
@@ -287,7 +255,7 @@ std::uint64_t trace_bytes(const model::model<rational>& m, std::size_t n, scalar
 evaluation evaluate(const model::model<rational>& m, const model::input_sequence& x,
                     const eval_options& opt) {
     model::check_length(m, static_cast<long>(x.size()));
-    check_forward_work(m, x.size());
+    attention::check_forward_work(m, x.size());
     evaluation ev;
     ev.digits_forced = opt.digits > 0;
     ev.model_name = m.name;
@@ -319,7 +287,7 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
         const std::uint64_t b = trace_bytes(m, x.size(), sc, opt.precision, digits);
         numeric::check_limit(numeric::limit::trace_bytes, b,
                              "the trace of " + m.name + " at n = " + std::to_string(x.size()) +
-                                 " needs about " + with_commas(b) + " bytes");
+                                 " needs about " + numeric::with_commas(b) + " bytes");
     }
     try {
         run_kind(ev, m, x, sc, opt, ctx);

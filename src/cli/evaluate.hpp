@@ -77,15 +77,6 @@ struct evaluation {
     std::optional<attention::exact_path_stats> exact_stats;
 };
 
-/// The score terms of one forward pass at length n (the cost that grows with n): per layer and
-/// head, n^2 d_k for a dot head (n^2 times the map's input dimension for a map head), or n for a
-/// head whose scores are constant (attention::constant_scores, no n^2 work). Saturates.
-std::uint64_t forward_work(const model::model<rational>& m, std::size_t n);
-
-/// Throws numeric::limit_error (limit attention-work) when forward_work(m, n) exceeds the
-/// limit: one forward pass would take hours, or days.
-void check_forward_work(const model::model<rational>& m, std::size_t n);
-
 /// The estimated memory of eval --trace at length n in scalar kind `sc` (not automatic):
 /// every activation and attention weight (n^2 per soft head and layer) held by the kernel, its
 /// rendered text and the printed output. Saturates.

@@ -1,5 +1,6 @@
 // attnprop restrict: Hahn's hard-attention restriction for a concrete model and n, its
 // certificate, and a language counterexample.
+#include "attention/work.hpp"
 #include "cli/evaluate.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
@@ -98,7 +99,7 @@ public:
         }
         for (long n : ns) {
             model::check_length(m, n);
-            analysis::check_forward_work(m, static_cast<std::size_t>(n)); // all n, before any work
+            attention::check_forward_work(m, static_cast<std::size_t>(n)); // all n, before any work
         }
 
         analysis::language_options lo;

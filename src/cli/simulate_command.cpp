@@ -2,6 +2,7 @@
 // temperatures beta(n): exact score gaps, measured and certified attention leaks, layer
 // differences with a propagated bound, readout agreement, and the temperatures and lengths the
 // margins certify.
+#include "attention/work.hpp"
 #include "cli/commands.hpp"
 #include "cli/evaluate.hpp"
 #include "cli/out_dir.hpp"
@@ -106,7 +107,7 @@ public:
         opt.interval = interval_;
         for (long n : ns) {
             model::check_length(m, n);
-            analysis::check_forward_work(m, static_cast<std::size_t>(n));
+            attention::check_forward_work(m, static_cast<std::size_t>(n));
             // The bounds assume beta(n) > 0 (a non-positive beta would not concentrate on the
             // maximal scores); decided on a ball, so a beta that is not certainly positive is
             // refused rather than guessed.

@@ -10,7 +10,7 @@
 // write their results by row index: the result does not depend on the number of threads.
 #include "hard_limit/restriction.hpp"
 
-#include "cli/evaluate.hpp"
+#include "attention/work.hpp"
 #include "hard_limit/restriction_internal.hpp"
 #include "attention/common.hpp"
 #include "numeric/interrupt.hpp"
@@ -1198,7 +1198,7 @@ restriction build_restriction(const model::model<rational>& m, long n,
         throw std::invalid_argument("the restriction needs a recognizer (threshold or map readout)");
     model::check_length(m, n);
     // The row analyses of a layer weigh every key against every query, like a forward pass.
-    check_forward_work(m, static_cast<std::size_t>(n));
+    attention::check_forward_work(m, static_cast<std::size_t>(n));
     if (auto blockers = model::exact_blockers(m); !blockers.empty())
         throw numeric::numeric_error("the exact scalar cannot evaluate this model: " +
                                      blockers.front());

@@ -151,7 +151,7 @@ struct restriction {
 /// std::invalid_argument for a soft model, n < 2, C outside (0, 1) or a malformed `initial`;
 /// model::input_error when the model cannot take length n; numeric_error when the exact
 /// scalar cannot evaluate the model; numeric::limit_error, before any work, when a layer's row
-/// analyses would exceed the limit attention-work (analysis::check_forward_work) and later when
+/// analyses would exceed the limit attention-work (attention::check_forward_work) and later when
 /// an exact value exceeds exact-bits; numeric::interrupted_error after a stop request.
 restriction build_restriction(const model::model<rational>& m, long n,
                               const restriction_options& opt = {});

@@ -1,7 +1,7 @@
 #include "soft_influence/sweep.hpp"
 
 #include "soft_influence/bounds.hpp"
-#include "cli/evaluate.hpp"
+#include "attention/work.hpp"
 #include "soft_influence/influence.hpp"
 #include "soft_influence/norms.hpp"
 #include "attention/common.hpp"
@@ -941,7 +941,7 @@ void check_sweep(const model::model<rational>& exact, const sweep_options& opt) 
     for (long n : opt.ns) {
         if (n < 2) throw std::invalid_argument("n must be at least 2, got " + std::to_string(n));
         model::check_length(exact, n);
-        check_forward_work(exact, static_cast<std::size_t>(n)); // before the first row
+        attention::check_forward_work(exact, static_cast<std::size_t>(n)); // before the first row
     }
     if (opt.language) {
         const std::string alpha = lang::alphabet_of(*opt.language);

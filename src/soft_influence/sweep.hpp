@@ -211,7 +211,7 @@ model::input_sequence sweep_input(const model::model<numeric::rational>& m, long
 /// meets a value of the model that does not exist is kept with sweep_row::undefined set (balls:
 /// measured again at doubled precision up to precision_cap while more precision may resolve
 /// it); it is never thrown. Throws numeric::limit_error before the first row when a forward
-/// pass at some n would exceed the limit attention-work (analysis::check_forward_work). After a
+/// pass at some n would exceed the limit attention-work (attention::check_forward_work). After a
 /// stop request (numeric::request_stop) it returns the rows finished so far, the others listed
 /// in sweep_result::not_measured.
 sweep_result influence_sweep(const model::model<numeric::rational>& exact,

@@ -5,7 +5,7 @@
 #include "hard_limit/restriction.hpp"
 #include "attention/hard_exact.hpp"
 #include "model/model_file.hpp"
-#include "report/eval_output.hpp"
+#include "cli/eval_output.hpp"
 
 #include <catch2/catch.hpp>
 

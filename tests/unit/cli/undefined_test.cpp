@@ -11,7 +11,7 @@
 #include "lang/languages.hpp"
 #include "model/json.hpp"
 #include "model/model_file.hpp"
-#include "report/eval_output.hpp"
+#include "cli/eval_output.hpp"
 #include "report/files.hpp"
 #include "report/influence_report.hpp"
 #include "report/plot.hpp"

@@ -1,4 +1,4 @@
-#include "report/eval_output.hpp"
+#include "cli/eval_output.hpp"
 
 #include "report/files.hpp"
 
