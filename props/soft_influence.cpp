@@ -837,7 +837,7 @@ runner::property influence_vanishes(double tolerance, bool require_hypotheses,
         const auto rep = analysis::a_priori_bound(c.model, top, ctx);
         std::string violated_hypotheses;
         for (const auto& h : rep.hypotheses)
-            if (h.holds != true)
+            if (!certainly(h.holds))
                 violated_hypotheses += (violated_hypotheses.empty() ? "" : ", ") + h.name;
         const bool hypotheses = violated_hypotheses.empty();
         if (require_hypotheses && !hypotheses) {

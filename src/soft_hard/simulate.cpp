@@ -174,7 +174,7 @@ bound_data make_bound_data(const model::model<rational>& m, const gap_pass& p,
         const auto& lg = p.layers[k - 1];
         layer_bound_data ld;
         const map_lipschitz lip = lipschitz_analysis(lay.update, update_blocks(m, k - 1), ctx);
-        if (lip.lipschitz == true) {
+        if (certainly(lip.lipschitz)) {
             ld.lip_y = lip.block_bounds.front();
             ld.lip_b.assign(lip.block_bounds.begin() + 1, lip.block_bounds.end());
         } else {
@@ -210,7 +210,7 @@ bound_data make_bound_data(const model::model<rational>& m, const gap_pass& p,
             } else {
                 const std::size_t dm = m.d;
                 const map_lipschitz sl = lipschitz_analysis(*hd.score.fn, {{0, dm}, {dm, dm}}, ctx);
-                if (sl.lipschitz == true) {
+                if (certainly(sl.lipschitz)) {
                     hb.e1 = add_up(sl.block_bounds[0], sl.block_bounds[1]);
                 } else {
                     hb.e1 = pos_inf(prec);
@@ -582,7 +582,8 @@ bound_check check_against_bound(const gap_pass& hard, const soft_observation& ob
                                                               : numeric::compare(leak, exact);
                     if (o == numeric::order::less) o = numeric::order::greater; // a wrong leak
                 }
-                if (o == numeric::order::greater) {
+                const numeric::uncertain<bool> within = numeric::is_less_or_equal(o);
+                if (certainly(!within)) {
                     ++c.rows_above;
                     if (c.first_above.empty())
                         c.first_above = "layer " + std::to_string(k + 1) + " head " +
@@ -590,7 +591,7 @@ bound_check check_against_bound(const gap_pass& hard, const soft_observation& ob
                                         std::to_string(row.position) + ": leak " +
                                         numeric::to_display_string(leak, 8) + " above its bound " +
                                         upper_decimal(bd, 8);
-                } else if (o == numeric::order::unknown) {
+                } else if (!is_certain(within)) {
                     ++c.rows_undecided;
                 } else {
                     ++c.rows_within;

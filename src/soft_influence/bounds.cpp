@@ -109,7 +109,7 @@ layer_constants compute_layer(const rmodel& m, std::size_t k, const numeric::con
         heads_ok = heads_ok && finite(lc.heads.back().mu) && finite(lc.heads.back().nu);
     }
     map_lipschitz lip = lipschitz_analysis(m.layers[k].update, update_blocks(m, k), ctx);
-    if (lip.lipschitz == true) {
+    if (certainly(lip.lipschitz)) {
         lc.ly = lip.block_bounds.front();
         lc.lh.assign(lip.block_bounds.begin() + 1, lip.block_bounds.end());
         lc.c = value_at_zero_norm(m.layers[k].update, ctx);
@@ -293,15 +293,15 @@ recursion_result run_recursion(const std::vector<layer_constants>& lcs, const ar
 
 bool bound_report::hypotheses_hold() const {
     for (const auto& h : hypotheses)
-        if (h.holds != true) return false;
+        if (!certainly(h.holds)) return false;
     return true;
 }
 
 const hypothesis_result* bound_report::first_failure() const {
     for (const auto& h : hypotheses)
-        if (h.holds == false) return &h;
+        if (certainly(!h.holds)) return &h;
     for (const auto& h : hypotheses)
-        if (!h.holds) return &h;
+        if (!is_certain(h.holds)) return &h;
     return nullptr;
 }
 
@@ -352,7 +352,7 @@ initial_bound initial_state_bound(const rmodel& m, const numeric::context& ctx) 
             break;
         case model::input_kind::map:
             best = map_initial_norm(*fb, v, m, box, ctx);
-            if (lip->lipschitz == true)
+            if (certainly(lip->lipschitz))
                 best = min_upper(best, f0 + lip->block_bounds[0] * vn + lip->block_bounds[1] * box.norm);
             break;
         }
@@ -368,7 +368,7 @@ initial_bound initial_state_bound(const rmodel& m, const numeric::context& ctx) 
                                                     model::convert<arb_ball>(m.token[b], ctx), prec));
     if (m.input == model::input_kind::map) {
         ib.Delta0 = up(ball(2, ctx) * ib.F0);
-        if (lip->lipschitz == true) ib.Delta0 = min_upper(ib.Delta0, lip->block_bounds[0] * vdiff);
+        if (certainly(lip->lipschitz)) ib.Delta0 = min_upper(ib.Delta0, lip->block_bounds[0] * vdiff);
         if (sigma < 2) ib.Delta0 = zero_point(prec);
     } else {
         ib.Delta0 = vdiff;
@@ -409,7 +409,7 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
     if (!rep.hypotheses_hold()) {
         const hypothesis_result* f = rep.first_failure();
         rep.notes.push_back("no K: hypothesis " + f->name +
-                            (f->holds == false ? " fails" : " is undecided"));
+                            (certainly(!f->holds) ? " fails" : " is undecided"));
         return rep;
     }
     if (!constants_ok || !finite(rep.F0)) {

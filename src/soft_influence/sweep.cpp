@@ -71,34 +71,32 @@ std::uint64_t splitmix(std::uint64_t z) {
     return z ^ (z >> 31);
 }
 
-/// Combines two comparisons of the same row: above wins, then undecided, then below.
+/// The comparison that says whether a measurement is within its bound: below when certainly
+/// within, above when certainly not, undecided otherwise.
+comparison below_if(numeric::uncertain<bool> within) {
+    return certainly(within) ? comparison::below
+           : possibly(within) ? comparison::undecided
+                              : comparison::above;
+}
+
+/// Combines two comparisons of the same row: "every pair is within its bound", the
+/// three-valued conjunction (above wins, then undecided, then below); a comparison that does
+/// not apply leaves the other as it is.
 comparison merge(comparison a, comparison b) {
-    if (a == comparison::above || b == comparison::above) return comparison::above;
-    if (a == comparison::undecided || b == comparison::undecided) return comparison::undecided;
-    if (a == comparison::below || b == comparison::below) return comparison::below;
-    return comparison::not_applicable;
+    if (a == comparison::not_applicable) return b;
+    if (b == comparison::not_applicable) return a;
+    auto within = [](comparison c) {
+        return c == comparison::undecided ? numeric::indeterminate
+                                          : numeric::uncertain<bool>(c == comparison::below);
+    };
+    return below_if(within(a) && within(b));
 }
 
 /// A cross-entropy compared with its floor: CE >= floor holds (below), CE < floor violates it.
-comparison ce_comparison(order o) {
-    switch (o) {
-    case order::less: return comparison::above;
-    case order::equal:
-    case order::greater: return comparison::below;
-    case order::unknown: return comparison::undecided;
-    }
-    return comparison::undecided;
-}
+comparison ce_comparison(order o) { return below_if(numeric::is_greater_or_equal(o)); }
 
-comparison from_order(order o) {
-    switch (o) {
-    case order::less:
-    case order::equal: return comparison::below;
-    case order::greater: return comparison::above;
-    case order::unknown: return comparison::undecided;
-    }
-    return comparison::undecided;
-}
+/// A measurement compared with its bound: measured <= bound holds (below).
+comparison from_order(order o) { return below_if(numeric::is_less_or_equal(o)); }
 
 /// A ball holding the measured value: the value itself for balls, the exact value of a
 /// rounded number otherwise (compared as if exact).
@@ -848,7 +846,7 @@ void decide_sweep(sweep_result& r, double tol) {
         } else {
             r.verdict = sweep_verdict::undefined;
             r.explanation = "the model is undefined at n = " + lengths + ": " + *first;
-            r.influence_vanished.reset();
+            r.influence_vanished = numeric::indeterminate;
         }
         return;
     }
@@ -867,8 +865,8 @@ void decide_sweep(sweep_result& r, double tol) {
 
     std::string failed, unknown;
     for (const auto& h : r.hypotheses) {
-        if (h.holds == false) failed += (failed.empty() ? "" : ", ") + h.name;
-        if (!h.holds) unknown += (unknown.empty() ? "" : ", ") + h.name;
+        if (certainly(!h.holds)) failed += (failed.empty() ? "" : ", ") + h.name;
+        if (!is_certain(h.holds)) unknown += (unknown.empty() ? "" : ", ") + h.name;
     }
     bool above = false, undecided = false, ce_above = false, no_bound = false, ce_pairs = false;
     std::string ce_undecided; // lengths where the cross-entropy corollary is undecided
@@ -895,7 +893,7 @@ void decide_sweep(sweep_result& r, double tol) {
                 ce_undecided += (ce_undecided.empty() ? "" : ", ") + std::to_string(row.n);
         }
     }
-    r.influence_vanished.reset();
+    r.influence_vanished = numeric::indeterminate;
     r.growth = certified_growth(r.rows);
     const auto fit_for_trend = r.fit_upper && r.fit_upper->points >= 2 ? r.fit_upper : r.fit;
     if (ce_above) {
@@ -911,8 +909,8 @@ void decide_sweep(sweep_result& r, double tol) {
         r.explanation = "hypotheses fail: " + failed + ", so Lemma 5 makes no claim";
         if (r.growth) r.explanation += "; " + *r.growth;
         r.explanation += std::string("; rate (a measurement): ") +
-                         (!r.influence_vanished ? std::string("no fit")
-                          : *r.influence_vanished ? std::string("consistent with 1/n (slope <= -1 + tol)")
+                         (!is_certain(r.influence_vanished) ? std::string("no fit")
+                          : certainly(r.influence_vanished) ? std::string("consistent with 1/n (slope <= -1 + tol)")
                                                   : std::string("not consistent with 1/n (slope > -1 + tol)"));
     } else if (above && unknown.empty()) {
         r.verdict = sweep_verdict::fails;

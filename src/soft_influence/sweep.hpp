@@ -165,7 +165,7 @@ struct sweep_result {
     /// The rate measurement (a statistic, never a verdict) for hypothesis-violated sweeps:
     /// whether the upper-half slope is <= -1 + tol ("consistent with 1/n");
     /// nullopt without a fit.
-    std::optional<bool> influence_vanished;
+    numeric::uncertain<bool> influence_vanished;
     /// The sweep stopped early on a stop request (SIGINT, numeric::request_stop): `rows` holds
     /// the lengths finished before it, the verdict is decided on them, and these lengths were
     /// not measured (the row in progress was dropped whole).
