@@ -452,7 +452,7 @@ runner::property prob_change_below_bound(long divisor) {
         // The filter: certified double intervals decide almost every case; Arb balls measure
         // again only what they leave undecided.
         check_result r = prob_change_check<numeric::dinterval>(c, x, b, found, ctx);
-        if (r.status == runner::verdict::undecided)
+        if (r.status() == runner::verdict::undecided)
             return prob_change_check<arb_ball>(c, x, b, found, ctx).with_measurement(
                 {"decided by", "ball", "the interval stage was undecided"});
         return r.with_measurement({"decided by", "interval", ""});
