@@ -3,6 +3,7 @@
 #include "soft_influence/hypotheses.hpp"
 #include "soft_influence/norms.hpp"
 #include "attention/soft.hpp"
+#include "util/precondition.hpp"
 
 #include <cmath>
 #include <map>
@@ -245,13 +246,13 @@ propagated propagate(const bound_data& d, const std::vector<std::vector<arb_ball
                      const numeric::context& ctx) {
     const long prec = ctx.precision_bits;
     if (beta.size() != d.layers.size())
-        throw std::invalid_argument("propagate: one row of inverse temperatures per layer");
+        throw precondition_error("propagate: one row of inverse temperatures per layer");
     propagated out;
     arb_ball delta = zero_point(prec);
     for (std::size_t k = 0; k < d.layers.size(); ++k) {
         const auto& ld = d.layers[k];
         if (beta[k].size() != ld.heads.size())
-            throw std::invalid_argument("propagate: one inverse temperature per head");
+            throw precondition_error("propagate: one inverse temperature per head");
         const bool still = is_zero(delta);
         arb_ball sum = still ? zero_point(prec) : mul_up(ld.lip_y, delta);
         arb_ball eps_k = zero_point(prec), worst_leak = zero_point(prec);
@@ -475,7 +476,7 @@ soft_observation observe_impl(const model::model<rational>& soft, const model::i
 soft_observation observe_soft(const model::model<rational>& soft, const model::input_sequence& x,
                               const gap_pass& hard, const numeric::context& ctx, bool interval) {
     if (soft.attention != model::attention_kind::soft)
-        throw std::invalid_argument("observe_soft: the model must be the soft counterpart");
+        throw precondition_error("observe_soft: the model must be the soft counterpart");
     if (interval) return observe_impl<numeric::dinterval>(soft, x, hard, ctx);
     return observe_impl<arb_ball>(soft, x, hard, ctx);
 }
@@ -652,7 +653,7 @@ simulate_row simulate_at(const model::model<rational>& hard, const std::vector<m
     for (const auto& w : inputs) {
         auto x = model::parse_input(hard, w);
         if (static_cast<long>(x.size()) != n)
-            throw std::invalid_argument("simulate_at: input '" + w + "' does not have length n - 1 = " +
+            throw precondition_error("simulate_at: input '" + w + "' does not have length n - 1 = " +
                                         std::to_string(n - 1));
         passes.push_back(score_gaps(hard, x));
         add_to_summary(row.gaps, passes.back(), w);

@@ -8,6 +8,7 @@
 #include "attention/soft_change.hpp"
 #include "attention/soft.hpp"
 #include "numeric/interrupt.hpp"
+#include "util/precondition.hpp"
 
 #include <flint/flint.h>
 #include <mpfr.h>
@@ -162,11 +163,11 @@ bool dyck2_predictor(const model::model<rational>& m) {
 
 forced_bracket_pair forced_pair(const model::model<rational>& m, long n, std::size_t k,
                                 std::uint64_t seed) {
-    if (n < 2) throw std::invalid_argument("forced_pair: needs n >= 2");
+    if (n < 2) throw precondition_error("forced_pair: needs n >= 2");
     const int open[2] = {m.sigma.index_of("("), m.sigma.index_of("[")};
     const int close[2] = {m.sigma.index_of(")"), m.sigma.index_of("]")};
     for (int c : {open[0], open[1], close[0], close[1]})
-        if (c < 0) throw std::invalid_argument("forced_pair: the alphabet needs ( ) [ ]");
+        if (c < 0) throw precondition_error("forced_pair: the alphabet needs ( ) [ ]");
     std::mt19937_64 rng(
         splitmix(splitmix(splitmix(seed ^ 0x2d7cULL) ^ static_cast<std::uint64_t>(n)) ^ k));
     const std::size_t len = static_cast<std::size_t>(n - 1);
@@ -207,7 +208,7 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
                                             std::size_t K, std::uint64_t seed, long eta_divisor,
                                             const numeric::context& ctx) {
     if (!dyck2_predictor(exact))
-        throw std::invalid_argument("forced-bracket cross-entropy: needs a softmax predictor "
+        throw precondition_error("forced-bracket cross-entropy: needs a softmax predictor "
                                     "over ( ) [ ] with the outputs ) and ]");
     const auto ms = model::to_scalar<S>(exact, ctx);
     const std::size_t close_idx[2] = {output_index(exact, ")"), output_index(exact, "]")};
@@ -709,8 +710,8 @@ cube_cross_entropy_result cube_cross_entropy(const model::model<rational>& m, lo
                                              lang::language label, const numeric::context& ctx,
                                              long eta_divisor) {
     if (!binary_alphabets(m))
-        throw std::invalid_argument("cube_cross_entropy: needs a softmax predictor over {0, 1}");
-    if (n < 2 || n - 1 > 20) throw std::invalid_argument("cube_cross_entropy: n out of range");
+        throw precondition_error("cube_cross_entropy: needs a softmax predictor over {0, 1}");
+    if (n < 2 || n - 1 > 20) throw precondition_error("cube_cross_entropy: n out of range");
     const int zero = m.sigma.index_of("0"), one = m.sigma.index_of("1");
     const std::size_t o0 = output_index(m, "0"), o1 = output_index(m, "1");
     const auto mb = model::to_scalar<arb_ball>(m, ctx);
@@ -934,10 +935,10 @@ void decide_sweep(sweep_result& r, double tol) {
 
 void check_sweep(const model::model<rational>& exact, const sweep_options& opt) {
     if (exact.attention != model::attention_kind::soft)
-        throw std::invalid_argument("the influence sweep needs a soft-attention model; " + exact.name +
+        throw precondition_error("the influence sweep needs a soft-attention model; " + exact.name +
                                     " is " + model::to_string(exact.attention));
     for (long n : opt.ns) {
-        if (n < 2) throw std::invalid_argument("n must be at least 2, got " + std::to_string(n));
+        if (n < 2) throw precondition_error("n must be at least 2, got " + std::to_string(n));
         model::check_length(exact, n);
         check_forward_work(exact, static_cast<std::size_t>(n)); // before the first row
     }
@@ -945,7 +946,7 @@ void check_sweep(const model::model<rational>& exact, const sweep_options& opt) 
         const std::string alpha = lang::alphabet_of(*opt.language);
         for (char ch : alpha)
             if (exact.sigma.index_of(std::string(1, ch)) < 0)
-                throw std::invalid_argument(std::string("the alphabet of ") + lang::to_string(*opt.language) +
+                throw precondition_error(std::string("the alphabet of ") + lang::to_string(*opt.language) +
                                             " is not the model's (symbol '" + ch + "' missing)");
     }
 }
