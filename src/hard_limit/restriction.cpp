@@ -17,14 +17,10 @@
 #include "util/precondition.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <map>
-#include <mutex>
 #include <random>
 #include <set>
 #include <stdexcept>
-#include <thread>
 #include <tuple>
 
 namespace attnprop::analysis {
@@ -41,47 +37,6 @@ std::size_t checked_power(std::size_t base, std::size_t exp, std::size_t cap) {
         r *= base;
     }
     return r;
-}
-
-int worker_count(int requested) {
-    if (requested > 0) return requested;
-    unsigned hw = std::thread::hardware_concurrency();
-    return hw >= 2 ? 2 : 1;
-}
-
-void parallel_for(std::size_t count, int threads,
-                  const std::function<void(std::size_t, int)>& fn) {
-    const int workers = std::max(1, std::min<int>(threads, static_cast<int>(count)));
-    if (workers <= 1) {
-        for (std::size_t t = 0; t < count; ++t) {
-            numeric::throw_if_stop_requested();
-            fn(t, 0);
-        }
-        return;
-    }
-    std::atomic<std::size_t> next{0};
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    auto body = [&](int w) {
-        try {
-            for (;;) {
-                std::size_t start = next.fetch_add(8);
-                if (start >= count) break;
-                const std::size_t stop = std::min(count, start + 8);
-                numeric::throw_if_stop_requested();
-                for (std::size_t t = start; t < stop; ++t) fn(t, w);
-            }
-        } catch (...) {
-            std::lock_guard<std::mutex> lock(error_mutex);
-            if (!error) error = std::current_exception();
-            next.store(count);
-        }
-    };
-    std::vector<std::thread> pool;
-    for (int w = 1; w < workers; ++w) pool.emplace_back(body, w);
-    body(0);
-    for (auto& t : pool) t.join();
-    if (error) std::rethrow_exception(error);
 }
 
 } // namespace detail

@@ -8,6 +8,7 @@
 #include "attention/soft_change.hpp"
 #include "attention/soft.hpp"
 #include "numeric/interrupt.hpp"
+#include "util/thread_pool.hpp"
 #include "util/precondition.hpp"
 
 #include <flint/flint.h>
@@ -22,7 +23,6 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 
 namespace attnprop::analysis {
@@ -370,7 +370,7 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
     std::vector<model::input_sequence> xs(K);
     for (std::size_t k = 0; k < K; ++k) xs[k] = sweep_input(exact, n, k, opt.seed, opt.language);
     std::vector<std::optional<item_result<S>>> items(K);
-    unsigned T = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+    unsigned T = static_cast<unsigned>(util::worker_count(static_cast<int>(opt.threads)));
     // Fewer inputs than threads: each input's positions are split into parts, measured in
     // parallel with the method of the whole profile, and concatenated in position order, so
     // every pair (and the reduction below) is the same whatever the number of threads.
@@ -383,8 +383,6 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
     influence_options whole = row_influence_options<S>(rc);
     whole.method = chosen_method(model::to_scalar<S>(exact, ctx), exact, static_cast<std::size_t>(n), whole);
     std::vector<std::optional<influence_profile<S>>> profiles(work_items);
-    std::atomic<std::size_t> next{0};
-    std::vector<std::exception_ptr> errors(T);
     // An undefined value ends the row: the one of the first item (input, then position order)
     // that meets one is reported. Items after it are skipped; those before it all run, so the
     // choice does not depend on the number of threads.
@@ -392,48 +390,35 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
     std::atomic<std::size_t> first_undefined{work_items};
     std::mutex progress_mutex;
     std::size_t items_done = 0;
-    auto work = [&](unsigned w, bool cleanup) {
-        try {
-            const auto ms = model::to_scalar<S>(exact, ctx);
-            for (std::size_t item; (item = next.fetch_add(1)) < work_items;) {
-                numeric::throw_if_stop_requested();
-                if (item > first_undefined.load()) continue;
-                const std::size_t k = item / parts, c = item % parts;
-                influence_options io = whole;
-                io.positions.assign(rc.positions.begin() + static_cast<long>(c * P / parts),
-                                    rc.positions.begin() + static_cast<long>((c + 1) * P / parts));
-                try {
-                    profiles[item] = influence_profile_of(ms, exact, xs[k], ctx, io);
-                } catch (const numeric::undefined_error& e) {
-                    undefined[item] = e;
-                    std::size_t cur = first_undefined.load();
-                    while (item < cur && !first_undefined.compare_exchange_weak(cur, item)) {
-                    }
-                }
-                if (opt.on_progress) {
-                    std::lock_guard<std::mutex> lock(progress_mutex);
-                    opt.on_progress(n, ++items_done, work_items);
-                }
-            }
-        } catch (...) {
-            next.store(work_items); // the others stop too
-            errors[w] = std::current_exception();
-        }
-        if (cleanup) {
-            // Arb and MPFR keep per-thread caches of constants; free them before the thread ends.
-            flint_cleanup();
-            mpfr_free_cache();
-        }
+    // The model in S, converted once per worker (each thread keeps its own copy).
+    std::vector<std::optional<model::model<S>>> models(T);
+    util::parallel_options pool;
+    // Arb and MPFR keep per-thread caches of constants; free them before a worker thread ends.
+    pool.on_thread_exit = [] {
+        flint_cleanup();
+        mpfr_free_cache();
     };
-    if (T <= 1) {
-        work(0, false);
-    } else {
-        std::vector<std::thread> pool;
-        for (unsigned w = 0; w < T; ++w) pool.emplace_back(work, w, true);
-        for (auto& t : pool) t.join();
-    }
-    for (auto& e : errors)
-        if (e) std::rethrow_exception(e);
+    util::parallel_for(work_items, static_cast<int>(T), [&](std::size_t item, int w) {
+        if (item > first_undefined.load()) return;
+        auto& ms = models[static_cast<std::size_t>(w)];
+        if (!ms) ms = model::to_scalar<S>(exact, ctx);
+        const std::size_t k = item / parts, c = item % parts;
+        influence_options io = whole;
+        io.positions.assign(rc.positions.begin() + static_cast<long>(c * P / parts),
+                            rc.positions.begin() + static_cast<long>((c + 1) * P / parts));
+        try {
+            profiles[item] = influence_profile_of(*ms, exact, xs[k], ctx, io);
+        } catch (const numeric::undefined_error& e) {
+            undefined[item] = e;
+            std::size_t cur = first_undefined.load();
+            while (item < cur && !first_undefined.compare_exchange_weak(cur, item)) {
+            }
+        }
+        if (opt.on_progress) {
+            std::lock_guard<std::mutex> lock(progress_mutex);
+            opt.on_progress(n, ++items_done, work_items);
+        }
+    }, pool);
     if (first_undefined.load() < work_items) throw *undefined[first_undefined.load()];
     for (std::size_t k = 0; k < K; ++k) {
         influence_profile<S>& prof = *profiles[k * parts];
