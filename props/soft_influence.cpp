@@ -452,7 +452,7 @@ runner::property prob_change_below_bound(long divisor) {
         // The filter: certified double intervals decide almost every case; Arb balls measure
         // again only what they leave undecided.
         check_result r = prob_change_check<numeric::dinterval>(c, x, b, found, ctx);
-        if (r.status == runner::verdict::undecided)
+        if (r.status() == runner::verdict::undecided)
             return prob_change_check<arb_ball>(c, x, b, found, ctx).with_measurement(
                 {"decided by", "ball", "the interval stage was undecided"});
         return r.with_measurement({"decided by", "interval", ""});
@@ -837,7 +837,7 @@ runner::property influence_vanishes(double tolerance, bool require_hypotheses,
         const auto rep = analysis::a_priori_bound(c.model, top, ctx);
         std::string violated_hypotheses;
         for (const auto& h : rep.hypotheses)
-            if (h.holds != true)
+            if (!certainly(h.holds))
                 violated_hypotheses += (violated_hypotheses.empty() ? "" : ", ") + h.name;
         const bool hypotheses = violated_hypotheses.empty();
         if (require_hypotheses && !hypotheses) {

@@ -9,18 +9,19 @@ cd "$root" || exit 2
 # folder -> the folders it may include (besides itself)
 declare -A may=(
   [numeric]=""
-  [model]="numeric"
-  [attention]="model numeric"
-  [lang]=""
-  [hard_limit]="attention model numeric lang"
-  [soft_influence]="attention model numeric lang"
-  [soft_hard]="soft_influence attention model numeric lang"
-  [report]="hard_limit soft_influence soft_hard attention model numeric lang"
-  [gen]="attention model numeric lang"
-  [runner]="report hard_limit soft_influence soft_hard attention model numeric lang"
-  [props]="gen runner report hard_limit soft_influence soft_hard attention model numeric lang"
-  [dist]="props gen runner report hard_limit soft_influence soft_hard attention model numeric lang"
-  [cli]="dist props gen runner report hard_limit soft_influence soft_hard attention model numeric lang"
+  [util]="numeric"
+  [model]="numeric util"
+  [attention]="model numeric util"
+  [lang]="util"
+  [hard_limit]="attention model numeric lang util"
+  [soft_influence]="attention model numeric lang util"
+  [soft_hard]="soft_influence attention model numeric lang util"
+  [report]="hard_limit soft_influence soft_hard attention model numeric lang util"
+  [gen]="attention model numeric lang util"
+  [runner]="report hard_limit soft_influence soft_hard attention model numeric lang util"
+  [props]="gen runner report hard_limit soft_influence soft_hard attention model numeric lang util"
+  [dist]="props gen runner report hard_limit soft_influence soft_hard attention model numeric lang util"
+  [cli]="dist props gen runner report hard_limit soft_influence soft_hard attention model numeric lang util"
 )
 
 status=0

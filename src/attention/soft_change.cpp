@@ -1,6 +1,7 @@
 // One-symbol changes as differential enclosures (soft_change.hpp), and the instantiation of
 // the soft kernel for numeric::diff_ball.
 #include "attention/soft_change.hpp"
+#include "util/precondition.hpp"
 
 #include <stdexcept>
 
@@ -16,7 +17,7 @@ template soft_output<diff_ball> soft_forward(const model::model<diff_ball>&, con
 soft_change_model::soft_change_model(const model::model<rational>& m, const numeric::context& ctx)
     : m_(model::to_scalar<diff_ball>(m, ctx)), token_(m.token), ctx_(ctx) {
     if (m.attention != model::attention_kind::soft)
-        throw std::invalid_argument("soft_change_model needs a soft-attention model");
+        throw precondition_error("soft_change_model needs a soft-attention model");
     pair_symbol_ = static_cast<int>(m_.token.size());
     m_.token.push_back(m_.token.front());
 }
@@ -24,9 +25,9 @@ soft_change_model::soft_change_model(const model::model<rational>& m, const nume
 soft_change_result soft_change_model::change(const input_sequence& x, std::size_t i, int a) {
     const std::size_t n = x.size();
     const auto symbols = static_cast<int>(token_.size());
-    if (i + 1 >= n) throw std::invalid_argument("a changed position must come before eos");
+    if (i + 1 >= n) throw precondition_error("a changed position must come before eos");
     if (a < 0 || a >= symbols || x[i] < 0 || x[i] >= symbols)
-        throw std::invalid_argument("symbol index out of range");
+        throw precondition_error("symbol index out of range");
     // The changed position reads (v_{x_i}, v_a - v_{x_i}): exact differences of exact
     // embeddings, enclosed once.
     const auto& from = token_[static_cast<std::size_t>(x[i])];

@@ -29,7 +29,7 @@ public:
     soft_change_model(const model::model<numeric::rational>& m, const numeric::context& ctx);
 
     /// The change from x (eos last) to x with position i (0-based, i < n - 1) replaced by
-    /// symbol a. Throws std::invalid_argument for a position or symbol out of range.
+    /// symbol a. Throws precondition_error for a position or symbol out of range.
     soft_change_result change(const input_sequence& x, std::size_t i, int a);
 
 private:

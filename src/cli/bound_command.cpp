@@ -29,14 +29,14 @@ json::value json_number(const std::optional<arb_ball>& x) {
     return x ? json_number(*x) : json::value::null_value();
 }
 
-const char* holds_text(const std::optional<bool>& h) {
-    return h == true ? "yes" : h == false ? "no" : "unknown";
+const char* holds_text(numeric::uncertain<bool> h) {
+    return certainly(h) ? "yes" : certainly(!h) ? "no" : "unknown";
 }
 
 std::string verdict(const bound_report& r) {
     if (r.K) return "Lemma 5 applies: influence <= K/n with K = " + text_number(*r.K);
     if (const auto* f = r.first_failure())
-        return "Lemma 5 does not apply: " + f->name + (f->holds == false ? " fails" : " is undecided");
+        return "Lemma 5 does not apply: " + f->name + (certainly(!f->holds) ? " fails" : " is undecided");
     return "Lemma 5 applies, but no finite K was found (see the notes)";
 }
 
@@ -116,7 +116,8 @@ json::value to_json(const bound_report& r) {
     json::value hyp = json::value::object();
     for (const auto& h : r.hypotheses) {
         json::value e = json::value::object();
-        e.set("holds", h.holds ? json::value::boolean(*h.holds) : json::value::null_value());
+        e.set("holds", is_certain(h.holds) ? json::value::boolean(h.holds.make_certain())
+                                          : json::value::null_value());
         e.set("reason", json::value::string(h.reason));
         hyp.set(h.name, std::move(e));
     }

@@ -190,8 +190,8 @@ public:
         }
         bool failed = false, errored = false, undefined = false;
         for (const auto& r : run.reports) {
-            failed = failed || r.failed > 0;
-            errored = errored || !r.error.empty();
+            failed = failed || r.failed() > 0;
+            errored = errored || !r.error().empty();
             undefined = undefined || r.undefined > 0;
         }
         int code = failed ? exit_failed : exit_ok;

@@ -5,6 +5,7 @@
 #include "numeric/limits.hpp"
 
 #include "numeric/interrupt.hpp"
+#include "util/precondition.hpp"
 
 #include <algorithm>
 #include <array>
@@ -34,6 +35,10 @@ int describe_failure(std::exception_ptr e, std::string& printed) {
         printed = "attnprop: error: out of memory" + activity_suffix() +
                   "; the input is too large for the memory available";
     } catch (const usage_error& x) {
+        printed = std::string("attnprop: error: ") + x.what();
+    } catch (const precondition_error& x) {
+        // A library precondition the command line let through (a soft model to restrict, a
+        // language the alphabet cannot spell): bad input, told in the library's words.
         printed = std::string("attnprop: error: ") + x.what();
     } catch (const model::model_file_error& x) {
         printed = x.what();

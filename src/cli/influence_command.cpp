@@ -189,12 +189,8 @@ public:
         meta.options = o;
         set_activity("measuring the influence of " + m.name + " at n = " + n_text_);
         stop_on_interrupt();
-        analysis::sweep_result r;
-        try {
-            r = dist::launched() ? sweep_over_ranks(m, o, meta.fingerprint) : analysis::influence_sweep(m, o);
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
+        const analysis::sweep_result r =
+            dist::launched() ? sweep_over_ranks(m, o, meta.fingerprint) : analysis::influence_sweep(m, o);
         progress.clear();
         if (!r.not_measured.empty() && r.rows.empty()) {
             std::cerr << "influence: interrupted before the first n finished; nothing written\n";
@@ -307,13 +303,7 @@ private:
         for (long n : o.ns) key += " " + std::to_string(n);
         dist::run_units(
             key, order,
-            [&](std::size_t i) {
-                try {
-                    return dist::encode_sweep_row(analysis::sweep_row_at(m, unit, o.ns[i]));
-                } catch (const std::invalid_argument& e) {
-                    throw usage_error(e.what());
-                }
-            },
+            [&](std::size_t i) { return dist::encode_sweep_row(analysis::sweep_row_at(m, unit, o.ns[i])); },
             [&](std::size_t i, const std::string& bytes) {
                 rows[i] = dist::decode_sweep_row(bytes);
                 if (o.on_row) o.on_row(*rows[i]);

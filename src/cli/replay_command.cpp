@@ -70,9 +70,9 @@ public:
             std::cout << replay_text(rec, *p, r, prec, cmp);
         // A failure now is never hidden; a verdict that changed is told apart from every
         // result of a reproduced one.
-        if (r.status == runner::verdict::violated) return exit_failed;
+        if (r.status() == runner::verdict::violated) return exit_failed;
         if (!cmp.reproduced) return exit_not_reproduced;
-        return r.status == runner::verdict::undefined ? exit_undefined : exit_ok;
+        return r.status() == runner::verdict::undefined ? exit_undefined : exit_ok;
     }
 
 private:
@@ -96,7 +96,7 @@ private:
         o.set("fingerprint", value::string(seal_name(rec.folder.seal)));
         if (rec.folder.seal != report::seal_status::intact)
             o.set("edited", value::string(rec.folder.seal_detail));
-        o.set("verdict", value::string(runner::to_string(r.status)));
+        o.set("verdict", value::string(runner::to_string(r.status())));
         o.set("message", value::string(r.message));
         value nums = value::object();
         for (const auto& [k, v] : r.numbers) nums.set(k, value::string(v));
@@ -134,7 +134,7 @@ private:
         os << "recorded   " << c.verdict << " at " << c.precision << " bits";
         if (!c.message.empty()) os << ": " << c.message;
         os << "\n";
-        os << "verdict    " << runner::to_string(r.status) << " at " << prec << " bits";
+        os << "verdict    " << runner::to_string(r.status()) << " at " << prec << " bits";
         if (!r.message.empty()) os << ": " << r.message;
         os << "\n";
         for (const auto& [k, v] : r.numbers) {

@@ -90,13 +90,7 @@ public:
             throw usage_error("restrict needs a hard-attention model; " + m.name + " is soft");
         if (!m.out.is_recognizer())
             throw usage_error("restrict needs a recognizer (threshold or map readout)");
-        if (lang) {
-            try {
-                (void)analysis::language_symbols(m, *lang);
-            } catch (const std::invalid_argument& e) {
-                throw usage_error(e.what());
-            }
-        }
+        if (lang) (void)analysis::language_symbols(m, *lang);
         for (long n : ns) {
             model::check_length(m, n);
             attention::check_forward_work(m, static_cast<std::size_t>(n)); // all n, before any work
@@ -124,19 +118,15 @@ public:
                         {"trials", trials_},
                         {"samples", samples_},
                         {"fan_out", fan_out_ ? 1 : 0}};
-            try {
-                if (lang) {
-                    r.params["language"] = static_cast<long>(*lang);
-                    auto run = analysis::run_language(m, n, *lang, lo);
-                    r.restr = std::move(run.restr);
-                    r.cert = std::move(run.cert);
-                    r.language = std::move(run.result);
-                } else {
-                    r.restr = analysis::build_restriction(m, n, lo.restrict);
-                    r.cert = analysis::certify(m, r.restr, lo.certify);
-                }
-            } catch (const std::invalid_argument& e) {
-                throw usage_error(e.what());
+            if (lang) {
+                r.params["language"] = static_cast<long>(*lang);
+                auto run = analysis::run_language(m, n, *lang, lo);
+                r.restr = std::move(run.restr);
+                r.cert = std::move(run.cert);
+                r.language = std::move(run.result);
+            } else {
+                r.restr = analysis::build_restriction(m, n, lo.restrict);
+                r.cert = analysis::certify(m, r.restr, lo.certify);
             }
             return r;
         };

@@ -161,11 +161,7 @@ public:
                 for (long j = 0; j + 1 < n; ++j) w += m.sigma.symbols[rng() % sigma];
                 inputs.push_back(std::move(w));
             }
-            try {
-                run.rows.push_back(analysis::simulate_at(m, betas, n, inputs, opt));
-            } catch (const std::invalid_argument& e) {
-                throw usage_error(e.what());
-            }
+            run.rows.push_back(analysis::simulate_at(m, betas, n, inputs, opt));
             if (tty) std::cerr << "simulate: n = " << n << " done\n";
         }
         // Constant temperatures: how far in n they stay certified.

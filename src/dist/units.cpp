@@ -3,6 +3,9 @@
 #include "dist/wire.hpp"
 #include "model/model_file.hpp"
 
+#include <stdexcept>
+#include <variant>
+
 namespace attnprop::dist {
 
 namespace {
@@ -81,12 +84,42 @@ analysis::cross_entropy_row get_ce(reader& r) {
 
 // --- check ----------------------------------------------------------------------------------
 
+/// An outcome: its alternative's index, then what that alternative carries.
+void put_outcome(writer& w, const runner::outcome& o) {
+    w.u64(o.index());
+    if (const auto* u = std::get_if<runner::outcomes::undecided>(&o)) {
+        w.boolean(u->precision_helps);
+        w.boolean(u->sides_agree);
+    } else if (const auto* g = std::get_if<runner::outcomes::gave_up>(&o)) {
+        w.str(g->description);
+    } else if (const auto* e = std::get_if<runner::outcomes::error>(&o)) {
+        w.str(e->description);
+    }
+}
+
+runner::outcome get_outcome(reader& r) {
+    namespace o = runner::outcomes;
+    switch (r.u64()) {
+    case 0: return o::passed{};
+    case 1: return o::failed{};
+    case 2: {
+        o::undecided u;
+        u.precision_helps = r.boolean();
+        u.sides_agree = r.boolean();
+        return u;
+    }
+    case 3: return o::undefined{};
+    case 4: return o::gave_up{r.str()};
+    case 5: return o::error{r.str()};
+    case 6: return o::interrupted{};
+    }
+    throw std::runtime_error("an outcome of unknown kind from another rank");
+}
+
 void put_check_result(writer& w, const runner::check_result& c) {
-    put_enum(w, c.status);
+    put_outcome(w, c.result);
     w.str(c.message);
     w.string_pairs(c.numbers);
-    w.boolean(c.precision_helps);
-    w.boolean(c.sides_agree);
     w.boolean(c.measured.has_value());
     if (c.measured) {
         w.str(c.measured->name);
@@ -97,11 +130,9 @@ void put_check_result(writer& w, const runner::check_result& c) {
 
 runner::check_result get_check_result(reader& r) {
     runner::check_result c;
-    c.status = get_enum<runner::verdict>(r);
+    c.result = get_outcome(r);
     c.message = r.str();
     c.numbers = r.string_pairs();
-    c.precision_helps = r.boolean();
-    c.sides_agree = r.boolean();
     if (r.boolean()) {
         runner::measurement m;
         m.name = r.str();
@@ -354,10 +385,8 @@ std::string encode_property_report(const runner::property_report& p) {
     w.strings(p.kinds);
     w.boolean(p.expected_to_fail);
     w.u64(p.seed);
-    for (int v : {p.passed, p.undecided, p.undecided_equal, p.undefined, p.failed}) w.i64(v);
-    w.boolean(p.gave_up);
-    w.boolean(p.interrupted);
-    w.str(p.error);
+    for (int v : {p.passed, p.undecided, p.undecided_equal, p.undefined}) w.i64(v);
+    put_outcome(w, p.end);
     w.int_map(p.n_buckets);
     w.int_map(p.classes);
     w.strings(p.undecided_reasons);
@@ -384,11 +413,9 @@ runner::property_report decode_property_report(std::string_view bytes) {
     p.kinds = r.strings();
     p.expected_to_fail = r.boolean();
     p.seed = r.u64();
-    for (int* v : {&p.passed, &p.undecided, &p.undecided_equal, &p.undefined, &p.failed})
+    for (int* v : {&p.passed, &p.undecided, &p.undecided_equal, &p.undefined})
         *v = static_cast<int>(r.i64());
-    p.gave_up = r.boolean();
-    p.interrupted = r.boolean();
-    p.error = r.str();
+    p.end = get_outcome(r);
     p.n_buckets = r.int_map();
     p.classes = r.int_map();
     p.undecided_reasons = r.strings();

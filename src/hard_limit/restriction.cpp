@@ -14,16 +14,13 @@
 #include "hard_limit/restriction_internal.hpp"
 #include "attention/common.hpp"
 #include "numeric/interrupt.hpp"
+#include "util/precondition.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <map>
-#include <mutex>
 #include <random>
 #include <set>
 #include <stdexcept>
-#include <thread>
 #include <tuple>
 
 namespace attnprop::analysis {
@@ -40,47 +37,6 @@ std::size_t checked_power(std::size_t base, std::size_t exp, std::size_t cap) {
         r *= base;
     }
     return r;
-}
-
-int worker_count(int requested) {
-    if (requested > 0) return requested;
-    unsigned hw = std::thread::hardware_concurrency();
-    return hw >= 2 ? 2 : 1;
-}
-
-void parallel_for(std::size_t count, int threads,
-                  const std::function<void(std::size_t, int)>& fn) {
-    const int workers = std::max(1, std::min<int>(threads, static_cast<int>(count)));
-    if (workers <= 1) {
-        for (std::size_t t = 0; t < count; ++t) {
-            numeric::throw_if_stop_requested();
-            fn(t, 0);
-        }
-        return;
-    }
-    std::atomic<std::size_t> next{0};
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    auto body = [&](int w) {
-        try {
-            for (;;) {
-                std::size_t start = next.fetch_add(8);
-                if (start >= count) break;
-                const std::size_t stop = std::min(count, start + 8);
-                numeric::throw_if_stop_requested();
-                for (std::size_t t = start; t < stop; ++t) fn(t, w);
-            }
-        } catch (...) {
-            std::lock_guard<std::mutex> lock(error_mutex);
-            if (!error) error = std::current_exception();
-            next.store(count);
-        }
-    };
-    std::vector<std::thread> pool;
-    for (int w = 1; w < workers; ++w) pool.emplace_back(body, w);
-    body(0);
-    for (auto& t : pool) t.join();
-    if (error) std::rethrow_exception(error);
 }
 
 } // namespace detail
@@ -1185,17 +1141,17 @@ std::size_t restriction::table_index(const std::vector<int>& x) const {
 restriction build_restriction(const model::model<rational>& m, long n,
                               const restriction_options& opt) {
     if (m.attention == model::attention_kind::average_hard)
-        throw std::invalid_argument(
+        throw precondition_error(
             "the restriction needs a unique-hard attention model: Hahn's Theorem 1 and its "
             "restriction argument are about the leftmost maximal score; average-hard attention "
             "weighs every maximal position and is not covered");
     if (m.attention != model::attention_kind::hard)
-        throw std::invalid_argument("the restriction needs a hard-attention model");
-    if (n < 2) throw std::invalid_argument("n must be at least 2 (one input and eos)");
+        throw precondition_error("the restriction needs a hard-attention model");
+    if (n < 2) throw precondition_error("n must be at least 2 (one input and eos)");
     if (!(opt.free_fraction > 0 && opt.free_fraction < 1))
-        throw std::invalid_argument("the free fraction C must lie strictly between 0 and 1");
+        throw precondition_error("the free fraction C must lie strictly between 0 and 1");
     if (!m.out.is_recognizer())
-        throw std::invalid_argument("the restriction needs a recognizer (threshold or map readout)");
+        throw precondition_error("the restriction needs a recognizer (threshold or map readout)");
     model::check_length(m, n);
     // The row analyses of a layer weigh every key against every query, like a forward pass.
     attention::check_forward_work(m, static_cast<std::size_t>(n));
@@ -1205,15 +1161,15 @@ restriction build_restriction(const model::model<rational>& m, long n,
     const std::size_t s = m.sigma.symbols.size();
     for (int a : opt.pin_symbols)
         if (a < 0 || static_cast<std::size_t>(a) >= s)
-            throw std::invalid_argument("pin symbol index out of range");
+            throw precondition_error("pin symbol index out of range");
     std::vector<int> rho0(static_cast<std::size_t>(n - 1), -1);
     if (!opt.initial.empty()) {
         if (opt.initial.size() != rho0.size())
-            throw std::invalid_argument("the initial restriction must have n - 1 entries");
+            throw precondition_error("the initial restriction must have n - 1 entries");
         for (std::size_t t = 0; t < rho0.size(); ++t) {
             const int v = opt.initial[t];
             if (v < -1 || (v >= 0 && static_cast<std::size_t>(v) >= s))
-                throw std::invalid_argument("initial restriction: bad symbol index");
+                throw precondition_error("initial restriction: bad symbol index");
             rho0[t] = v;
         }
     }

@@ -148,7 +148,7 @@ struct restriction {
 };
 
 /// Builds ρ, D and T for a hard model over exact rationals at length n >= 2. Throws
-/// std::invalid_argument for a soft model, n < 2, C outside (0, 1) or a malformed `initial`;
+/// precondition_error for a soft model, n < 2, C outside (0, 1) or a malformed `initial`;
 /// model::input_error when the model cannot take length n; numeric_error when the exact
 /// scalar cannot evaluate the model; numeric::limit_error, before any work, when a layer's row
 /// analyses would exceed the limit attention-work (attention::check_forward_work) and later when
@@ -232,7 +232,7 @@ struct language_run {
     language_result result;
 };
 
-/// The symbols of the language as indices of the model's alphabet. Throws std::invalid_argument
+/// The symbols of the language as indices of the model's alphabet. Throws precondition_error
 /// naming the missing symbols when the model's alphabet does not contain them.
 std::vector<int> language_symbols(const model::model<rational>& m, lang::language l);
 

@@ -3,6 +3,7 @@
 
 #include "hard_limit/restriction_internal.hpp"
 #include "attention/hard_exact.hpp"
+#include "util/precondition.hpp"
 
 #include <algorithm>
 #include <random>
@@ -208,7 +209,7 @@ std::vector<int> language_symbols(const model::model<rational>& m, lang::languag
     if (!missing.empty()) {
         std::string alpha;
         for (const auto& a : m.sigma.symbols) alpha += (alpha.empty() ? "" : ", ") + a;
-        throw std::invalid_argument("the model's alphabet {" + alpha + "} does not contain the " +
+        throw precondition_error("the model's alphabet {" + alpha + "} does not contain the " +
                                     std::string(lang::to_string(l)) + " symbol(s) " + missing);
     }
     return out;
@@ -452,7 +453,7 @@ language_run run_language(const model::model<rational>& m, long n, lang::languag
         const int open = syms[alpha.find('(')], close = syms[alpha.find(')')];
         ro.pin_symbols = {open, close};
         ro.free_fraction = rational(9, 10);
-        if (n < 2) throw std::invalid_argument("n must be at least 2 (one input and eos)");
+        if (n < 2) throw precondition_error("n must be at least 2 (one input and eos)");
         const std::size_t len = static_cast<std::size_t>(n - 1);
         const std::size_t edge = static_cast<std::size_t>(n) / 5;
         ro.initial.assign(len, -1);

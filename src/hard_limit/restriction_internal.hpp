@@ -2,6 +2,8 @@
 /// @file restriction_internal.hpp
 /// Helpers shared by restriction.cpp and restriction_check.cpp (not part of the public API).
 
+#include "util/thread_pool.hpp"
+
 #include <cstddef>
 #include <functional>
 
@@ -11,12 +13,12 @@ namespace attnprop::analysis::detail {
 std::size_t checked_power(std::size_t base, std::size_t exp, std::size_t cap);
 
 /// The number of worker threads for a requested count (0: up to 2).
-int worker_count(int requested);
+inline int worker_count(int requested) { return util::worker_count(requested, 2); }
 
-/// Calls fn(index, worker) for index in [0, count) on `threads` workers (the calling thread is
-/// worker 0). Rethrows the first exception of any worker. Work is handed out in small chunks;
-/// callers write results by index, so results do not depend on the number of threads. Throws
-/// numeric::interrupted_error between chunks once a stop was requested (SIGINT).
-void parallel_for(std::size_t count, int threads, const std::function<void(std::size_t, int)>& fn);
+/// util::parallel_for over rows or assignments, handed out 8 at a time (short units of work).
+inline void parallel_for(std::size_t count, int threads,
+                         const std::function<void(std::size_t, int)>& fn) {
+    util::parallel_for(count, threads, fn, {.chunk = 8, .on_thread_exit = {}});
+}
 
 } // namespace attnprop::analysis::detail

@@ -1,4 +1,5 @@
 #include "lang/languages.hpp"
+#include "util/precondition.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -88,8 +89,8 @@ std::string uniform_word(language l, std::size_t length, std::mt19937_64& rng) {
 }
 
 std::string random_dyck_word(std::size_t length, int types, std::mt19937_64& rng) {
-    if (length % 2 != 0) throw std::invalid_argument("a Dyck word has even length");
-    if (types != 1 && types != 2) throw std::invalid_argument("1 or 2 bracket types");
+    if (length % 2 != 0) throw precondition_error("a Dyck word has even length");
+    if (types != 1 && types != 2) throw precondition_error("1 or 2 bracket types");
     // Uniform over Dyck paths: choose an up-step with probability proportional to the number
     // of completions (ballot numbers), computed incrementally as a ratio.
     const std::size_t half = length / 2;

@@ -268,7 +268,7 @@ value influence_to_json(const analysis::sweep_result& r, const influence_meta& m
     value hyp = value::object();
     for (const auto& h : r.hypotheses) {
         value e = value::object();
-        e.set("holds", h.holds ? value::boolean(*h.holds) : value::null_value());
+        e.set("holds", is_certain(h.holds) ? value::boolean(h.holds.make_certain()) : value::null_value());
         e.set("reason", str(h.reason));
         hyp.set(h.name, std::move(e));
     }
@@ -291,7 +291,8 @@ value influence_to_json(const analysis::sweep_result& r, const influence_meta& m
     o.set("explanation", str(r.explanation));
     o.set("growth", r.growth ? str(*r.growth) : value::null_value());
     o.set("influence_vanished",
-          r.influence_vanished ? value::boolean(*r.influence_vanished) : value::null_value());
+          is_certain(r.influence_vanished) ? value::boolean(r.influence_vanished.make_certain())
+                                          : value::null_value());
     std::size_t reused = 0;
     for (const auto& row : r.rows) reused += row.reused ? 1 : 0;
     o.set("reused_rows", num(static_cast<long long>(reused)));
@@ -367,7 +368,7 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
     os << "hypotheses of Lemma 5:\n";
     for (const auto& h : r.hypotheses)
         os << "  " << std::left << std::setw(24) << h.name << std::setw(9)
-           << (h.holds == true ? "yes" : h.holds == false ? "no" : "unknown") << h.reason << "\n";
+           << (certainly(h.holds) ? "yes" : certainly(!h.holds) ? "no" : "unknown") << h.reason << "\n";
     os << "verdict: " << verdict_line(r) << "\n";
     return os.str();
 }
@@ -770,7 +771,7 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     }
     md << "\nHypotheses:\n\n";
     for (const auto& h : r.hypotheses)
-        md << "- " << h.name << ": " << (h.holds == true ? "yes" : h.holds == false ? "no" : "unknown")
+        md << "- " << h.name << ": " << (certainly(h.holds) ? "yes" : certainly(!h.holds) ? "no" : "unknown")
            << " — " << h.reason << "\n";
     if (r.fit) {
         char buf[128];

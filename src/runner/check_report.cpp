@@ -139,12 +139,12 @@ value check_to_json(const check_run& run) {
         p.set("status", str(r.status()));
         p.set("seed", str(std::to_string(r.seed)));
         p.set("passed", num(r.passed));
-        p.set("failed", num(r.failed));
+        p.set("failed", num(r.failed()));
         p.set("undecided", num(r.undecided));
         p.set("undecided_equal", num(r.undecided_equal));
         p.set("undefined", num(r.undefined));
-        p.set("gave_up", value::boolean(r.gave_up));
-        if (!r.error.empty()) p.set("error", str(r.error));
+        p.set("gave_up", value::boolean(r.gave_up()));
+        if (!r.error().empty()) p.set("error", str(r.error()));
         value nb = value::array();
         for (const auto& [k, v] : ordered_n_buckets(r.n_buckets)) {
             value b = value::object();
@@ -189,7 +189,7 @@ value check_to_json(const check_run& run) {
             cx.set("shrink_steps", num(r.cx->shrink_steps));
             p.set("counterexample", std::move(cx));
         }
-        failed += r.failed;
+        failed += r.failed();
         undecided += r.undecided;
         undefined += r.undefined;
         props.push_back(std::move(p));
@@ -222,7 +222,7 @@ std::string check_to_markdown(const check_run& run) {
     for (const auto& r : run.reports) {
         os << "| `" << r.suite << "/" << r.name << "`" << (r.expected_to_fail ? " (control)" : "")
            << " | " << r.status() << " | " << r.passed << " | " << undecided_cell(r) << " | "
-           << r.undefined << " | " << r.failed << " | " << (r.gave_up ? "yes" : "no") << " | "
+           << r.undefined << " | " << r.failed() << " | " << (r.gave_up() ? "yes" : "no") << " | "
            << r.seed << " |\n";
     }
     if (!run.not_applicable.empty()) {
@@ -281,8 +281,8 @@ std::string check_to_text(const check_run& run) {
     for (const auto& r : run.reports) {
         os << std::left << std::setw(static_cast<int>(w) + 2) << (r.suite + "/" + r.name)
            << std::setw(18) << r.status() << std::right << std::setw(7) << r.passed << std::setw(16)
-           << undecided_cell(r) << std::setw(10) << r.undefined << std::setw(7) << r.failed << std::setw(9)
-           << (r.gave_up ? "yes" : "no") << "  " << r.seed << "\n";
+           << undecided_cell(r) << std::setw(10) << r.undefined << std::setw(7) << r.failed() << std::setw(9)
+           << (r.gave_up() ? "yes" : "no") << "  " << r.seed << "\n";
         os << "    lengths: " << lengths_line(r) << "\n";
         os << "    models:  " << classes_line(r) << "\n";
         if (!r.measurements.empty()) os << "    measurements: " << measurements_line(r) << "\n";
@@ -313,7 +313,7 @@ report::case_record case_record_of(const recorded_case& rc, const property_repor
     c.scalar_kinds = r.kinds;
     c.precision = rc.precision;
     c.precision_cap = cfg.precision_cap;
-    c.verdict = to_string(rc.result.status);
+    c.verdict = to_string(rc.result.status());
     c.message = rc.result.message;
     for (const auto& [k, v] : rc.result.numbers) c.numbers.emplace_back(k, v);
     c.numbers_from = "check";

@@ -19,6 +19,41 @@ const char* to_string(verdict v) {
     return "?";
 }
 
+verdict check_result::status() const {
+    if (is<outcomes::failed>(result)) return verdict::violated;
+    if (is<outcomes::undecided>(result)) return verdict::undecided;
+    if (is<outcomes::undefined>(result)) return verdict::undefined;
+    return verdict::holds;
+}
+
+check_result check_result::make(verdict v, std::string msg) {
+    check_result r;
+    switch (v) {
+    case verdict::holds: r.result = outcomes::passed{}; break;
+    case verdict::violated: r.result = outcomes::failed{}; break;
+    case verdict::undecided: r.result = outcomes::undecided{}; break;
+    case verdict::undefined: r.result = outcomes::undefined{}; break;
+    }
+    r.message = std::move(msg);
+    return r;
+}
+
+std::string status_word(const outcome& o, bool some_passed) {
+    struct word {
+        bool some_passed;
+        std::string operator()(const outcomes::passed&) const { return "passed"; }
+        std::string operator()(const outcomes::failed&) const { return "failed"; }
+        std::string operator()(const outcomes::undecided&) const {
+            return some_passed ? "partly-undecided" : "undecided";
+        }
+        std::string operator()(const outcomes::undefined&) const { return "undefined"; }
+        std::string operator()(const outcomes::gave_up&) const { return "gave-up"; }
+        std::string operator()(const outcomes::error&) const { return "error"; }
+        std::string operator()(const outcomes::interrupted&) const { return "interrupted"; }
+    };
+    return std::visit(word{some_passed}, o);
+}
+
 void registry::add(property p) {
     for (const auto& q : properties_)
         if (q.suite == p.suite && q.name == p.name)
@@ -183,7 +218,7 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
         } catch (const std::exception& e) {
             r = check_result::violated(std::string("threw: ") + e.what());
         }
-        if (r.status == verdict::undefined) {
+        if (is<outcomes::undefined>(r.result)) {
             if (may_resolve && prec * 2 <= cfg.precision_cap) {
                 prec *= 2;
                 continue;
@@ -192,11 +227,12 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
             if (may_resolve) r.message += " (not resolved up to " + std::to_string(prec) + " bits)";
             return r;
         }
-        if (r.status == verdict::undecided && !r.precision_helps) {
+        const auto* undecided = std::get_if<outcomes::undecided>(&r.result);
+        if (undecided && !undecided->precision_helps) {
             if (precision_used) *precision_used = prec;
             return r;
         }
-        if (r.status == verdict::undecided && r.sides_agree && agreed_before) {
+        if (undecided && undecided->sides_agree && agreed_before) {
             // Two successive precisions, and the sides agree to half of each: an equality the
             // model attains, which more bits only confirm (docs/properties.md, "Verdicts").
             if (precision_used) *precision_used = prec;
@@ -204,13 +240,13 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
                          " bits, the two sides agreeing to half of each: not escalated further)";
             return r;
         }
-        if (r.status != verdict::undecided || prec * 2 > cfg.precision_cap) {
+        if (!undecided || prec * 2 > cfg.precision_cap) {
             if (precision_used) *precision_used = prec;
-            if (r.status == verdict::undecided)
+            if (undecided)
                 r.message += " (undecided up to " + std::to_string(prec) + " bits)";
             return r;
         }
-        agreed_before = r.sides_agree;
+        agreed_before = undecided->sides_agree;
         prec *= 2;
     }
 }

@@ -6,6 +6,7 @@
 /// (props/registry.cpp), never through static initialisation.
 
 #include "model/model.hpp"
+#include "runner/outcome.hpp"
 
 #include <rapidcheck.h>
 
@@ -40,6 +41,8 @@ struct test_case {
 ///   not reach); reported, never a pass or a fail;
 /// - undefined: a value the statement needs does not exist on this case (NaN, division by
 ///   zero, a layer norm at zero variance), located; reported, never a pass or a fail.
+/// These are the per-case alternatives of runner::outcome (passed, failed, undecided,
+/// undefined) by the words case.json records.
 enum class verdict { holds, violated, undecided, undefined };
 const char* to_string(verdict v);
 
@@ -53,30 +56,32 @@ struct measurement {
     std::string detail; ///< numbers and why
 };
 
+/// The answer of a check on one case: its outcome (passed, failed, undecided or undefined),
+/// the one line that says what was compared (the witness of a failure, the reason of an
+/// undecided case, the place of an undefined value) and the numbers behind it.
 struct check_result {
-    verdict status = verdict::holds;
+    outcome result = outcomes::passed{};
     std::string message; ///< what was compared, one line
     /// The numbers behind the verdict, name -> text (exact p/q where exact, decimal digits
     /// and radius otherwise).
     std::vector<std::pair<std::string, std::string>> numbers;
-    /// For undecided results: whether more precision could decide the case. False for
-    /// statistical or regime questions (a slope within its standard error), which the runner
-    /// then reports without retrying at doubled precision.
-    bool precision_helps = true;
-    /// For undecided results: the two sides of the statement's inequality agree to every bit
-    /// of the precision tried (overlapping balls, each with at least half the working precision
-    /// of relative accuracy), as when the model attains the bound with equality. Reports count
-    /// these apart from the other undecided cases.
-    bool sides_agree = false;
     /// A statistic reported with the verdict (never the reason for it).
     std::optional<runner::measurement> measured;
 
-    static check_result make(verdict v, std::string msg) {
-        check_result r;
-        r.status = v;
-        r.message = std::move(msg);
-        return r;
+    /// The verdict word of the outcome (a check's outcome is one of the four per-case ones).
+    verdict status() const;
+    /// Undecided, and more precision could decide it.
+    bool precision_helps() const {
+        const auto* u = std::get_if<outcomes::undecided>(&result);
+        return u && u->precision_helps;
     }
+    /// Undecided with both sides agreeing to every bit tried (outcomes::undecided).
+    bool sides_agree() const {
+        const auto* u = std::get_if<outcomes::undecided>(&result);
+        return u && u->sides_agree;
+    }
+
+    static check_result make(verdict v, std::string msg);
     static check_result holds(std::string msg = {}) { return make(verdict::holds, std::move(msg)); }
     static check_result violated(std::string msg) { return make(verdict::violated, std::move(msg)); }
     static check_result undecided(std::string msg) { return make(verdict::undecided, std::move(msg)); }
@@ -85,15 +90,16 @@ struct check_result {
     /// Undecided for a reason precision does not change (no escalation).
     static check_result undecided_at_any_precision(std::string msg) {
         check_result r = make(verdict::undecided, std::move(msg));
-        r.precision_helps = false;
+        r.result = outcomes::undecided{.precision_helps = false};
         return r;
     }
     check_result& with(std::string name, std::string value) {
         numbers.emplace_back(std::move(name), std::move(value));
         return *this;
     }
+    /// Marks an undecided result whose two sides agree (nothing for another outcome).
     check_result& with_sides_agree(bool agree = true) {
-        sides_agree = agree;
+        if (auto* u = std::get_if<outcomes::undecided>(&result)) u->sides_agree = agree;
         return *this;
     }
     check_result& with_measurement(runner::measurement m) {
@@ -209,7 +215,7 @@ std::uint64_t property_seed(std::uint64_t base, const property& p);
 
 /// Runs the check at cfg.precision, doubling the precision while the answer is undecided
 /// (and more precision could decide it), up to cfg.precision_cap; an undecided answer whose two
-/// sides agree (check_result::sides_agree) at two successive precisions is returned at once. A numeric::undefined_error
+/// sides agree (check_result::sides_agree()) at two successive precisions is returned at once. A numeric::undefined_error
 /// from the check is the verdict undefined (retried at doubled precision while the error says
 /// precision may resolve it); numeric::limit_error, numeric::precision_error and
 /// std::bad_alloc are rethrown (a refusal to compute is no verdict); any other exception is a

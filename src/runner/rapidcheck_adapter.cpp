@@ -82,16 +82,6 @@ std::string n_bucket(long n) {
     return "n>1024";
 }
 
-std::string property_report::status() const {
-    if (failed > 0) return "failed";
-    if (interrupted) return "interrupted";
-    if (!error.empty()) return "error";
-    if (gave_up) return "gave-up";
-    if (undefined > 0) return "undefined";
-    if (undecided > 0) return passed > 0 ? "partly-undecided" : "undecided";
-    return "passed";
-}
-
 property_report run_property(const property& p, const run_config& cfg,
                              const case_progress_fn& on_case) {
     load_rapidcheck_configuration_quietly();
@@ -134,7 +124,7 @@ property_report run_property(const property& p, const run_config& cfg,
             if (!shrinking) refused = std::current_exception();
             RC_DISCARD("refused");
         }
-        if (r.status == verdict::violated) {
+        if (is<outcomes::failed>(r.result)) {
             recorded_case rec{c, r, prec};
             if (!first_failure) first_failure = rec;
             last_failure = std::move(rec);
@@ -144,14 +134,14 @@ property_report run_property(const property& p, const run_config& cfg,
         rep.n_buckets[n_bucket(length_of(c))]++;
         rep.classes[p.tag ? p.tag(c) : std::string("?")]++;
         if (r.measured) rep.measurements[r.measured->name + ": " + r.measured->label]++;
-        if (r.status == verdict::undefined) {
+        if (is<outcomes::undefined>(r.result)) {
             ++rep.undefined;
             auto& where = rep.undefined_reasons;
             if (where.size() < 3 && std::find(where.begin(), where.end(), r.message) == where.end())
                 where.push_back(r.message);
-        } else if (r.status == verdict::undecided) {
+        } else if (is<outcomes::undecided>(r.result)) {
             ++rep.undecided;
-            if (r.sides_agree) ++rep.undecided_equal;
+            if (r.sides_agree()) ++rep.undecided_equal;
             auto& why = rep.undecided_reasons;
             if (why.size() < 3 && std::find(why.begin(), why.end(), r.message) == why.end())
                 why.push_back(r.message);
@@ -176,7 +166,7 @@ property_report run_property(const property& p, const run_config& cfg,
         result.emplace(rc::detail::checkProperty(rc::detail::toProperty(testable), meta, params, listener));
     } catch (const stop_checking&) {
         if (refused) std::rethrow_exception(refused);
-        rep.interrupted = true;
+        rep.end = outcomes::interrupted{};
         rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return rep;
     }
@@ -184,8 +174,10 @@ property_report run_property(const property& p, const run_config& cfg,
     rc::detail::FailureResult failure;
     rc::detail::GaveUpResult gave_up;
     rc::detail::Error error;
+    // RapidCheck's result, one alternative of the outcome; a run that ended with every case
+    // ends with what its cases said.
     if (result->match(failure)) {
-        rep.failed = 1;
+        rep.end = outcomes::failed{};
         counterexample cx;
         if (first_failure) cx.original = *first_failure;
         if (last_failure) cx.shrunk = *last_failure;
@@ -196,9 +188,15 @@ property_report run_property(const property& p, const run_config& cfg,
         rep.cx = std::move(cx);
         // Cases counted before the failure passed; RapidCheck's numSuccess agrees.
     } else if (result->match(gave_up)) {
-        rep.gave_up = true;
+        rep.end = outcomes::gave_up{gave_up.description};
     } else if (result->match(error)) {
-        rep.error = error.description.empty() ? "RapidCheck error" : error.description;
+        rep.end = outcomes::error{error.description.empty() ? "RapidCheck error" : error.description};
+    } else if (rep.undefined > 0) {
+        rep.end = outcomes::undefined{};
+    } else if (rep.undecided > 0) {
+        rep.end = outcomes::undecided{};
+    } else {
+        rep.end = outcomes::passed{};
     }
     rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return rep;

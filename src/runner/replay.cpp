@@ -44,7 +44,7 @@ std::string replay_comparison::summary() const {
 replay_comparison compare_with_record(const report::case_record& recorded, const check_result& now) {
     replay_comparison cmp;
     cmp.recorded_verdict = recorded.verdict;
-    cmp.verdict = to_string(now.status);
+    cmp.verdict = to_string(now.status());
     cmp.reproduced = cmp.recorded_verdict == cmp.verdict;
     cmp.numbers_compared = recorded.numbers_from == "check";
     if (!cmp.numbers_compared) return cmp;

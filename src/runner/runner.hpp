@@ -44,12 +44,12 @@ struct property_report {
     /// model attains, which no precision separates).
     int undecided_equal = 0;
     int undefined = 0;          ///< cases where a needed value does not exist (located)
-    int failed = 0;             ///< 0 or 1
-    bool gave_up = false;
-    /// A stop was requested (SIGINT) before the property ran its cases: the counts are the
-    /// cases checked until then.
-    bool interrupted = false;
-    std::string error;          ///< RapidCheck reported an error (not a counterexample)
+    /// How the run ended: failed (the counterexample is `cx`), gave up, error (RapidCheck's
+    /// description), interrupted (a stop was requested, SIGINT, before the property ran its
+    /// cases: the counts are the cases checked until then); else, every case run, undefined
+    /// (some case undefined), undecided (some case undecided up to the precision cap) or
+    /// passed (every case decided and held).
+    outcome end = outcomes::passed{};
     std::map<std::string, int> n_buckets; ///< "n<=16", "n<=256", ... -> cases
     std::map<std::string, int> classes;   ///< model class -> cases
     /// Why cases were undecided: the first few distinct messages, in the order met.
@@ -61,11 +61,18 @@ struct property_report {
     std::optional<counterexample> cx;
     double seconds = 0;         ///< wall time (reports only; never compared)
 
-    /// "failed" (a counterexample), "interrupted" (stopped by SIGINT before its cases were
-    /// done), "error", "gave-up", "undefined" (no failure, some case
-    /// undefined), "partly-undecided" (no failure, some cases undecided up to the precision
-    /// cap), "undecided" (no case decided), "passed" (every case decided and held).
-    std::string status() const;
+    /// "failed", "interrupted", "error", "gave-up", "undefined", "partly-undecided" (undecided,
+    /// some case passed), "undecided" (no case decided) or "passed": the word of `end`.
+    std::string status() const { return status_word(end, passed > 0); }
+    /// 1 when the run found a counterexample, else 0 (report.json's "failed").
+    int failed() const { return is<outcomes::failed>(end) ? 1 : 0; }
+    bool gave_up() const { return is<outcomes::gave_up>(end); }
+    bool interrupted() const { return is<outcomes::interrupted>(end); }
+    /// RapidCheck's error description (not a counterexample); empty unless the run erred.
+    std::string error() const {
+        const auto* e = std::get_if<outcomes::error>(&end);
+        return e ? e->description : std::string();
+    }
 };
 
 /// Progress callback: called after each property with its report.

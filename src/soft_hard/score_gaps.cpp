@@ -1,4 +1,5 @@
 #include "soft_hard/score_gaps.hpp"
+#include "util/precondition.hpp"
 
 #include <stdexcept>
 
@@ -55,7 +56,7 @@ void keep_min(std::optional<surd>& best, const surd& s) {
 gap_pass score_gaps(const model::model<rational>& m, const model::input_sequence& x,
                     const gap_options& opt) {
     if (!model::is_hard_kind(m.attention))
-        throw std::invalid_argument("score gaps need a hard or average-hard model; " + m.name +
+        throw precondition_error("score gaps need a hard or average-hard model; " + m.name +
                                     " is soft");
     if (auto blockers = model::exact_blockers(m); !blockers.empty())
         throw numeric::numeric_error("the exact scalar cannot evaluate this model: " +

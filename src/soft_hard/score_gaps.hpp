@@ -96,7 +96,7 @@ struct gap_options {
 /// Evaluates a hard or average-hard model exactly on x (eos included) and records the gaps of
 /// every computed row: every row of layers 1..L−1 (their states feed the next layer) and row n
 /// of layer L (all rows with opt.all_rows). O(L n² (d_k + d_v)) exact operations. Agrees with
-/// attention::hard_forward_exact (tested). Throws std::invalid_argument for a soft model,
+/// attention::hard_forward_exact (tested). Throws precondition_error for a soft model,
 /// numeric::numeric_error when the exact scalar cannot evaluate the model
 /// (model::exact_blockers), numeric::undefined_error (located) where a value does not exist.
 gap_pass score_gaps(const model::model<rational>& m, const model::input_sequence& x,

@@ -3,6 +3,7 @@
 #include "soft_influence/hypotheses.hpp"
 #include "soft_influence/norms.hpp"
 #include "attention/soft.hpp"
+#include "util/precondition.hpp"
 
 #include <cmath>
 #include <map>
@@ -174,7 +175,7 @@ bound_data make_bound_data(const model::model<rational>& m, const gap_pass& p,
         const auto& lg = p.layers[k - 1];
         layer_bound_data ld;
         const map_lipschitz lip = lipschitz_analysis(lay.update, update_blocks(m, k - 1), ctx);
-        if (lip.lipschitz == true) {
+        if (certainly(lip.lipschitz)) {
             ld.lip_y = lip.block_bounds.front();
             ld.lip_b.assign(lip.block_bounds.begin() + 1, lip.block_bounds.end());
         } else {
@@ -210,7 +211,7 @@ bound_data make_bound_data(const model::model<rational>& m, const gap_pass& p,
             } else {
                 const std::size_t dm = m.d;
                 const map_lipschitz sl = lipschitz_analysis(*hd.score.fn, {{0, dm}, {dm, dm}}, ctx);
-                if (sl.lipschitz == true) {
+                if (certainly(sl.lipschitz)) {
                     hb.e1 = add_up(sl.block_bounds[0], sl.block_bounds[1]);
                 } else {
                     hb.e1 = pos_inf(prec);
@@ -245,13 +246,13 @@ propagated propagate(const bound_data& d, const std::vector<std::vector<arb_ball
                      const numeric::context& ctx) {
     const long prec = ctx.precision_bits;
     if (beta.size() != d.layers.size())
-        throw std::invalid_argument("propagate: one row of inverse temperatures per layer");
+        throw precondition_error("propagate: one row of inverse temperatures per layer");
     propagated out;
     arb_ball delta = zero_point(prec);
     for (std::size_t k = 0; k < d.layers.size(); ++k) {
         const auto& ld = d.layers[k];
         if (beta[k].size() != ld.heads.size())
-            throw std::invalid_argument("propagate: one inverse temperature per head");
+            throw precondition_error("propagate: one inverse temperature per head");
         const bool still = is_zero(delta);
         arb_ball sum = still ? zero_point(prec) : mul_up(ld.lip_y, delta);
         arb_ball eps_k = zero_point(prec), worst_leak = zero_point(prec);
@@ -475,7 +476,7 @@ soft_observation observe_impl(const model::model<rational>& soft, const model::i
 soft_observation observe_soft(const model::model<rational>& soft, const model::input_sequence& x,
                               const gap_pass& hard, const numeric::context& ctx, bool interval) {
     if (soft.attention != model::attention_kind::soft)
-        throw std::invalid_argument("observe_soft: the model must be the soft counterpart");
+        throw precondition_error("observe_soft: the model must be the soft counterpart");
     if (interval) return observe_impl<numeric::dinterval>(soft, x, hard, ctx);
     return observe_impl<arb_ball>(soft, x, hard, ctx);
 }
@@ -582,7 +583,8 @@ bound_check check_against_bound(const gap_pass& hard, const soft_observation& ob
                                                               : numeric::compare(leak, exact);
                     if (o == numeric::order::less) o = numeric::order::greater; // a wrong leak
                 }
-                if (o == numeric::order::greater) {
+                const numeric::uncertain<bool> within = numeric::is_less_or_equal(o);
+                if (certainly(!within)) {
                     ++c.rows_above;
                     if (c.first_above.empty())
                         c.first_above = "layer " + std::to_string(k + 1) + " head " +
@@ -590,7 +592,7 @@ bound_check check_against_bound(const gap_pass& hard, const soft_observation& ob
                                         std::to_string(row.position) + ": leak " +
                                         numeric::to_display_string(leak, 8) + " above its bound " +
                                         upper_decimal(bd, 8);
-                } else if (o == numeric::order::unknown) {
+                } else if (!is_certain(within)) {
                     ++c.rows_undecided;
                 } else {
                     ++c.rows_within;
@@ -651,7 +653,7 @@ simulate_row simulate_at(const model::model<rational>& hard, const std::vector<m
     for (const auto& w : inputs) {
         auto x = model::parse_input(hard, w);
         if (static_cast<long>(x.size()) != n)
-            throw std::invalid_argument("simulate_at: input '" + w + "' does not have length n - 1 = " +
+            throw precondition_error("simulate_at: input '" + w + "' does not have length n - 1 = " +
                                         std::to_string(n - 1));
         passes.push_back(score_gaps(hard, x));
         add_to_summary(row.gaps, passes.back(), w);

@@ -183,7 +183,7 @@ struct simulate_options {
 
 /// Runs the hard model exactly and its soft counterpart at each β (each a formula in n; every
 /// head gets it) on the inputs (without eos, all of length n − 1). Throws what score_gaps and
-/// observe_soft throw; std::invalid_argument for an input of another length.
+/// observe_soft throw; precondition_error for an input of another length.
 simulate_row simulate_at(const model::model<rational>& hard, const std::vector<model::expr>& betas,
                          long n, const std::vector<std::string>& inputs,
                          const simulate_options& opt);

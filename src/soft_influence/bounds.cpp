@@ -2,6 +2,7 @@
 
 #include "soft_influence/formula_range.hpp"
 #include "soft_influence/norms.hpp"
+#include "util/precondition.hpp"
 
 #include <stdexcept>
 #include <variant>
@@ -109,7 +110,7 @@ layer_constants compute_layer(const rmodel& m, std::size_t k, const numeric::con
         heads_ok = heads_ok && finite(lc.heads.back().mu) && finite(lc.heads.back().nu);
     }
     map_lipschitz lip = lipschitz_analysis(m.layers[k].update, update_blocks(m, k), ctx);
-    if (lip.lipschitz == true) {
+    if (certainly(lip.lipschitz)) {
         lc.ly = lip.block_bounds.front();
         lc.lh.assign(lip.block_bounds.begin() + 1, lip.block_bounds.end());
         lc.c = value_at_zero_norm(m.layers[k].update, ctx);
@@ -293,15 +294,15 @@ recursion_result run_recursion(const std::vector<layer_constants>& lcs, const ar
 
 bool bound_report::hypotheses_hold() const {
     for (const auto& h : hypotheses)
-        if (h.holds != true) return false;
+        if (!certainly(h.holds)) return false;
     return true;
 }
 
 const hypothesis_result* bound_report::first_failure() const {
     for (const auto& h : hypotheses)
-        if (h.holds == false) return &h;
+        if (certainly(!h.holds)) return &h;
     for (const auto& h : hypotheses)
-        if (!h.holds) return &h;
+        if (!is_certain(h.holds)) return &h;
     return nullptr;
 }
 
@@ -352,7 +353,7 @@ initial_bound initial_state_bound(const rmodel& m, const numeric::context& ctx) 
             break;
         case model::input_kind::map:
             best = map_initial_norm(*fb, v, m, box, ctx);
-            if (lip->lipschitz == true)
+            if (certainly(lip->lipschitz))
                 best = min_upper(best, f0 + lip->block_bounds[0] * vn + lip->block_bounds[1] * box.norm);
             break;
         }
@@ -368,7 +369,7 @@ initial_bound initial_state_bound(const rmodel& m, const numeric::context& ctx) 
                                                     model::convert<arb_ball>(m.token[b], ctx), prec));
     if (m.input == model::input_kind::map) {
         ib.Delta0 = up(ball(2, ctx) * ib.F0);
-        if (lip->lipschitz == true) ib.Delta0 = min_upper(ib.Delta0, lip->block_bounds[0] * vdiff);
+        if (certainly(lip->lipschitz)) ib.Delta0 = min_upper(ib.Delta0, lip->block_bounds[0] * vdiff);
         if (sigma < 2) ib.Delta0 = zero_point(prec);
     } else {
         ib.Delta0 = vdiff;
@@ -378,7 +379,7 @@ initial_bound initial_state_bound(const rmodel& m, const numeric::context& ctx) 
 }
 
 bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx) {
-    if (n < 1) throw std::invalid_argument("a_priori_bound: n must be at least 1");
+    if (n < 1) throw precondition_error("a_priori_bound: n must be at least 1");
     const long prec = ctx.precision_bits;
     bound_report rep;
     rep.model_name = m.name;
@@ -409,7 +410,7 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
     if (!rep.hypotheses_hold()) {
         const hypothesis_result* f = rep.first_failure();
         rep.notes.push_back("no K: hypothesis " + f->name +
-                            (f->holds == false ? " fails" : " is undecided"));
+                            (certainly(!f->holds) ? " fails" : " is undecided"));
         return rep;
     }
     if (!constants_ok || !finite(rep.F0)) {
@@ -429,7 +430,7 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
 
 arb_ball logit_oscillation_factor(const model::readout<rational>& r, const numeric::context& ctx) {
     if (r.type != model::readout<rational>::kind::softmax)
-        throw std::invalid_argument("logit_oscillation_factor: not a softmax readout");
+        throw precondition_error("logit_oscillation_factor: not a softmax readout");
     const long prec = ctx.precision_bits;
     const auto& w = r.logits.W;
     arb_ball best = zero_point(prec);
@@ -468,10 +469,10 @@ arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>&
     const long prec = ctx.precision_bits;
     const std::size_t L = m.layers.size();
     if (tx.y.size() != L + 1 || tx2.y.size() != L + 1)
-        throw std::invalid_argument("posterior_bound: the traces do not match the model's layers");
+        throw precondition_error("posterior_bound: the traces do not match the model's layers");
     const std::size_t n = tx.y[0].size();
     if (tx2.y[0].size() != n || i >= n)
-        throw std::invalid_argument("posterior_bound: lengths or changed position do not match");
+        throw precondition_error("posterior_bound: lengths or changed position do not match");
 
     std::vector<layer_constants> lcs;
     for (std::size_t k = 0; k < L; ++k) {
@@ -622,9 +623,9 @@ posterior_cache<S>::posterior_cache(const rmodel& m, const attention::soft_trace
     const long prec = ctx.precision_bits;
     const std::size_t L = m.layers.size();
     if (L == 0 || L > 2)
-        throw std::invalid_argument("posterior_cache: one or two layers, got " + std::to_string(L));
+        throw precondition_error("posterior_cache: one or two layers, got " + std::to_string(L));
     if (tx.y.size() != L + 1)
-        throw std::invalid_argument("posterior_cache: the trace does not match the model's layers");
+        throw precondition_error("posterior_cache: the trace does not match the model's layers");
     n_ = tx.y[0].size();
     F0_ = F1_ = Ftop_ = zero_point(prec);
     for (const auto& y : tx.y[0]) F0_ = max_upper(F0_, norm_up(y, prec));
@@ -691,8 +692,8 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
     const long prec = ctx_.precision_bits;
     if (!ok_) return pos_inf(prec);
     const std::size_t L = layers_.size();
-    if (i + 1 >= n_) throw std::invalid_argument("posterior_cache: the changed position is not before eos");
-    if (L == 2 && y1.size() != n_) throw std::invalid_argument("posterior_cache: y^(1) needs every row");
+    if (i + 1 >= n_) throw precondition_error("posterior_cache: the changed position is not before eos");
+    if (L == 2 && y1.size() != n_) throw precondition_error("posterior_cache: y^(1) needs every row");
     const arb_ball one = ball(1, ctx_), two = ball(2, ctx_);
     const S zero = numeric::zero<S>(ctx_);
     arb_ball Delta = distance_up(tx_.y[0][i], y0i, prec);

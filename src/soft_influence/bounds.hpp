@@ -104,7 +104,7 @@ inline constexpr std::size_t exact_oscillation_rows = 1024;
 /// time) by 2 max_r ||W_r - m|| with m the centre of the rows' bounding box, which is at most
 /// twice the pairwise maximum. With δ a bound on ||Δy_n^(L)||: osc(Δz) <= factor·δ, ||Δp||_∞ <= osc/4 and
 /// TV(p, p') <= osc/4 (theory.md §2.2). Precondition: r is a softmax readout (otherwise
-/// std::invalid_argument).
+/// precondition_error).
 numeric::arb_ball logit_oscillation_factor(const model::readout<numeric::rational>& r,
                                            const numeric::context& ctx);
 
@@ -139,7 +139,7 @@ numeric::arb_ball posterior_bound(const model::model<numeric::rational>& m,
 /// - the top layer's cap 2 F_L uses F_L = max(||y_n^(L)(x)||, ||y_n^(L)(x')||): the change
 ///   of y_n^(L) is at most the sum of the two norms (posterior_bound takes the maximum over
 ///   every row, which is larger or equal).
-/// Throws std::invalid_argument for a model with L = 0 or L > 2 or a trace that does not match.
+/// Throws precondition_error for a model with L = 0 or L > 2 or a trace that does not match.
 template <class S> class posterior_cache {
 public:
     posterior_cache(const model::model<numeric::rational>& m, const attention::soft_trace<S>& tx,

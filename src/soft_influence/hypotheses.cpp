@@ -298,7 +298,7 @@ hypothesis_result embeddings_hypothesis(const model::model<rational>& m) {
         h.holds = false;
         h.reason = join(unbounded);
     } else if (!unknown.empty()) {
-        h.holds = std::nullopt;
+        h.holds = numeric::indeterminate;
         h.reason = join(unknown);
     } else {
         h.reason = tokens + "every positional formula is defined and bounded for 1 <= i <= n";
@@ -388,7 +388,7 @@ map_lipschitz lipschitz_analysis(const rmap& f, const std::vector<input_block>& 
 
 std::optional<arb_ball> lipschitz_bound(const rmap& f, const numeric::context& ctx) {
     map_lipschitz r = lipschitz_analysis(f, {{0, f.in_dim}}, ctx);
-    if (r.lipschitz != true) return std::nullopt;
+    if (!certainly(r.lipschitz)) return std::nullopt;
     return r.block_bounds.front();
 }
 
@@ -487,36 +487,36 @@ std::vector<hypothesis_result> check_hypotheses(const model::model<rational>& m)
         hypothesis_result h{hypothesis_names[3], emb.holds, ""};
         // Failing only because a positional formula has no value somewhere: then y^(0) has
         // none there either, whatever the input map.
-        const bool undefined_only = emb.holds == false &&
+        const bool undefined_only = certainly(!emb.holds) &&
                                     emb.reason.find(" is undefined at ") != std::string::npos &&
                                     emb.reason.find("grows without bound") == std::string::npos;
         if (undefined_only) {
             h.reason = "y^(0) has no value where a positional embedding has none (" + emb.reason + ")";
         } else switch (m.input) {
         case model::input_kind::add:
-            h.reason = emb.holds == true  ? "y^(0) = v + p, a sum of bounded embeddings"
-                       : emb.holds == false ? "y^(0) = v + p with unbounded positional "
+            h.reason = certainly(emb.holds)  ? "y^(0) = v + p, a sum of bounded embeddings"
+                       : certainly(!emb.holds) ? "y^(0) = v + p with unbounded positional "
                                               "embeddings (||v + p|| >= ||p|| - ||v||)"
                                             : "y^(0) = v + p: follows bounded-embeddings, "
                                               "which is undecided";
             break;
         case model::input_kind::concat:
-            h.reason = emb.holds == true  ? "y^(0) = (v, p), a concatenation of bounded embeddings"
-                       : emb.holds == false ? "y^(0) = (v, p) with unbounded positional "
+            h.reason = certainly(emb.holds)  ? "y^(0) = (v, p), a concatenation of bounded embeddings"
+                       : certainly(!emb.holds) ? "y^(0) = (v, p) with unbounded positional "
                                               "embeddings (||(v, p)|| >= ||p||)"
                                             : "y^(0) = (v, p): follows bounded-embeddings, "
                                               "which is undecided";
             break;
         case model::input_kind::map: {
             const std::string kind = map_kind_name(*m.input_fn);
-            if (emb.holds == true) {
+            if (certainly(emb.holds)) {
                 h.reason = "f_in is a map (" + kind +
                            ") of bounded embeddings, and every map kind sends bounded sets to "
                            "bounded sets (linear maps, relu, tanh, gelu, erf, step, floor, mul, "
                            "slices and layer norm are bounded on bounded sets; tables and hashes "
                            "have bounded outputs)";
             } else {
-                h.holds = std::nullopt;
+                h.holds = numeric::indeterminate;
                 h.reason = "f_in is a map (" + kind +
                            ") of positional embeddings that are not known to be bounded: "
                            "cannot decide";
@@ -534,9 +534,9 @@ std::vector<hypothesis_result> check_hypotheses(const model::model<rational>& m)
         for (std::size_t k = 0; k < m.layers.size(); ++k) {
             map_lipschitz r = lipschitz_analysis(m.layers[k].update, update_blocks(m, k), ctx);
             const std::string prefix = "layer " + std::to_string(k + 1) + " update: ";
-            if (r.lipschitz == false) {
+            if (certainly(!r.lipschitz)) {
                 bad.push_back(prefix + r.reason);
-            } else if (!r.lipschitz) {
+            } else if (!is_certain(r.lipschitz)) {
                 unknown.push_back(prefix + r.reason);
             } else {
                 arb_ball lmax = zero_point(ctx.precision_bits);
@@ -554,7 +554,7 @@ std::vector<hypothesis_result> check_hypotheses(const model::model<rational>& m)
             h.holds = false;
             h.reason = join(bad);
         } else if (!unknown.empty()) {
-            h.holds = std::nullopt;
+            h.holds = numeric::indeterminate;
             h.reason = join(unknown);
         } else if (m.layers.empty()) {
             h.reason = "no layers";

@@ -4,7 +4,7 @@
 /// and the Lipschitz analysis of positionwise maps that the fifth one and the bounds of
 /// bounds.hpp rest on.
 ///
-/// Each hypothesis is answered true, false or unknown (std::nullopt) with a reason naming the
+/// Each hypothesis is answered true, false or unknown (an undecided numeric::uncertain<bool>) with a reason naming the
 /// place in the model ("layer 2 head 1 scores with an arbitrary map"). Unknown is reserved for
 /// what cannot be decided from the model alone (an arbitrary table or hash update, a formula
 /// whose boundedness neither expr::bounded() nor the interval analysis settles).
@@ -16,6 +16,7 @@
 /// ||ŷ|| = sqrt(||y||² + 1)). A value given as a map of kind affine counts as linear.
 
 #include "model/model.hpp"
+#include "numeric/order.hpp"
 #include "numeric/scalar.hpp"
 
 #include <cstddef>
@@ -25,10 +26,10 @@
 
 namespace attnprop::analysis {
 
-/// One hypothesis: holds = true / false / std::nullopt (cannot decide), with the reason.
+/// One hypothesis: holds = true / false / undecided (cannot decide), with the reason.
 struct hypothesis_result {
     std::string name;
-    std::optional<bool> holds;
+    numeric::uncertain<bool> holds;
     std::string reason;
 };
 
@@ -63,10 +64,10 @@ struct input_block {
 
 /// Result of the Lipschitz analysis of one map: `lipschitz` true with per-block constants
 /// ||f(x) - f(x')|| <= Σ_blocks block_bounds[t] · ||x_t - x'_t|| (upper-bound points), false
-/// when the map is provably not Lipschitz, std::nullopt when it cannot be decided (tables,
+/// when the map is provably not Lipschitz, undecided when it cannot be decided (tables,
 /// hashes); `reason` names the node or layer responsible (or, when true, what dominates).
 struct map_lipschitz {
-    std::optional<bool> lipschitz;
+    numeric::uncertain<bool> lipschitz;
     std::string reason;
     std::vector<numeric::arb_ball> block_bounds;
 };
@@ -85,7 +86,7 @@ struct map_lipschitz {
 ///   arguments is bilinear and not globally Lipschitz (false), mul by a constant node c is
 ///   max|c|. A node whose arguments do not depend on the input is constant (constant 0),
 ///   whatever its op;
-/// - table and hash maps: arbitrary maps, std::nullopt.
+/// - table and hash maps: arbitrary maps, undecided.
 /// Norm bounds are rigorous (norms.hpp) at the context's precision.
 map_lipschitz lipschitz_analysis(const model::map<numeric::rational>& f,
                                  const std::vector<input_block>& blocks,

@@ -1,6 +1,7 @@
 // One-symbol updates for soft models with L <= 2 (incremental_influence.hpp).
 #include "soft_influence/incremental_influence.hpp"
 #include "attention/soft.hpp"
+#include "util/precondition.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -140,8 +141,8 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                                                 incremental_fault fault, std::size_t table_bytes)
     : m_(m), x_(x), ctx_(ctx), fault_(fault), n_(x.size()) {
     if (!incremental_supports(m))
-        throw std::invalid_argument("the incremental influence method does not apply to this model");
-    if (n_ < 2) throw std::invalid_argument("incremental influence needs n >= 2");
+        throw precondition_error("the incremental influence method does not apply to this model");
+    if (n_ < 2) throw precondition_error("incremental influence needs n >= 2");
     const std::size_t L = m.layers.size();
     first_row_ = L == 1 ? n_ - 1 : 0;
     y0_ = attention::initial_states(m, x, ctx);
@@ -366,9 +367,9 @@ vec<S> incremental_influence<S>::top_generic(const std::vector<vec<S>>& y1) cons
 template <numeric::ExpScalar S>
 typename incremental_influence<S>::change incremental_influence<S>::prepare(std::size_t p,
                                                                          int a) const {
-    if (p + 1 >= n_) throw std::invalid_argument("incremental influence: position not before eos");
+    if (p + 1 >= n_) throw precondition_error("incremental influence: position not before eos");
     if (a < 0 || static_cast<std::size_t>(a) >= m_.sigma.symbols.size())
-        throw std::invalid_argument("incremental influence: replacement is not a symbol of the alphabet");
+        throw precondition_error("incremental influence: replacement is not a symbol of the alphabet");
     const auto& lay = m_.layers.front();
     const std::size_t H = heads_.size();
     change ch;

@@ -91,7 +91,7 @@ template <class S> bool incremental_supports(const model::model<S>& m);
 template <numeric::ExpScalar S> class incremental_influence {
 public:
     /// Precomputes the layer-1 sums of x (eos last, n = x.size() >= 2). Throws
-    /// std::invalid_argument when incremental_supports(m) is false.
+    /// precondition_error when incremental_supports(m) is false.
     /// MPFR with L = 2: when the unnormalised layer-1 weights e_ij = exp(s_ij - shift_i) of
     /// every head fit in table_bytes, they are kept (computed once here) and a change reads
     /// them instead of recomputing them: no layer-1 exponential per change and row, and row p

@@ -6,6 +6,7 @@
 #include "attention/common.hpp"
 #include "attention/soft_change.hpp"
 #include "numeric/interrupt.hpp"
+#include "util/precondition.hpp"
 
 #include <stdexcept>
 
@@ -123,7 +124,7 @@ influence_method chosen_method(const model::model<S>& m, const model::model<rati
     const bool posterior = has_posterior_bound<S> && opt.posterior;
     const bool applies = incremental_applies(exact) && incremental_supports(m);
     if (opt.method == influence_method::incremental && !applies)
-        throw std::invalid_argument("the incremental influence method does not apply to this model");
+        throw precondition_error("the incremental influence method does not apply to this model");
     if (opt.method != influence_method::automatic) return opt.method;
     // With the a-posteriori bound, the naive method runs two traced passes and the O(n²) bound
     // per change; the incremental one keeps x's trace (posterior_cache) and reads the states
@@ -146,15 +147,15 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                                           const numeric::context& ctx,
                                           const influence_options& opt) {
     if (m.attention != model::attention_kind::soft)
-        throw std::invalid_argument("influence profiles need a soft-attention model");
+        throw precondition_error("influence profiles need a soft-attention model");
     const std::size_t n = x.size();
-    if (n < 2) throw std::invalid_argument("influence needs n >= 2 (at least one symbol before eos)");
+    if (n < 2) throw precondition_error("influence needs n >= 2 (at least one symbol before eos)");
     std::vector<std::size_t> positions = opt.positions;
     if (positions.empty())
         for (std::size_t i = 0; i + 1 < n; ++i) positions.push_back(i);
     for (auto i : positions)
         if (i + 1 >= n)
-            throw std::invalid_argument("influence position " + std::to_string(i + 1) +
+            throw precondition_error("influence position " + std::to_string(i + 1) +
                                         " is not before eos (n = " + std::to_string(n) + ")");
     constexpr bool is_ball = std::is_same_v<S, arb_ball>;
     const bool posterior = has_posterior_bound<S> && opt.posterior;

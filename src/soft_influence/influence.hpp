@@ -84,7 +84,7 @@ influence_method chosen_method(const model::model<S>& m, const model::model<nume
 
 /// The profile of x (eos last, n = x.size() >= 2). `m` is `exact` converted to S at ctx's
 /// precision; `exact` is used for the a-posteriori bound. `out.method` records the method
-/// used. Throws std::invalid_argument for a hard model, a position >= n - 1, or method ==
+/// used. Throws precondition_error for a hard model, a position >= n - 1, or method ==
 /// incremental when it does not apply; an
 /// undefined value of x or of a changed input is numeric::undefined_error, located, its reason
 /// ending in "; input 'x'" or "; input 'x' with position i changed to 'a'".

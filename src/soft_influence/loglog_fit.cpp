@@ -1,5 +1,6 @@
 // Least-squares log-log fit (loglog_fit.hpp).
 #include "soft_influence/loglog_fit.hpp"
+#include "util/precondition.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -7,7 +8,7 @@
 namespace attnprop::analysis {
 
 std::optional<loglog_fit> fit_loglog(const std::vector<double>& n, const std::vector<double>& y) {
-    if (n.size() != y.size()) throw std::invalid_argument("fit_loglog: n and y differ in length");
+    if (n.size() != y.size()) throw precondition_error("fit_loglog: n and y differ in length");
     std::vector<double> lx, ly;
     for (std::size_t k = 0; k < n.size(); ++k) {
         if (!(n[k] > 0) || !(y[k] > 0) || !std::isfinite(n[k]) || !std::isfinite(y[k])) continue;

@@ -8,6 +8,8 @@
 #include "attention/soft_change.hpp"
 #include "attention/soft.hpp"
 #include "numeric/interrupt.hpp"
+#include "util/thread_pool.hpp"
+#include "util/precondition.hpp"
 
 #include <flint/flint.h>
 #include <mpfr.h>
@@ -21,7 +23,6 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 
 namespace attnprop::analysis {
@@ -71,34 +72,32 @@ std::uint64_t splitmix(std::uint64_t z) {
     return z ^ (z >> 31);
 }
 
-/// Combines two comparisons of the same row: above wins, then undecided, then below.
+/// The comparison that says whether a measurement is within its bound: below when certainly
+/// within, above when certainly not, undecided otherwise.
+comparison below_if(numeric::uncertain<bool> within) {
+    return certainly(within) ? comparison::below
+           : possibly(within) ? comparison::undecided
+                              : comparison::above;
+}
+
+/// Combines two comparisons of the same row: "every pair is within its bound", the
+/// three-valued conjunction (above wins, then undecided, then below); a comparison that does
+/// not apply leaves the other as it is.
 comparison merge(comparison a, comparison b) {
-    if (a == comparison::above || b == comparison::above) return comparison::above;
-    if (a == comparison::undecided || b == comparison::undecided) return comparison::undecided;
-    if (a == comparison::below || b == comparison::below) return comparison::below;
-    return comparison::not_applicable;
+    if (a == comparison::not_applicable) return b;
+    if (b == comparison::not_applicable) return a;
+    auto within = [](comparison c) {
+        return c == comparison::undecided ? numeric::indeterminate
+                                          : numeric::uncertain<bool>(c == comparison::below);
+    };
+    return below_if(within(a) && within(b));
 }
 
 /// A cross-entropy compared with its floor: CE >= floor holds (below), CE < floor violates it.
-comparison ce_comparison(order o) {
-    switch (o) {
-    case order::less: return comparison::above;
-    case order::equal:
-    case order::greater: return comparison::below;
-    case order::unknown: return comparison::undecided;
-    }
-    return comparison::undecided;
-}
+comparison ce_comparison(order o) { return below_if(numeric::is_greater_or_equal(o)); }
 
-comparison from_order(order o) {
-    switch (o) {
-    case order::less:
-    case order::equal: return comparison::below;
-    case order::greater: return comparison::above;
-    case order::unknown: return comparison::undecided;
-    }
-    return comparison::undecided;
-}
+/// A measurement compared with its bound: measured <= bound holds (below).
+comparison from_order(order o) { return below_if(numeric::is_less_or_equal(o)); }
 
 /// A ball holding the measured value: the value itself for balls, the exact value of a
 /// rounded number otherwise (compared as if exact).
@@ -164,11 +163,11 @@ bool dyck2_predictor(const model::model<rational>& m) {
 
 forced_bracket_pair forced_pair(const model::model<rational>& m, long n, std::size_t k,
                                 std::uint64_t seed) {
-    if (n < 2) throw std::invalid_argument("forced_pair: needs n >= 2");
+    if (n < 2) throw precondition_error("forced_pair: needs n >= 2");
     const int open[2] = {m.sigma.index_of("("), m.sigma.index_of("[")};
     const int close[2] = {m.sigma.index_of(")"), m.sigma.index_of("]")};
     for (int c : {open[0], open[1], close[0], close[1]})
-        if (c < 0) throw std::invalid_argument("forced_pair: the alphabet needs ( ) [ ]");
+        if (c < 0) throw precondition_error("forced_pair: the alphabet needs ( ) [ ]");
     std::mt19937_64 rng(
         splitmix(splitmix(splitmix(seed ^ 0x2d7cULL) ^ static_cast<std::uint64_t>(n)) ^ k));
     const std::size_t len = static_cast<std::size_t>(n - 1);
@@ -209,7 +208,7 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
                                             std::size_t K, std::uint64_t seed, long eta_divisor,
                                             const numeric::context& ctx) {
     if (!dyck2_predictor(exact))
-        throw std::invalid_argument("forced-bracket cross-entropy: needs a softmax predictor "
+        throw precondition_error("forced-bracket cross-entropy: needs a softmax predictor "
                                     "over ( ) [ ] with the outputs ) and ]");
     const auto ms = model::to_scalar<S>(exact, ctx);
     const std::size_t close_idx[2] = {output_index(exact, ")"), output_index(exact, "]")};
@@ -371,7 +370,7 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
     std::vector<model::input_sequence> xs(K);
     for (std::size_t k = 0; k < K; ++k) xs[k] = sweep_input(exact, n, k, opt.seed, opt.language);
     std::vector<std::optional<item_result<S>>> items(K);
-    unsigned T = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+    unsigned T = static_cast<unsigned>(util::worker_count(static_cast<int>(opt.threads)));
     // Fewer inputs than threads: each input's positions are split into parts, measured in
     // parallel with the method of the whole profile, and concatenated in position order, so
     // every pair (and the reduction below) is the same whatever the number of threads.
@@ -384,8 +383,6 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
     influence_options whole = row_influence_options<S>(rc);
     whole.method = chosen_method(model::to_scalar<S>(exact, ctx), exact, static_cast<std::size_t>(n), whole);
     std::vector<std::optional<influence_profile<S>>> profiles(work_items);
-    std::atomic<std::size_t> next{0};
-    std::vector<std::exception_ptr> errors(T);
     // An undefined value ends the row: the one of the first item (input, then position order)
     // that meets one is reported. Items after it are skipped; those before it all run, so the
     // choice does not depend on the number of threads.
@@ -393,48 +390,35 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
     std::atomic<std::size_t> first_undefined{work_items};
     std::mutex progress_mutex;
     std::size_t items_done = 0;
-    auto work = [&](unsigned w, bool cleanup) {
-        try {
-            const auto ms = model::to_scalar<S>(exact, ctx);
-            for (std::size_t item; (item = next.fetch_add(1)) < work_items;) {
-                numeric::throw_if_stop_requested();
-                if (item > first_undefined.load()) continue;
-                const std::size_t k = item / parts, c = item % parts;
-                influence_options io = whole;
-                io.positions.assign(rc.positions.begin() + static_cast<long>(c * P / parts),
-                                    rc.positions.begin() + static_cast<long>((c + 1) * P / parts));
-                try {
-                    profiles[item] = influence_profile_of(ms, exact, xs[k], ctx, io);
-                } catch (const numeric::undefined_error& e) {
-                    undefined[item] = e;
-                    std::size_t cur = first_undefined.load();
-                    while (item < cur && !first_undefined.compare_exchange_weak(cur, item)) {
-                    }
-                }
-                if (opt.on_progress) {
-                    std::lock_guard<std::mutex> lock(progress_mutex);
-                    opt.on_progress(n, ++items_done, work_items);
-                }
-            }
-        } catch (...) {
-            next.store(work_items); // the others stop too
-            errors[w] = std::current_exception();
-        }
-        if (cleanup) {
-            // Arb and MPFR keep per-thread caches of constants; free them before the thread ends.
-            flint_cleanup();
-            mpfr_free_cache();
-        }
+    // The model in S, converted once per worker (each thread keeps its own copy).
+    std::vector<std::optional<model::model<S>>> models(T);
+    util::parallel_options pool;
+    // Arb and MPFR keep per-thread caches of constants; free them before a worker thread ends.
+    pool.on_thread_exit = [] {
+        flint_cleanup();
+        mpfr_free_cache();
     };
-    if (T <= 1) {
-        work(0, false);
-    } else {
-        std::vector<std::thread> pool;
-        for (unsigned w = 0; w < T; ++w) pool.emplace_back(work, w, true);
-        for (auto& t : pool) t.join();
-    }
-    for (auto& e : errors)
-        if (e) std::rethrow_exception(e);
+    util::parallel_for(work_items, static_cast<int>(T), [&](std::size_t item, int w) {
+        if (item > first_undefined.load()) return;
+        auto& ms = models[static_cast<std::size_t>(w)];
+        if (!ms) ms = model::to_scalar<S>(exact, ctx);
+        const std::size_t k = item / parts, c = item % parts;
+        influence_options io = whole;
+        io.positions.assign(rc.positions.begin() + static_cast<long>(c * P / parts),
+                            rc.positions.begin() + static_cast<long>((c + 1) * P / parts));
+        try {
+            profiles[item] = influence_profile_of(*ms, exact, xs[k], ctx, io);
+        } catch (const numeric::undefined_error& e) {
+            undefined[item] = e;
+            std::size_t cur = first_undefined.load();
+            while (item < cur && !first_undefined.compare_exchange_weak(cur, item)) {
+            }
+        }
+        if (opt.on_progress) {
+            std::lock_guard<std::mutex> lock(progress_mutex);
+            opt.on_progress(n, ++items_done, work_items);
+        }
+    }, pool);
     if (first_undefined.load() < work_items) throw *undefined[first_undefined.load()];
     for (std::size_t k = 0; k < K; ++k) {
         influence_profile<S>& prof = *profiles[k * parts];
@@ -711,8 +695,8 @@ cube_cross_entropy_result cube_cross_entropy(const model::model<rational>& m, lo
                                              lang::language label, const numeric::context& ctx,
                                              long eta_divisor) {
     if (!binary_alphabets(m))
-        throw std::invalid_argument("cube_cross_entropy: needs a softmax predictor over {0, 1}");
-    if (n < 2 || n - 1 > 20) throw std::invalid_argument("cube_cross_entropy: n out of range");
+        throw precondition_error("cube_cross_entropy: needs a softmax predictor over {0, 1}");
+    if (n < 2 || n - 1 > 20) throw precondition_error("cube_cross_entropy: n out of range");
     const int zero = m.sigma.index_of("0"), one = m.sigma.index_of("1");
     const std::size_t o0 = output_index(m, "0"), o1 = output_index(m, "1");
     const auto mb = model::to_scalar<arb_ball>(m, ctx);
@@ -848,7 +832,7 @@ void decide_sweep(sweep_result& r, double tol) {
         } else {
             r.verdict = sweep_verdict::undefined;
             r.explanation = "the model is undefined at n = " + lengths + ": " + *first;
-            r.influence_vanished.reset();
+            r.influence_vanished = numeric::indeterminate;
         }
         return;
     }
@@ -867,8 +851,8 @@ void decide_sweep(sweep_result& r, double tol) {
 
     std::string failed, unknown;
     for (const auto& h : r.hypotheses) {
-        if (h.holds == false) failed += (failed.empty() ? "" : ", ") + h.name;
-        if (!h.holds) unknown += (unknown.empty() ? "" : ", ") + h.name;
+        if (certainly(!h.holds)) failed += (failed.empty() ? "" : ", ") + h.name;
+        if (!is_certain(h.holds)) unknown += (unknown.empty() ? "" : ", ") + h.name;
     }
     bool above = false, undecided = false, ce_above = false, no_bound = false, ce_pairs = false;
     std::string ce_undecided; // lengths where the cross-entropy corollary is undecided
@@ -895,7 +879,7 @@ void decide_sweep(sweep_result& r, double tol) {
                 ce_undecided += (ce_undecided.empty() ? "" : ", ") + std::to_string(row.n);
         }
     }
-    r.influence_vanished.reset();
+    r.influence_vanished = numeric::indeterminate;
     r.growth = certified_growth(r.rows);
     const auto fit_for_trend = r.fit_upper && r.fit_upper->points >= 2 ? r.fit_upper : r.fit;
     if (ce_above) {
@@ -911,8 +895,8 @@ void decide_sweep(sweep_result& r, double tol) {
         r.explanation = "hypotheses fail: " + failed + ", so Lemma 5 makes no claim";
         if (r.growth) r.explanation += "; " + *r.growth;
         r.explanation += std::string("; rate (a measurement): ") +
-                         (!r.influence_vanished ? std::string("no fit")
-                          : *r.influence_vanished ? std::string("consistent with 1/n (slope <= -1 + tol)")
+                         (!is_certain(r.influence_vanished) ? std::string("no fit")
+                          : certainly(r.influence_vanished) ? std::string("consistent with 1/n (slope <= -1 + tol)")
                                                   : std::string("not consistent with 1/n (slope > -1 + tol)"));
     } else if (above && unknown.empty()) {
         r.verdict = sweep_verdict::fails;
@@ -936,10 +920,10 @@ void decide_sweep(sweep_result& r, double tol) {
 
 void check_sweep(const model::model<rational>& exact, const sweep_options& opt) {
     if (exact.attention != model::attention_kind::soft)
-        throw std::invalid_argument("the influence sweep needs a soft-attention model; " + exact.name +
+        throw precondition_error("the influence sweep needs a soft-attention model; " + exact.name +
                                     " is " + model::to_string(exact.attention));
     for (long n : opt.ns) {
-        if (n < 2) throw std::invalid_argument("n must be at least 2, got " + std::to_string(n));
+        if (n < 2) throw precondition_error("n must be at least 2, got " + std::to_string(n));
         model::check_length(exact, n);
         attention::check_forward_work(exact, static_cast<std::size_t>(n)); // before the first row
     }
@@ -947,7 +931,7 @@ void check_sweep(const model::model<rational>& exact, const sweep_options& opt) 
         const std::string alpha = lang::alphabet_of(*opt.language);
         for (char ch : alpha)
             if (exact.sigma.index_of(std::string(1, ch)) < 0)
-                throw std::invalid_argument(std::string("the alphabet of ") + lang::to_string(*opt.language) +
+                throw precondition_error(std::string("the alphabet of ") + lang::to_string(*opt.language) +
                                             " is not the model's (symbol '" + ch + "' missing)");
     }
 }

@@ -165,7 +165,7 @@ struct sweep_result {
     /// The rate measurement (a statistic, never a verdict) for hypothesis-violated sweeps:
     /// whether the upper-half slope is <= -1 + tol ("consistent with 1/n");
     /// nullopt without a fit.
-    std::optional<bool> influence_vanished;
+    numeric::uncertain<bool> influence_vanished;
     /// The sweep stopped early on a stop request (SIGINT, numeric::request_stop): `rows` holds
     /// the lengths finished before it, the verdict is decided on them, and these lengths were
     /// not measured (the row in progress was dropped whole).
@@ -196,7 +196,7 @@ forced_bracket_pair forced_pair(const model::model<numeric::rational>& m, long n
 /// the 2 pairs inputs is >= 1 - log2(1 + eta) with eta the largest change over the pairs: a
 /// theorem for the measured eta, so `check` says above only for a real violation (or with
 /// eta_divisor > 1, which divides eta in the floor: the negative control). The model must be
-/// a softmax predictor over ( ) [ ] whose outputs are exactly ) and ] (else invalid_argument).
+/// a softmax predictor over ( ) [ ] whose outputs are exactly ) and ] (else precondition_error).
 template <numeric::ExpScalar S>
 cross_entropy_row forced_pair_cross_entropy(const model::model<numeric::rational>& m, long n,
                                             std::size_t pairs, std::uint64_t seed,
@@ -206,7 +206,7 @@ model::input_sequence sweep_input(const model::model<numeric::rational>& m, long
                                   std::size_t k, std::uint64_t seed,
                                   std::optional<lang::language> language);
 
-/// Runs the sweep. Preconditions (std::invalid_argument otherwise): a soft model, every n >= 2
+/// Runs the sweep. Preconditions (precondition_error otherwise): a soft model, every n >= 2
 /// and within a finite positional table, a language whose alphabet is the model's. A row that
 /// meets a value of the model that does not exist is kept with sweep_row::undefined set (balls:
 /// measured again at doubled precision up to precision_cap while more precision may resolve
@@ -257,7 +257,7 @@ void decide_sweep(sweep_result& r, double slope_tolerance = 0.1);
 /// of the language label (parity or first), the accuracy, and η = min over label-swapping
 /// bits b of max_x ||p(x) - p(x ^ b)||_∞ (every bit for PARITY, bit 1 for FIRST), which makes
 /// CE >= 1 - log2(1 + η) a theorem. `eta_divisor` divides η (negative controls).
-/// `flipped_bit` receives the 1-based b attaining η. Throws std::invalid_argument when the
+/// `flipped_bit` receives the 1-based b attaining η. Throws precondition_error when the
 /// alphabets are not {0, 1} or the readout is not softmax.
 struct cube_cross_entropy_result {
     numeric::arb_ball ce_bits;

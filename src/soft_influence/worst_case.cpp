@@ -4,6 +4,7 @@
 #include "attention/hard.hpp"
 #include "attention/hard_exact.hpp"
 #include "numeric/interrupt.hpp"
+#include "util/precondition.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -258,10 +259,10 @@ std::string double_differs(const model::model<numeric::rational>& m, const model
 disagreement_result double_disagreement_search(const model::model<numeric::rational>& m, long n,
                                                const search_options& opt) {
     if (m.attention != model::attention_kind::hard)
-        throw std::invalid_argument("the double disagreement search needs a hard-attention model");
-    if (n < 1) throw std::invalid_argument("the double disagreement search needs n >= 1");
+        throw precondition_error("the double disagreement search needs a hard-attention model");
+    if (n < 1) throw precondition_error("the double disagreement search needs n >= 1");
     if (opt.start && opt.start->size() != static_cast<std::size_t>(n))
-        throw std::invalid_argument("the search's start input has another length than n");
+        throw precondition_error("the search's start input has another length than n");
     model::check_length(m, n);
     const numeric::context ctx{53};
     const auto md = model::to_scalar<double>(m, ctx);
@@ -341,14 +342,14 @@ disagreement_result double_disagreement_search(const model::model<numeric::ratio
 search_result worst_case_search(const model::model<numeric::rational>& m, long n,
                                 const search_options& opt) {
     if (m.attention != model::attention_kind::soft)
-        throw std::invalid_argument("the worst-case search needs a soft-attention model");
-    if (n < 2) throw std::invalid_argument("the worst-case search needs n >= 2");
-    if (opt.budget < 1) throw std::invalid_argument("the search budget must be at least 1");
+        throw precondition_error("the worst-case search needs a soft-attention model");
+    if (n < 2) throw precondition_error("the worst-case search needs n >= 2");
+    if (opt.budget < 1) throw precondition_error("the search budget must be at least 1");
     if (opt.objective == search_objective::prob_change &&
         m.out.type != model::readout<numeric::rational>::kind::softmax)
-        throw std::invalid_argument("the probability change needs a softmax readout");
+        throw precondition_error("the probability change needs a softmax readout");
     if (opt.start && (opt.start->size() != static_cast<std::size_t>(n)))
-        throw std::invalid_argument("the search's start input has another length than n");
+        throw precondition_error("the search's start input has another length than n");
     model::check_length(m, n);
     return searcher(m, n, opt).run();
 }

@@ -70,7 +70,7 @@ struct search_result {
 };
 
 /// Runs the search at length n (2 <= n, a soft model with |Σ| >= 2 for a change to exist;
-/// std::invalid_argument otherwise, and for prob_change without a softmax readout).
+/// precondition_error otherwise, and for prob_change without a softmax readout).
 search_result worst_case_search(const model::model<numeric::rational>& m, long n,
                                 const search_options& opt);
 

@@ -154,7 +154,7 @@ TEST_CASE("check --model: negative controls fail on a given model, shrink and re
         REQUIRE(registered != nullptr);
         REQUIRE_NOTHROW(runner::check_case(*registered, rec));
         auto again = runner::replay_case(*registered, rec.value, rec.cfg);
-        REQUIRE(again.status == runner::verdict::violated);
+        REQUIRE(again.status() == runner::verdict::violated);
         CHECK(runner::compare_with_record(rec.folder.record, again).reproduced);
         std::filesystem::remove_all(dir);
     }

@@ -44,8 +44,8 @@ TEST_CASE("cross-entropy-above-chance on the Chiang & Cholak PARITY models",
         props::cross_entropy_above_chance(1, rc::gen::just(bundled("cc-parity-ln0"))),
         test::budget(5, 64, 256));
     INFO(test::describe(r));
-    REQUIRE(r.failed == 0);
-    REQUIRE(r.error.empty());
+    REQUIRE(r.failed() == 0);
+    REQUIRE(r.error().empty());
     REQUIRE(r.undecided > 0);
 }
 
@@ -66,7 +66,7 @@ TEST_CASE("influence-vanishes: a statistic is never a failure (the seed-1 model 
     long prec = 0;
     const auto r = runner::check_with_escalation(props::influence_vanishes(), rec.value, cfg, &prec);
     INFO(r.message);
-    REQUIRE(r.status == runner::verdict::holds);
+    REQUIRE(r.status() == runner::verdict::holds);
     REQUIRE(r.measured.has_value());
     REQUIRE(r.measured->name == "rate");
     INFO(r.measured->detail);
@@ -206,7 +206,7 @@ TEST_CASE("negative controls, one per hypothesis: n * influence grows and the fa
                                       rc::gen::just(bundled(e.model))),
             test::budget(2, 64));
         INFO(test::describe(claimed));
-        REQUIRE(claimed.failed == 0);
+        REQUIRE(claimed.failed() == 0);
         REQUIRE(claimed.passed == 0);
     }
 }
@@ -234,7 +234,7 @@ TEST_CASE("negative controls from random hypothesis-violating models, one family
                                       gen::soft_model_violating(h)),
             test::budget(2, 64));
         INFO(test::describe(claimed));
-        REQUIRE(claimed.failed == 0);
+        REQUIRE(claimed.failed() == 0);
         REQUIRE(claimed.passed == 0);
     }
 }
@@ -246,7 +246,7 @@ TEST_CASE("influence-vanishes does not claim a hypothesis-violating model",
                                   rc::gen::just(bundled("cc-parity-ln0"))),
         test::budget(3, 64));
     INFO(test::describe(r));
-    REQUIRE(r.failed == 0);
+    REQUIRE(r.failed() == 0);
     REQUIRE(r.passed == 0);
     REQUIRE(r.undecided > 0);
 }

@@ -186,7 +186,7 @@ void require_control_fails_small_and_replays(const std::string& name) {
     auto cfg = small_budget(100);
     auto r = runner::run_property(*p, cfg);
     INFO(test::describe(r));
-    REQUIRE(r.failed == 1);
+    REQUIRE(r.failed() == 1);
     const auto& m = r.cx->shrunk.value.model;
     INFO("shrunk model: " << model::write_model(m));
     // Shrinking leaves a small model and a short input.
@@ -211,7 +211,7 @@ void require_control_fails_small_and_replays(const std::string& name) {
     REQUIRE(rec.folder.seal == report::seal_status::intact);
     REQUIRE_NOTHROW(runner::check_case(*p, rec)); // the folder has the property's shape
     auto again = runner::replay_case(*p, rec.value, rec.cfg);
-    REQUIRE(again.status == runner::verdict::violated);
+    REQUIRE(again.status() == runner::verdict::violated);
     // The same numbers at the recorded precision: the record reproduces to the digit.
     const auto cmp = runner::compare_with_record(rec.folder.record, again);
     std::string differing;

@@ -26,7 +26,7 @@ inline std::string describe(const runner::property_report& r) {
                     r.status() + ", " + std::to_string(r.passed) + " passed, " +
                     std::to_string(r.undecided) + " undecided";
     if (r.cx) s += "; counterexample: " + r.cx->shrunk.result.message;
-    if (!r.error.empty()) s += "; error: " + r.error;
+    if (!r.error().empty()) s += "; error: " + r.error();
     return s;
 }
 
@@ -34,9 +34,9 @@ inline std::string describe(const runner::property_report& r) {
 inline void require_holds(const runner::property& p, const runner::run_config& cfg) {
     auto r = runner::run_property(p, cfg);
     INFO(describe(r));
-    REQUIRE(r.failed == 0);
-    REQUIRE(r.error.empty());
-    REQUIRE_FALSE(r.gave_up);
+    REQUIRE(r.failed() == 0);
+    REQUIRE(r.error().empty());
+    REQUIRE_FALSE(r.gave_up());
     REQUIRE(r.passed > 0);
 }
 
@@ -45,10 +45,10 @@ inline runner::property_report require_fails(const runner::property& p,
                                              const runner::run_config& cfg) {
     auto r = runner::run_property(p, cfg);
     INFO(describe(r));
-    REQUIRE(r.failed == 1);
+    REQUIRE(r.failed() == 1);
     REQUIRE(r.cx.has_value());
     auto again = runner::check_with_escalation(p, r.cx->shrunk.value, cfg);
-    REQUIRE(again.status == runner::verdict::violated);
+    REQUIRE(again.status() == runner::verdict::violated);
     return r;
 }
 

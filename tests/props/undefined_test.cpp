@@ -36,7 +36,7 @@ TEST_CASE("semantics/soft-kinds-agree is undefined at a tie of soft-majority-ln0
         long used = 0;
         const auto r = runner::check_with_escalation(p, case_of(m, w), cfg, &used);
         INFO(r.message);
-        REQUIRE(r.status == runner::verdict::undefined);
+        REQUIRE(r.status() == runner::verdict::undefined);
         const std::string n = std::to_string(w.size() + 1);
         REQUIRE(r.message == "undefined at layer 1, node 'norm', position " + n +
                                  " (layer norm with eps = 0 at zero variance)");
@@ -46,7 +46,7 @@ TEST_CASE("semantics/soft-kinds-agree is undefined at a tie of soft-majority-ln0
         INFO("input '" << w << "'");
         const auto r = runner::check_with_escalation(p, case_of(m, w), cfg);
         INFO(r.message);
-        REQUIRE(r.status == runner::verdict::holds);
+        REQUIRE(r.status() == runner::verdict::holds);
     }
 }
 
@@ -59,11 +59,11 @@ TEST_CASE("semantics/hard-filter-equals-exact and trace-last-row are undefined o
         INFO(p.suite << "/" << p.name);
         const auto r = runner::check_with_escalation(p, case_of(m, "011"), cfg);
         INFO(r.message);
-        REQUIRE(r.status == runner::verdict::undefined);
+        REQUIRE(r.status() == runner::verdict::undefined);
         REQUIRE(r.message == "undefined at layer 0, node 'positional embedding', position 2 (division "
                              "by zero in formula '1/(i-2)' at i=2, n=4)");
         // n = 1: position 2 does not exist, the case is decided.
-        REQUIRE(runner::check_with_escalation(p, case_of(m, ""), cfg).status == runner::verdict::holds);
+        REQUIRE(runner::check_with_escalation(p, case_of(m, ""), cfg).status() == runner::verdict::holds);
     }
 }
 
@@ -74,8 +74,8 @@ TEST_CASE("a property run over soft-majority-ln0 counts undefined cases and fail
         props::cross_entropy_above_chance(1, rc::gen::just(bundled("soft-majority-ln0"))),
         test::budget(10, 16));
     INFO(test::describe(r));
-    REQUIRE(r.failed == 0);
-    REQUIRE(r.error.empty());
+    REQUIRE(r.failed() == 0);
+    REQUIRE(r.error().empty());
     REQUIRE(r.undefined > 0);
     REQUIRE_FALSE(r.undefined_reasons.empty());
     REQUIRE_THAT(r.undefined_reasons.front(), Catch::StartsWith("undefined at layer 1, node 'norm', position "));

@@ -102,7 +102,7 @@ TEST_CASE("dist: a property's report crosses ranks with its counterexample", "[u
     p.undecided = 2;
     p.undecided_equal = 1;
     p.undefined = 1;
-    p.failed = 1;
+    p.end = runner::outcomes::failed{};
     p.n_buckets = {{"n<=4", 3}, {"n<=16", 6}};
     p.classes = {{"hard", 9}};
     p.undecided_reasons = {"balls overlap"};
@@ -121,7 +121,10 @@ TEST_CASE("dist: a property's report crosses ranks with its counterexample", "[u
     cx.shrunk.result = runner::check_result::violated("still changed")
                            .with("y", "-2/7")
                            .with_measurement({"rate", "consistent", "slope -1.0"});
-    cx.shrunk.result.sides_agree = true;
+    cx.shrunk.result = runner::check_result::undecided("still changed")
+                           .with("y", "-2/7")
+                           .with_measurement({"rate", "consistent", "slope -1.0"})
+                           .with_sides_agree();
     cx.shrunk.precision = 512;
     cx.reproduce = "BASE64==";
     cx.shrink_steps = 5;
@@ -139,7 +142,9 @@ TEST_CASE("dist: a property's report crosses ranks with its counterexample", "[u
     CHECK(model::write_model(q.cx->original.value.model) == model::write_model(p.cx->original.value.model));
     CHECK(model::write_model(q.cx->shrunk.value.model) == model::write_model(p.cx->shrunk.value.model));
     CHECK(q.cx->shrunk.result.measured->detail == "slope -1.0");
-    CHECK(q.cx->shrunk.result.sides_agree);
+    CHECK(q.cx->shrunk.result.sides_agree());
+    CHECK(q.cx->original.result.status() == runner::verdict::violated);
+    CHECK(q.end.index() == p.end.index());
     CHECK(q.cx->description == p.cx->description);
     CHECK(q.seed == p.seed);
     CHECK(q.seconds == p.seconds);
@@ -151,7 +156,7 @@ TEST_CASE("dist: a counterexample without a model crosses ranks", "[unit][dist]"
     runner::property_report p;
     p.suite = "semantics";
     p.name = "x";
-    p.failed = 1;
+    p.end = runner::outcomes::failed{};
     p.cx = runner::counterexample{};
     const runner::property_report q = dist::decode_property_report(dist::encode_property_report(p));
     REQUIRE(q.cx.has_value());

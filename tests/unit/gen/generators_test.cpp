@@ -489,12 +489,12 @@ TEST_CASE("soft_model_violating breaks its hypothesis, and x_1 keeps its influen
             for (const auto& r : analysis::check_hypotheses(m)) {
                 if (r.name == name) {
                     named = true;
-                    REQUIRE(r.holds == std::optional<bool>(false));
+                    REQUIRE(certainly(!r.holds));
                 }
                 // The other families keep dot-product scores and linear values.
                 if ((r.name == "dot-product-scores" && h != gen::violated_hypothesis::dot_product_scores) ||
                     r.name == "linear-values")
-                    REQUIRE(r.holds == std::optional<bool>(true));
+                    REQUIRE(certainly(r.holds));
             }
             REQUIRE(named);
             // Flipping x_1 moves y_n by at least 0.1 at n = 8 and at n = 256.

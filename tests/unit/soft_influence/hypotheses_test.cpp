@@ -79,7 +79,7 @@ TEST_CASE("the base model satisfies every hypothesis, in the fixed order", "[ana
     for (std::size_t k = 0; k < 5; ++k) {
         INFO(h[k].name << ": " << h[k].reason);
         REQUIRE(h[k].name == names[k]);
-        REQUIRE(h[k].holds == true);
+        REQUIRE(certainly(h[k].holds));
         REQUIRE(!h[k].reason.empty());
     }
 }
@@ -89,13 +89,13 @@ TEST_CASE("dot-product-scores: score maps fail, affine biases hold", "[analysis]
     t.score = R"({"kind": "map", "map": {"kind": "hash", "seed": 1, "out_dim": 1, "range": 2,
                                           "denominator": 1}})";
     const auto h = find(check(t), "dot-product-scores");
-    REQUIRE(h.holds == false);
+    REQUIRE(certainly(!h.holds));
     REQUIRE(h.reason == "layer 1 head 1 scores with an arbitrary map (hash)");
 
     model_text b;
     b.score = R"({"kind": "dot", "Q": [[1, 0]], "q_bias": [2], "K": [[0, 1]], "k_bias": ["1/2"]})";
     const auto hb = find(check(b), "dot-product-scores");
-    REQUIRE(hb.holds == true);
+    REQUIRE(certainly(hb.holds));
     REQUIRE(hb.reason.find("homogeneous") != std::string::npos);
 }
 
@@ -103,16 +103,16 @@ TEST_CASE("dot-product-scores: an inverse temperature that depends on n fails, a
           "holds", "[analysis][hypotheses]") {
     model_text t;
     t.score = R"({"kind": "dot", "Q": [[1, 0]], "K": [[0, 1]], "beta": 100})";
-    REQUIRE(find(check(t), "dot-product-scores").holds == true);
+    REQUIRE(certainly(find(check(t), "dot-product-scores").holds));
     t.score = R"x({"kind": "dot", "Q": [[1, 0]], "K": [[0, 1]], "beta": "2*log(n)"})x";
     auto h = find(check(t), "dot-product-scores");
-    REQUIRE(h.holds == false);
+    REQUIRE(certainly(!h.holds));
     REQUIRE(h.reason.find("layer 1 head 1 multiplies its scores by the inverse temperature "
                           "beta(n) = '2*log(n)', which depends on n") == 0);
     REQUIRE(h.reason.find("unbounded") != std::string::npos);
     t.score = R"({"kind": "dot", "Q": [[1, 0]], "K": [[0, 1]], "beta": "1 + 1/n"})";
     h = find(check(t), "dot-product-scores");
-    REQUIRE(h.holds == false);
+    REQUIRE(certainly(!h.holds));
     REQUIRE(h.reason.find("beta(n) is bounded") != std::string::npos);
     // The length scaling keeps its own wording.
     t.score = R"({"kind": "dot", "Q": [[1, 0]], "K": [[0, 1]], "length_scale": "log"})";
@@ -124,44 +124,44 @@ TEST_CASE("linear-values: value maps fail unless affine", "[analysis][hypotheses
     t.value = R"({"kind": "map", "map": {"kind": "table", "entries": [{"in": [0, 0], "out": [1]}],
                                           "default": [0]}})";
     const auto h = find(check(t), "linear-values");
-    REQUIRE(h.holds == false);
+    REQUIRE(certainly(!h.holds));
     REQUIRE(h.reason == "layer 1 head 1 value is an arbitrary map (table)");
 
     model_text a;
     a.value = R"({"kind": "map", "map": {"kind": "affine", "W": [[1, 2]], "b": [3]}})";
-    REQUIRE(find(check(a), "linear-values").holds == true);
+    REQUIRE(certainly(find(check(a), "linear-values").holds));
     model_text bias;
     bias.value = R"({"kind": "linear", "V": [[1, 0]], "bias": [5]})";
-    REQUIRE(find(check(bias), "linear-values").holds == true);
+    REQUIRE(certainly(find(check(bias), "linear-values").holds));
 }
 
 TEST_CASE("bounded-embeddings: tables, sinusoids and formulas", "[analysis][hypotheses]") {
     model_text table;
     table.positional = R"({"kind": "table", "rows": [[0, 1], [1, 0], [5, -7]]})";
-    REQUIRE(find(check(table), "bounded-embeddings").holds == true);
+    REQUIRE(certainly(find(check(table), "bounded-embeddings").holds));
 
     model_text sinus;
     sinus.positional = R"({"kind": "sinusoidal", "dim": 2})";
-    REQUIRE(find(check(sinus), "bounded-embeddings").holds == true);
+    REQUIRE(certainly(find(check(sinus), "bounded-embeddings").holds));
 
     model_text grows;
     grows.positional = R"({"kind": "formula", "dim": 2, "coordinates": [0, "i"]})";
     auto hg = check(grows);
-    REQUIRE(find(hg, "bounded-embeddings").holds == false);
+    REQUIRE(certainly(!find(hg, "bounded-embeddings").holds));
     REQUIRE(find(hg, "bounded-embeddings").reason == "coordinate 1: 'i' grows without bound");
-    REQUIRE(find(hg, "bounded-initial-states").holds == false);
+    REQUIRE(certainly(!find(hg, "bounded-initial-states").holds));
 
     model_text gen_atoms;
     gen_atoms.positional =
         R"({"kind": "formula", "dim": 2, "coordinates": ["i - 2*floor(i/2) + 1/i", "(-1)^i*[i==n]"]})";
-    REQUIRE(find(check(gen_atoms), "bounded-embeddings").holds == true);
+    REQUIRE(certainly(find(check(gen_atoms), "bounded-embeddings").holds));
 
     model_text unknown;
     unknown.positional = R"J({"kind": "formula", "dim": 2, "coordinates": ["i*sin(i)", 0]})J";
     auto hu = check(unknown);
     const auto e = find(hu, "bounded-embeddings");
     INFO(e.reason);
-    REQUIRE(!e.holds.has_value());
+    REQUIRE(is_indeterminate(e.holds));
     REQUIRE(e.reason == "coordinate 0: cannot decide whether 'i*sin(i)' is bounded");
 }
 
@@ -177,7 +177,7 @@ TEST_CASE("bounded-initial-states: add, concat and input maps", "[analysis][hypo
                             {"[1, 1]", "[2]"}})
         text.replace(text.find(from), from.size(), to);
     auto hc = analysis::check_hypotheses(model::parse_model(text, "concat.json"));
-    REQUIRE(find(hc, "bounded-initial-states").holds == true);
+    REQUIRE(certainly(find(hc, "bounded-initial-states").holds));
     REQUIRE(find(hc, "bounded-initial-states").reason.find("concatenation") != std::string::npos);
 
     model_text map;
@@ -185,11 +185,11 @@ TEST_CASE("bounded-initial-states: add, concat and input maps", "[analysis][hypo
         {"id": "s", "op": "add", "in": ["v", "p"]}, {"id": "out", "op": "step", "in": "s"}],
         "output": "out"}})";
     const auto hm = find(check(map), "bounded-initial-states");
-    REQUIRE(hm.holds == true);
+    REQUIRE(certainly(hm.holds));
     REQUIRE(hm.reason.find("every map kind sends bounded sets to bounded sets") != std::string::npos);
 
     map.positional = R"({"kind": "formula", "dim": 2, "coordinates": ["n", 0]})";
-    REQUIRE(!find(check(map), "bounded-initial-states").holds.has_value());
+    REQUIRE(is_indeterminate(find(check(map), "bounded-initial-states").holds));
 }
 
 TEST_CASE("lipschitz-updates: every op kind", "[analysis][hypotheses]") {
@@ -201,20 +201,20 @@ TEST_CASE("lipschitz-updates: every op kind", "[analysis][hypotheses]") {
     const std::string y = R"({"id": "w", "op": "linear", "in": "y", "W": [[1, 0], [0, 1]]})";
 
     auto ln0 = lip(y + R"(, {"id": "out", "op": "layer_norm", "in": "w", "eps": 0})");
-    REQUIRE(ln0.holds == false);
+    REQUIRE(certainly(!ln0.holds));
     REQUIRE(ln0.reason == "layer 1 update: layer norm with eps = 0 is not Lipschitz (node 'out')");
 
     auto ln = lip(y + R"(, {"id": "out", "op": "layer_norm", "in": "w", "eps": 0.25, "gamma": [2, -3]})");
-    REQUIRE(ln.holds == true);
+    REQUIRE(certainly(ln.holds));
     REQUIRE(ln.reason.find("max|gamma|/sqrt(eps) <= 6") != std::string::npos);
 
     for (std::string op : {"step", "floor"}) {
         auto h = lip(y + R"(, {"id": "out", "op": ")" + op + R"(", "in": "w"})");
-        REQUIRE(h.holds == false);
+        REQUIRE(certainly(!h.holds));
         REQUIRE(h.reason == "layer 1 update: " + op + " is discontinuous (node 'out')");
     }
     auto mul = lip(y + R"(, {"id": "out", "op": "mul", "in": ["w", "y"]})");
-    REQUIRE(mul.holds == false);
+    REQUIRE(certainly(!mul.holds));
     REQUIRE(mul.reason.find("bilinear") != std::string::npos);
 
     // Constant arguments: a step of a constant is constant; mul by a constant is linear.
@@ -222,29 +222,29 @@ TEST_CASE("lipschitz-updates: every op kind", "[analysis][hypotheses]") {
                       {"id": "s", "op": "step", "in": "z"},
                       {"id": "m", "op": "mul", "in": ["z", "y"]},
                       {"id": "out", "op": "add", "in": ["m", "s"]})");
-    REQUIRE(cst.holds == true);
+    REQUIRE(certainly(cst.holds));
     REQUIRE(cst.reason.find("L_1 <= 2") != std::string::npos);
 
     auto misc = lip(R"({"id": "t", "op": "tanh", "in": "y"}, {"id": "c", "op": "concat", "in": ["t", "b1"]},
                        {"id": "sl", "op": "slice", "in": "c", "from": 0, "to": 2},
                        {"id": "out", "op": "scale", "in": "sl", "factor": -3})");
-    REQUIRE(misc.holds == true);
+    REQUIRE(certainly(misc.holds));
 
     // A floor node that the output does not use does not matter.
     auto unused = lip(y + R"(, {"id": "f", "op": "floor", "in": "w"}, {"id": "out", "op": "relu", "in": "w"})");
-    REQUIRE(unused.holds == true);
+    REQUIRE(certainly(unused.holds));
 
     model_text table;
     table.update = R"({"kind": "table", "entries": [], "default": [0, 0]})";
     const auto ht = find(check(table), "lipschitz-updates");
-    REQUIRE(!ht.holds.has_value());
+    REQUIRE(is_indeterminate(ht.holds));
     REQUIRE(ht.reason.find("layer 1 update: arbitrary map (table)") == 0);
 
     model_text mlp;
     mlp.update = R"({"kind": "mlp", "layers": [{"W": [[1, 0, 1], [0, 1, 0]], "activation": "relu"},
                                                {"W": [[1, 0], [0, 1]], "activation": "floor"}]})";
     const auto hmlp = find(check(mlp), "lipschitz-updates");
-    REQUIRE(hmlp.holds == false);
+    REQUIRE(certainly(!hmlp.holds));
     REQUIRE(hmlp.reason == "layer 1 update: MLP layer 2: floor is discontinuous");
 }
 
@@ -266,7 +266,7 @@ TEST_CASE("lipschitz_bound and value_at_zero_norm compose exactly on simple maps
     // Per block: y through [[3, 4], [0, 0]] (5), b1 through [[0], [2]] (2).
     auto blocks = analysis::lipschitz_analysis(
         map_of(R"({"kind": "affine", "W": [[3, 4, 0], [0, 0, 2]]})"), {{0, 2}, {2, 1}}, ctx);
-    REQUIRE(blocks.lipschitz == true);
+    REQUIRE(certainly(blocks.lipschitz));
     REQUIRE(upper_double(blocks.block_bounds[0]) == Approx(5.0).epsilon(1e-9));
     REQUIRE(upper_double(blocks.block_bounds[1]) == Approx(2.0).epsilon(1e-9));
 
@@ -351,7 +351,7 @@ TEST_CASE("gelu and erf: the exact sup of |a'|, rounded up", "[analysis][hypothe
     model_text t;
     t.update = graph(R"({"id": "g", "op": "gelu", "in": "y"},
                         {"id": "out", "op": "add", "in": ["g", "y"]})");
-    REQUIRE(find(check(t), "lipschitz-updates").holds == true);
+    REQUIRE(certainly(find(check(t), "lipschitz-updates").holds));
 }
 
 TEST_CASE("bundled models: the Chiang & Cholak constructions and the hard examples",
@@ -360,23 +360,23 @@ TEST_CASE("bundled models: the Chiang & Cholak constructions and the hard exampl
         INFO(name);
         for (const auto& h : analysis::check_hypotheses(bundled(name))) {
             INFO(h.name << ": " << h.reason);
-            REQUIRE(h.holds == true);
+            REQUIRE(certainly(h.holds));
         }
     }
     for (std::string name : {"cc-parity-ln0", "cc-first-ln0"}) {
         auto h = analysis::check_hypotheses(bundled(name));
         const auto lip = find(h, "lipschitz-updates");
         INFO(name << ": " << lip.reason);
-        REQUIRE(lip.holds == false);
+        REQUIRE(certainly(!lip.holds));
         REQUIRE(lip.reason.find("layer 1 update: layer norm with eps = 0 is not Lipschitz") == 0);
-        for (std::size_t k = 0; k < 4; ++k) REQUIRE(h[k].holds == true);
+        for (std::size_t k = 0; k < 4; ++k) REQUIRE(certainly(h[k].holds));
     }
     {
         auto m = bundled("cc-parity-ln5");
         auto h = analysis::check_hypotheses(m);
         const auto lip = find(h, "lipschitz-updates");
         INFO(lip.reason);
-        REQUIRE(lip.holds == true);
+        REQUIRE(certainly(lip.holds));
         REQUIRE(lip.reason.find("max|gamma|/sqrt(eps) <= 316.23") != std::string::npos);
         // The update's Lipschitz constant carries the 1/sqrt(eps) factor (twice: two norms).
         auto l = analysis::lipschitz_bound(m.layers[0].update, ctx);
@@ -385,14 +385,14 @@ TEST_CASE("bundled models: the Chiang & Cholak constructions and the hard exampl
     }
     {
         auto h = analysis::check_hypotheses(bundled("hard-parity-attempt"));
-        REQUIRE(find(h, "dot-product-scores").holds == true);
-        REQUIRE(find(h, "linear-values").holds == true);
-        REQUIRE(find(h, "bounded-embeddings").holds == false);
+        REQUIRE(certainly(find(h, "dot-product-scores").holds));
+        REQUIRE(certainly(find(h, "linear-values").holds));
+        REQUIRE(certainly(!find(h, "bounded-embeddings").holds));
         REQUIRE(find(h, "bounded-embeddings").reason.find("coordinate 1: 'i' grows without bound") == 0);
-        REQUIRE(find(h, "lipschitz-updates").holds == false);
+        REQUIRE(certainly(!find(h, "lipschitz-updates").holds));
         REQUIRE(find(h, "lipschitz-updates").reason.find("floor is discontinuous") != std::string::npos);
     }
-    for (const auto& h : analysis::check_hypotheses(bundled("hard-first"))) REQUIRE(h.holds == true);
+    for (const auto& h : analysis::check_hypotheses(bundled("hard-first"))) REQUIRE(certainly(h.holds));
 }
 
 TEST_CASE("bundled negative controls: each violates the hypothesis it is named for",
@@ -411,13 +411,13 @@ TEST_CASE("bundled negative controls: each violates the hypothesis it is named f
         for (const auto& r : h) {
             INFO(r.name << ": " << r.reason);
             if (r.name == e.hypothesis) {
-                REQUIRE(r.holds == false);
+                REQUIRE(certainly(!r.holds));
                 REQUIRE(r.reason.find(e.reason) != std::string::npos);
             } else if (std::string(e.hypothesis) == "bounded-embeddings" &&
                        r.name == "bounded-initial-states") {
-                REQUIRE(r.holds == false); // y^(0) = v + p inherits the unbounded p
+                REQUIRE(certainly(!r.holds)); // y^(0) = v + p inherits the unbounded p
             } else {
-                REQUIRE(r.holds == true);
+                REQUIRE(certainly(r.holds));
             }
         }
     }

@@ -99,13 +99,13 @@ TEST_CASE("the verdict follows the rows and hypotheses", "[sweep]") {
     analysis::decide_sweep(r);
     REQUIRE(r.verdict == sweep_verdict::hypothesis_violated);
     REQUIRE(r.explanation.find("lipschitz-updates") != std::string::npos);
-    REQUIRE(r.influence_vanished == true);
+    REQUIRE(certainly(r.influence_vanished));
 
     for (auto& x : r.rows) x.max_influence_approx = 2.0; // constant influence: did not vanish
     analysis::decide_sweep(r);
-    REQUIRE(r.influence_vanished == false);
+    REQUIRE(certainly(!r.influence_vanished));
 
-    r.hypotheses[4].holds = std::nullopt;
+    r.hypotheses[4].holds = numeric::indeterminate;
     for (auto& x : r.rows) x.below_posterior = x.below_bound = comparison::below;
     analysis::decide_sweep(r);
     REQUIRE(r.verdict == sweep_verdict::undecided);
@@ -212,7 +212,7 @@ TEST_CASE("each bundled negative control is hypothesis-violated, names its hypot
         INFO(r.explanation);
         REQUIRE(r.verdict == sweep_verdict::hypothesis_violated);
         REQUIRE(r.explanation.find(std::string("hypotheses fail: ") + e.hypothesis) == 0);
-        REQUIRE(r.influence_vanished == false);
+        REQUIRE(certainly(!r.influence_vanished));
         REQUIRE(r.explanation.find("not consistent with 1/n") != std::string::npos);
         // The growth of n * influence is certified, not only fitted.
         REQUIRE(r.growth.has_value());
