@@ -1,6 +1,6 @@
 #pragma once
 /// @file baselines.hpp
-/// The "straightforward loops" of design.md's performance budgets: one soft layer (dot-product
+/// The "straightforward loops" of the budgets in docs/performance.md: one soft layer (dot-product
 /// heads, linear values, affine update), every position computed, written directly against
 /// doubles, MPFR and Arb with every buffer preallocated. attnprop's kernels are measured
 /// against these. Weights and initial states are copied from attnprop's converted model, so

@@ -2,7 +2,7 @@
 // binary alphabet, affine updates), in MPFR at the configured precision and in certified double
 // intervals with the a-posteriori pair bound: the incremental profile
 // (every position, one replacement each) against one full forward pass with trace (every
-// position of every layer: design.md's reference pass), and the naive profile. The naive
+// position of every layer: docs/performance.md's reference pass), and the naive profile. The naive
 // profile is n forward passes (days at n = 4096), so it is timed on a few changed inputs and
 // extrapolated linearly to n passes (the base input and n - 1 changes); main.cpp prints it
 // marked as extrapolated.

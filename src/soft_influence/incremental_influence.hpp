@@ -1,7 +1,7 @@
 #pragma once
 /// @file incremental_influence.hpp
-/// One-symbol updates of a soft-attention model with L <= 2 (design.md, "one-symbol updates"):
-/// y_n^(L)(x[p <- a]) without a full forward pass.
+/// One-symbol updates of a soft-attention model with L <= 2: y_n^(L)(x[p <- a]) without a full
+/// forward pass (measured in docs/performance.md, "One-symbol influence profile, L = 2").
 ///
 /// - L = 1: only row n matters. Its softmax numerator and denominator per head are kept; a
 ///   change at p subtracts the old term of p and adds the new one: O(H d) per change.
