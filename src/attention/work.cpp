@@ -18,6 +18,17 @@ std::uint64_t saturate(long double v) {
 
 } // namespace
 
+std::string with_commas(std::uint64_t v) {
+    const std::string digits = std::to_string(v);
+    std::string s;
+    s.reserve(digits.size() + digits.size() / 3);
+    for (std::size_t k = 0; k < digits.size(); ++k) {
+        if (k > 0 && (digits.size() - k) % 3 == 0) s.push_back(',');
+        s.push_back(digits[k]);
+    }
+    return s;
+}
+
 std::uint64_t forward_work(const model::model<numeric::rational>& m, std::size_t n) {
     const long double nn = static_cast<long double>(n);
     long double work = 0;
@@ -38,7 +49,7 @@ void check_forward_work(const model::model<numeric::rational>& m, std::size_t n)
     const std::uint64_t w = forward_work(m, n);
     numeric::check_limit(numeric::limit::attention_work, w,
                          "one forward pass of " + m.name + " at n = " + std::to_string(n) +
-                             " computes about " + numeric::with_commas(w) + " score terms");
+                             " computes about " + with_commas(w) + " score terms");
 }
 
 } // namespace attnprop::attention

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace attnprop::attention {
 
@@ -18,5 +19,9 @@ std::uint64_t forward_work(const model::model<numeric::rational>& m, std::size_t
 /// Throws numeric::limit_error (limit attention-work) when forward_work(m, n) exceeds the
 /// limit: one forward pass would take hours, or days.
 void check_forward_work(const model::model<numeric::rational>& m, std::size_t n);
+
+/// "1,234,567": a count with thousands separators, for the messages of the work and memory
+/// limits.
+std::string with_commas(std::uint64_t v);
 
 } // namespace attnprop::attention

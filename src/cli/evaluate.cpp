@@ -287,7 +287,7 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
         const std::uint64_t b = trace_bytes(m, x.size(), sc, opt.precision, digits);
         numeric::check_limit(numeric::limit::trace_bytes, b,
                              "the trace of " + m.name + " at n = " + std::to_string(x.size()) +
-                                 " needs about " + numeric::with_commas(b) + " bytes");
+                                 " needs about " + attention::with_commas(b) + " bytes");
     }
     try {
         run_kind(ev, m, x, sc, opt, ctx);

@@ -156,15 +156,4 @@ void check_limit(limit which, std::uint64_t value, const std::string& what) {
     if (value > limit_value(which)) throw limit_error(which, value, what);
 }
 
-std::string with_commas(std::uint64_t v) {
-    const std::string digits = std::to_string(v);
-    std::string s;
-    s.reserve(digits.size() + digits.size() / 3);
-    for (std::size_t k = 0; k < digits.size(); ++k) {
-        if (k > 0 && (digits.size() - k) % 3 == 0) s.push_back(',');
-        s.push_back(digits[k]);
-    }
-    return s;
-}
-
 } // namespace attnprop::numeric

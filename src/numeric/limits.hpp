@@ -93,7 +93,4 @@ void check_limit(limit which, std::uint64_t value, const std::string& what);
 /// "--limit exact-bits=N (or ATTNPROP_LIMITS=exact-bits=N)": how to raise a limit.
 std::string how_to_raise(limit which);
 
-/// "1,234,567": a count with thousands separators, for the messages of limit_error.
-std::string with_commas(std::uint64_t v);
-
 } // namespace attnprop::numeric
