@@ -39,6 +39,12 @@ const char* to_string(graph_op op) {
     return "?";
 }
 
+bool map_features::uses(activation a) const {
+    for (auto b : activations)
+        if (b == a) return true;
+    return false;
+}
+
 namespace {
 
 constexpr std::uint64_t fnv_offset = 14695981039346656037ULL;

@@ -6,10 +6,13 @@
 /// known exactly returns the hull of its possible values.
 
 #include "model/matrix.hpp"
+#include "model/variants.hpp"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -92,12 +95,62 @@ struct hash_map {
     long denominator = 1;
 };
 
+/// The kinds of map, in the order of the model file's "kind" list. A new kind is added here,
+/// with its map_kind name below; every std::visit over map::impl then fails to compile until
+/// it handles the kind (conversion, evaluation, features in maps_impl.hpp; the model file
+/// reader and writer; the Lipschitz analysis).
+template <class S>
+using map_impl = std::variant<affine_map<S>, mlp_map<S>, graph_map<S>, table_map, hash_map>;
+
+/// The model file's name of a map kind ("kind": "affine"); undefined for other types, so that
+/// a kind without a name does not compile.
+template <class T> struct map_kind;
+template <class S> struct map_kind<affine_map<S>> { static constexpr std::string_view name = "affine"; };
+template <class S> struct map_kind<mlp_map<S>> { static constexpr std::string_view name = "mlp"; };
+template <class S> struct map_kind<graph_map<S>> { static constexpr std::string_view name = "graph"; };
+template <> struct map_kind<table_map> { static constexpr std::string_view name = "table"; };
+template <> struct map_kind<hash_map> { static constexpr std::string_view name = "hash"; };
+
+/// Every map kind's name, in the order of map_impl's alternatives.
+template <class S>
+constexpr std::array<std::string_view, std::variant_size_v<map_impl<S>>> map_kind_names() {
+    std::array<std::string_view, std::variant_size_v<map_impl<S>>> out{};
+    std::size_t k = 0;
+    for_each_alternative<map_impl<S>>(
+        [&]<class T>(std::type_identity<T>) { out[k++] = map_kind<T>::name; });
+    return out;
+}
+
 /// A map R^in_dim -> R^out_dim.
 template <class S> struct map {
     std::size_t in_dim = 0;
     std::size_t out_dim = 0;
-    std::variant<affine_map<S>, mlp_map<S>, graph_map<S>, table_map, hash_map> impl;
+    map_impl<S> impl;
 };
+
+/// The name of m's kind ("affine", "mlp", "graph", "table", "hash").
+template <class S> std::string_view kind_name(const map<S>& m) {
+    return std::visit([]<class T>(const T&) { return map_kind<T>::name; }, m.impl);
+}
+
+/// What the analyses ask of a map, gathered in one walk over its layers or nodes.
+struct map_features {
+    /// The operations that need transcendental arithmetic (tanh, gelu, erf; a layer norm's
+    /// square root as "layer_norm (needs a square root)"), each once, in order of first use.
+    std::vector<std::string> real_arithmetic;
+    /// The elementwise nonlinearities used (MLP activations other than identity, elementwise
+    /// graph nodes), each once.
+    std::vector<activation> activations;
+    bool layer_norm = false;          ///< some graph node is a layer norm
+    bool singular_layer_norm = false; ///< some layer norm has eps = 0 (no value at zero variance)
+
+    bool uses(activation a) const;
+    /// Whether exact rationals can evaluate the map (no real_arithmetic).
+    bool exact_evaluable() const { return real_arithmetic.empty(); }
+};
+
+/// The features of m (an exhaustive visit: a new map kind or graph op must say its features).
+template <class S> map_features features(const map<S>& m);
 
 /// The hash map's output for an exact input (shared by all scalar kinds).
 std::vector<rational> hash_output(const hash_map& h, std::size_t out_dim,
@@ -122,7 +175,9 @@ template <numeric::Scalar S>
 vec<S> evaluate(const map<S>& m, const vec<S>& x, const numeric::context& ctx);
 
 /// Whether evaluating the map needs transcendental functions (tanh, gelu, erf, square roots).
-template <class S> bool needs_real_arithmetic(const map<S>& m);
+template <class S> bool needs_real_arithmetic(const map<S>& m) {
+    return !features(m).exact_evaluable();
+}
 
 } // namespace attnprop::model
 

@@ -217,20 +217,19 @@ template <numeric::Scalar S> map<S> convert(const map<rational>& m, const numeri
     map<S> out;
     out.in_dim = m.in_dim;
     out.out_dim = m.out_dim;
-    std::visit(
-        [&](const auto& impl) {
-            using T = std::decay_t<decltype(impl)>;
-            if constexpr (std::is_same_v<T, affine_map<rational>>) {
-                out.impl = convert<S>(impl, ctx);
-            } else if constexpr (std::is_same_v<T, mlp_map<rational>>) {
+    out.impl = std::visit(
+        overloaded{
+            [&](const affine_map<rational>& a) -> map_impl<S> { return convert<S>(a, ctx); },
+            [&](const mlp_map<rational>& p) -> map_impl<S> {
                 mlp_map<S> r;
-                for (const auto& l : impl.layers) r.layers.push_back(convert<S>(l, ctx));
-                r.activations = impl.activations;
-                out.impl = std::move(r);
-            } else if constexpr (std::is_same_v<T, graph_map<rational>>) {
-                graph_map<S> g;
-                g.output = impl.output;
-                for (const auto& nd : impl.nodes) {
+                for (const auto& l : p.layers) r.layers.push_back(convert<S>(l, ctx));
+                r.activations = p.activations;
+                return r;
+            },
+            [&](const graph_map<rational>& g) -> map_impl<S> {
+                graph_map<S> r;
+                r.output = g.output;
+                for (const auto& nd : g.nodes) {
                     graph_node<S> c;
                     c.id = nd.id;
                     c.op = nd.op;
@@ -247,12 +246,13 @@ template <numeric::Scalar S> map<S> convert(const map<rational>& m, const numeri
                     c.beta = convert<S>(nd.beta_exact, ctx);
                     c.gamma_exact = nd.gamma_exact;
                     c.beta_exact = nd.beta_exact;
-                    g.nodes.push_back(std::move(c));
+                    r.nodes.push_back(std::move(c));
                 }
-                out.impl = std::move(g);
-            } else {
-                out.impl = impl;
-            }
+                return r;
+            },
+            // Exact tables and hashes are the same for every scalar kind.
+            [](const table_map& t) -> map_impl<S> { return t; },
+            [](const hash_map& h) -> map_impl<S> { return h; },
         },
         m.impl);
     return out;
@@ -261,19 +261,19 @@ template <numeric::Scalar S> map<S> convert(const map<rational>& m, const numeri
 template <numeric::Scalar S>
 vec<S> evaluate(const map<S>& m, const vec<S>& x, const numeric::context& ctx) {
     return std::visit(
-        [&](const auto& impl) -> vec<S> {
-            using T = std::decay_t<decltype(impl)>;
-            if constexpr (std::is_same_v<T, affine_map<S>>) {
-                vec<S> out = apply_affine(impl, x, ctx);
+        overloaded{
+            [&](const affine_map<S>& a) {
+                vec<S> out = apply_affine(a, x, ctx);
                 require_all_finite(out);
                 return out;
-            } else if constexpr (std::is_same_v<T, mlp_map<S>>) {
+            },
+            [&](const mlp_map<S>& p) {
                 vec<S> cur = x, next;
-                for (std::size_t l = 0; l < impl.layers.size(); ++l) {
+                for (std::size_t l = 0; l < p.layers.size(); ++l) {
                     try {
-                        apply_affine(impl.layers[l], cur.data(), next, ctx);
-                        if (impl.activations[l] != activation::identity)
-                            for (auto& v : next) v = detail::apply_activation(impl.activations[l], v, ctx);
+                        apply_affine(p.layers[l], cur.data(), next, ctx);
+                        if (p.activations[l] != activation::identity)
+                            for (auto& v : next) v = detail::apply_activation(p.activations[l], v, ctx);
                         require_all_finite(next);
                     } catch (const numeric::undefined_error& e) {
                         throw detail::at_node(e, "mlp layer " + std::to_string(l + 1));
@@ -281,51 +281,80 @@ vec<S> evaluate(const map<S>& m, const vec<S>& x, const numeric::context& ctx) {
                     std::swap(cur, next);
                 }
                 return cur;
-            } else if constexpr (std::is_same_v<T, graph_map<S>>) {
-                return detail::evaluate_graph(impl, x, ctx);
-            } else if constexpr (std::is_same_v<T, table_map>) {
+            },
+            [&](const graph_map<S>& g) { return detail::evaluate_graph(g, x, ctx); },
+            [&](const table_map& t) {
                 return detail::evaluate_exact_keyed<S>(
                     x, m.out_dim,
                     [&](const std::vector<rational>& key) -> const std::vector<rational>& {
-                        auto it = impl.entries.find(key);
-                        return it == impl.entries.end() ? impl.fallback : it->second;
+                        auto it = t.entries.find(key);
+                        return it == t.entries.end() ? t.fallback : it->second;
                     },
                     [&] {
-                        if (!impl.lo.empty())
-                            return std::vector<std::vector<rational>>{impl.lo, impl.hi};
-                        std::vector<std::vector<rational>> all{impl.fallback};
-                        for (const auto& [k, v] : impl.entries) all.push_back(v);
+                        if (!t.lo.empty()) return std::vector<std::vector<rational>>{t.lo, t.hi};
+                        std::vector<std::vector<rational>> all{t.fallback};
+                        for (const auto& [k, v] : t.entries) all.push_back(v);
                         return all;
                     },
                     ctx);
-            } else {
+            },
+            [&](const hash_map& h) {
                 const std::size_t od = m.out_dim;
                 return detail::evaluate_exact_keyed<S>(
                     x, od,
-                    [&](const std::vector<rational>& key) { return hash_output(impl, od, key); },
+                    [&](const std::vector<rational>& key) { return hash_output(h, od, key); },
                     [&] {
-                        std::vector<rational> lo(od, rational(-impl.range, impl.denominator));
-                        std::vector<rational> hi(od, rational(impl.range, impl.denominator));
+                        std::vector<rational> lo(od, rational(-h.range, h.denominator));
+                        std::vector<rational> hi(od, rational(h.range, h.denominator));
                         return std::vector<std::vector<rational>>{lo, hi};
                     },
                     ctx);
-            }
+            },
         },
         m.impl);
 }
 
-template <class S> bool needs_real_arithmetic(const map<S>& m) {
-    if (const auto* p = std::get_if<mlp_map<S>>(&m.impl)) {
-        for (auto a : p->activations)
-            if (a == activation::tanh || a == activation::gelu || a == activation::erf) return true;
-    }
-    if (const auto* g = std::get_if<graph_map<S>>(&m.impl)) {
-        for (const auto& nd : g->nodes)
-            if (nd.op == graph_op::tanh || nd.op == graph_op::gelu || nd.op == graph_op::erf ||
-                nd.op == graph_op::layer_norm)
-                return true;
-    }
-    return false;
+template <class S> map_features features(const map<S>& m) {
+    map_features f;
+    auto real = [&](std::string what) {
+        for (const auto& r : f.real_arithmetic)
+            if (r == what) return;
+        f.real_arithmetic.push_back(std::move(what));
+    };
+    auto nonlinearity = [&](activation a) {
+        if (a == activation::identity) return;
+        if (!f.uses(a)) f.activations.push_back(a);
+        if (a == activation::tanh || a == activation::gelu || a == activation::erf)
+            real(to_string(a));
+    };
+    std::visit(overloaded{
+                   [](const affine_map<S>&) {},
+                   [&](const mlp_map<S>& p) {
+                       for (auto a : p.activations) nonlinearity(a);
+                   },
+                   [&](const graph_map<S>& g) {
+                       for (const auto& nd : g.nodes) {
+                           switch (nd.op) {
+                           case graph_op::relu: nonlinearity(activation::relu); break;
+                           case graph_op::tanh: nonlinearity(activation::tanh); break;
+                           case graph_op::gelu: nonlinearity(activation::gelu); break;
+                           case graph_op::erf: nonlinearity(activation::erf); break;
+                           case graph_op::step: nonlinearity(activation::step); break;
+                           case graph_op::floor: nonlinearity(activation::floor); break;
+                           case graph_op::layer_norm:
+                               real("layer_norm (needs a square root)");
+                               f.layer_norm = true;
+                               if (nd.eps_exact == 0) f.singular_layer_norm = true;
+                               break;
+                           default: break;
+                           }
+                       }
+                   },
+                   [](const table_map&) {},
+                   [](const hash_map&) {},
+               },
+               m.impl);
+    return f;
 }
 
 } // namespace attnprop::model

@@ -802,28 +802,33 @@ matrix<rational> reader::read_matrix(const node& n, std::string_view what, std::
 // --- maps ----------------------------------------------------------------------------------------
 
 map<rational> reader::read_map(const node& n, const map_role& role) const {
-    std::string kind = kind_of(n, {"affine", "mlp", "graph", "table", "hash"});
+    constexpr auto kinds = map_kind_names<rational>();
+    const std::string kind =
+        kind_of(n, std::vector<std::string_view>(kinds.begin(), kinds.end()));
     map<rational> m;
     m.in_dim = role.in_dim;
-    if (kind == "affine") {
-        auto a = read_affine(n, role);
-        m.out_dim = a.out_dim();
-        m.impl = std::move(a);
-    } else if (kind == "mlp") {
-        auto p = read_mlp(n, role);
-        m.out_dim = p.layers.back().out_dim();
-        m.impl = std::move(p);
-    } else if (kind == "graph") {
-        auto g = read_graph(n, role);
-        m.out_dim = g.nodes[g.output].dim;
-        m.impl = std::move(g);
-    } else if (kind == "table") {
-        auto t = read_table(n, role);
-        m.out_dim = t.fallback.size();
-        m.impl = std::move(t);
-    } else {
-        m.impl = read_hash(n, m.out_dim);
-    }
+    m.impl = make_alternative<map_impl<rational>>(static_cast<std::size_t>(
+        std::find(kinds.begin(), kinds.end(), kind) - kinds.begin()));
+    std::visit(overloaded{
+                   [&](affine_map<rational>& a) {
+                       a = read_affine(n, role);
+                       m.out_dim = a.out_dim();
+                   },
+                   [&](mlp_map<rational>& p) {
+                       p = read_mlp(n, role);
+                       m.out_dim = p.layers.back().out_dim();
+                   },
+                   [&](graph_map<rational>& g) {
+                       g = read_graph(n, role);
+                       m.out_dim = g.nodes[g.output].dim;
+                   },
+                   [&](table_map& t) {
+                       t = read_table(n, role);
+                       m.out_dim = t.fallback.size();
+                   },
+                   [&](hash_map& h) { h = read_hash(n, m.out_dim); },
+               },
+               m.impl);
     if (m.out_dim == 0) fail(n, "the map's output dimension is 0");
     if (role.out_dim && m.out_dim != *role.out_dim)
         fail(n, "the map's output dimension is " + std::to_string(m.out_dim) + "; " +
@@ -1244,55 +1249,55 @@ json::value graph_json(const graph_map<rational>& g) {
         nodes.push_back(std::move(o));
     }
     json::value o = json::value::object();
-    o.set("kind", str("graph"));
+    o.set("kind", str(map_kind<graph_map<rational>>::name));
     o.set("nodes", std::move(nodes));
     o.set("output", str(name_of(g.output)));
     return o;
 }
 
 json::value map_json(const map<rational>& m) {
-    return std::visit(
-        [&](const auto& impl) -> json::value {
-            using T = std::decay_t<decltype(impl)>;
-            json::value o = json::value::object();
-            if constexpr (std::is_same_v<T, affine_map<rational>>) {
-                o.set("kind", str("affine"));
-                o.set("W", matrix_json(impl.W));
-                if (!impl.b.empty()) o.set("b", vec_json(impl.b));
-            } else if constexpr (std::is_same_v<T, mlp_map<rational>>) {
-                o.set("kind", str("mlp"));
-                json::value layers = json::value::array();
-                for (std::size_t k = 0; k < impl.layers.size(); ++k) {
-                    json::value l = json::value::object();
-                    l.set("W", matrix_json(impl.layers[k].W));
-                    if (!impl.layers[k].b.empty()) l.set("b", vec_json(impl.layers[k].b));
-                    l.set("activation", str(to_string(impl.activations[k])));
-                    layers.push_back(std::move(l));
-                }
-                o.set("layers", std::move(layers));
-            } else if constexpr (std::is_same_v<T, graph_map<rational>>) {
-                o = graph_json(impl);
-            } else if constexpr (std::is_same_v<T, table_map>) {
-                o.set("kind", str("table"));
-                json::value entries = json::value::array();
-                for (const auto& [in, out] : impl.entries) {
-                    json::value e = json::value::object();
-                    e.set("in", vec_json(in));
-                    e.set("out", vec_json(out));
-                    entries.push_back(std::move(e));
-                }
-                o.set("entries", std::move(entries));
-                o.set("default", vec_json(impl.fallback));
-            } else {
-                o.set("kind", str("hash"));
-                o.set("seed", json::value::number_raw(std::to_string(impl.seed)));
-                o.set("out_dim", size_value(m.out_dim));
-                o.set("range", json::value::number(impl.range));
-                o.set("denominator", json::value::number(impl.denominator));
-            }
-            return o;
-        },
-        m.impl);
+    json::value o = json::value::object();
+    std::visit(overloaded{
+                   [&](const affine_map<rational>& a) {
+                       o.set("kind", str(map_kind<affine_map<rational>>::name));
+                       o.set("W", matrix_json(a.W));
+                       if (!a.b.empty()) o.set("b", vec_json(a.b));
+                   },
+                   [&](const mlp_map<rational>& p) {
+                       o.set("kind", str(map_kind<mlp_map<rational>>::name));
+                       json::value layers = json::value::array();
+                       for (std::size_t k = 0; k < p.layers.size(); ++k) {
+                           json::value l = json::value::object();
+                           l.set("W", matrix_json(p.layers[k].W));
+                           if (!p.layers[k].b.empty()) l.set("b", vec_json(p.layers[k].b));
+                           l.set("activation", str(to_string(p.activations[k])));
+                           layers.push_back(std::move(l));
+                       }
+                       o.set("layers", std::move(layers));
+                   },
+                   [&](const graph_map<rational>& g) { o = graph_json(g); },
+                   [&](const table_map& t) {
+                       o.set("kind", str(map_kind<table_map>::name));
+                       json::value entries = json::value::array();
+                       for (const auto& [in, out] : t.entries) {
+                           json::value e = json::value::object();
+                           e.set("in", vec_json(in));
+                           e.set("out", vec_json(out));
+                           entries.push_back(std::move(e));
+                       }
+                       o.set("entries", std::move(entries));
+                       o.set("default", vec_json(t.fallback));
+                   },
+                   [&](const hash_map& h) {
+                       o.set("kind", str(map_kind<hash_map>::name));
+                       o.set("seed", json::value::number_raw(std::to_string(h.seed)));
+                       o.set("out_dim", size_value(m.out_dim));
+                       o.set("range", json::value::number(h.range));
+                       o.set("denominator", json::value::number(h.denominator));
+                   },
+               },
+               m.impl);
+    return o;
 }
 
 json::value positional_json(const positional_spec& p) {

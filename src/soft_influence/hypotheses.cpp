@@ -16,15 +16,7 @@ using numeric::arb_ball;
 using numeric::rational;
 using rmap = model::map<rational>;
 
-const char* map_kind_name(const rmap& f) {
-    switch (f.impl.index()) {
-    case 0: return "affine";
-    case 1: return "mlp";
-    case 2: return "graph";
-    case 3: return "table";
-    default: return "hash";
-    }
-}
+std::string map_kind_name(const rmap& f) { return std::string(model::kind_name(f)); }
 
 std::string where(std::size_t layer, std::size_t head) {
     return "layer " + std::to_string(layer + 1) + " head " + std::to_string(head + 1);
@@ -364,26 +356,26 @@ std::vector<input_block> update_blocks(const model::model<rational>& m, std::siz
 
 map_lipschitz lipschitz_analysis(const rmap& f, const std::vector<input_block>& blocks,
                                  const numeric::context& ctx) {
-    return std::visit(
-        [&](const auto& impl) -> map_lipschitz {
-            using T = std::decay_t<decltype(impl)>;
-            if constexpr (std::is_same_v<T, model::affine_map<rational>>) {
-                map_lipschitz r;
-                r.lipschitz = true;
-                r.block_bounds = column_block_norms(impl.W, 0, blocks, ctx);
-                return r;
-            } else if constexpr (std::is_same_v<T, model::mlp_map<rational>>) {
-                return analyse_mlp(impl, blocks, ctx);
-            } else if constexpr (std::is_same_v<T, model::graph_map<rational>>) {
-                return analyse_graph(impl, f, blocks, ctx);
-            } else {
-                map_lipschitz r;
-                r.reason = std::string("arbitrary map (") + map_kind_name(f) +
-                           "): cannot decide whether it is Lipschitz";
-                return r;
-            }
-        },
-        f.impl);
+    auto arbitrary = [&] {
+        map_lipschitz r;
+        r.reason = "arbitrary map (" + map_kind_name(f) + "): cannot decide whether it is Lipschitz";
+        return r;
+    };
+    return std::visit(model::overloaded{
+                          [&](const model::affine_map<rational>& a) {
+                              map_lipschitz r;
+                              r.lipschitz = true;
+                              r.block_bounds = column_block_norms(a.W, 0, blocks, ctx);
+                              return r;
+                          },
+                          [&](const model::mlp_map<rational>& p) { return analyse_mlp(p, blocks, ctx); },
+                          [&](const model::graph_map<rational>& g) {
+                              return analyse_graph(g, f, blocks, ctx);
+                          },
+                          [&](const model::table_map&) { return arbitrary(); },
+                          [&](const model::hash_map&) { return arbitrary(); },
+                      },
+                      f.impl);
 }
 
 std::optional<arb_ball> lipschitz_bound(const rmap& f, const numeric::context& ctx) {
