@@ -43,7 +43,7 @@ template <numeric::Scalar S> S apply_activation(activation a, const S& z, const 
 /// enclosure, may be 0 (precision_may_resolve: a higher precision may separate it from 0).
 template <numeric::Scalar S>
 numeric::undefined_error layer_norm_undefined(const S& s, numeric::order sign,
-                                              const graph_node<S>& node) {
+                                              const layer_norm_op<S>& node) {
     const bool eps0 = node.eps_exact == 0;
     if (sign == numeric::order::equal || sign == numeric::order::less) {
         if (eps0) return numeric::undefined_error("layer norm with eps = 0 at zero variance");
@@ -63,7 +63,7 @@ numeric::undefined_error layer_norm_undefined(const S& s, numeric::order sign,
 }
 
 template <numeric::Scalar S>
-vec<S> layer_norm(const vec<S>& x, const graph_node<S>& node, const numeric::context& ctx) {
+vec<S> layer_norm(const vec<S>& x, const layer_norm_op<S>& node, const numeric::context& ctx) {
     if constexpr (numeric::ExpScalar<S>) {
         const std::size_t d = x.size();
         S dd = numeric::from_int<S>(static_cast<long>(d), ctx);
@@ -120,63 +120,69 @@ vec<S> evaluate_graph(const graph_map<S>& g, const vec<S>& x, const numeric::con
         const auto& nd = g.nodes[k];
         vec<S>& out = val[k];
         auto arg = [&](std::size_t t) -> const vec<S>& { return val[nd.args[t]]; };
+        auto slice = [&](const vec<S>& v, std::size_t from) {
+            out.assign(v.begin() + static_cast<std::ptrdiff_t>(from),
+                       v.begin() + static_cast<std::ptrdiff_t>(from + nd.dim));
+        };
         try {
-            switch (nd.op) {
-            case graph_op::input:
-                out.assign(x.begin() + static_cast<std::ptrdiff_t>(nd.offset),
-                           x.begin() + static_cast<std::ptrdiff_t>(nd.offset + nd.dim));
-                break;
-            case graph_op::linear: apply_affine(nd.lin, arg(0).data(), out, ctx); break;
-            case graph_op::add:
-                out = arg(0);
-                for (std::size_t t = 1; t < nd.args.size(); ++t)
-                    for (std::size_t c = 0; c < out.size(); ++c) out[c] += arg(t)[c];
-                break;
-            case graph_op::sub:
-                out = arg(0);
-                for (std::size_t c = 0; c < out.size(); ++c) out[c] -= arg(1)[c];
-                break;
-            case graph_op::mul:
-                out = arg(0);
-                for (std::size_t c = 0; c < out.size(); ++c) out[c] *= arg(1)[c];
-                break;
-            case graph_op::concat:
-                out.clear();
-                for (std::size_t t = 0; t < nd.args.size(); ++t)
-                    out.insert(out.end(), arg(t).begin(), arg(t).end());
-                break;
-            case graph_op::relu:
-            case graph_op::tanh:
-            case graph_op::gelu:
-            case graph_op::erf:
-            case graph_op::step:
-            case graph_op::floor: {
-                activation a = nd.op == graph_op::relu   ? activation::relu
-                               : nd.op == graph_op::tanh ? activation::tanh
-                               : nd.op == graph_op::gelu ? activation::gelu
-                               : nd.op == graph_op::erf  ? activation::erf
-                               : nd.op == graph_op::step ? activation::step
-                                                         : activation::floor;
-                out.clear();
-                out.reserve(arg(0).size());
-                for (const auto& v : arg(0)) out.push_back(apply_activation(a, v, ctx));
-                break;
-            }
-            case graph_op::layer_norm: out = layer_norm(arg(0), nd, ctx); break;
-            case graph_op::scale:
-                out = arg(0);
-                for (auto& v : out) v = v * nd.factor;
-                break;
-            case graph_op::slice:
-                out.assign(arg(0).begin() + static_cast<std::ptrdiff_t>(nd.offset),
-                           arg(0).begin() + static_cast<std::ptrdiff_t>(nd.offset + nd.dim));
-                break;
-            }
-            // Arithmetic nodes may overflow a double; copies (input, concat, slice) cannot.
-            if (nd.op != graph_op::input && nd.op != graph_op::concat && nd.op != graph_op::slice)
-                require_all_finite(out);
+            // Each op fills `out` and says whether it computed (and so may overflow a double)
+            // rather than copied (input, concat, slice).
+            const bool computed = std::visit(
+                overloaded{
+                    [&](const input_op& p) {
+                        slice(x, p.offset);
+                        return false;
+                    },
+                    [&](const linear_op<S>& p) {
+                        apply_affine(p.lin, arg(0).data(), out, ctx);
+                        return true;
+                    },
+                    [&](const add_op&) {
+                        out = arg(0);
+                        for (std::size_t t = 1; t < nd.args.size(); ++t)
+                            for (std::size_t c = 0; c < out.size(); ++c) out[c] += arg(t)[c];
+                        return true;
+                    },
+                    [&](const sub_op&) {
+                        out = arg(0);
+                        for (std::size_t c = 0; c < out.size(); ++c) out[c] -= arg(1)[c];
+                        return true;
+                    },
+                    [&](const mul_op&) {
+                        out = arg(0);
+                        for (std::size_t c = 0; c < out.size(); ++c) out[c] *= arg(1)[c];
+                        return true;
+                    },
+                    [&](const concat_op&) {
+                        out.clear();
+                        for (std::size_t t = 0; t < nd.args.size(); ++t)
+                            out.insert(out.end(), arg(t).begin(), arg(t).end());
+                        return false;
+                    },
+                    [&]<activation A>(const elementwise_op<A>&) {
+                        out.clear();
+                        out.reserve(arg(0).size());
+                        for (const auto& v : arg(0)) out.push_back(apply_activation(A, v, ctx));
+                        return true;
+                    },
+                    [&](const layer_norm_op<S>& p) {
+                        out = layer_norm(arg(0), p, ctx);
+                        return true;
+                    },
+                    [&](const scale_op<S>& p) {
+                        out = arg(0);
+                        for (auto& v : out) v = v * p.factor;
+                        return true;
+                    },
+                    [&](const slice_op& p) {
+                        slice(arg(0), p.from);
+                        return false;
+                    },
+                },
+                nd.op);
+            if (computed) require_all_finite(out);
         } catch (const numeric::undefined_error& e) {
-            throw at_node(e, nd.id.empty() ? std::string(to_string(nd.op)) : nd.id);
+            throw at_node(e, nd.id.empty() ? std::string(op_name(nd.op)) : nd.id);
         }
     }
     return std::move(val[g.output]);
@@ -213,6 +219,36 @@ vec<S> evaluate_exact_keyed(const vec<S>& x, std::size_t out_dim, Lookup lookup,
 
 } // namespace detail
 
+namespace detail {
+
+/// A graph op with its parameters converted with from_rational<S>.
+template <numeric::Scalar S>
+graph_op<S> convert_op(const graph_op<rational>& op, const numeric::context& ctx) {
+    return std::visit(
+        overloaded{
+            [](const input_op& p) -> graph_op<S> { return p; },
+            [&](const linear_op<rational>& p) -> graph_op<S> {
+                return linear_op<S>{convert<S>(p.lin, ctx)};
+            },
+            [](const add_op& p) -> graph_op<S> { return p; },
+            [](const sub_op& p) -> graph_op<S> { return p; },
+            [](const mul_op& p) -> graph_op<S> { return p; },
+            [](const concat_op& p) -> graph_op<S> { return p; },
+            []<activation A>(const elementwise_op<A>& p) -> graph_op<S> { return p; },
+            [&](const layer_norm_op<rational>& p) -> graph_op<S> {
+                return layer_norm_op<S>{p.eps_exact, numeric::from_rational<S>(p.eps_exact, ctx),
+                                        convert<S>(p.gamma, ctx), convert<S>(p.beta, ctx)};
+            },
+            [&](const scale_op<rational>& p) -> graph_op<S> {
+                return scale_op<S>{numeric::from_rational<S>(p.factor, ctx)};
+            },
+            [](const slice_op& p) -> graph_op<S> { return p; },
+        },
+        op);
+}
+
+} // namespace detail
+
 template <numeric::Scalar S> map<S> convert(const map<rational>& m, const numeric::context& ctx) {
     map<S> out;
     out.in_dim = m.in_dim;
@@ -229,25 +265,9 @@ template <numeric::Scalar S> map<S> convert(const map<rational>& m, const numeri
             [&](const graph_map<rational>& g) -> map_impl<S> {
                 graph_map<S> r;
                 r.output = g.output;
-                for (const auto& nd : g.nodes) {
-                    graph_node<S> c;
-                    c.id = nd.id;
-                    c.op = nd.op;
-                    c.args = nd.args;
-                    c.dim = nd.dim;
-                    c.input_name = nd.input_name;
-                    c.offset = nd.offset;
-                    c.lin = convert<S>(nd.lin, ctx);
-                    c.factor_exact = nd.factor_exact;
-                    c.factor = numeric::from_rational<S>(nd.factor_exact, ctx);
-                    c.eps_exact = nd.eps_exact;
-                    c.eps = numeric::from_rational<S>(nd.eps_exact, ctx);
-                    c.gamma = convert<S>(nd.gamma_exact, ctx);
-                    c.beta = convert<S>(nd.beta_exact, ctx);
-                    c.gamma_exact = nd.gamma_exact;
-                    c.beta_exact = nd.beta_exact;
-                    r.nodes.push_back(std::move(c));
-                }
+                for (const auto& nd : g.nodes)
+                    r.nodes.push_back(
+                        graph_node<S>{nd.id, detail::convert_op<S>(nd.op, ctx), nd.args, nd.dim});
                 return r;
             },
             // Exact tables and hashes are the same for every scalar kind.
@@ -273,7 +293,8 @@ vec<S> evaluate(const map<S>& m, const vec<S>& x, const numeric::context& ctx) {
                     try {
                         apply_affine(p.layers[l], cur.data(), next, ctx);
                         if (p.activations[l] != activation::identity)
-                            for (auto& v : next) v = detail::apply_activation(p.activations[l], v, ctx);
+                            for (auto& v : next)
+                                v = detail::apply_activation(p.activations[l], v, ctx);
                         require_all_finite(next);
                     } catch (const numeric::undefined_error& e) {
                         throw detail::at_node(e, "mlp layer " + std::to_string(l + 1));
@@ -324,8 +345,7 @@ template <class S> map_features features(const map<S>& m) {
     auto nonlinearity = [&](activation a) {
         if (a == activation::identity) return;
         if (!f.uses(a)) f.activations.push_back(a);
-        if (a == activation::tanh || a == activation::gelu || a == activation::erf)
-            real(to_string(a));
+        if (is_transcendental(a)) real(to_string(a));
     };
     std::visit(overloaded{
                    [](const affine_map<S>&) {},
@@ -333,22 +353,26 @@ template <class S> map_features features(const map<S>& m) {
                        for (auto a : p.activations) nonlinearity(a);
                    },
                    [&](const graph_map<S>& g) {
-                       for (const auto& nd : g.nodes) {
-                           switch (nd.op) {
-                           case graph_op::relu: nonlinearity(activation::relu); break;
-                           case graph_op::tanh: nonlinearity(activation::tanh); break;
-                           case graph_op::gelu: nonlinearity(activation::gelu); break;
-                           case graph_op::erf: nonlinearity(activation::erf); break;
-                           case graph_op::step: nonlinearity(activation::step); break;
-                           case graph_op::floor: nonlinearity(activation::floor); break;
-                           case graph_op::layer_norm:
-                               real("layer_norm (needs a square root)");
-                               f.layer_norm = true;
-                               if (nd.eps_exact == 0) f.singular_layer_norm = true;
-                               break;
-                           default: break;
-                           }
-                       }
+                       for (const auto& nd : g.nodes)
+                           std::visit(overloaded{
+                                          [&]<activation A>(const elementwise_op<A>&) {
+                                              nonlinearity(A);
+                                          },
+                                          [&](const layer_norm_op<S>& p) {
+                                              real("layer_norm (needs a square root)");
+                                              f.layer_norm = true;
+                                              if (p.eps_exact == 0) f.singular_layer_norm = true;
+                                          },
+                                          [](const input_op&) {},
+                                          [](const linear_op<S>&) {},
+                                          [](const add_op&) {},
+                                          [](const sub_op&) {},
+                                          [](const mul_op&) {},
+                                          [](const concat_op&) {},
+                                          [](const scale_op<S>&) {},
+                                          [](const slice_op&) {},
+                                      },
+                                      nd.op);
                    },
                    [](const table_map&) {},
                    [](const hash_map&) {},
