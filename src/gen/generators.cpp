@@ -10,6 +10,7 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <cstdint>
@@ -1434,39 +1435,20 @@ std::string model_class(const model::model<numeric::rational>& m) {
     for (const auto& l : m.layers) heads = std::max(heads, l.heads.size());
     std::string out = std::string(model::to_string(m.attention)) +
                       " L" + std::to_string(m.layers.size()) + " H" + std::to_string(heads);
-    static const char* const kind_names[] = {"affine", "mlp", "graph", "table", "hash"};
-    bool kinds[5] = {};
+    constexpr auto kind_names = model::map_kind_names<rational>();
+    std::array<bool, kind_names.size()> kinds{};
     bool relu = false, tanh = false, gelu = false, ln = false;
-    auto visit = [&](const model::map<rational>& f) {
+    model::for_each_map(m, [&](const model::map<rational>& f, const model::map_site&) {
         kinds[f.impl.index()] = true;
-        if (const auto* p = std::get_if<model::mlp_map<rational>>(&f.impl)) {
-            for (auto a : p->activations) {
-                relu = relu || a == model::activation::relu;
-                tanh = tanh || a == model::activation::tanh;
-                gelu = gelu || a == model::activation::gelu;
-            }
-        }
-        if (const auto* g = std::get_if<model::graph_map<rational>>(&f.impl)) {
-            for (const auto& nd : g->nodes) {
-                relu = relu || nd.op == model::graph_op::relu;
-                tanh = tanh || nd.op == model::graph_op::tanh;
-                gelu = gelu || nd.op == model::graph_op::gelu;
-                ln = ln || nd.op == model::graph_op::layer_norm;
-            }
-        }
-    };
-    if (m.input_fn) visit(*m.input_fn);
-    for (const auto& l : m.layers) {
-        for (const auto& h : l.heads) {
-            if (h.score.fn) visit(*h.score.fn);
-            if (h.value.fn) visit(*h.value.fn);
-        }
-        visit(l.update);
-    }
-    if (m.out.fn) visit(*m.out.fn);
+        const model::map_features ft = model::features(f);
+        relu = relu || ft.uses(model::activation::relu);
+        tanh = tanh || ft.uses(model::activation::tanh);
+        gelu = gelu || ft.uses(model::activation::gelu);
+        ln = ln || ft.layer_norm;
+    });
     if (model::is_hard_kind(m.attention)) {
         std::string tags;
-        for (std::size_t k = 0; k < 5; ++k)
+        for (std::size_t k = 0; k < kinds.size(); ++k)
             if (kinds[k]) tags += (tags.empty() ? "" : "+") + std::string(kind_names[k]);
         if (!tags.empty()) out += " " + tags;
     } else {

@@ -5,38 +5,10 @@
 
 namespace attnprop::model {
 
-const char* to_string(activation a) {
-    switch (a) {
-    case activation::identity: return "identity";
-    case activation::relu: return "relu";
-    case activation::tanh: return "tanh";
-    case activation::step: return "step";
-    case activation::floor: return "floor";
-    case activation::gelu: return "gelu";
-    case activation::erf: return "erf";
-    }
-    return "?";
-}
-
-const char* to_string(graph_op op) {
-    switch (op) {
-    case graph_op::input: return "input";
-    case graph_op::linear: return "linear";
-    case graph_op::add: return "add";
-    case graph_op::sub: return "sub";
-    case graph_op::mul: return "mul";
-    case graph_op::concat: return "concat";
-    case graph_op::relu: return "relu";
-    case graph_op::tanh: return "tanh";
-    case graph_op::gelu: return "gelu";
-    case graph_op::erf: return "erf";
-    case graph_op::step: return "step";
-    case graph_op::floor: return "floor";
-    case graph_op::layer_norm: return "layer_norm";
-    case graph_op::scale: return "scale";
-    case graph_op::slice: return "slice";
-    }
-    return "?";
+bool map_features::uses(activation a) const {
+    for (auto b : activations)
+        if (b == a) return true;
+    return false;
 }
 
 namespace {

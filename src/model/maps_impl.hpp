@@ -43,7 +43,7 @@ template <numeric::Scalar S> S apply_activation(activation a, const S& z, const 
 /// enclosure, may be 0 (precision_may_resolve: a higher precision may separate it from 0).
 template <numeric::Scalar S>
 numeric::undefined_error layer_norm_undefined(const S& s, numeric::order sign,
-                                              const graph_node<S>& node) {
+                                              const layer_norm_op<S>& node) {
     const bool eps0 = node.eps_exact == 0;
     if (sign == numeric::order::equal || sign == numeric::order::less) {
         if (eps0) return numeric::undefined_error("layer norm with eps = 0 at zero variance");
@@ -63,7 +63,7 @@ numeric::undefined_error layer_norm_undefined(const S& s, numeric::order sign,
 }
 
 template <numeric::Scalar S>
-vec<S> layer_norm(const vec<S>& x, const graph_node<S>& node, const numeric::context& ctx) {
+vec<S> layer_norm(const vec<S>& x, const layer_norm_op<S>& node, const numeric::context& ctx) {
     if constexpr (numeric::ExpScalar<S>) {
         const std::size_t d = x.size();
         S dd = numeric::from_int<S>(static_cast<long>(d), ctx);
@@ -120,63 +120,69 @@ vec<S> evaluate_graph(const graph_map<S>& g, const vec<S>& x, const numeric::con
         const auto& nd = g.nodes[k];
         vec<S>& out = val[k];
         auto arg = [&](std::size_t t) -> const vec<S>& { return val[nd.args[t]]; };
+        auto slice = [&](const vec<S>& v, std::size_t from) {
+            out.assign(v.begin() + static_cast<std::ptrdiff_t>(from),
+                       v.begin() + static_cast<std::ptrdiff_t>(from + nd.dim));
+        };
         try {
-            switch (nd.op) {
-            case graph_op::input:
-                out.assign(x.begin() + static_cast<std::ptrdiff_t>(nd.offset),
-                           x.begin() + static_cast<std::ptrdiff_t>(nd.offset + nd.dim));
-                break;
-            case graph_op::linear: apply_affine(nd.lin, arg(0).data(), out, ctx); break;
-            case graph_op::add:
-                out = arg(0);
-                for (std::size_t t = 1; t < nd.args.size(); ++t)
-                    for (std::size_t c = 0; c < out.size(); ++c) out[c] += arg(t)[c];
-                break;
-            case graph_op::sub:
-                out = arg(0);
-                for (std::size_t c = 0; c < out.size(); ++c) out[c] -= arg(1)[c];
-                break;
-            case graph_op::mul:
-                out = arg(0);
-                for (std::size_t c = 0; c < out.size(); ++c) out[c] *= arg(1)[c];
-                break;
-            case graph_op::concat:
-                out.clear();
-                for (std::size_t t = 0; t < nd.args.size(); ++t)
-                    out.insert(out.end(), arg(t).begin(), arg(t).end());
-                break;
-            case graph_op::relu:
-            case graph_op::tanh:
-            case graph_op::gelu:
-            case graph_op::erf:
-            case graph_op::step:
-            case graph_op::floor: {
-                activation a = nd.op == graph_op::relu   ? activation::relu
-                               : nd.op == graph_op::tanh ? activation::tanh
-                               : nd.op == graph_op::gelu ? activation::gelu
-                               : nd.op == graph_op::erf  ? activation::erf
-                               : nd.op == graph_op::step ? activation::step
-                                                         : activation::floor;
-                out.clear();
-                out.reserve(arg(0).size());
-                for (const auto& v : arg(0)) out.push_back(apply_activation(a, v, ctx));
-                break;
-            }
-            case graph_op::layer_norm: out = layer_norm(arg(0), nd, ctx); break;
-            case graph_op::scale:
-                out = arg(0);
-                for (auto& v : out) v = v * nd.factor;
-                break;
-            case graph_op::slice:
-                out.assign(arg(0).begin() + static_cast<std::ptrdiff_t>(nd.offset),
-                           arg(0).begin() + static_cast<std::ptrdiff_t>(nd.offset + nd.dim));
-                break;
-            }
-            // Arithmetic nodes may overflow a double; copies (input, concat, slice) cannot.
-            if (nd.op != graph_op::input && nd.op != graph_op::concat && nd.op != graph_op::slice)
-                require_all_finite(out);
+            // Each op fills `out` and says whether it computed (and so may overflow a double)
+            // rather than copied (input, concat, slice).
+            const bool computed = std::visit(
+                overloaded{
+                    [&](const input_op& p) {
+                        slice(x, p.offset);
+                        return false;
+                    },
+                    [&](const linear_op<S>& p) {
+                        apply_affine(p.lin, arg(0).data(), out, ctx);
+                        return true;
+                    },
+                    [&](const add_op&) {
+                        out = arg(0);
+                        for (std::size_t t = 1; t < nd.args.size(); ++t)
+                            for (std::size_t c = 0; c < out.size(); ++c) out[c] += arg(t)[c];
+                        return true;
+                    },
+                    [&](const sub_op&) {
+                        out = arg(0);
+                        for (std::size_t c = 0; c < out.size(); ++c) out[c] -= arg(1)[c];
+                        return true;
+                    },
+                    [&](const mul_op&) {
+                        out = arg(0);
+                        for (std::size_t c = 0; c < out.size(); ++c) out[c] *= arg(1)[c];
+                        return true;
+                    },
+                    [&](const concat_op&) {
+                        out.clear();
+                        for (std::size_t t = 0; t < nd.args.size(); ++t)
+                            out.insert(out.end(), arg(t).begin(), arg(t).end());
+                        return false;
+                    },
+                    [&]<activation A>(const elementwise_op<A>&) {
+                        out.clear();
+                        out.reserve(arg(0).size());
+                        for (const auto& v : arg(0)) out.push_back(apply_activation(A, v, ctx));
+                        return true;
+                    },
+                    [&](const layer_norm_op<S>& p) {
+                        out = layer_norm(arg(0), p, ctx);
+                        return true;
+                    },
+                    [&](const scale_op<S>& p) {
+                        out = arg(0);
+                        for (auto& v : out) v = v * p.factor;
+                        return true;
+                    },
+                    [&](const slice_op& p) {
+                        slice(arg(0), p.from);
+                        return false;
+                    },
+                },
+                nd.op);
+            if (computed) require_all_finite(out);
         } catch (const numeric::undefined_error& e) {
-            throw at_node(e, nd.id.empty() ? std::string(to_string(nd.op)) : nd.id);
+            throw at_node(e, nd.id.empty() ? std::string(op_name(nd.op)) : nd.id);
         }
     }
     return std::move(val[g.output]);
@@ -213,46 +219,60 @@ vec<S> evaluate_exact_keyed(const vec<S>& x, std::size_t out_dim, Lookup lookup,
 
 } // namespace detail
 
+namespace detail {
+
+/// A graph op with its parameters converted with from_rational<S>.
+template <numeric::Scalar S>
+graph_op<S> convert_op(const graph_op<rational>& op, const numeric::context& ctx) {
+    return std::visit(
+        overloaded{
+            [](const input_op& p) -> graph_op<S> { return p; },
+            [&](const linear_op<rational>& p) -> graph_op<S> {
+                return linear_op<S>{convert<S>(p.lin, ctx)};
+            },
+            [](const add_op& p) -> graph_op<S> { return p; },
+            [](const sub_op& p) -> graph_op<S> { return p; },
+            [](const mul_op& p) -> graph_op<S> { return p; },
+            [](const concat_op& p) -> graph_op<S> { return p; },
+            []<activation A>(const elementwise_op<A>& p) -> graph_op<S> { return p; },
+            [&](const layer_norm_op<rational>& p) -> graph_op<S> {
+                return layer_norm_op<S>{p.eps_exact, numeric::from_rational<S>(p.eps_exact, ctx),
+                                        convert<S>(p.gamma, ctx), convert<S>(p.beta, ctx)};
+            },
+            [&](const scale_op<rational>& p) -> graph_op<S> {
+                return scale_op<S>{numeric::from_rational<S>(p.factor, ctx)};
+            },
+            [](const slice_op& p) -> graph_op<S> { return p; },
+        },
+        op);
+}
+
+} // namespace detail
+
 template <numeric::Scalar S> map<S> convert(const map<rational>& m, const numeric::context& ctx) {
     map<S> out;
     out.in_dim = m.in_dim;
     out.out_dim = m.out_dim;
-    std::visit(
-        [&](const auto& impl) {
-            using T = std::decay_t<decltype(impl)>;
-            if constexpr (std::is_same_v<T, affine_map<rational>>) {
-                out.impl = convert<S>(impl, ctx);
-            } else if constexpr (std::is_same_v<T, mlp_map<rational>>) {
+    out.impl = std::visit(
+        overloaded{
+            [&](const affine_map<rational>& a) -> map_impl<S> { return convert<S>(a, ctx); },
+            [&](const mlp_map<rational>& p) -> map_impl<S> {
                 mlp_map<S> r;
-                for (const auto& l : impl.layers) r.layers.push_back(convert<S>(l, ctx));
-                r.activations = impl.activations;
-                out.impl = std::move(r);
-            } else if constexpr (std::is_same_v<T, graph_map<rational>>) {
-                graph_map<S> g;
-                g.output = impl.output;
-                for (const auto& nd : impl.nodes) {
-                    graph_node<S> c;
-                    c.id = nd.id;
-                    c.op = nd.op;
-                    c.args = nd.args;
-                    c.dim = nd.dim;
-                    c.input_name = nd.input_name;
-                    c.offset = nd.offset;
-                    c.lin = convert<S>(nd.lin, ctx);
-                    c.factor_exact = nd.factor_exact;
-                    c.factor = numeric::from_rational<S>(nd.factor_exact, ctx);
-                    c.eps_exact = nd.eps_exact;
-                    c.eps = numeric::from_rational<S>(nd.eps_exact, ctx);
-                    c.gamma = convert<S>(nd.gamma_exact, ctx);
-                    c.beta = convert<S>(nd.beta_exact, ctx);
-                    c.gamma_exact = nd.gamma_exact;
-                    c.beta_exact = nd.beta_exact;
-                    g.nodes.push_back(std::move(c));
-                }
-                out.impl = std::move(g);
-            } else {
-                out.impl = impl;
-            }
+                for (const auto& l : p.layers) r.layers.push_back(convert<S>(l, ctx));
+                r.activations = p.activations;
+                return r;
+            },
+            [&](const graph_map<rational>& g) -> map_impl<S> {
+                graph_map<S> r;
+                r.output = g.output;
+                for (const auto& nd : g.nodes)
+                    r.nodes.push_back(
+                        graph_node<S>{nd.id, detail::convert_op<S>(nd.op, ctx), nd.args, nd.dim});
+                return r;
+            },
+            // Exact tables and hashes are the same for every scalar kind.
+            [](const table_map& t) -> map_impl<S> { return t; },
+            [](const hash_map& h) -> map_impl<S> { return h; },
         },
         m.impl);
     return out;
@@ -261,19 +281,20 @@ template <numeric::Scalar S> map<S> convert(const map<rational>& m, const numeri
 template <numeric::Scalar S>
 vec<S> evaluate(const map<S>& m, const vec<S>& x, const numeric::context& ctx) {
     return std::visit(
-        [&](const auto& impl) -> vec<S> {
-            using T = std::decay_t<decltype(impl)>;
-            if constexpr (std::is_same_v<T, affine_map<S>>) {
-                vec<S> out = apply_affine(impl, x, ctx);
+        overloaded{
+            [&](const affine_map<S>& a) {
+                vec<S> out = apply_affine(a, x, ctx);
                 require_all_finite(out);
                 return out;
-            } else if constexpr (std::is_same_v<T, mlp_map<S>>) {
+            },
+            [&](const mlp_map<S>& p) {
                 vec<S> cur = x, next;
-                for (std::size_t l = 0; l < impl.layers.size(); ++l) {
+                for (std::size_t l = 0; l < p.layers.size(); ++l) {
                     try {
-                        apply_affine(impl.layers[l], cur.data(), next, ctx);
-                        if (impl.activations[l] != activation::identity)
-                            for (auto& v : next) v = detail::apply_activation(impl.activations[l], v, ctx);
+                        apply_affine(p.layers[l], cur.data(), next, ctx);
+                        if (p.activations[l] != activation::identity)
+                            for (auto& v : next)
+                                v = detail::apply_activation(p.activations[l], v, ctx);
                         require_all_finite(next);
                     } catch (const numeric::undefined_error& e) {
                         throw detail::at_node(e, "mlp layer " + std::to_string(l + 1));
@@ -281,51 +302,83 @@ vec<S> evaluate(const map<S>& m, const vec<S>& x, const numeric::context& ctx) {
                     std::swap(cur, next);
                 }
                 return cur;
-            } else if constexpr (std::is_same_v<T, graph_map<S>>) {
-                return detail::evaluate_graph(impl, x, ctx);
-            } else if constexpr (std::is_same_v<T, table_map>) {
+            },
+            [&](const graph_map<S>& g) { return detail::evaluate_graph(g, x, ctx); },
+            [&](const table_map& t) {
                 return detail::evaluate_exact_keyed<S>(
                     x, m.out_dim,
                     [&](const std::vector<rational>& key) -> const std::vector<rational>& {
-                        auto it = impl.entries.find(key);
-                        return it == impl.entries.end() ? impl.fallback : it->second;
+                        auto it = t.entries.find(key);
+                        return it == t.entries.end() ? t.fallback : it->second;
                     },
                     [&] {
-                        if (!impl.lo.empty())
-                            return std::vector<std::vector<rational>>{impl.lo, impl.hi};
-                        std::vector<std::vector<rational>> all{impl.fallback};
-                        for (const auto& [k, v] : impl.entries) all.push_back(v);
+                        if (!t.lo.empty()) return std::vector<std::vector<rational>>{t.lo, t.hi};
+                        std::vector<std::vector<rational>> all{t.fallback};
+                        for (const auto& [k, v] : t.entries) all.push_back(v);
                         return all;
                     },
                     ctx);
-            } else {
+            },
+            [&](const hash_map& h) {
                 const std::size_t od = m.out_dim;
                 return detail::evaluate_exact_keyed<S>(
                     x, od,
-                    [&](const std::vector<rational>& key) { return hash_output(impl, od, key); },
+                    [&](const std::vector<rational>& key) { return hash_output(h, od, key); },
                     [&] {
-                        std::vector<rational> lo(od, rational(-impl.range, impl.denominator));
-                        std::vector<rational> hi(od, rational(impl.range, impl.denominator));
+                        std::vector<rational> lo(od, rational(-h.range, h.denominator));
+                        std::vector<rational> hi(od, rational(h.range, h.denominator));
                         return std::vector<std::vector<rational>>{lo, hi};
                     },
                     ctx);
-            }
+            },
         },
         m.impl);
 }
 
-template <class S> bool needs_real_arithmetic(const map<S>& m) {
-    if (const auto* p = std::get_if<mlp_map<S>>(&m.impl)) {
-        for (auto a : p->activations)
-            if (a == activation::tanh || a == activation::gelu || a == activation::erf) return true;
-    }
-    if (const auto* g = std::get_if<graph_map<S>>(&m.impl)) {
-        for (const auto& nd : g->nodes)
-            if (nd.op == graph_op::tanh || nd.op == graph_op::gelu || nd.op == graph_op::erf ||
-                nd.op == graph_op::layer_norm)
-                return true;
-    }
-    return false;
+template <class S> map_features features(const map<S>& m) {
+    map_features f;
+    auto real = [&](std::string what) {
+        for (const auto& r : f.real_arithmetic)
+            if (r == what) return;
+        f.real_arithmetic.push_back(std::move(what));
+    };
+    auto nonlinearity = [&](activation a) {
+        if (a == activation::identity) return;
+        if (!f.uses(a)) f.activations.push_back(a);
+        if (is_transcendental(a)) real(to_string(a));
+    };
+    std::visit(overloaded{
+                   [](const affine_map<S>&) {},
+                   [&](const mlp_map<S>& p) {
+                       for (auto a : p.activations) nonlinearity(a);
+                   },
+                   [&](const graph_map<S>& g) {
+                       for (const auto& nd : g.nodes)
+                           std::visit(overloaded{
+                                          [&]<activation A>(const elementwise_op<A>&) {
+                                              nonlinearity(A);
+                                          },
+                                          [&](const layer_norm_op<S>& p) {
+                                              real("layer_norm (needs a square root)");
+                                              f.layer_norm = true;
+                                              if (p.eps_exact == 0) f.singular_layer_norm = true;
+                                          },
+                                          [](const input_op&) {},
+                                          [](const linear_op<S>&) {},
+                                          [](const add_op&) {},
+                                          [](const sub_op&) {},
+                                          [](const mul_op&) {},
+                                          [](const concat_op&) {},
+                                          [](const scale_op<S>&) {},
+                                          [](const slice_op&) {},
+                                      },
+                                      nd.op);
+                   },
+                   [](const table_map&) {},
+                   [](const hash_map&) {},
+               },
+               m.impl);
+    return f;
 }
 
 } // namespace attnprop::model

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <set>
 
 namespace attnprop::model {
 
@@ -139,30 +138,18 @@ void check_length(const model<rational>& m, long n) {
         }
 }
 
-namespace {
-
-/// Appends "<where>: <feature>" for every distinct feature of `f` that needs real arithmetic.
-void map_blockers(const map<rational>& f, const std::string& where,
-                  std::vector<std::string>& out) {
-    std::set<std::string> seen;
-    auto add = [&](const std::string& feature) {
-        if (seen.insert(feature).second) out.push_back(where + ": " + feature);
-    };
-    if (const auto* p = std::get_if<mlp_map<rational>>(&f.impl)) {
-        for (auto a : p->activations)
-            if (a == activation::tanh || a == activation::gelu || a == activation::erf)
-                add(to_string(a));
+std::string map_site::name() const {
+    const std::string l = "layer " + std::to_string(layer + 1);
+    const std::string h = l + " head " + std::to_string(head + 1);
+    switch (where) {
+    case role::input: return "input map";
+    case role::score: return h + " score map";
+    case role::value: return h + " value map";
+    case role::update: return l + " update";
+    case role::readout: return "readout map";
     }
-    if (const auto* g = std::get_if<graph_map<rational>>(&f.impl)) {
-        for (const auto& nd : g->nodes) {
-            if (nd.op == graph_op::tanh || nd.op == graph_op::gelu || nd.op == graph_op::erf)
-                add(to_string(nd.op));
-            if (nd.op == graph_op::layer_norm) add("layer_norm (needs a square root)");
-        }
-    }
+    return "?";
 }
-
-} // namespace
 
 std::vector<std::string> exact_blockers(const model<rational>& m) {
     std::vector<std::string> out;
@@ -177,47 +164,21 @@ std::vector<std::string> exact_blockers(const model<rational>& m) {
                     out.push_back("positional coordinate " + std::to_string(c) + ": '" +
                                   p.formulas[c]->text() + "'");
     }
-    if (m.input_fn) map_blockers(*m.input_fn, "input map", out);
-    for (std::size_t k = 0; k < m.layers.size(); ++k) {
-        const std::string layer_name = "layer " + std::to_string(k + 1);
-        const auto& l = m.layers[k];
-        for (std::size_t h = 0; h < l.heads.size(); ++h) {
-            const std::string head_name = layer_name + " head " + std::to_string(h + 1);
-            if (l.heads[h].score.fn)
-                map_blockers(*l.heads[h].score.fn, head_name + " score map", out);
-            if (l.heads[h].value.fn)
-                map_blockers(*l.heads[h].value.fn, head_name + " value map", out);
-        }
-        map_blockers(l.update, layer_name + " update", out);
-    }
-    if (m.out.fn) map_blockers(*m.out.fn, "readout map", out);
+    for_each_map(m, [&](const map<rational>& f, const map_site& site) {
+        for (const auto& feature : features(f).real_arithmetic)
+            out.push_back(site.name() + ": " + feature);
+    });
     // A softmax readout is no blocker: its logits are exact, and the probabilities are then
     // enclosed in Arb balls at the requested precision.
     return out;
 }
 
-namespace {
-
-bool map_has_singular_layer_norm(const map<rational>& m) {
-    if (const auto* g = std::get_if<graph_map<rational>>(&m.impl))
-        for (const auto& nd : g->nodes)
-            if (nd.op == graph_op::layer_norm && nd.eps_exact == 0) return true;
-    return false;
-}
-
-} // namespace
-
 bool has_singular_layer_norm(const model<rational>& m) {
-    auto any = [](const std::optional<map<rational>>& f) {
-        return f && map_has_singular_layer_norm(*f);
-    };
-    if (any(m.input_fn) || any(m.out.fn)) return true;
-    for (const auto& l : m.layers) {
-        if (map_has_singular_layer_norm(l.update)) return true;
-        for (const auto& h : l.heads)
-            if (any(h.score.fn) || any(h.value.fn)) return true;
-    }
-    return false;
+    bool found = false;
+    for_each_map(m, [&](const map<rational>& f, const map_site&) {
+        found = found || features(f).singular_layer_norm;
+    });
+    return found;
 }
 
 } // namespace attnprop::model

@@ -147,6 +147,36 @@ template <class S> struct model {
     std::size_t num_layers() const { return layers.size(); }
 };
 
+/// Where a map sits in a model, for messages: the input map, a head's score or value map, a
+/// layer's update (the FFN), or the readout map.
+struct map_site {
+    enum class role { input, score, value, update, readout };
+    role where = role::input;
+    std::size_t layer = 0; ///< score, value, update: 0-based
+    std::size_t head = 0;  ///< score, value: 0-based
+    /// "input map", "layer 1 head 2 score map", "layer 1 head 2 value map", "layer 1 update",
+    /// "readout map".
+    std::string name() const;
+};
+
+/// Calls f(map, site) for every map of the model, in file order: the input map, then per
+/// layer each head's score and value maps and the layer's update, then the readout map. The
+/// one place that knows where maps live: analyses that ask something of every map (exact
+/// blockers, singular layer norms, the model's class) go through it.
+template <class S, class F> void for_each_map(const model<S>& m, F&& f) {
+    using role = map_site::role;
+    if (m.input_fn) f(*m.input_fn, map_site{role::input, 0, 0});
+    for (std::size_t k = 0; k < m.layers.size(); ++k) {
+        const auto& l = m.layers[k];
+        for (std::size_t h = 0; h < l.heads.size(); ++h) {
+            if (l.heads[h].score.fn) f(*l.heads[h].score.fn, map_site{role::score, k, h});
+            if (l.heads[h].value.fn) f(*l.heads[h].value.fn, map_site{role::value, k, h});
+        }
+        f(l.update, map_site{role::update, k, 0});
+    }
+    if (m.out.fn) f(*m.out.fn, map_site{role::readout, 0, 0});
+}
+
 /// The inverse temperature β(n) of a head's scores in T at length n (eos included), or
 /// std::nullopt when the head has none (β = 1). Under Arb a ball enclosing β(n); a formula
 /// without a value at n throws numeric::undefined_error (rounded kinds) or gives an

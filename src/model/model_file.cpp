@@ -136,14 +136,42 @@ const std::vector<std::pair<std::string_view, activation>> activation_names = {
     {"gelu", activation::gelu},         {"erf", activation::erf},   {"step", activation::step},
     {"floor", activation::floor}};
 
-const std::vector<std::pair<std::string_view, graph_op>> graph_op_names = {
-    {"linear", graph_op::linear}, {"add", graph_op::add},
-    {"sub", graph_op::sub},       {"mul", graph_op::mul},
-    {"concat", graph_op::concat}, {"relu", graph_op::relu},
-    {"tanh", graph_op::tanh},     {"gelu", graph_op::gelu},
-    {"erf", graph_op::erf},       {"step", graph_op::step},
-    {"floor", graph_op::floor},   {"layer_norm", graph_op::layer_norm},
-    {"scale", graph_op::scale},   {"slice", graph_op::slice}};
+/// The ops a model file may name: every graph op but input (the reader makes an input node for
+/// each input name a graph uses).
+std::vector<std::string_view> file_op_names() {
+    std::vector<std::string_view> out;
+    for_each_alternative<graph_op<rational>>([&]<class T>(std::type_identity<T>) {
+        if constexpr (!std::is_same_v<T, input_op>) out.push_back(T::name);
+    });
+    return out;
+}
+
+/// How a node of an op is written: its parameter keys (besides id, op and in) and how many
+/// inputs it takes (max_inputs 0: no upper limit), of equal dimension or not.
+struct op_form {
+    std::vector<std::string_view> params;
+    std::size_t min_inputs = 1;
+    std::size_t max_inputs = 1;
+    bool equal_dims = false;
+};
+
+op_form form_of(const graph_op<rational>& op) {
+    return std::visit(overloaded{
+                          [](const input_op&) { return op_form{}; },
+                          [](const linear_op<rational>&) { return op_form{{"W", "b"}}; },
+                          [](const add_op&) { return op_form{{}, 2, 0, true}; },
+                          [](const sub_op&) { return op_form{{}, 2, 2, true}; },
+                          [](const mul_op&) { return op_form{{}, 2, 2, true}; },
+                          [](const concat_op&) { return op_form{{}, 1, 0}; },
+                          []<activation A>(const elementwise_op<A>&) { return op_form{}; },
+                          [](const layer_norm_op<rational>&) {
+                              return op_form{{"eps", "gamma", "beta"}};
+                          },
+                          [](const scale_op<rational>&) { return op_form{{"factor"}}; },
+                          [](const slice_op&) { return op_form{{"from", "to"}}; },
+                      },
+                      op);
+}
 
 class reader {
 public:
@@ -802,28 +830,33 @@ matrix<rational> reader::read_matrix(const node& n, std::string_view what, std::
 // --- maps ----------------------------------------------------------------------------------------
 
 map<rational> reader::read_map(const node& n, const map_role& role) const {
-    std::string kind = kind_of(n, {"affine", "mlp", "graph", "table", "hash"});
+    constexpr auto kinds = map_kind_names<rational>();
+    const std::string kind =
+        kind_of(n, std::vector<std::string_view>(kinds.begin(), kinds.end()));
     map<rational> m;
     m.in_dim = role.in_dim;
-    if (kind == "affine") {
-        auto a = read_affine(n, role);
-        m.out_dim = a.out_dim();
-        m.impl = std::move(a);
-    } else if (kind == "mlp") {
-        auto p = read_mlp(n, role);
-        m.out_dim = p.layers.back().out_dim();
-        m.impl = std::move(p);
-    } else if (kind == "graph") {
-        auto g = read_graph(n, role);
-        m.out_dim = g.nodes[g.output].dim;
-        m.impl = std::move(g);
-    } else if (kind == "table") {
-        auto t = read_table(n, role);
-        m.out_dim = t.fallback.size();
-        m.impl = std::move(t);
-    } else {
-        m.impl = read_hash(n, m.out_dim);
-    }
+    m.impl = make_alternative<map_impl<rational>>(static_cast<std::size_t>(
+        std::find(kinds.begin(), kinds.end(), kind) - kinds.begin()));
+    std::visit(overloaded{
+                   [&](affine_map<rational>& a) {
+                       a = read_affine(n, role);
+                       m.out_dim = a.out_dim();
+                   },
+                   [&](mlp_map<rational>& p) {
+                       p = read_mlp(n, role);
+                       m.out_dim = p.layers.back().out_dim();
+                   },
+                   [&](graph_map<rational>& g) {
+                       g = read_graph(n, role);
+                       m.out_dim = g.nodes[g.output].dim;
+                   },
+                   [&](table_map& t) {
+                       t = read_table(n, role);
+                       m.out_dim = t.fallback.size();
+                   },
+                   [&](hash_map& h) { h = read_hash(n, m.out_dim); },
+               },
+               m.impl);
     if (m.out_dim == 0) fail(n, "the map's output dimension is 0");
     if (role.out_dim && m.out_dim != *role.out_dim)
         fail(n, "the map's output dimension is " + std::to_string(m.out_dim) + "; " +
@@ -896,13 +929,8 @@ graph_map<rational> reader::read_graph(const node& n, const map_role& role) cons
         std::string name = string_value(ref);
         if (auto it = index.find(name); it != index.end()) return it->second;
         if (const role_input* in = role.find(name)) {
-            graph_node<rational> inode;
-            inode.id = in->name;
-            inode.op = graph_op::input;
-            inode.dim = in->dim;
-            inode.input_name = in->name;
-            inode.offset = in->offset;
-            g.nodes.push_back(std::move(inode));
+            g.nodes.push_back(
+                graph_node<rational>{in->name, input_op{in->name, in->offset}, {}, in->dim});
             index.emplace(name, g.nodes.size() - 1);
             return g.nodes.size() - 1;
         }
@@ -925,30 +953,28 @@ graph_map<rational> reader::read_graph(const node& n, const map_role& role) cons
 
         node opn = required(nd, "op");
         std::string op_name = string_value(opn);
-        std::optional<graph_op> op;
-        for (const auto& [s, v] : graph_op_names)
-            if (s == op_name) op = v;
-        if (!op) {
-            std::vector<std::string> names;
-            for (const auto& [s, v] : graph_op_names) names.emplace_back(s);
+        static const std::vector<std::string_view> op_names = file_op_names();
+        graph_node<rational> out;
+        out.id = id;
+        bool known = false;
+        for_each_alternative<graph_op<rational>>([&]<class T>(std::type_identity<T>) {
+            if (!std::is_same_v<T, input_op> && T::name == op_name) {
+                out.op.template emplace<T>();
+                known = true;
+            }
+        });
+        if (!known) {
+            std::vector<std::string> names(op_names.begin(), op_names.end());
             fail(opn, "unknown op " + in_quotes(op_name) +
                           " (expected one of: " + join(names, ", ") + ")");
         }
-        switch (*op) {
-        case graph_op::linear: check_keys(nd, {"id", "op", "in", "W", "b"}); break;
-        case graph_op::layer_norm:
-            check_keys(nd, {"id", "op", "in", "eps", "gamma", "beta"});
-            break;
-        case graph_op::scale: check_keys(nd, {"id", "op", "in", "factor"}); break;
-        case graph_op::slice: check_keys(nd, {"id", "op", "in", "from", "to"}); break;
-        default: check_keys(nd, {"id", "op", "in"}); break;
-        }
+        const op_form form = form_of(out.op);
+        std::vector<std::string_view> keys{"id", "op", "in"};
+        keys.insert(keys.end(), form.params.begin(), form.params.end());
+        check_keys(nd, keys);
 
         // Arguments.
         node in = required(nd, "in");
-        graph_node<rational> out;
-        out.id = id;
-        out.op = *op;
         if (in.v.is_string()) {
             out.args.push_back(resolve(in));
         } else if (in.v.is_array()) {
@@ -958,90 +984,70 @@ graph_map<rational> reader::read_graph(const node& n, const map_role& role) cons
                          with_article(in.v.type()));
         }
         const std::size_t argc = out.args.size();
-        auto arity = [&](bool ok, const std::string& wanted) {
-            if (!ok)
-                fail(in, "op '" + op_name + "' takes " + wanted + ", got " + std::to_string(argc));
-        };
         auto arg_dim = [&](std::size_t t) { return g.nodes[out.args[t]].dim; };
-        auto equal_dims = [&] {
+        if (argc < form.min_inputs || (form.max_inputs != 0 && argc > form.max_inputs)) {
+            const std::size_t n_in = form.min_inputs;
+            fail(in, "op '" + op_name + "' takes " + (form.max_inputs == 0 ? "at least " : "") +
+                         std::to_string(n_in) + (n_in == 1 ? " input" : " inputs") + ", got " +
+                         std::to_string(argc));
+        }
+        if (form.equal_dims)
             for (std::size_t t = 1; t < argc; ++t)
                 if (arg_dim(t) != arg_dim(0))
                     fail(in, "op '" + op_name + "' needs inputs of equal dimension; input 0 has " +
                                  std::to_string(arg_dim(0)) + ", input " + std::to_string(t) +
                                  " has " + std::to_string(arg_dim(t)));
-        };
-        switch (*op) {
-        case graph_op::add:
-            arity(argc >= 2, "at least 2 inputs");
-            equal_dims();
-            break;
-        case graph_op::sub:
-        case graph_op::mul:
-            arity(argc == 2, "2 inputs");
-            equal_dims();
-            break;
-        case graph_op::concat: arity(argc >= 1, "at least 1 input"); break;
-        default: arity(argc == 1, "1 input"); break;
-        }
 
         // Dimension and parameters.
-        switch (*op) {
-        case graph_op::input: break;
-        case graph_op::linear:
-            out.lin.W = read_matrix(required(nd, "W"), "W", arg_dim(0),
-                                    "the input's dimension " + std::to_string(arg_dim(0)));
-            read_bias(member(nd, "b"), out.lin, "b");
-            out.dim = out.lin.out_dim();
-            break;
-        case graph_op::add:
-        case graph_op::sub:
-        case graph_op::mul:
-        case graph_op::relu:
-        case graph_op::tanh:
-        case graph_op::gelu:
-        case graph_op::erf:
-        case graph_op::step:
-        case graph_op::floor: out.dim = arg_dim(0); break;
-        case graph_op::concat:
-            for (std::size_t t = 0; t < argc; ++t) out.dim += arg_dim(t);
-            break;
-        case graph_op::layer_norm: {
-            out.dim = arg_dim(0);
-            if (out.dim == 0) fail(in, "layer_norm needs an input of dimension at least 1");
-            node eps = required(nd, "eps");
-            out.eps_exact = number(eps);
-            if (out.eps_exact < 0)
-                fail(eps, "layer_norm eps must be >= 0, got " +
-                              numeric::to_exact_string(out.eps_exact));
-            out.eps = out.eps_exact;
-            if (auto gm = member(nd, "gamma")) out.gamma_exact = vector(*gm, out.dim, "gamma");
-            if (auto bt = member(nd, "beta")) out.beta_exact = vector(*bt, out.dim, "beta");
-            out.gamma = out.gamma_exact;
-            out.beta = out.beta_exact;
-            break;
-        }
-        case graph_op::scale:
-            out.dim = arg_dim(0);
-            out.factor_exact = number(required(nd, "factor"));
-            out.factor = out.factor_exact;
-            break;
-        case graph_op::slice: {
-            const std::size_t dim = arg_dim(0);
-            node from = required(nd, "from");
-            node to = required(nd, "to");
-            long f = bounded_integer(from, 0, std::numeric_limits<long>::max(), "from");
-            long t = bounded_integer(to, 0, std::numeric_limits<long>::max(), "to");
-            if (static_cast<std::size_t>(t) > dim)
-                fail(to, "slice 'to' = " + std::to_string(t) + " exceeds the input's dimension " +
-                             std::to_string(dim));
-            if (f >= t)
-                fail(from, "slice needs from < to, got from = " + std::to_string(f) +
-                               " and to = " + std::to_string(t));
-            out.offset = static_cast<std::size_t>(f);
-            out.dim = static_cast<std::size_t>(t - f);
-            break;
-        }
-        }
+        std::visit(
+            overloaded{
+                [](input_op&) {},
+                [&](linear_op<rational>& p) {
+                    p.lin.W = read_matrix(required(nd, "W"), "W", arg_dim(0),
+                                          "the input's dimension " + std::to_string(arg_dim(0)));
+                    read_bias(member(nd, "b"), p.lin, "b");
+                    out.dim = p.lin.out_dim();
+                },
+                [&](add_op&) { out.dim = arg_dim(0); },
+                [&](sub_op&) { out.dim = arg_dim(0); },
+                [&](mul_op&) { out.dim = arg_dim(0); },
+                [&](concat_op&) {
+                    for (std::size_t t = 0; t < argc; ++t) out.dim += arg_dim(t);
+                },
+                [&]<activation A>(elementwise_op<A>&) { out.dim = arg_dim(0); },
+                [&](layer_norm_op<rational>& p) {
+                    out.dim = arg_dim(0);
+                    if (out.dim == 0) fail(in, "layer_norm needs an input of dimension at least 1");
+                    node eps = required(nd, "eps");
+                    p.eps_exact = number(eps);
+                    if (p.eps_exact < 0)
+                        fail(eps, "layer_norm eps must be >= 0, got " +
+                                      numeric::to_exact_string(p.eps_exact));
+                    p.eps = p.eps_exact;
+                    if (auto gm = member(nd, "gamma")) p.gamma = vector(*gm, out.dim, "gamma");
+                    if (auto bt = member(nd, "beta")) p.beta = vector(*bt, out.dim, "beta");
+                },
+                [&](scale_op<rational>& p) {
+                    out.dim = arg_dim(0);
+                    p.factor = number(required(nd, "factor"));
+                },
+                [&](slice_op& p) {
+                    const std::size_t dim = arg_dim(0);
+                    node from = required(nd, "from");
+                    node to = required(nd, "to");
+                    long f = bounded_integer(from, 0, std::numeric_limits<long>::max(), "from");
+                    long t = bounded_integer(to, 0, std::numeric_limits<long>::max(), "to");
+                    if (static_cast<std::size_t>(t) > dim)
+                        fail(to, "slice 'to' = " + std::to_string(t) +
+                                     " exceeds the input's dimension " + std::to_string(dim));
+                    if (f >= t)
+                        fail(from, "slice needs from < to, got from = " + std::to_string(f) +
+                                       " and to = " + std::to_string(t));
+                    p.from = static_cast<std::size_t>(f);
+                    out.dim = static_cast<std::size_t>(t - f);
+                },
+            },
+            out.op);
         g.nodes.push_back(std::move(out));
         index.emplace(id, g.nodes.size() - 1);
         defined_at.emplace(id, idn.ptr);
@@ -1209,14 +1215,15 @@ json::value str(std::string_view s) { return json::value::string(std::string(s))
 json::value graph_json(const graph_map<rational>& g) {
     auto name_of = [&](std::size_t k) {
         const auto& nd = g.nodes[k];
-        return nd.op == graph_op::input ? nd.input_name : nd.id;
+        const auto* in = std::get_if<input_op>(&nd.op);
+        return in ? in->input_name : nd.id;
     };
     json::value nodes = json::value::array();
     for (const auto& nd : g.nodes) {
-        if (nd.op == graph_op::input) continue;
+        if (std::holds_alternative<input_op>(nd.op)) continue;
         json::value o = json::value::object();
         o.set("id", str(nd.id));
-        o.set("op", str(to_string(nd.op)));
+        o.set("op", str(op_name(nd.op)));
         if (nd.args.size() == 1) {
             o.set("in", str(name_of(nd.args[0])));
         } else {
@@ -1224,75 +1231,81 @@ json::value graph_json(const graph_map<rational>& g) {
             for (auto a : nd.args) in.push_back(str(name_of(a)));
             o.set("in", std::move(in));
         }
-        switch (nd.op) {
-        case graph_op::linear:
-            o.set("W", matrix_json(nd.lin.W));
-            if (!nd.lin.b.empty()) o.set("b", vec_json(nd.lin.b));
-            break;
-        case graph_op::layer_norm:
-            o.set("eps", num(nd.eps_exact));
-            if (!nd.gamma_exact.empty()) o.set("gamma", vec_json(nd.gamma_exact));
-            if (!nd.beta_exact.empty()) o.set("beta", vec_json(nd.beta_exact));
-            break;
-        case graph_op::scale: o.set("factor", num(nd.factor_exact)); break;
-        case graph_op::slice:
-            o.set("from", size_value(nd.offset));
-            o.set("to", size_value(nd.offset + nd.dim));
-            break;
-        default: break;
-        }
+        std::visit(overloaded{
+                       [](const input_op&) {},
+                       [&](const linear_op<rational>& p) {
+                           o.set("W", matrix_json(p.lin.W));
+                           if (!p.lin.b.empty()) o.set("b", vec_json(p.lin.b));
+                       },
+                       [](const add_op&) {},
+                       [](const sub_op&) {},
+                       [](const mul_op&) {},
+                       [](const concat_op&) {},
+                       []<activation A>(const elementwise_op<A>&) {},
+                       [&](const layer_norm_op<rational>& p) {
+                           o.set("eps", num(p.eps_exact));
+                           if (!p.gamma.empty()) o.set("gamma", vec_json(p.gamma));
+                           if (!p.beta.empty()) o.set("beta", vec_json(p.beta));
+                       },
+                       [&](const scale_op<rational>& p) { o.set("factor", num(p.factor)); },
+                       [&](const slice_op& p) {
+                           o.set("from", size_value(p.from));
+                           o.set("to", size_value(p.from + nd.dim));
+                       },
+                   },
+                   nd.op);
         nodes.push_back(std::move(o));
     }
     json::value o = json::value::object();
-    o.set("kind", str("graph"));
+    o.set("kind", str(map_kind<graph_map<rational>>::name));
     o.set("nodes", std::move(nodes));
     o.set("output", str(name_of(g.output)));
     return o;
 }
 
 json::value map_json(const map<rational>& m) {
-    return std::visit(
-        [&](const auto& impl) -> json::value {
-            using T = std::decay_t<decltype(impl)>;
-            json::value o = json::value::object();
-            if constexpr (std::is_same_v<T, affine_map<rational>>) {
-                o.set("kind", str("affine"));
-                o.set("W", matrix_json(impl.W));
-                if (!impl.b.empty()) o.set("b", vec_json(impl.b));
-            } else if constexpr (std::is_same_v<T, mlp_map<rational>>) {
-                o.set("kind", str("mlp"));
-                json::value layers = json::value::array();
-                for (std::size_t k = 0; k < impl.layers.size(); ++k) {
-                    json::value l = json::value::object();
-                    l.set("W", matrix_json(impl.layers[k].W));
-                    if (!impl.layers[k].b.empty()) l.set("b", vec_json(impl.layers[k].b));
-                    l.set("activation", str(to_string(impl.activations[k])));
-                    layers.push_back(std::move(l));
-                }
-                o.set("layers", std::move(layers));
-            } else if constexpr (std::is_same_v<T, graph_map<rational>>) {
-                o = graph_json(impl);
-            } else if constexpr (std::is_same_v<T, table_map>) {
-                o.set("kind", str("table"));
-                json::value entries = json::value::array();
-                for (const auto& [in, out] : impl.entries) {
-                    json::value e = json::value::object();
-                    e.set("in", vec_json(in));
-                    e.set("out", vec_json(out));
-                    entries.push_back(std::move(e));
-                }
-                o.set("entries", std::move(entries));
-                o.set("default", vec_json(impl.fallback));
-            } else {
-                o.set("kind", str("hash"));
-                o.set("seed", json::value::number_raw(std::to_string(impl.seed)));
-                o.set("out_dim", size_value(m.out_dim));
-                o.set("range", json::value::number(impl.range));
-                o.set("denominator", json::value::number(impl.denominator));
-            }
-            return o;
-        },
-        m.impl);
+    json::value o = json::value::object();
+    std::visit(overloaded{
+                   [&](const affine_map<rational>& a) {
+                       o.set("kind", str(map_kind<affine_map<rational>>::name));
+                       o.set("W", matrix_json(a.W));
+                       if (!a.b.empty()) o.set("b", vec_json(a.b));
+                   },
+                   [&](const mlp_map<rational>& p) {
+                       o.set("kind", str(map_kind<mlp_map<rational>>::name));
+                       json::value layers = json::value::array();
+                       for (std::size_t k = 0; k < p.layers.size(); ++k) {
+                           json::value l = json::value::object();
+                           l.set("W", matrix_json(p.layers[k].W));
+                           if (!p.layers[k].b.empty()) l.set("b", vec_json(p.layers[k].b));
+                           l.set("activation", str(to_string(p.activations[k])));
+                           layers.push_back(std::move(l));
+                       }
+                       o.set("layers", std::move(layers));
+                   },
+                   [&](const graph_map<rational>& g) { o = graph_json(g); },
+                   [&](const table_map& t) {
+                       o.set("kind", str(map_kind<table_map>::name));
+                       json::value entries = json::value::array();
+                       for (const auto& [in, out] : t.entries) {
+                           json::value e = json::value::object();
+                           e.set("in", vec_json(in));
+                           e.set("out", vec_json(out));
+                           entries.push_back(std::move(e));
+                       }
+                       o.set("entries", std::move(entries));
+                       o.set("default", vec_json(t.fallback));
+                   },
+                   [&](const hash_map& h) {
+                       o.set("kind", str(map_kind<hash_map>::name));
+                       o.set("seed", json::value::number_raw(std::to_string(h.seed)));
+                       o.set("out_dim", size_value(m.out_dim));
+                       o.set("range", json::value::number(h.range));
+                       o.set("denominator", json::value::number(h.denominator));
+                   },
+               },
+               m.impl);
+    return o;
 }
 
 json::value positional_json(const positional_spec& p) {

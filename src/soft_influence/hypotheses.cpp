@@ -16,15 +16,7 @@ using numeric::arb_ball;
 using numeric::rational;
 using rmap = model::map<rational>;
 
-const char* map_kind_name(const rmap& f) {
-    switch (f.impl.index()) {
-    case 0: return "affine";
-    case 1: return "mlp";
-    case 2: return "graph";
-    case 3: return "table";
-    default: return "hash";
-    }
-}
+std::string map_kind_name(const rmap& f) { return std::string(model::kind_name(f)); }
 
 std::string where(std::size_t layer, std::size_t head) {
     return "layer " + std::to_string(layer + 1) + " head " + std::to_string(head + 1);
@@ -113,81 +105,82 @@ map_lipschitz analyse_graph(const model::graph_map<rational>& g, const rmap& f,
                 for (std::size_t b = 0; b < nb; ++b) out.l[b] = upper(out.l[b] + arg_l(t)[b]);
         };
         const std::string node_name = "node '" + nd.id + "'";
-        switch (nd.op) {
-        case model::graph_op::input:
-            for (std::size_t b = 0; b < nb; ++b) {
-                const auto& bl = blocks[b];
-                if (std::max(bl.offset, nd.offset) < std::min(bl.offset + bl.dim, nd.offset + nd.dim))
-                    out.l[b] = numeric::one<arb_ball>(ctx);
-            }
-            break;
-        case model::graph_op::linear: {
-            const auto& argn = g.nodes[nd.args[0]];
-            if (argn.op == model::graph_op::input) {
-                out.l = column_block_norms(nd.lin.W, argn.offset, blocks, ctx);
-            } else if (!arg_const(0)) {
-                out.l = scaled(arg_l(0), spectral_norm_upper(nd.lin.W, ctx));
-            }
-            break;
-        }
-        case model::graph_op::add:
-        case model::graph_op::sub:
-        case model::graph_op::concat: sum_args(); break;
-        case model::graph_op::mul: {
-            const bool c0 = arg_const(0), c1 = arg_const(1);
-            if (c0 && c1) break;
-            if (!c0 && !c1) {
-                if (!out.failure)
-                    out.failure = "mul of two varying arguments is bilinear, not globally "
-                                  "Lipschitz (" + node_name + ")";
-                break;
-            }
-            const std::size_t cst = c0 ? 0 : 1;
-            arb_ball factor = max_abs(constant_value(nd.args[cst]), prec);
-            out.l = scaled(arg_l(1 - cst), factor);
-            break;
-        }
-        case model::graph_op::relu:
-        case model::graph_op::tanh:
-        case model::graph_op::slice: out.l = arg_l(0); break;
-        case model::graph_op::gelu:
-        case model::graph_op::erf:
-            if (!arg_const(0))
-                out.l = scaled(arg_l(0), *activation_lipschitz(nd.op == model::graph_op::gelu
-                                                                   ? model::activation::gelu
-                                                                   : model::activation::erf,
-                                                               ctx));
-            break;
-        case model::graph_op::step:
-        case model::graph_op::floor:
-            if (!arg_const(0) && !out.failure)
-                out.failure = std::string(model::to_string(nd.op)) + " is discontinuous (" +
-                              node_name + ")";
-            break;
-        case model::graph_op::scale:
-            out.l = scaled(arg_l(0), upper(numeric::abs(arb_ball::from_rational(nd.factor_exact, ctx))));
-            break;
-        case model::graph_op::layer_norm: {
-            if (arg_const(0)) break;
-            if (nd.eps_exact == 0) {
-                if (!out.failure)
-                    out.failure = "layer norm with eps = 0 is not Lipschitz (" + node_name + ")";
-                break;
-            }
-            arb_ball gmax = numeric::one<arb_ball>(ctx);
-            if (!nd.gamma_exact.empty()) {
-                gmax = zero_point(prec);
-                for (const auto& q : nd.gamma_exact)
-                    gmax = max_upper(gmax, numeric::abs(arb_ball::from_rational(q, ctx)));
-            }
-            arb_ball factor = upper(gmax / numeric::sqrt(arb_ball::from_rational(nd.eps_exact, ctx)));
-            out.l = scaled(arg_l(0), factor);
-            out.notes.push_back("layer norm " + node_name + " (eps = " +
-                                numeric::to_decimal_string(nd.eps_exact, 6) +
-                                ") contributes max|gamma|/sqrt(eps) <= " + decimal(factor));
-            break;
-        }
-        }
+        std::visit(
+            model::overloaded{
+                [&](const model::input_op& p) {
+                    for (std::size_t b = 0; b < nb; ++b) {
+                        const auto& bl = blocks[b];
+                        if (std::max(bl.offset, p.offset) <
+                            std::min(bl.offset + bl.dim, p.offset + nd.dim))
+                            out.l[b] = numeric::one<arb_ball>(ctx);
+                    }
+                },
+                [&](const model::linear_op<rational>& p) {
+                    const auto& argn = g.nodes[nd.args[0]];
+                    if (const auto* in = std::get_if<model::input_op>(&argn.op)) {
+                        out.l = column_block_norms(p.lin.W, in->offset, blocks, ctx);
+                    } else if (!arg_const(0)) {
+                        out.l = scaled(arg_l(0), spectral_norm_upper(p.lin.W, ctx));
+                    }
+                },
+                [&](const model::add_op&) { sum_args(); },
+                [&](const model::sub_op&) { sum_args(); },
+                [&](const model::concat_op&) { sum_args(); },
+                [&](const model::mul_op&) {
+                    const bool c0 = arg_const(0), c1 = arg_const(1);
+                    if (c0 && c1) return;
+                    if (!c0 && !c1) {
+                        if (!out.failure)
+                            out.failure = "mul of two varying arguments is bilinear, not globally "
+                                          "Lipschitz (" + node_name + ")";
+                        return;
+                    }
+                    const std::size_t cst = c0 ? 0 : 1;
+                    arb_ball factor = max_abs(constant_value(nd.args[cst]), prec);
+                    out.l = scaled(arg_l(1 - cst), factor);
+                },
+                [&]<model::activation A>(const model::elementwise_op<A>&) {
+                    // activation_lipschitz has no bound for a discontinuous activation; relu and
+                    // tanh are 1-Lipschitz and keep the argument's bounds as they are.
+                    const auto lip = activation_lipschitz(A, ctx);
+                    if (!lip) {
+                        if (!arg_const(0) && !out.failure)
+                            out.failure = std::string(model::to_string(A)) + " is discontinuous (" +
+                                          node_name + ")";
+                    } else if (A == model::activation::relu || A == model::activation::tanh) {
+                        out.l = arg_l(0);
+                    } else if (!arg_const(0)) {
+                        out.l = scaled(arg_l(0), *lip);
+                    }
+                },
+                [&](const model::slice_op&) { out.l = arg_l(0); },
+                [&](const model::scale_op<rational>& p) {
+                    out.l = scaled(arg_l(0),
+                                   upper(numeric::abs(arb_ball::from_rational(p.factor, ctx))));
+                },
+                [&](const model::layer_norm_op<rational>& p) {
+                    if (arg_const(0)) return;
+                    if (p.eps_exact == 0) {
+                        if (!out.failure)
+                            out.failure =
+                                "layer norm with eps = 0 is not Lipschitz (" + node_name + ")";
+                        return;
+                    }
+                    arb_ball gmax = numeric::one<arb_ball>(ctx);
+                    if (!p.gamma.empty()) {
+                        gmax = zero_point(prec);
+                        for (const auto& q : p.gamma)
+                            gmax = max_upper(gmax, numeric::abs(arb_ball::from_rational(q, ctx)));
+                    }
+                    arb_ball factor =
+                        upper(gmax / numeric::sqrt(arb_ball::from_rational(p.eps_exact, ctx)));
+                    out.l = scaled(arg_l(0), factor);
+                    out.notes.push_back("layer norm " + node_name + " (eps = " +
+                                        numeric::to_decimal_string(p.eps_exact, 6) +
+                                        ") contributes max|gamma|/sqrt(eps) <= " + decimal(factor));
+                },
+            },
+            nd.op);
     }
     const info& res = nodes[g.output];
     map_lipschitz r;
@@ -364,26 +357,29 @@ std::vector<input_block> update_blocks(const model::model<rational>& m, std::siz
 
 map_lipschitz lipschitz_analysis(const rmap& f, const std::vector<input_block>& blocks,
                                  const numeric::context& ctx) {
-    return std::visit(
-        [&](const auto& impl) -> map_lipschitz {
-            using T = std::decay_t<decltype(impl)>;
-            if constexpr (std::is_same_v<T, model::affine_map<rational>>) {
-                map_lipschitz r;
-                r.lipschitz = true;
-                r.block_bounds = column_block_norms(impl.W, 0, blocks, ctx);
-                return r;
-            } else if constexpr (std::is_same_v<T, model::mlp_map<rational>>) {
-                return analyse_mlp(impl, blocks, ctx);
-            } else if constexpr (std::is_same_v<T, model::graph_map<rational>>) {
-                return analyse_graph(impl, f, blocks, ctx);
-            } else {
-                map_lipschitz r;
-                r.reason = std::string("arbitrary map (") + map_kind_name(f) +
-                           "): cannot decide whether it is Lipschitz";
-                return r;
-            }
-        },
-        f.impl);
+    auto arbitrary = [&] {
+        map_lipschitz r;
+        r.reason =
+            "arbitrary map (" + map_kind_name(f) + "): cannot decide whether it is Lipschitz";
+        return r;
+    };
+    return std::visit(model::overloaded{
+                          [&](const model::affine_map<rational>& a) {
+                              map_lipschitz r;
+                              r.lipschitz = true;
+                              r.block_bounds = column_block_norms(a.W, 0, blocks, ctx);
+                              return r;
+                          },
+                          [&](const model::mlp_map<rational>& p) {
+                              return analyse_mlp(p, blocks, ctx);
+                          },
+                          [&](const model::graph_map<rational>& g) {
+                              return analyse_graph(g, f, blocks, ctx);
+                          },
+                          [&](const model::table_map&) { return arbitrary(); },
+                          [&](const model::hash_map&) { return arbitrary(); },
+                      },
+                      f.impl);
 }
 
 std::optional<arb_ball> lipschitz_bound(const rmap& f, const numeric::context& ctx) {
