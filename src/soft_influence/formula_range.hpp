@@ -3,24 +3,16 @@
 /// A sound numeric range of a positional formula over every position and length,
 /// { f(i, n) : 1 <= i <= n, n >= 1, f defined at (i, n) }, for the initial-state bound F_0.
 ///
-/// expr::bounded() decides *whether* a formula is bounded; this gives the numbers. The formula
-/// text is re-read with the grammar of expr.hpp and evaluated abstractly, in outward-rounded
-/// MPFR intervals with infinite endpoints allowed, where each value is kept as an *affine form*
-/// a·i + b·n + R (a, b exact rationals, R an interval): i and n are affine, +, - and
-/// multiplication or division by an exact constant stay affine, and floor(x) ∈ x + [-1, 0] keeps
-/// "i - 2*floor(i/2)" at [0, 2]. Anything else first collapses a form to its exact range over
-/// the real relaxation {1 <= i <= n} (a·i + b·n = (a+b)·i + b·(n-i), i >= 1, n-i >= 0) and then
-/// applies interval arithmetic. A quotient of forms is also enclosed in the coordinates
-/// t = i/n, u = 1/n (0 < u <= t <= 1), where (a1 i + b1 n + R1)/(a2 i + b2 n + R2) =
-/// (a1 t + b1 + R1 u)/(a2 t + b2 + R2 u), on a 32 x 32 grid of boxes; the two enclosures are
-/// intersected ("(i-1)/n" lands in [0, 1]). Iverson brackets are [0, 1] unless their operand
-/// ranges decide them; sin and cos are [-1, 1] or Arb enclosures on short ranges.
+/// expr::bounded() decides *whether* a formula is bounded; this gives the numbers, with the
+/// range analysis of model/formula/range.hpp (affine forms a·i + b·n + R in outward-rounded
+/// MPFR intervals, quotients also on a grid in t = i/n, u = 1/n) over the formula's tree.
 ///
 /// Sound by construction (every step encloses the set of values where the formula is
 /// defined); it may fail to find a finite range for a bounded formula (e.g. "i*(1/i)"), never
 /// the converse.
 
 #include "model/expr.hpp"
+#include "model/formula/range.hpp"
 #include "numeric/scalar.hpp"
 
 #include <optional>
@@ -28,13 +20,11 @@
 namespace attnprop::analysis {
 
 /// A closed range [lo, hi]; lo and hi are exact points.
-struct value_range {
-    numeric::arb_ball lo;
-    numeric::arb_ball hi;
-};
+using model::formula::value_range;
 
 /// A finite enclosure of the formula's values over 1 <= i <= n, n >= 1 (at the context's
-/// precision), or std::nullopt when the analysis finds no finite one.
+/// precision), or std::nullopt when the analysis finds no finite one or expr::bounded() has
+/// proven the formula unbounded.
 std::optional<value_range> formula_range(const model::expr& f, const numeric::context& ctx);
 
 } // namespace attnprop::analysis
