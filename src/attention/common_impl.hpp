@@ -183,7 +183,7 @@ template <numeric::Scalar S> argmax_result leftmost_argmax(const std::vector<S>&
         r.index = best;
         return r;
     }
-    // Candidate scan (theory.md 1.3): j can be the leftmost argmax only if no j' < j is
+    // Candidate scan (theory.md §1.3): j can be the leftmost argmax only if no j' < j is
     // certainly >= s_j and no j' > j is certainly > s_j. Certain dominance is transitive, so
     // comparing against the surviving candidates is enough.
     std::vector<std::size_t> cand;

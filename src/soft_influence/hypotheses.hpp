@@ -80,8 +80,8 @@ struct map_lipschitz {
 /// - graph nodes: input 1 on the blocks it overlaps; linear ||W||_2 (column blocks when its
 ///   argument is an input node); add, sub, concat the sum of their arguments' constants; relu,
 ///   tanh, slice 1; gelu and erf their activation_lipschitz constants; scale |factor|; layer
-///   norm max|gamma|/sqrt(eps) (gamma absent = 1; theory §6: the Jacobian of
-///   x ↦ (x - mean)/sqrt(var + eps) has norm 1/sqrt(var + eps)), eps = 0 is not Lipschitz
+///   norm max|gamma|/sqrt(eps) (gamma absent = 1; theory.md §6: the Jacobian of
+///   x ↦ (x - mean)/sqrt(var + eps) has norm <= 1/sqrt(var + eps)), eps = 0 is not Lipschitz
 ///   (false); step and floor are discontinuous (false); mul of two varying
 ///   arguments is bilinear and not globally Lipschitz (false), mul by a constant node c is
 ///   max|c|. A node whose arguments do not depend on the input is constant (constant 0),
