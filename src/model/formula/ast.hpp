@@ -1,9 +1,9 @@
 #pragma once
 /// @file ast.hpp
 /// The syntax tree of a positional formula (see expr.hpp for the grammar and what a formula
-/// means). One tree is built by the parser (parser.hpp) and read by every evaluator (exact.hpp,
-/// fraction.hpp, real.hpp) and analysis (bounds.hpp, range.hpp); they all walk it bottom-up
-/// with fold() or top-down from the root.
+/// means). One tree is built by the parser (parser.hpp) and read by every evaluator (exact.hpp:
+/// GMP rationals and 64-bit fractions; real.hpp: the real kinds) and analysis (bounds.hpp,
+/// range.hpp); they walk it bottom-up with fold() or top-down from the root.
 ///
 /// Adding an operation: a new `op` value here, its row in the table of ast.cpp (spelling,
 /// arity, transcendental or not), a case in the parser when it is neither a function call nor
