@@ -276,16 +276,16 @@ private:
                     vec<rational> acc;
                     for (std::size_t jj : tied) {
                         const vec<rational>& yv = exact_at(k - 1, jj);
-                        vec<rational> v;
+                        vec<rational> vj;
                         try {
-                            v = value(lay.heads[h], yv, ctx_);
+                            vj = value(lay.heads[h], yv, ctx_);
                         } catch (const numeric::undefined_error& e) {
                             throw e.located(place(k, "value", jj + 1, h + 1));
                         }
                         if (acc.empty())
-                            acc = std::move(v);
+                            acc = std::move(vj);
                         else
-                            for (std::size_t c = 0; c < acc.size(); ++c) acc[c] += v[c];
+                            for (std::size_t c = 0; c < acc.size(); ++c) acc[c] += vj[c];
                     }
                     const rational t(static_cast<long>(tied.size()));
                     for (auto& c : acc) c /= t;
