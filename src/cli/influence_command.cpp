@@ -238,6 +238,12 @@ public:
                 not_written = try_write([&] {
                     report::write_file_atomic(dir / "search.json",
                                               json::dump(search_json(searched, m), 2) + "\n");
+                    // report.md says what the search found (its verdict is part of the exit
+                    // code), after the sweep's own sections.
+                    std::ifstream in(dir / "report.md", std::ios::binary);
+                    std::ostringstream md;
+                    md << in.rdbuf() << search_markdown(searched, m);
+                    report::write_file_atomic(dir / "report.md", md.str());
                 });
         }
         if (!not_written.empty()) cx.clear(); // nothing to point at
@@ -412,6 +418,38 @@ private:
         }
         o.set("rows", std::move(arr));
         return o;
+    }
+
+    std::string search_markdown(const std::vector<search_row>& rows,
+                                const model::model<numeric::rational>& m) const {
+        std::ostringstream os;
+        os << "\n## Worst-case search\n\n"
+           << search_ << " inputs per n (every position and replacement of each), seed "
+           << search_seed_ << " (search.json). The largest change found is attained, so it is a "
+           << "lower bound on the worst case at n; it is the maximum only where the search was "
+           << "exhaustive. A change certainly above K(n)/n (the a-priori bound, when the "
+           << "hypotheses hold) is a finding.\n\n"
+           << "| n | largest found | n · largest | position | replacement | found at | exhaustive | "
+              "K(n)/n |\n|---|---|---|---|---|---|---|---|\n";
+        for (const auto& row : rows) {
+            const auto& r = row.result;
+            os << "| " << r.n << " | ";
+            if (!r.found) {
+                os << "no change measured | | | | | " << (r.exhaustive ? "yes" : "no") << " | |\n";
+            } else {
+                os << (row.influence.empty() ? "-" : row.influence) << " | "
+                   << (row.n_influence.empty() ? "-" : row.n_influence) << " | " << r.position + 1
+                   << " | " << m.sigma.symbols[static_cast<std::size_t>(r.replacement)] << " | "
+                   << r.found_at << "/" << r.evaluations << " | " << (r.exhaustive ? "yes" : "no")
+                   << " | " << (row.bound ? *row.bound : std::string("-"))
+                   << (row.above_bound ? " **below the change found: a finding**" : "") << " |\n";
+            }
+        }
+        for (const auto& row : rows)
+            if (row.result.undefined)
+                os << "\nAt n = " << row.result.n << " a value is undefined: " << *row.result.undefined
+                   << "\n";
+        return os.str();
     }
 
     std::string search_text(const std::vector<search_row>& rows, const model::model<numeric::rational>& m) const {

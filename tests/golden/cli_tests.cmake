@@ -161,6 +161,14 @@ attnprop_cli_test(influence-json-slope 0 "\"slope_stderr\": [0-9]"
                   influence --model cc-first.json --n 8,16,32 --json --out ${_inf_out}/json4)
 attnprop_cli_test(influence-ce 0 "\"mean_ce_bits\": \"0\\.9"
                   influence --model cc-parity --n 8,16 --language parity --json --out ${_inf_out}/ce)
+attnprop_cli_test(influence-search 0 "worst-case search: 8 inputs per n"
+                  influence --model cc-first --n 8,16 --inputs 1 --positions 2 --search 8 --out ${_inf_out}/search)
+# report.md carries the search's table (its verdict is part of the exit code).
+add_test(NAME "golden: cli influence-search-report-md"
+         COMMAND sh -c "\"$1\" influence --model cc-first --n 8,16 --inputs 1 --positions 2 --search 8 --out \"$2\" --force > /dev/null && grep -q '^## Worst-case search' \"$2/report.md\" && grep -q '^| 16 | [0-9]' \"$2/report.md\""
+                 sh $<TARGET_FILE:attnprop_cli> ${_inf_out}/search-md)
+set_tests_properties("golden: cli influence-search-report-md" PROPERTIES LABELS golden
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
 attnprop_cli_test(influence-ln0 0 "verdict: hypothesis-violated .*lipschitz-updates"
                   influence --model cc-parity-ln0 --n 8,16 --out ${_inf_out}/ln0)
 attnprop_cli_test(influence-bad-n 2 "--n: 'x' is not an integer"
