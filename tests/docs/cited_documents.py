@@ -60,6 +60,19 @@ def text_files(root):
             yield p
 
 
+def text_lines(root):
+    """(path, path relative to root, lines) of each readable text file of text_files(root)."""
+    for path in text_files(root):
+        if os.path.getsize(path) > MAX_BYTES:
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except UnicodeDecodeError:
+            continue  # binary (a PNG, a model checkpoint)
+        yield path, os.path.relpath(path, root), lines
+
+
 def resolves(root, citing_file, name):
     here = os.path.dirname(citing_file)
     candidates = [os.path.join(root, name.lstrip("/")), os.path.join(here, name)]
@@ -70,15 +83,7 @@ def resolves(root, citing_file, name):
 
 def missing_citations(root):
     missing = []
-    for path in text_files(root):
-        if os.path.getsize(path) > MAX_BYTES:
-            continue
-        try:
-            with open(path, encoding="utf-8") as f:
-                lines = f.read().splitlines()
-        except UnicodeDecodeError:
-            continue  # binary (a PNG, a model checkpoint)
-        rel = os.path.relpath(path, root)
+    for path, rel, lines in text_lines(root):
         for number, line in enumerate(lines, 1):
             for m in CITATION.finditer(URL.sub(" ", line)):
                 name = m.group(0)
@@ -155,15 +160,7 @@ def missing_sections(root):
     numbers, labels = known
     theory_path = os.path.normpath(os.path.join(root, THEORY))
     missing = []
-    for path in text_files(root):
-        if os.path.getsize(path) > MAX_BYTES:
-            continue
-        try:
-            with open(path, encoding="utf-8") as f:
-                lines = f.read().splitlines()
-        except UnicodeDecodeError:
-            continue
-        rel = os.path.relpath(path, root)
+    for path, rel, lines in text_lines(root):
         in_theory = os.path.normpath(path) == theory_path
         for number, line in enumerate(lines, 1):
             cited, cited_labels = cited_sections(line, in_theory)
