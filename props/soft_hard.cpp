@@ -129,11 +129,11 @@ check_result leak_above_quarter(const test_case& c, const numeric::context& ctx,
 } // namespace
 
 runner::property leak_below_bound(bound_check_fn check) {
-    if (!check) check = [](const analysis::gap_pass& h, const analysis::soft_observation& o,
-                           const analysis::propagated& p,
+    if (!check) check = [](const analysis::bound_data& d, const analysis::gap_pass& h,
+                           const analysis::soft_observation& o, const analysis::propagated& p,
                            const std::vector<std::vector<arb_ball>>& b,
                            const numeric::context& ctx) {
-        return analysis::check_against_bound(h, o, p, b, ctx);
+        return analysis::check_against_bound(d, h, o, p, b, ctx);
     };
     runner::property p;
     p.suite = "soft-hard";
@@ -148,7 +148,7 @@ runner::property leak_below_bound(bound_check_fn check) {
     p.check = [check](const test_case& c, const numeric::context& ctx) {
         const auto x = input_of(c);
         const soft_run s = run_case(c.model, x, ctx);
-        const analysis::bound_check b = check(s.hard, s.obs, s.pr, s.betas, ctx);
+        const analysis::bound_check b = check(s.data, s.hard, s.obs, s.pr, s.betas, ctx);
         if (b.rows_above || b.layers_above)
             return with_case(check_result::violated("a measured value is above its certified "
                                                     "bound: " + b.first_above),
@@ -220,7 +220,8 @@ runner::property ties_follow_average(gap_pass_fn reference) {
     p.check = [reference](const test_case& c, const numeric::context& ctx) {
         const auto x = input_of(c);
         const soft_run s = run_case(c.model, x, ctx, reference);
-        const analysis::bound_check b = analysis::check_against_bound(s.hard, s.obs, s.pr, s.betas, ctx);
+        const analysis::bound_check b =
+            analysis::check_against_bound(s.data, s.hard, s.obs, s.pr, s.betas, ctx);
         if (b.rows_above || b.layers_above)
             return with_case(check_result::violated("the soft model leaves the average-hard "
                                                     "model's certified neighbourhood: " +

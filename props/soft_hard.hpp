@@ -18,7 +18,8 @@ namespace attnprop::props {
 /// The row-by-row comparison of measured leaks and states with their certified bounds
 /// (analysis::check_against_bound by default).
 using bound_check_fn = std::function<analysis::bound_check(
-    const analysis::gap_pass&, const analysis::soft_observation&, const analysis::propagated&,
+    const analysis::bound_data&, const analysis::gap_pass&, const analysis::soft_observation&,
+    const analysis::propagated&,
     const std::vector<std::vector<numeric::arb_ball>>&, const numeric::context&)>;
 
 /// The propagated bound (analysis::propagate by default).

@@ -49,9 +49,14 @@ public:
         add_seed_option(app_, seed_, "Seed of the random inputs");
         add_precision_option(app_, precision_, "of the Arb balls of the soft model")
             ->capture_default_str();
+        app_->add_option("--precision-cap", precision_cap_,
+                         "A beta left undecided (a comparison with its bound, or the soft "
+                         "readout) is measured again at doubled precision, up to BITS")
+            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
+            ->capture_default_str();
         app_->add_flag("--interval", interval_,
-                       "Measure the soft model with certified double intervals (fast) instead of "
-                       "Arb balls");
+                       "Measure the soft model with certified double intervals first (fast); "
+                       "what they leave undecided is measured again in Arb balls");
         app_->add_option("--out", out_,
                          "Report directory (default out/simulate-<model>-<seed>); refused when it "
                          "holds a report made with other options");
@@ -106,6 +111,11 @@ public:
         analysis::simulate_options opt;
         opt.precision = precision_;
         opt.interval = interval_;
+        if (precision_cap_ < precision_)
+            throw usage_error("--precision-cap (" + std::to_string(precision_cap_) +
+                              ") must be at least --precision (" + std::to_string(precision_) + ")");
+        opt.precision_cap = precision_cap_;
+        run.precision_cap = precision_cap_;
         for (long n : ns) {
             model::check_length(m, n);
             attention::check_forward_work(m, static_cast<std::size_t>(n));
@@ -235,7 +245,7 @@ private:
     int inputs_ = -1;
     bool cube_ = false, interval_ = false, json_ = false, force_ = false;
     std::uint64_t seed_ = 1;
-    long precision_ = 128;
+    long precision_ = 128, precision_cap_ = 4096;
 };
 
 } // namespace

@@ -133,10 +133,14 @@ std::string simulate_to_text(const simulate_run& r) {
                           row.inputs.size(),
                           b.undecided ? (" (" + std::to_string(b.undecided) + " undecided)").c_str() : "");
             o << line;
+            if (!b.interval && b.precision != r.precision)
+                o << "    measured again in balls at " << b.precision
+                  << " bits (undecided at fewer)\n";
             if (b.leak.rows_undecided + b.leak.layers_undecided)
-                o << "    undecided at " << r.precision << " bits: " << b.leak.rows_undecided
+                o << "    undecided at " << b.precision << " bits: " << b.leak.rows_undecided
                   << " row(s) and " << b.leak.layers_undecided
-                  << " layer(s) whose measured enclosure overlaps its bound (raise --precision)\n";
+                  << " layer(s) whose measured enclosure overlaps its bound (raise "
+                     "--precision-cap)\n";
             if (b.leak.rows_above + b.leak.layers_above)
                 o << "    FINDING: a measured value is above its certified bound: " << b.leak.first_above
                   << "\n";
@@ -173,6 +177,7 @@ json::value simulate_to_json(const simulate_run& r, const provenance& made_by) {
     doc.set("inputs", str(r.input_note));
     doc.set("scalar", str(r.scalar));
     doc.set("precision", num(r.precision));
+    doc.set("precision_cap", num(r.precision_cap));
     value rows = value::array();
     for (const auto& row : r.rows) {
         value o = value::object();
@@ -201,6 +206,8 @@ json::value simulate_to_json(const simulate_run& r, const provenance& made_by) {
             value bo = value::object();
             bo.set("beta", str(b.beta_text));
             bo.set("beta_n", str(mid(b.beta_n, 10)));
+            bo.set("measured_in", str(b.interval ? std::string("interval")
+                                                 : "ball " + std::to_string(b.precision) + " bits"));
             value leak = value::object();
             leak.set("max_measured", str(mid(b.leak.max_leak, 6)));
             leak.set("max_measured_upper", str(up(b.leak.max_leak, 6)));

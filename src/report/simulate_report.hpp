@@ -29,8 +29,9 @@ struct simulate_run {
     std::string attention;                ///< "hard" or "average-hard"
     std::vector<std::string> betas;       ///< the --beta formulas
     std::string input_note;               ///< how the inputs were chosen
-    long precision = 128;
-    std::string scalar = "ball";          ///< the kind that measured the soft model
+    long precision = 128;                 ///< the first precision of the Arb balls
+    long precision_cap = 4096;            ///< the highest precision an undecided β is measured at
+    std::string scalar = "ball";          ///< the kind that measured the soft model first
     std::vector<analysis::simulate_row> rows;
     std::vector<certified_length> lengths;
 };

@@ -42,6 +42,14 @@ rational distance_sq(const vec<rational>& a, const vec<rational>& b) {
     return s;
 }
 
+/// sum / count − b, exactly.
+vec<rational> mean_minus(const vec<rational>& sum, std::size_t count, const vec<rational>& b) {
+    const rational c(static_cast<long>(count));
+    vec<rational> out(sum.size());
+    for (std::size_t t = 0; t < sum.size(); ++t) out[t] = sum[t] / c - b[t];
+    return out;
+}
+
 surd head_scale(const model::head<rational>& h) {
     if (h.score.type != score_kind::dot) return surd{1, 1};
     return surd{h.score.scale_factor, h.score.scale_inv_sqrt};
@@ -165,6 +173,12 @@ gap_pass score_gaps(const model::model<rational>& m, const model::input_sequence
                     } else {
                         bh = values[h][rg.maximal.front()];
                     }
+                    const bool closed_form = rg.two_level || !rg.margin;
+                    vec<rational> sum_in, sum_out;
+                    if (closed_form) {
+                        sum_in.assign(bh.size(), rational(0));
+                        sum_out.assign(bh.size(), rational(0));
+                    }
                     std::size_t in_t = 0;
                     for (std::size_t j = 0; j < n; ++j) {
                         const bool in = in_t < rg.maximal.size() && rg.maximal[in_t] == j;
@@ -172,6 +186,14 @@ gap_pass score_gaps(const model::model<rational>& m, const model::input_sequence
                         const rational dsq = distance_sq(values[h][j], bh);
                         rational& target = in ? rg.spread_in_sq : rg.spread_out_sq;
                         if (dsq > target) target = dsq;
+                        if (closed_form)
+                            for (std::size_t c = 0; c < bh.size(); ++c)
+                                (in ? sum_in : sum_out)[c] += values[h][j][c];
+                    }
+                    if (closed_form) {
+                        const std::size_t t = rg.maximal.size();
+                        rg.mean_in_offset = mean_minus(sum_in, t, bh);
+                        if (t < n) rg.mean_out_offset = mean_minus(sum_out, n - t, bh);
                     }
                     if (rg.margin) keep_min(hg.min_margin, *rg.margin);
                     hg.max_ties = std::max(hg.max_ties, rg.maximal.size());

@@ -57,6 +57,12 @@ struct row_gap {
     /// max over j outside T of ||v(y_j) − b||², and over j in T.
     rational spread_out_sq = 0;
     rational spread_in_sq = 0;
+    /// On a two-level row or one where every key ties (else empty): the mean of the values over
+    /// T minus b, and the mean over the keys outside T minus b (empty when t = n), exactly. On
+    /// the hard scores the soft head output is then exactly
+    /// b + (1 − ℓ) mean_in_offset + ℓ mean_out_offset, with ℓ the row's leak: a closed form that
+    /// decides comparisons the leak's enclosure leaves open when the bound is attained.
+    vec<rational> mean_in_offset, mean_out_offset;
 };
 
 /// One head of one layer.

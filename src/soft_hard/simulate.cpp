@@ -183,6 +183,11 @@ bound_data make_bound_data(const model::model<rational>& m, const gap_pass& p,
             ld.lip_b.assign(lay.heads.size(), pos_inf(prec));
             ld.not_lipschitz = "layer " + std::to_string(k) + " update: " + lip.reason;
         }
+        if (const auto* a = std::get_if<model::affine_map<rational>>(&lay.update.impl)) {
+            ld.update_w = a->W;
+            for (const auto& blk : update_blocks(m, k - 1)) ld.b_offset.push_back(blk.offset);
+            ld.b_offset.erase(ld.b_offset.begin()); // the y block
+        }
         for (std::size_t h = 0; h < lay.heads.size(); ++h) {
             const auto& hd = lay.heads[h];
             const auto& hg = lg.heads[h];
@@ -350,6 +355,7 @@ soft_observation observe_impl(const model::model<rational>& soft, const model::i
         std::vector<std::optional<S>> qscale(H);
         std::vector<vec<S>> next(n);
         obs.leak.emplace_back(H);
+        obs.row_diff_sq.emplace_back();
         std::size_t at_pos = 0, at_head = 0;
         const char* at_node = nullptr;
         arb_ball diff_up = zero_point(prec), diff_low = zero_point(prec);
@@ -444,6 +450,7 @@ soft_observation observe_impl(const model::model<rational>& soft, const model::i
                     sq = sq + dlt * dlt;
                 }
                 diff_mid = std::max(diff_mid, std::sqrt(std::max(0.0, numeric::to_double(sq))));
+                obs.row_diff_sq.back().push_back(sq);
                 const arb_ball lo = distance_lower(ys, yx, prec);
                 if (numeric::compare(lo, diff_low) == numeric::order::greater) diff_low = lo;
             }
@@ -537,8 +544,103 @@ std::optional<long long> largest_certified_n(const std::vector<bound_data>& data
 
 namespace attnprop::analysis {
 
-bound_check check_against_bound(const gap_pass& hard, const soft_observation& obs,
-                                const propagated& pr, const std::vector<std::vector<arb_ball>>& beta,
+namespace {
+
+enum class closed_form { within, contradicts, undecided };
+
+/// W's columns [off, off + x.size()) times x, exactly.
+vec<rational> block_times(const model::matrix<rational>& W, std::size_t off, const vec<rational>& x) {
+    vec<rational> out(W.rows, rational(0));
+    for (std::size_t r = 0; r < W.rows; ++r)
+        for (std::size_t c = 0; c < x.size(); ++c) out[r] += W.at(r, off + c) * x[c];
+    return out;
+}
+
+rational norm_sq(const vec<rational>& v) {
+    rational s = 0;
+    for (const auto& c : v) s += c * c;
+    return s;
+}
+
+/// Certainly sqrt(w_sq) <= lip (sqrt(a_sq) + sqrt(b_sq)) (w_sq, a_sq, b_sq >= 0): exactly when
+/// lip is an exact point (squaring twice), else in balls.
+bool certainly_within(const rational& w_sq, const arb_ball& lip, const rational& a_sq,
+                      const rational& b_sq, const numeric::context& ctx) {
+    if (const auto l = numeric::exact_value(lip)) {
+        // w <= l² (a + b) + 2 l² sqrt(a b), i.e. q <= 2 l² sqrt(a b) with q = w − l² (a + b).
+        const rational l2 = *l * *l;
+        const rational q = w_sq - l2 * (a_sq + b_sq);
+        return q <= 0 || q * q <= 4 * l2 * l2 * a_sq * b_sq;
+    }
+    const arb_ball x = numeric::sqrt(arb_ball::from_rational(a_sq, ctx)) +
+                       numeric::sqrt(arb_ball::from_rational(b_sq, ctx));
+    const auto o = numeric::compare(arb_ball::from_rational(w_sq, ctx), lip * lip * x * x);
+    return o == numeric::order::less || o == numeric::order::equal;
+}
+
+/// The state difference of layer k + 1 at its r-th computed row, whose input both models share,
+/// against δ by the closed form (bound_check): `within` when proved, `contradicts` when the
+/// measured enclosure `measured_sq` misses the closed form, else `undecided`.
+closed_form closed_form_row(const bound_data& data, const gap_pass& hard, std::size_t k,
+                            std::size_t r, const arb_ball& measured_sq,
+                            const std::vector<arb_ball>& beta, const numeric::context& ctx) {
+    const auto& ld = data.layers.at(k);
+    if (!ld.update_w) return closed_form::undecided;
+    const auto& W = *ld.update_w;
+    const std::size_t n = data.n;
+    const arb_ball one = numeric::one<arb_ball>(ctx);
+    std::vector<arb_ball> diff(W.rows, zero_point(ctx.precision_bits));
+    bool proved = true;
+    for (std::size_t h = 0; h < ld.heads.size(); ++h) {
+        const row_gap& row = hard.layers.at(k).heads.at(h).rows.at(r);
+        if (row.mean_in_offset.empty()) return closed_form::undecided; // not two-level
+        // ℓ: exactly r/(1 + r) on a two-level row (the soft scores are β times the exact ones),
+        // 0 where every key ties.
+        arb_ball leak = zero_point(ctx.precision_bits);
+        if (row.margin) {
+            const std::size_t t = row.maximal.size();
+            const arb_ball rr = arb_ball::from_rational(rational(static_cast<long>(n - t),
+                                                                 static_cast<long>(t)),
+                                                        ctx) *
+                                numeric::exp(-(beta.at(h) * row.margin->to_ball(ctx)));
+            leak = rr / (one + rr);
+        }
+        const vec<rational> a = block_times(W, ld.b_offset.at(h), row.mean_in_offset);
+        vec<rational> e;
+        if (!row.mean_out_offset.empty()) e = block_times(W, ld.b_offset[h], row.mean_out_offset);
+        for (std::size_t c = 0; c < W.rows; ++c) {
+            diff[c] = diff[c] + (one - leak) * arb_ball::from_rational(a[c], ctx);
+            if (!e.empty()) diff[c] = diff[c] + leak * arb_ball::from_rational(e[c], ctx);
+        }
+        // Without ℓ: ||W_h a|| <= lip s_in' and ||W_h e|| <= lip (s_out + s_in'), s_in' = s_in
+        // for unique-hard and 0 for average-hard (its tie term vanishes at ε = 0), give
+        // ||W_h Δb_h|| <= (1 − ℓ) lip s_in' + ℓ lip (s_out + s_in') = lip (ℓ s_out + s_in'); both
+        // below lip max(s_out, s_in) give the cap. ℓ <= its bound is the row check's.
+        const arb_ball& lip = ld.lip_b.at(h);
+        const rational& s_out = row.spread_out_sq;
+        const rational s_in = data.average ? rational(0) : row.spread_in_sq;
+        const rational& cap = row.spread_out_sq > row.spread_in_sq ? row.spread_out_sq : row.spread_in_sq;
+        const rational zero = 0;
+        const rational a_sq = norm_sq(a);
+        proved = proved && certainly_within(a_sq, lip, s_in, zero, ctx) &&
+                 certainly_within(a_sq, lip, cap, zero, ctx);
+        if (!e.empty()) {
+            const rational e_sq = norm_sq(e);
+            proved = proved && certainly_within(e_sq, lip, s_out, s_in, ctx) &&
+                     certainly_within(e_sq, lip, cap, zero, ctx);
+        }
+    }
+    arb_ball closed_sq = zero_point(ctx.precision_bits);
+    for (const auto& c : diff) closed_sq = closed_sq + c * c;
+    if (!arb_overlaps(closed_sq.raw(), measured_sq.raw())) return closed_form::contradicts;
+    return proved ? closed_form::within : closed_form::undecided;
+}
+
+} // namespace
+
+bound_check check_against_bound(const bound_data& data, const gap_pass& hard,
+                                const soft_observation& obs, const propagated& pr,
+                                const std::vector<std::vector<arb_ball>>& beta,
                                 const numeric::context& ctx) {
     const long prec = ctx.precision_bits;
     const std::size_t n = hard.y.front().size();
@@ -614,7 +716,36 @@ bound_check check_against_bound(const gap_pass& hard, const soft_observation& ob
                                 upper_decimal(dk, 8);
         } else if (numeric::compare(obs.state_diff_upper.at(k), dk) == numeric::order::greater &&
                    !identical) {
-            ++c.layers_undecided;
+            // Row by row, and by the closed form where the enclosures cannot separate.
+            const bool shared_input = k == 0 || is_zero(pr.delta.at(k - 1));
+            bool undecided = false, above = false;
+            const auto& sq = obs.row_diff_sq.at(k);
+            const arb_ball dk_sq = dk * dk;
+            for (std::size_t r = 0; r < sq.size(); ++r) {
+                const auto o = numeric::compare(sq[r], dk_sq);
+                if (o == numeric::order::less || o == numeric::order::equal) continue;
+                const closed_form f =
+                    o == numeric::order::greater ? closed_form::contradicts
+                    : shared_input ? closed_form_row(data, hard, k, r, sq[r], beta[k], ctx)
+                                   : closed_form::undecided;
+                if (f == closed_form::within) continue;
+                if (f == closed_form::undecided) {
+                    undecided = true;
+                } else {
+                    ++c.layers_above;
+                    above = true;
+                    if (c.first_above.empty())
+                        c.first_above =
+                            "layer " + std::to_string(k + 1) + " row " +
+                            std::to_string(hard.layers[k].heads.front().rows[r].position) +
+                            (o == numeric::order::greater
+                                 ? ": state difference above its bound " + upper_decimal(dk, 8)
+                                 : ": the measured state difference misses its two-level closed "
+                                   "form");
+                    break;
+                }
+            }
+            if (undecided && !above) ++c.layers_undecided;
         }
     }
     return c;
@@ -662,23 +793,28 @@ simulate_row simulate_at(const model::model<rational>& hard, const std::vector<m
         xs.push_back(std::move(x));
     }
     const std::size_t L = hard.layers.size();
-    for (const auto& beta : betas) {
+    // One β measured at one stage: intervals, or balls at `bits`.
+    auto measure = [&](const model::expr& beta, bool interval, long bits) {
+        const numeric::context c{bits};
         const model::model<rational> soft = soft_counterpart(hard, beta);
-        const auto b = betas_at(soft, n, ctx);
+        const auto b = betas_at(soft, n, c);
         simulate_beta_row br;
         br.beta_text = beta.text();
-        br.beta_n = beta.eval<arb_ball>(1, n, ctx);
-        br.leak.max_leak = zero_point(prec);
-        br.leak.max_leak_bound = zero_point(prec);
-        br.leak.worst_row_bound = zero_point(prec);
-        br.state_measured.assign(L, zero_point(prec));
+        br.beta_n = beta.eval<arb_ball>(1, n, c);
+        br.interval = interval;
+        br.precision = bits;
+        br.leak.max_leak = zero_point(bits);
+        br.leak.max_leak_bound = zero_point(bits);
+        br.leak.worst_row_bound = zero_point(bits);
+        br.state_measured.assign(L, zero_point(bits));
         br.state_measured_mid.assign(L, 0.0);
-        br.state_bound.assign(L, zero_point(prec));
+        br.state_bound.assign(L, zero_point(bits));
         br.margin_condition.assign(L, true);
         for (std::size_t t = 0; t < xs.size(); ++t) {
-            const soft_observation obs = observe_soft(soft, xs[t], passes[t], ctx, opt.interval);
-            const propagated pr = propagate(row.data[t], b, ctx);
-            merge(br.leak, check_against_bound(passes[t], obs, pr, b, ctx));
+            const bound_data data = bits == prec ? row.data[t] : make_bound_data(hard, passes[t], c);
+            const soft_observation obs = observe_soft(soft, xs[t], passes[t], c, interval);
+            const propagated pr = propagate(data, b, c);
+            merge(br.leak, check_against_bound(data, passes[t], obs, pr, b, c));
             for (std::size_t k = 0; k < L; ++k) {
                 br.state_measured[k] = max_upper(br.state_measured[k], obs.state_diff_upper[k]);
                 br.state_measured_mid[k] = std::max(br.state_measured_mid[k], obs.state_diff_mid[k]);
@@ -693,6 +829,16 @@ simulate_row simulate_at(const model::model<rational>& hard, const std::vector<m
                 ++br.disagree;
             if (pr.readout_certified) ++br.certified;
         }
+        return br;
+    };
+    auto undecided_in = [](const simulate_beta_row& br) {
+        return br.undecided + br.leak.rows_undecided + br.leak.layers_undecided > 0;
+    };
+    for (const auto& beta : betas) {
+        simulate_beta_row br = measure(beta, opt.interval, prec);
+        if (undecided_in(br) && opt.interval) br = measure(beta, false, prec);
+        for (long bits = prec * 2; undecided_in(br) && bits <= opt.precision_cap; bits *= 2)
+            br = measure(beta, false, bits);
         row.betas.push_back(std::move(br));
     }
     row.smallest_beta = smallest_certified_beta(row.data, ctx);

@@ -55,6 +55,11 @@ struct layer_bound_data {
     arb_ball lip_y;                     ///< Lipschitz constant of the update in y
     std::vector<arb_ball> lip_b;        ///< ... in b_h
     std::string not_lipschitz;          ///< why the update's constants are +inf, when they are
+    /// The update's matrix when the update is affine, F(y, b) = W (y, b_1, …, b_H) + c, and the
+    /// first column of each head's block (else empty): on a layer whose input both models
+    /// share, the state difference is then a closed form in the rows' leaks.
+    std::optional<model::matrix<rational>> update_w;
+    std::vector<std::size_t> b_offset;
 };
 
 /// The readout's certified agreement: the hard decision is kept while lip · δ_L < slack.
@@ -110,6 +115,8 @@ struct soft_observation {
     std::vector<arb_ball> state_diff_upper;
     std::vector<arb_ball> state_diff_lower;  ///< max over positions of a lower point of the distance
     std::vector<double> state_diff_mid;
+    /// [k-1][r]: ||ỹ_i^(k) − y_i^(k)||² at the r-th computed row (a ball).
+    std::vector<std::vector<arb_ball>> row_diff_sq;
     vec<arb_ball> output;               ///< ỹ_n^(L)
     std::string soft_decision;          ///< "accept" / "reject" / symbol / "undecided"
 };
@@ -140,6 +147,16 @@ std::optional<long long> largest_certified_n(const std::vector<bound_data>& data
 /// the measured leak against leak_bound(n, t, γ, ε_k,h, β), and for every layer the measured
 /// state difference against δ_k. A measured value certainly above its bound contradicts the
 /// derivation (docs/theory.md): a finding, never expected.
+///
+/// Where the bound is attained (a two-level row, an isometric update), the two enclosures
+/// overlap at every precision; such a layer is decided by the closed form instead: when its
+/// input is the same in both models (layer 1, or δ_{k−1} = 0), its update is affine and the row
+/// is two-level or fully tied at every head, the soft state difference is exactly
+/// ||Σ_h W_h ((1 − ℓ_h) a_h + ℓ_h e_h)|| (a_h, e_h the exact offsets of row_gap, ℓ_h the row's
+/// leak). The measurement must overlap that value (else the implementation is wrong: counted
+/// above), and ||W_h a_h|| <= lip_h s_in, ||W_h e_h|| <= lip_h (s_out + s_in) and both <=
+/// lip_h max(s_out, s_in), checked without ℓ, prove it within δ_k (docs/theory.md, the
+/// simulation section).
 struct bound_check {
     arb_ball max_leak;            ///< the largest measured leak (a ball)
     arb_ball max_leak_bound;      ///< the bound of that row (upper point)
@@ -148,7 +165,8 @@ struct bound_check {
     std::size_t layers_above = 0, layers_undecided = 0;
     std::string first_above;      ///< where the first measured value above its bound is, if any
 };
-bound_check check_against_bound(const gap_pass& hard, const soft_observation& obs,
+bound_check check_against_bound(const bound_data& data, const gap_pass& hard,
+                                const soft_observation& obs,
                                 const propagated& pr, const std::vector<std::vector<arb_ball>>& beta,
                                 const numeric::context& ctx);
 
@@ -163,6 +181,10 @@ struct simulate_beta_row {
     std::vector<bool> margin_condition;    ///< per layer: held for every input
     std::size_t agree = 0, disagree = 0, undecided = 0; ///< soft readout against the hard one
     std::size_t certified = 0;             ///< inputs whose agreement the bound certifies
+    /// Where the row was measured last: certified double intervals, or Arb balls at this many
+    /// bits (the first stage that left nothing undecided, else the last one tried).
+    bool interval = false;
+    long precision = 0;
 };
 
 /// Everything `attnprop simulate` reports at one n.
@@ -178,7 +200,10 @@ struct simulate_row {
 
 struct simulate_options {
     long precision = 128;   ///< bits of the Arb balls
-    bool interval = false;  ///< measure with certified double intervals instead of balls
+    /// A β whose comparisons or readouts are undecided is measured again in Arb balls at
+    /// doubled precision (after the interval stage: at `precision`) up to this many bits.
+    long precision_cap = 4096;
+    bool interval = false;  ///< measure with certified double intervals first (fast) instead of balls
 };
 
 /// Runs the hard model exactly and its soft counterpart at each β (each a formula in n; every

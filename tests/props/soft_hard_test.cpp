@@ -38,8 +38,8 @@ TEST_CASE("soft-hard/ties-follow-average holds", "[props][soft-hard]") {
 TEST_CASE("negative control: a leak bound that forgets the competing keys is caught",
           "[props][negative]") {
     test::require_fails(
-        props::leak_below_bound([](const analysis::gap_pass& h, const analysis::soft_observation& o,
-                                   const analysis::propagated& p,
+        props::leak_below_bound([](const analysis::bound_data&, const analysis::gap_pass& h,
+                                   const analysis::soft_observation& o, const analysis::propagated& p,
                                    const std::vector<std::vector<arb_ball>>& b,
                                    const numeric::context& ctx) {
             // r = e^{-beta gamma} / t instead of ((n - t)/t) e^{-beta gamma}: as if n = t + 1.

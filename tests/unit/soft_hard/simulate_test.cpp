@@ -97,16 +97,57 @@ TEST_CASE("the leak bound is the two-level closed form and is attained", "[analy
     const auto data = analysis::make_bound_data(m, p, ctx);
     const auto betas = analysis::betas_at(soft, 10, ctx);
     const auto pr = analysis::propagate(data, betas, ctx);
-    const auto chk = analysis::check_against_bound(p, obs, pr, betas, ctx);
+    const auto chk = analysis::check_against_bound(data, p, obs, pr, betas, ctx);
     REQUIRE(chk.rows == 1);
     REQUIRE(chk.rows_within == 1); // attained exactly, decided as equality
     REQUIRE(chk.rows_above == 0);
     // The layer difference: |b - 1| = leak exactly, within the propagated delta.
     REQUIRE(numeric::compare(obs.state_diff_upper[0], pr.delta[0]) != numeric::order::greater);
     REQUIRE(std::abs(obs.state_diff_mid[0] - 0.5) < 1e-12);
+    REQUIRE(chk.layers_undecided == 0);
     // The interval kind measures the same.
     const auto obi = analysis::observe_soft(soft, x, p, ctx, true);
     REQUIRE(std::abs(numeric::to_double(obi.leak[0][0][0]) - 0.5) < 1e-12);
+}
+
+TEST_CASE("a layer that attains its bound is decided by the two-level closed form",
+          "[analysis][simulate]") {
+    // CONTAINS-ONE at n = 10 with one 1 and beta = ln 10: the row of position n is two-level,
+    // the leak is exactly 9/19 (not a dyadic number), |b - 1| equals it, and delta_1 = 1 * leak
+    // bound * 1 is the same number: the enclosures overlap at every precision.
+    const auto m = parse(contains_one("hard", "1"));
+    const auto x = model::parse_input(m, one_at(10, 4));
+    const auto p = analysis::score_gaps(m, x);
+    const auto& row = p.layers[0].heads[0].rows.at(0);
+    REQUIRE(row.two_level);
+    REQUIRE(row.mean_in_offset == model::vec<rational>{rational(0)});
+    REQUIRE(row.mean_out_offset == model::vec<rational>{rational(-1)});
+    const auto soft = analysis::soft_counterpart(m, model::expr::parse("log(10)"));
+    for (long bits : {128L, 1024L}) {
+        const numeric::context c{bits};
+        const auto obs = analysis::observe_soft(soft, x, p, c);
+        const auto data = analysis::make_bound_data(m, p, c);
+        const auto betas = analysis::betas_at(soft, 10, c);
+        const auto pr = analysis::propagate(data, betas, c);
+        CAPTURE(bits);
+        REQUIRE(numeric::compare(obs.row_diff_sq[0][0], pr.delta[0] * pr.delta[0]) ==
+                numeric::order::unknown);
+        const auto chk = analysis::check_against_bound(data, p, obs, pr, betas, c);
+        REQUIRE(chk.layers_above == 0);
+        REQUIRE(chk.layers_undecided == 0);
+        // Without the closed form's structure (an update that is not affine) the layer stays
+        // undecided, never within.
+        auto no_form = data;
+        no_form.layers[0].update_w.reset();
+        REQUIRE(analysis::check_against_bound(no_form, p, obs, pr, betas, c).layers_undecided == 1);
+        // A measurement that misses the closed form is an implementation error, reported above
+        // its bound (here the hard pass's offset outside T is doubled, as a wrong value would).
+        auto wrong = p;
+        wrong.layers[0].heads[0].rows[0].mean_out_offset = {rational(-2)};
+        const auto bad = analysis::check_against_bound(data, wrong, obs, pr, betas, c);
+        REQUIRE(bad.layers_above == 1);
+        REQUIRE(bad.first_above.find("closed form") != std::string::npos);
+    }
 }
 
 TEST_CASE("a layer whose soft and hard states are provably equal is decided, not undecided",
@@ -127,7 +168,7 @@ TEST_CASE("a layer whose soft and hard states are provably equal is decided, not
     const auto pr = analysis::propagate(data, betas, ctx);
     REQUIRE(up(pr.delta[0]) == 0);
     REQUIRE(up(obs.state_diff_upper[0]) > 0); // what the enclosures alone leave open
-    const auto chk = analysis::check_against_bound(p, obs, pr, betas, ctx);
+    const auto chk = analysis::check_against_bound(data, p, obs, pr, betas, ctx);
     REQUIRE(chk.layers_above == 0);
     REQUIRE(chk.layers_undecided == 0);
     // Control: with the values of the original model (1 on the 1, 0 elsewhere) the same leak
