@@ -34,9 +34,11 @@ void register_cc_benchmarks(const bench_config& cfg) {
     const std::size_t n = cfg.quick ? 10000 : 100000;
     const long p = cfg.precision;
     for (std::string model_name : {"cc-parity", "cc-first"}) {
-        for (auto kind : {analysis::scalar_choice::mpfr, analysis::scalar_choice::ball}) {
+        using analysis::scalar_choice;
+        for (auto kind :
+             {scalar_choice::of<numeric::mpfr_real>(), scalar_choice::of<numeric::arb_ball>()}) {
             const std::string kname =
-                std::string(kind == analysis::scalar_choice::mpfr ? "mpfr-" : "arb-") +
+                std::string(kind == scalar_choice::of<numeric::mpfr_real>() ? "mpfr-" : "arb-") +
                 std::to_string(p);
             const std::string name = "cc/" + model_name + "/" + kname + "/n:" + std::to_string(n);
             const std::string file = model_name + ".json";

@@ -177,10 +177,7 @@ std::optional<check_result> judge_prob_change(const test_case& c, std::size_t n,
                                               const analysis::influence_pair<S>& pr,
                                               const prob_change_bounds& b, const char* found_by,
                                               prob_change_tally& t) {
-    auto ball_of = [](const S& v) -> arb_ball {
-        if constexpr (std::is_same_v<S, arb_ball>) return v;
-        else return numeric::to_ball(v);
-    };
+    auto ball_of = [](const S& v) -> arb_ball { return numeric::to_ball(v); };
     // Both sides of an overlap below 2^-64 and not resolved from zero: a change that is exactly
     // zero (the output does not depend on the position) where enclosures cannot prove it; more
     // precision only narrows both balls around 0.

@@ -5,6 +5,7 @@
 /// filtered path (hard_exact.hpp) that is as fast as doubles when nothing is close.
 
 #include "attention/common.hpp"
+#include "numeric/kind_list.hpp"
 
 #include <optional>
 #include <vector>
@@ -52,24 +53,14 @@ std::vector<S> hard_scores(const model::head<S>& h, const vec<S>& yi,
                            const std::vector<vec<S>>& keys_or_states, bool dot,
                            const numeric::context& ctx);
 
-extern template hard_output<rational> hard_forward(const model::model<rational>&,
-                                                   const input_sequence&,
-                                                   const numeric::context&, bool);
-extern template hard_output<double> hard_forward(const model::model<double>&,
-                                                 const input_sequence&, const numeric::context&,
-                                                 bool);
-extern template hard_output<numeric::mpfr_real>
-hard_forward(const model::model<numeric::mpfr_real>&, const input_sequence&,
-             const numeric::context&, bool);
-extern template hard_output<numeric::arb_ball> hard_forward(const model::model<numeric::arb_ball>&,
-                                                            const input_sequence&,
-                                                            const numeric::context&, bool);
-extern template hard_output<numeric::interval> hard_forward(const model::model<numeric::interval>&,
-                                                            const input_sequence&,
-                                                            const numeric::context&, bool);
-extern template hard_output<numeric::dinterval>
-hard_forward(const model::model<numeric::dinterval>&, const input_sequence&,
-             const numeric::context&, bool);
+// Compiled once per kind (instantiate_hard.cpp): every user kind and the interval filter of
+// the exact path.
+#define ATTNPROP_HARD_EXTERN(S)                                                                    \
+    extern template hard_output<S> hard_forward(const model::model<S>&, const input_sequence&,     \
+                                                const numeric::context&, bool);
+ATTNPROP_USER_KINDS(ATTNPROP_HARD_EXTERN)
+ATTNPROP_HARD_EXTERN(numeric::interval)
+#undef ATTNPROP_HARD_EXTERN
 
 } // namespace attnprop::attention
 

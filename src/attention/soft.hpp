@@ -5,6 +5,7 @@
 /// the soft model is an Arb ball enclosure at high precision).
 
 #include "attention/common.hpp"
+#include "numeric/kind_list.hpp"
 
 #include <optional>
 #include <vector>
@@ -62,17 +63,12 @@ S dot_scale(const model::head<S>& h, std::size_t n, const numeric::context& ctx)
 template <numeric::Scalar S>
 vec<S> mean_value(const std::vector<vec<S>>& values, const numeric::context& ctx);
 
-extern template soft_output<double> soft_forward(const model::model<double>&, const input_sequence&,
-                                                 const numeric::context&, soft_options);
-extern template soft_output<numeric::mpfr_real>
-soft_forward(const model::model<numeric::mpfr_real>&, const input_sequence&,
-             const numeric::context&, soft_options);
-extern template soft_output<numeric::arb_ball> soft_forward(const model::model<numeric::arb_ball>&,
-                                                            const input_sequence&,
-                                                            const numeric::context&, soft_options);
-extern template soft_output<numeric::dinterval>
-soft_forward(const model::model<numeric::dinterval>&, const input_sequence&,
-             const numeric::context&, soft_options);
+// Compiled once per kind (instantiate_soft.cpp): every user kind with exp.
+#define ATTNPROP_SOFT_EXTERN(S)                                                                    \
+    extern template soft_output<S> soft_forward(const model::model<S>&, const input_sequence&,     \
+                                                const numeric::context&, soft_options);
+ATTNPROP_EXP_USER_KINDS(ATTNPROP_SOFT_EXTERN)
+#undef ATTNPROP_SOFT_EXTERN
 
 } // namespace attnprop::attention
 

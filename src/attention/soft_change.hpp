@@ -16,10 +16,14 @@
 
 namespace attnprop::attention {
 
+/// The kind the changes come in: a kernel measuring in it can measure a change it cannot
+/// resolve again on the pair (soft_change_model::change).
+using soft_change_scalar = numeric::arb_ball;
+
 /// y_n^(L) on x, its change, and for a softmax readout the probabilities on x and their change.
 struct soft_change_result {
-    vec<numeric::arb_ball> y, dy;
-    std::optional<vec<numeric::arb_ball>> p, dp;
+    vec<soft_change_scalar> y, dy;
+    std::optional<vec<soft_change_scalar>> p, dp;
 };
 
 /// A soft model converted once for many one-symbol changes (not thread-safe: one per thread).

@@ -28,12 +28,10 @@ public:
         file->excludes(in);
         in_opt_ = in;
         file_opt_ = file;
-        std::vector<std::string> kinds = {"auto"};
-        for (auto k : numeric::user_kinds::names) kinds.emplace_back(k);
         app_->add_option("--scalar,-s", scalar_,
-                         "Scalar kind: auto (exact for hard models when possible, else ball), "
-                         "exact, double, mpfr, ball, interval (certified double intervals)")
-            ->check(CLI::IsMember(kinds))
+                         "Scalar kind: auto (exact for hard models when possible, else ball), " +
+                             numeric::join_choice_names(numeric::choice_names(false), true))
+            ->check(CLI::IsMember(numeric::choice_names(true)))
             ->capture_default_str();
         add_precision_option(app_, precision_, "Working precision in bits (mpfr, ball)");
         app_->add_option("--digits", digits_,

@@ -6,9 +6,6 @@
 #include "attention/soft.hpp"
 #include "numeric/kinds.hpp"
 
-#include <array>
-#include <utility>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,31 +13,9 @@
 namespace attnprop::analysis {
 
 using numeric::arb_ball;
-using numeric::mpfr_real;
-
-namespace {
-
-constexpr std::array<std::pair<scalar_choice, std::string_view>, 6> choice_names = {{
-    {scalar_choice::automatic, "auto"},
-    {scalar_choice::exact, numeric::scalar_traits<rational>::name},
-    {scalar_choice::double_, numeric::scalar_traits<double>::name},
-    {scalar_choice::mpfr, numeric::scalar_traits<mpfr_real>::name},
-    {scalar_choice::ball, numeric::scalar_traits<arb_ball>::name},
-    {scalar_choice::interval, numeric::scalar_traits<numeric::dinterval>::name},
-}};
-
-} // namespace
 
 std::optional<scalar_choice> parse_scalar_choice(std::string_view s) {
-    for (const auto& [c, name] : choice_names)
-        if (name == s) return c;
-    return std::nullopt;
-}
-
-const char* to_string(scalar_choice c) {
-    for (const auto& [k, name] : choice_names)
-        if (k == c) return name.data();
-    return "?";
+    return scalar_choice::parse(s);
 }
 
 namespace {
@@ -204,9 +179,8 @@ void run_soft(evaluation& ev, const model::model<rational>& m, const model::inpu
 void run_kind(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
               scalar_choice sc, const eval_options& opt, const numeric::context& ctx);
 
-int default_digits(long precision_bits) {
-    return static_cast<int>(std::ceil(static_cast<double>(precision_bits) * 0.30102999566398120));
-}
+/// Automatic's kind when the model is not one the exact scalar evaluates: Arb balls.
+constexpr scalar_choice rigorous_default = scalar_choice::of<arb_ball>();
 
 } // namespace
 
@@ -224,15 +198,8 @@ std::uint64_t trace_bytes(const model::model<rational>& m, std::size_t n, scalar
     // Per number: the kernel's value (an Arb ball is 48 bytes plus its mantissa, an MPFR value
     // 32 plus its limbs, a rational 32 plus limbs, assumed small) and twice its text (the
     // rendered string with its allocation, and the printed output).
-    long double value = 8;
-    switch (sc) {
-    case scalar_choice::exact: value = 32 + 16; break;
-    case scalar_choice::double_: value = 8; break;
-    case scalar_choice::interval: value = 16; break;
-    case scalar_choice::mpfr: value = 32 + static_cast<long double>(precision) / 8; break;
-    case scalar_choice::ball:
-    case scalar_choice::automatic: value = 48 + static_cast<long double>(precision) / 8; break;
-    }
+    const long double value =
+        (sc.is_automatic() ? rigorous_default : sc).info().value_bytes(precision);
     // A string object, its heap block and the digits (measured: within a few percent of the
     // peak resident memory of cc-first's trace at n = 512).
     const long double text = 64 + static_cast<long double>(digits > 0 ? digits : 24);
@@ -264,14 +231,15 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
     ev.n = x.size();
     const bool hard = model::is_hard_kind(m.attention);
     scalar_choice sc = opt.scalar;
-    if (sc == scalar_choice::automatic)
-        sc = hard && model::exact_blockers(m).empty() ? scalar_choice::exact : scalar_choice::ball;
+    if (sc.is_automatic())
+        sc = hard && model::exact_blockers(m).empty() ? scalar_choice::of<rational>()
+                                                      : rigorous_default;
     numeric::context ctx{opt.precision};
-    if ((sc == scalar_choice::double_ || sc == scalar_choice::mpfr) && model::has_singular_layer_norm(m))
+    if (sc.info().kind == numeric::scalar_kind::rounded && model::has_singular_layer_norm(m))
         ev.notes.push_back("the model has a layer norm with eps = 0, which is discontinuous at "
                            "constant vectors: rounded arithmetic cannot tell a 0/0 from a tiny "
                            "variance, so check with --scalar ball");
-    if (sc == scalar_choice::exact) {
+    if (sc.info().kind == numeric::scalar_kind::exact) {
         auto blockers = model::exact_blockers(m);
         if (!blockers.empty())
             throw numeric::numeric_error("the exact scalar cannot evaluate this model (" +
@@ -281,9 +249,10 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
     if (opt.trace) {
         // Estimated before anything is allocated: a soft trace holds n^2 weights per head and
         // layer, which at n = 4096 is tens of gigabytes of balls and their text.
-        const int digits = opt.digits > 0                 ? opt.digits
-                           : sc == scalar_choice::double_ ? 17
-                                                          : default_digits(opt.precision);
+        const int fixed = sc.info().display_digits;
+        const int digits = opt.digits > 0 ? opt.digits
+                           : fixed > 0    ? fixed
+                                          : numeric::digits_of_precision(opt.precision);
         const std::uint64_t b = trace_bytes(m, x.size(), sc, opt.precision, digits);
         numeric::check_limit(numeric::limit::trace_bytes, b,
                              "the trace of " + m.name + " at n = " + std::to_string(x.size()) +
@@ -315,13 +284,13 @@ namespace {
 void run_kind(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
               scalar_choice sc, const eval_options& opt, const numeric::context& ctx) {
     const bool hard = model::is_hard_kind(m.attention);
-    if (sc == scalar_choice::automatic) sc = scalar_choice::ball;
-    numeric::with_kind(to_string(sc), [&]<class S>(std::type_identity<S>) {
+    if (sc.is_automatic()) sc = rigorous_default;
+    numeric::dispatch(sc, [&]<class S>(std::type_identity<S>) {
         using traits = numeric::scalar_traits<S>;
         ev.scalar = std::string(traits::name);
         if constexpr (traits::kind == numeric::scalar_kind::exact) {
             ev.precision = 0;
-            ev.digits = opt.digits > 0 ? opt.digits : default_digits(opt.precision);
+            ev.digits = opt.digits > 0 ? opt.digits : numeric::default_digits<S>(opt.precision);
             attention::exact_hard_output r = attention::hard_forward_exact(m, x, ctx, opt.trace);
             ev.y = show(r.y, ev.digits);
             ev.y_text = show_text(r.y, ev);
@@ -331,8 +300,7 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
         } else {
             ev.precision = traits::precision(numeric::zero<S>(ctx));
             // Doubles print 17 digits (round trip); other kinds what their precision supports.
-            ev.digits = opt.digits > 0 ? opt.digits
-                                       : (std::is_same_v<S, double> ? 17 : default_digits(ev.precision));
+            ev.digits = opt.digits > 0 ? opt.digits : numeric::default_digits<S>(ev.precision);
             if (hard) run_hard<S>(ev, m, x, ctx, opt.trace);
             else run_soft<S>(ev, m, x, ctx, opt.trace);
         }

@@ -7,6 +7,7 @@
 #include "attention/common.hpp"
 #include "attention/hard_exact.hpp"
 #include "model/model.hpp"
+#include "numeric/kinds.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -20,15 +21,15 @@ using numeric::rational;
 
 /// The scalar kinds a user can ask for (numeric::user_kinds, by name) and `automatic`: exact
 /// for hard models the exact scalar can evaluate, otherwise Arb balls.
-enum class scalar_choice { automatic, exact, double_, mpfr, ball, interval };
+using scalar_choice = numeric::kind_choice;
+using numeric::to_string;
 
 /// Parses "auto" and the names of numeric::user_kinds ("exact", "double", "mpfr", "ball",
 /// "interval").
 std::optional<scalar_choice> parse_scalar_choice(std::string_view s);
-const char* to_string(scalar_choice c);
 
 struct eval_options {
-    scalar_choice scalar = scalar_choice::automatic;
+    scalar_choice scalar = scalar_choice::automatic();
     long precision = 256; ///< bits, for the kinds with a variable precision (mpfr, ball)
     int digits = 0;       ///< significant digits; 0 = what the precision supports
     bool trace = false;

@@ -51,11 +51,14 @@ public:
                          "contains-one, 1dyck, 2dyck); parity and first also give the "
                          "cross-entropy corollary");
         add_precision_option(app_, precision_, "Working precision in bits (mpfr, ball)");
+        // The kinds with exp, enclosures first (the list's order reversed).
+        const auto kinds = numeric::choice_names<numeric::has_exp>(false, true);
         app_->add_option("--scalar,-s", scalar_,
                          "Scalar of the measurements: auto (certified double intervals, Arb balls "
-                         "where a comparison is undecided or the a-posteriori bound is computed), "
-                         "interval, ball, mpfr, double")
-            ->check(CLI::IsMember({"auto", "interval", "ball", "mpfr", "double"}))
+                         "where a comparison is undecided or the a-posteriori bound is "
+                         "computed), " +
+                             numeric::join_choice_names(kinds, false))
+            ->check(CLI::IsMember(numeric::choice_names<numeric::has_exp>(true, true)))
             ->capture_default_str();
         add_seed_option(app_, seed_, "Seed of the inputs")->capture_default_str();
         app_->add_option("--threads", threads_, "Worker threads (0: hardware concurrency)")
@@ -121,11 +124,7 @@ public:
                                   "' (known: parity, first, majority, contains-one, 1dyck, 2dyck)");
         }
         o.precision = precision_;
-        o.scalar = scalar_ == "mpfr"       ? analysis::sweep_scalar::mpfr
-                   : scalar_ == "double"   ? analysis::sweep_scalar::dbl
-                   : scalar_ == "interval" ? analysis::sweep_scalar::interval
-                   : scalar_ == "auto"     ? analysis::sweep_scalar::automatic
-                                           : analysis::sweep_scalar::ball;
+        o.scalar = *analysis::sweep_scalar::parse(scalar_); // checked by --scalar's IsMember
         o.seed = seed_;
         o.threads = static_cast<unsigned>(threads_);
         o.bound_divisor = divisor_;

@@ -105,7 +105,8 @@ public:
         run.attention = model::to_string(m.attention);
         run.betas = betas_;
         run.precision = precision_;
-        run.scalar = interval_ ? "interval" : "ball";
+        run.scalar = interval_ ? numeric::scalar_traits<numeric::dinterval>::name
+                               : numeric::scalar_traits<numeric::arb_ball>::name;
         run.input_note = input_note(random_inputs);
         analysis::simulate_options opt;
         opt.precision = precision_;

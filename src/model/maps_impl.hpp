@@ -8,7 +8,7 @@
 namespace attnprop::model {
 
 template <numeric::Scalar S> void require_all_finite(const vec<S>& v) {
-    if constexpr (numeric::checks_finite<S> || std::is_same_v<S, numeric::rational>)
+    if constexpr (numeric::checks_values<S>)
         for (const auto& c : v) numeric::require_finite(c);
     else
         (void)v;

@@ -9,6 +9,7 @@
 #include "numeric/mpfr_real.hpp"
 #include "numeric/order.hpp"
 #include "numeric/rational.hpp"
+#include "numeric/traits.hpp"
 
 #include <arb.h>
 
@@ -139,5 +140,68 @@ double radius_as_double(const arb_ball& x);
 /// Hash and equality of the representation (midpoint and radius).
 std::size_t repr_hash(const arb_ball& x);
 bool same_value(const arb_ball& a, const arb_ball& b);
+
+// The hooks of scalar.hpp's generic helpers (display, exact values, finiteness).
+inline arb_ball representative(const arb_ball& x) {
+    arb_ball r(x.precision());
+    arf_set(arb_midref(r.raw()), arb_midref(x.raw()));
+    return r;
+}
+inline std::optional<rational> exact_of(const arb_ball& x) { return exact_value(x); }
+/// The ball itself (to_ball of the other enclosure kinds gives the ball of the same reals).
+inline const arb_ball& to_ball(const arb_ball& x) { return x; }
+inline bool is_nan(const arb_ball& x) { return arf_is_nan(arb_midref(x.raw())) != 0; }
+undefined_error non_finite_error(const arb_ball& x);
+std::string to_display_string(const arb_ball& x, int digits);
+std::string to_certified_display(const arb_ball& x, int digits, bool force_digits = false);
+std::string to_decimal(const arb_ball& x, int digits);
+std::string radius_string(const arb_ball& x);
+inline double approx_double(const arb_ball& x) { return to_double(x); }
+
+template <> struct scalar_traits<arb_ball> {
+    static constexpr scalar_kind kind = scalar_kind::enclosure;
+    static constexpr std::string_view name = "ball";
+    static constexpr bool expensive_exp = true;
+    static constexpr bool checks_finite = true;
+    static constexpr bool variable_precision = true;
+    /// The arb_t (midpoint and radius) and the midpoint's limbs.
+    static constexpr long double value_bytes(long precision_bits) {
+        return 48 + static_cast<long double>(precision_bits) / 8;
+    }
+    /// The ball itself (the enclosure kinds' conversion from balls).
+    static arb_ball from_ball(const arb_ball& b) { return b; }
+    static arb_ball from_rational(const rational& q, const context& ctx) {
+        return arb_ball::from_rational(q, ctx);
+    }
+    static arb_ball from_long(long v, const context& ctx) {
+        arb_ball r(ctx.precision_bits);
+        arb_set_si(r.raw(), v);
+        arb_set_round(r.raw(), r.raw(), ctx.precision_bits);
+        return r;
+    }
+    static long precision(const arb_ball& x) { return x.precision(); }
+    static arb_ball pi(const context& ctx) { return pi_ball(ctx); }
+    static arb_ball unit(const context& ctx) {
+        arb_ball r(ctx.precision_bits);
+        arb_unit_interval(r.raw());
+        return r;
+    }
+    static arb_ball hull(const arb_ball& a, const arb_ball& b) {
+        arb_ball r(std::max(a.precision(), b.precision()));
+        arb_union(r.raw(), a.raw(), b.raw(), r.precision());
+        return r;
+    }
+    static arb_ball nonnegative_part(const arb_ball& x) {
+        arb_ball r(x.precision());
+        arb_nonnegative_part(r.raw(), x.raw());
+        return r;
+    }
+    /// An indeterminate ball: a trace entry whose value does not exist.
+    static std::optional<arb_ball> no_value(const context& ctx) {
+        arb_ball b(ctx.precision_bits);
+        arb_indeterminate(b.raw());
+        return b;
+    }
+};
 
 } // namespace attnprop::numeric

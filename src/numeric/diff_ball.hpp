@@ -26,6 +26,7 @@
 #include "numeric/context.hpp"
 #include "numeric/order.hpp"
 #include "numeric/rational.hpp"
+#include "numeric/traits.hpp"
 
 #include <optional>
 #include <string>
@@ -111,5 +112,29 @@ std::string radius_string(const diff_ball& x);
 /// certified_string of the first run's value.
 std::string to_certified_display(const diff_ball& x, int digits, bool force_digits = false);
 double approx_double(const diff_ball& x);
+
+template <> struct scalar_traits<diff_ball> {
+    static constexpr scalar_kind kind = scalar_kind::enclosure;
+    static constexpr std::string_view name = "diff";
+    static constexpr bool expensive_exp = true;
+    static constexpr bool checks_finite = false;
+    static constexpr bool variable_precision = true;
+    /// The same enclosure of q in both runs (change the exact point 0).
+    static diff_ball from_rational(const rational& q, const context& ctx) {
+        return diff_ball::same(arb_ball::from_rational(q, ctx));
+    }
+    static diff_ball from_long(long v, const context& ctx) {
+        return diff_ball::same(scalar_traits<arb_ball>::from_long(v, ctx));
+    }
+    static long precision(const diff_ball& x) { return x.precision(); }
+    static diff_ball pi(const context& ctx) { return diff_ball::same(pi_ball(ctx)); }
+    /// [0, 1] in each run, unrelated: the change is [-1, 1].
+    static diff_ball unit(const context& ctx) {
+        arb_ball u = scalar_traits<arb_ball>::unit(ctx);
+        arb_ball d(ctx.precision_bits);
+        arb_zero_pm_one(d.raw());
+        return diff_ball(std::move(u), std::move(d));
+    }
+};
 
 } // namespace attnprop::numeric

@@ -17,6 +17,7 @@
 #include "numeric/arb_ball.hpp"
 #include "numeric/elementary.hpp"
 #include "numeric/interval.hpp"
+#include "numeric/traits.hpp"
 
 #include <optional>
 #include <string>
@@ -106,5 +107,44 @@ inline double to_double(const dinterval& x) { return to_double(x.value()); }
 double radius_as_double(const dinterval& x);
 inline std::size_t repr_hash(const dinterval& x) { return repr_hash(x.value()); }
 inline bool same_value(const dinterval& a, const dinterval& b) { return same_value(a.value(), b.value()); }
+
+// The hooks of scalar.hpp's generic helpers (display, exact values, finiteness).
+inline dinterval representative(const dinterval& x) { return dinterval(to_double(x)); }
+inline std::optional<rational> exact_of(const dinterval& x) { return exact_value(x); }
+undefined_error non_finite_error(const dinterval& x);
+std::string to_display_string(const dinterval& x, int digits);
+std::string to_certified_display(const dinterval& x, int digits, bool force_digits = false);
+std::string to_decimal(const dinterval& x, int digits);
+std::string radius_string(const dinterval& x);
+inline double approx_double(const dinterval& x) { return to_double(x); }
+
+template <> struct scalar_traits<dinterval> {
+    static constexpr scalar_kind kind = scalar_kind::enclosure;
+    static constexpr std::string_view name = "interval";
+    static constexpr std::string_view description = "certified double intervals";
+    static constexpr bool expensive_exp = false;
+    static constexpr bool checks_finite = true;
+    static constexpr bool variable_precision = false;
+    /// Two doubles.
+    static constexpr long double value_bytes(long) { return 16; }
+    /// The interval of doubles enclosing the ball (outward).
+    static dinterval from_ball(const arb_ball& b) { return numeric::from_ball(b); }
+    static dinterval from_rational(const rational& q, const context& ctx) {
+        return dinterval::from_rational(q, ctx);
+    }
+    static dinterval from_long(long v, const context& ctx) {
+        return dinterval(scalar_traits<interval>::from_long(v, ctx));
+    }
+    static long precision(const dinterval&) { return 53; }
+    static dinterval pi(const context&) { return pi_interval(); }
+    static dinterval unit(const context&) { return dinterval(0.0, 1.0); }
+    static dinterval hull(const dinterval& a, const dinterval& b) {
+        return dinterval(scalar_traits<interval>::hull(a.value(), b.value()));
+    }
+    static dinterval nonnegative_part(const dinterval& x) {
+        return dinterval(scalar_traits<interval>::nonnegative_part(x.value()));
+    }
+    static std::optional<dinterval> no_value(const context&) { return dinterval::entire(); }
+};
 
 } // namespace attnprop::numeric

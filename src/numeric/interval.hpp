@@ -11,6 +11,7 @@
 #include "numeric/context.hpp"
 #include "numeric/order.hpp"
 #include "numeric/rational.hpp"
+#include "numeric/traits.hpp"
 
 #include <bit>
 #include <cmath>
@@ -273,5 +274,42 @@ void dot_all(const interval* q, const dot_rows& rows, interval* out);
 /// q . k_j (then j* is also the leftmost argmax); rows.size() when they do not (then use
 /// dot_all and a candidate scan). One pass, no storage.
 std::size_t dot_argmax(const interval* q, const dot_rows& rows);
+
+// The hooks of scalar.hpp's generic helpers (display, exact values, finiteness).
+inline interval representative(const interval& x) { return interval(to_double(x)); }
+inline std::optional<rational> exact_of(const interval& x) { return exact_value(x); }
+inline bool is_nan(const interval&) { return false; }
+inline bool is_finite(const interval& x) { return std::isfinite(x.lo()) && std::isfinite(x.hi()); }
+std::string to_display_string(const interval& x, int digits);
+std::string to_certified_display(const interval& x, int digits, bool force_digits = false);
+std::string to_decimal(const interval& x, int digits);
+std::string radius_string(const interval& x);
+inline double approx_double(const interval& x) { return to_double(x); }
+
+template <> struct scalar_traits<interval> {
+    static constexpr scalar_kind kind = scalar_kind::enclosure;
+    static constexpr std::string_view name = "filter-interval";
+    static constexpr bool expensive_exp = false;
+    static constexpr bool variable_precision = false;
+    /// The filter of the exact hard path may widen to the whole line legitimately: exact
+    /// arithmetic decides what it cannot.
+    static constexpr bool checks_finite = false;
+    static interval from_rational(const rational& q, const context& ctx) {
+        return interval::from_rational(q, ctx);
+    }
+    static interval from_long(long v, const context& ctx) {
+        // |v| <= 2^53 is an exact double: the point (what from_rational gives, without GMP).
+        if (v >= -(1L << 53) && v <= (1L << 53)) return interval(static_cast<double>(v));
+        return interval::from_rational(rational(v), ctx);
+    }
+    static long precision(const interval&) { return 53; }
+    static interval unit(const context&) { return interval(0.0, 1.0); }
+    static interval hull(const interval& a, const interval& b) {
+        return interval(std::min(a.lo(), b.lo()), std::max(a.hi(), b.hi()));
+    }
+    static interval nonnegative_part(const interval& x) {
+        return interval(std::max(0.0, x.lo()), std::max(0.0, x.hi()));
+    }
+};
 
 } // namespace attnprop::numeric

@@ -6,6 +6,7 @@
 #include "numeric/context.hpp"
 #include "numeric/order.hpp"
 #include "numeric/rational.hpp"
+#include "numeric/traits.hpp"
 
 #include <mpfr.h>
 
@@ -107,5 +108,46 @@ std::string to_decimal_string(const mpfr_real& x, int digits);
 std::size_t repr_hash(const mpfr_real& x);
 /// True when both hold the same number (regardless of precision).
 bool same_value(const mpfr_real& a, const mpfr_real& b);
+
+// The hooks of scalar.hpp's generic helpers (display, exact values, finiteness).
+inline std::optional<rational> exact_of(const mpfr_real& x) {
+    if (!mpfr_number_p(x.raw())) return std::nullopt;
+    return to_rational(x);
+}
+inline bool is_nan(const mpfr_real& x) { return mpfr_nan_p(x.raw()) != 0; }
+inline bool is_finite(const mpfr_real& x) { return mpfr_number_p(x.raw()) != 0; }
+undefined_error non_finite_error(const mpfr_real& x);
+std::string to_display_string(const mpfr_real& x, int digits);
+std::string to_certified_display(const mpfr_real& x, int digits, bool force_digits = false);
+std::string to_decimal(const mpfr_real& x, int digits);
+std::string radius_string(const mpfr_real&);
+inline double approx_double(const mpfr_real& x) { return to_double(x); }
+
+template <> struct scalar_traits<mpfr_real> {
+    static constexpr scalar_kind kind = scalar_kind::rounded;
+    static constexpr std::string_view name = "mpfr";
+    static constexpr bool expensive_exp = true;
+    static constexpr bool checks_finite = true;
+    static constexpr bool variable_precision = true;
+    /// The mpfr_t and its limbs.
+    static constexpr long double value_bytes(long precision_bits) {
+        return 32 + static_cast<long double>(precision_bits) / 8;
+    }
+    static mpfr_real from_rational(const rational& q, const context& ctx) {
+        return mpfr_real::from_rational(q, ctx);
+    }
+    static mpfr_real from_long(long v, const context& ctx) {
+        mpfr_real r(ctx.precision_bits);
+        mpfr_set_si(r.raw(), v, MPFR_RNDN);
+        return r;
+    }
+    static long precision(const mpfr_real& x) { return x.precision(); }
+    static mpfr_real pi(const context& ctx) { return pi_mpfr(ctx); }
+    static mpfr_real nan(const context& ctx) {
+        mpfr_real r(ctx.precision_bits);
+        mpfr_set_nan(r.raw());
+        return r;
+    }
+};
 
 } // namespace attnprop::numeric

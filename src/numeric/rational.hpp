@@ -5,6 +5,7 @@
 #include "numeric/context.hpp"
 #include "numeric/limits.hpp"
 #include "numeric/order.hpp"
+#include "numeric/traits.hpp"
 
 #include <boost/multiprecision/gmp.hpp>
 
@@ -68,5 +69,38 @@ rational rational_from_double(double x);
 
 /// Nearest double (round to nearest even), correctly rounded.
 double to_double_nearest(const rational& q);
+
+// The hooks of scalar.hpp's generic helpers (display, exact values, finiteness).
+inline void fma_acc(rational& acc, const rational& a, const rational& b) { acc += a * b; }
+inline rational abs(const rational& x) { return x < 0 ? rational(-x) : x; }
+rational floor(const rational& x);
+std::size_t repr_hash(const rational& x);
+inline bool same_value(const rational& a, const rational& b) { return a == b; }
+inline std::optional<rational> exact_of(const rational& x) { return x; }
+inline bool is_nan(const rational&) { return false; }
+inline bool is_finite(const rational&) { return true; }
+std::string to_display_string(const rational& x, int digits);
+std::string to_certified_display(const rational& x, int digits, bool force_digits = false);
+std::string to_decimal(const rational& x, int digits);
+std::string radius_string(const rational&);
+inline double approx_double(const rational& x) { return to_double_nearest(x); }
+
+template <> struct scalar_traits<rational> {
+    static constexpr scalar_kind kind = scalar_kind::exact;
+    static constexpr std::string_view name = "exact";
+    /// Whether exp() is costly enough that repeated arguments are worth caching.
+    static constexpr bool expensive_exp = false;
+    /// Whether require_finite checks values of this kind (exact values are always finite).
+    static constexpr bool checks_finite = false;
+    static constexpr bool variable_precision = false;
+    /// A GMP rational and its limbs, assumed small.
+    static constexpr long double value_bytes(long) { return 32 + 16; }
+    /// require_finite checks the size instead (check_exact_size: a limit_error beyond the
+    /// limit exact-bits).
+    static void check_value(const rational& x) { check_exact_size(x); }
+    static rational from_rational(const rational& q, const context&) { return q; }
+    static rational from_long(long v, const context&) { return rational(v); }
+    static long precision(const rational&) { return 0; }
+};
 
 } // namespace attnprop::numeric

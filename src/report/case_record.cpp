@@ -1,6 +1,7 @@
 #include "report/case_record.hpp"
 
 #include "numeric/context.hpp"
+#include "numeric/kinds.hpp"
 #include "report/files.hpp"
 #include "report/sha256.hpp"
 
@@ -57,7 +58,6 @@ bool inside_folder(const std::string& p) {
 }
 
 const char* const verdicts[] = {"holds", "violated", "undecided", "undefined"};
-const char* const scalar_kinds[] = {"exact", "mpfr", "ball", "double"};
 
 /// Reads members of one case.json, failing with its file name, the member's position and its
 /// JSON pointer.
@@ -200,8 +200,12 @@ const field fields[] = {
          for (std::size_t i = 0; i < v.size(); ++i) {
              const std::string p = "/scalar_kinds/" + std::to_string(i);
              const std::string& k = r.string(v[i], p);
-             if (std::find(std::begin(scalar_kinds), std::end(scalar_kinds), k) == std::end(scalar_kinds))
-                 r.fail(v[i], p, "unknown scalar kind \"" + k + "\" (known: exact, mpfr, ball, double)");
+             if (!numeric::is_user_kind(k)) {
+                 std::string known;
+                 for (const auto& info : numeric::user_kind_infos)
+                     known += (known.empty() ? "" : ", ") + std::string(info.name);
+                 r.fail(v[i], p, "unknown scalar kind \"" + k + "\" (known: " + known + ")");
+             }
              c.scalar_kinds.push_back(k);
          }
      }},

@@ -147,9 +147,12 @@ std::pair<std::string, std::string> certified_influence(const sweep_row& row) {
 /// What measured a row, for the tables: with --scalar auto the kind (" (interval)" or " (ball,
 /// 256 bits)"); otherwise the precision when it was raised (" (512 bits)"); else nothing.
 std::string measured_note(const sweep_row& row, const analysis::sweep_options& op) {
-    if (op.scalar == analysis::sweep_scalar::automatic && !row.measured_in.empty())
-        return row.measured_in == "ball" ? " (ball, " + std::to_string(row.precision) + " bits)"
-                                         : " (" + row.measured_in + ")";
+    if (op.scalar.is_automatic() && !row.measured_in.empty()) {
+        const auto kind = numeric::kind_choice::parse(row.measured_in, false);
+        return kind && kind->info().variable_precision
+                   ? " (" + row.measured_in + ", " + std::to_string(row.precision) + " bits)"
+                   : " (" + row.measured_in + ")";
+    }
     if (row.precision > op.precision) return " (" + std::to_string(row.precision) + " bits)";
     return "";
 }
@@ -304,12 +307,12 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
     const auto& op = meta.options;
     os << "model        " << r.model_name << "\n";
     os << "measured in  " << analysis::to_string(op.scalar);
-    if (op.scalar == analysis::sweep_scalar::automatic)
+    if (op.scalar.is_automatic())
         os << " (certified double intervals; Arb balls from " << op.precision
            << " bits where undecided or where the a-posteriori bound is computed)";
-    else if (op.scalar == analysis::sweep_scalar::interval)
-        os << " (certified double intervals)";
-    else if (op.scalar != analysis::sweep_scalar::dbl)
+    else if (!op.scalar.info().description.empty())
+        os << " (" << op.scalar.info().description << ")";
+    else if (op.scalar.info().variable_precision)
         os << " at " << op.precision << " bits";
     os << "; " << op.inputs << " inputs per n ("
        << (op.language ? std::string(lang::to_string(*op.language)) + " sampler" : std::string("uniform"))

@@ -570,14 +570,11 @@ namespace {
 using numeric::dinterval;
 
 /// The helpers of posterior_cache<S>: the per-pair loops run in S, the recursion over layers
-/// in balls (a constant number of operations per pair).
-arb_ball upper_of(const arb_ball& x) { return upper(x); }
-arb_ball upper_of(const dinterval& x) { return upper(numeric::to_ball(x)); }
+/// in balls (a constant number of operations per pair). Generic over the enclosure kinds
+/// through their balls (numeric::to_ball, from_ball_as); overloads are faster forms.
+template <class S> arb_ball upper_of(const S& x) { return upper(numeric::to_ball(x)); }
 
-template <class S> S from_ball_as(const arb_ball& b) {
-    if constexpr (std::is_same_v<S, arb_ball>) return b;
-    else return numeric::from_ball(b);
-}
+using numeric::from_ball_as;
 
 /// Enclosures of min(a, b) and max(a, b).
 arb_ball enclosure_min(const arb_ball& a, const arb_ball& b, long prec) {
@@ -596,17 +593,22 @@ dinterval enclosure_min(const dinterval& a, const dinterval& b, long) {
 dinterval enclosure_max(const dinterval& a, const dinterval& b, long) {
     return {std::max(a.lo(), b.lo()), std::max(a.hi(), b.hi())};
 }
+template <class S> S enclosure_min(const S& a, const S& b, long prec) {
+    const arb_ball ab = numeric::to_ball(a), bb = numeric::to_ball(b);
+    return from_ball_as<S>(enclosure_min(ab, bb, prec));
+}
+template <class S> S enclosure_max(const S& a, const S& b, long prec) {
+    const arb_ball ab = numeric::to_ball(a), bb = numeric::to_ball(b);
+    return from_ball_as<S>(enclosure_max(ab, bb, prec));
+}
 
 /// Upper point of ||v||_2 (of ||a - b||_2).
-template <class S> arb_ball norm_up(const model::vec<S>& v, long prec) {
-    if constexpr (std::is_same_v<S, arb_ball>) {
-        return norm2_upper(v, prec);
-    } else {
-        S acc{};
-        for (const auto& x : v) numeric::fma_acc(acc, x, x);
-        return upper_of(numeric::sqrt_nonneg(acc));
-    }
+template <class S> arb_ball norm_up(const model::vec<S>& v, long) {
+    S acc{};
+    for (const auto& x : v) numeric::fma_acc(acc, x, x);
+    return upper_of(numeric::sqrt_nonneg(acc));
 }
+arb_ball norm_up(const model::vec<arb_ball>& v, long prec) { return norm2_upper(v, prec); }
 template <class S> arb_ball distance_up(const model::vec<S>& a, const model::vec<S>& b, long prec) {
     model::vec<S> d;
     d.reserve(a.size());
@@ -775,7 +777,8 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
     return delta;
 }
 
-template class posterior_cache<arb_ball>;
-template class posterior_cache<numeric::dinterval>;
+#define ATTNPROP_INSTANTIATE(S) template class posterior_cache<S>;
+ATTNPROP_ENCLOSURE_USER_KINDS(ATTNPROP_INSTANTIATE)
+#undef ATTNPROP_INSTANTIATE
 
 } // namespace attnprop::analysis

@@ -23,10 +23,11 @@
 /// With ℓ_y = ℓ_h = L_k, no biases and H equal heads this is theory.md's recursion verbatim
 /// (A_k = μ_k F_{k-1}², a_h = ν_k A_k); the per-head sums only sharpen it.
 
-#include "soft_influence/hypotheses.hpp"
 #include "attention/soft.hpp"
 #include "model/model.hpp"
+#include "numeric/kind_list.hpp"
 #include "numeric/scalar.hpp"
+#include "soft_influence/hypotheses.hpp"
 
 #include <optional>
 #include <string>
@@ -175,7 +176,8 @@ private:
     numeric::arb_ball F0_, F1_, Ftop_; ///< max_j ||y_j^(0)(x)||, max_j ||y_j^(1)(x)||, ||y_n^(L)(x)||
 };
 
-extern template class posterior_cache<numeric::arb_ball>;
-extern template class posterior_cache<numeric::dinterval>;
+#define ATTNPROP_POSTERIOR_EXTERN(S) extern template class posterior_cache<S>;
+ATTNPROP_ENCLOSURE_USER_KINDS(ATTNPROP_POSTERIOR_EXTERN)
+#undef ATTNPROP_POSTERIOR_EXTERN
 
 } // namespace attnprop::analysis

@@ -23,9 +23,9 @@ template <class S> bool incremental_supports(const model::model<S>& m) {
             if (h.score.type != model::score_spec<S>::kind::dot ||
                 h.value.type != model::value_spec<S>::kind::linear)
                 return false;
-            // The scale must exist in S (exact rationals cannot hold 1/sqrt(d_k); the check
-            // is made on the converted model).
-            if constexpr (!std::is_same_v<S, rational>)
+            // The scale must exist in S (a kind without sqrt, such as exact rationals, cannot
+            // hold 1/sqrt(d_k); the check is made on the converted model).
+            if constexpr (numeric::ExpScalar<S>)
                 if (!h.score.scale) return false;
         }
     return true;
@@ -34,11 +34,7 @@ template <class S> bool incremental_supports(const model::model<S>& m) {
 namespace {
 
 /// Whether x is a finite number (NaN and infinities send a row to the full recompute).
-template <class S> bool finite(const S& x) {
-    if constexpr (std::is_same_v<S, double>) return std::isfinite(x);
-    else if constexpr (std::is_same_v<S, mpfr_real>) return mpfr_number_p(x.raw()) != 0;
-    else return numeric::is_finite(x);
-}
+template <class S> bool finite(const S& x) { return numeric::is_finite(x); }
 
 template <numeric::ExpScalar S>
 vec<S> scaled_query(const model::head<S>& hd, const vec<S>& y, std::size_t n,
@@ -148,7 +144,7 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
     y0_ = attention::initial_states(m, x, ctx);
     const auto& lay = m.layers.front();
     heads_.resize(lay.heads.size());
-    if constexpr (std::is_same_v<S, mpfr_real>) {
+    if constexpr (raw_kernels) {
         const long prec = ctx.precision_bits;
         const double need = static_cast<double>(n_) * static_cast<double>(n_) *
                             static_cast<double>(heads_.size()) *
@@ -183,7 +179,7 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                 S den = numeric::zero<S>(ctx);
                 for (std::size_t j = 0; j < n_; ++j) {
                     S e = numeric::exp(s[j] - shift);
-                    if constexpr (std::is_same_v<S, mpfr_real>)
+                    if constexpr (raw_kernels)
                         if (!tables_.empty()) {
                             if (e.precision() == ctx.precision_bits) tables_[h].set(i, j, e.raw());
                             else tables_.clear(); // another precision: no raw kernel either
@@ -212,8 +208,9 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                         auto& out = st.ratio[b * sigma + a];
                         out.reserve(st.q.size());
                         for (const auto& q : st.q) out.push_back(numeric::exp(dot(q, dk, ctx)));
-                        // MPFR, L = 2: the change of p's scaled query, f Q_W delta, for row p.
-                        if (!std::is_same_v<S, mpfr_real> || L != 2) continue;
+                        // Raw kernels (MPFR), L = 2: the change of p's scaled query, f Q_W
+                        // delta, for row p.
+                        if (!raw_kernels || L != 2) continue;
                         if (st.qratio.empty()) st.qratio.resize(sigma * sigma);
                         model::affine_map<S> qw{hd.score.Q.W, {}, true};
                         vec<S> dq = model::apply_affine(qw, delta, ctx);
@@ -228,7 +225,7 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
     } catch (const numeric::undefined_error& e) {
         throw e.located(attention::place(1, nullptr, at_pos, at_head));
     }
-    if constexpr (std::is_same_v<S, mpfr_real>) {
+    if constexpr (raw_kernels) {
         const long prec = ctx.precision_bits;
         raw_ = uniform(y0_, prec);
         for (const auto& st : heads_) {
@@ -272,7 +269,7 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                     g_[h].push_back(block_apply(h, b));
                 }
             }
-            if constexpr (std::is_same_v<S, mpfr_real>) {
+            if constexpr (raw_kernels) {
                 const long prec = ctx.precision_bits;
                 raw_fold_ = raw_ && uniform(y1_, prec);
                 for (const auto& gh : g_) raw_fold_ = raw_fold_ && uniform(gh, prec);
@@ -297,7 +294,7 @@ vec<S> incremental_influence<S>::block_apply(std::size_t h, const vec<S>& x) con
 template <numeric::ExpScalar S>
 vec<S> incremental_influence<S>::full_row(std::size_t h, const vec<S>& q, std::size_t p,
                                           const vec<S>& kp, const vec<S>& vp) const {
-    if constexpr (std::is_same_v<S, mpfr_real>) {
+    if constexpr (raw_kernels) {
         const long prec = ctx_.precision_bits;
         if (raw_ && uniform(q, prec) && uniform(kp, prec) && uniform(vp, prec))
             return full_row_raw(h, q, p, kp, vp);
@@ -326,7 +323,7 @@ vec<S> incremental_influence<S>::full_row(std::size_t h, const vec<S>& q, std::s
 template <numeric::ExpScalar S>
 vec<S> incremental_influence<S>::top(const std::vector<vec<S>>& y1) const {
     try {
-        if constexpr (std::is_same_v<S, mpfr_real>)
+        if constexpr (raw_kernels)
             if (raw_ && uniform(y1, ctx_.precision_bits)) return top_raw(y1);
         return top_generic(y1);
     } catch (const numeric::undefined_error& e) {
@@ -490,7 +487,7 @@ vec<S> incremental_influence<S>::corrected_row_unlocated(const change& ch, std::
 template <numeric::ExpScalar S>
 vec<S> incremental_influence<S>::changed(std::size_t p, int a) const {
     const change ch = prepare(p, a);
-    if constexpr (std::is_same_v<S, mpfr_real>)
+    if constexpr (raw_kernels)
         if (raw_change_ok(ch)) return changed_raw(ch);
     if (m_.layers.size() == 1) return corrected_row(ch, n_ - 1);
     std::vector<vec<S>> y1(n_);
@@ -514,261 +511,243 @@ incremental_influence<S>::changed_with_states(std::size_t p, int a) const {
     return st;
 }
 
-// The raw MPFR kernels: the operations of full_row, corrected_row and top on preallocated
-// mpfr_t scratch at the context's precision. Every operand has that precision (raw_ and the
+// The raw MPFR kernels (incremental_raw_kernels<mpfr_real>): explicit specialisations of the
+// *_raw members, which the generic members call under `if constexpr (raw_kernels)` only. The
+// operations of full_row, corrected_row and top on preallocated mpfr_t scratch at the
+// context's precision. Every operand has that precision (raw_ and the
 // per-change checks), so each operation rounds as the generic one does; the rank-1
 // coefficients use one reciprocal of the new denominator and three products instead of three
 // quotients (results agree to working precision, not bit for bit).
 
-template <numeric::ExpScalar S>
-bool incremental_influence<S>::raw_change_ok(const change& ch) const {
-    if constexpr (std::is_same_v<S, mpfr_real>) {
-        if (!raw_fold_ || m_.layers.size() != 2) return false;
-        const long prec = ctx_.precision_bits;
-        return uniform(ch.kp, prec) && uniform(ch.vp, prec) && uniform(ch.av_old, prec) &&
-               uniform(ch.av_new, prec);
-    } else {
-        return false;
-    }
+template <>
+bool incremental_influence<mpfr_real>::raw_change_ok(const change& ch) const {
+    if (!raw_fold_ || m_.layers.size() != 2) return false;
+    const long prec = ctx_.precision_bits;
+    return uniform(ch.kp, prec) && uniform(ch.vp, prec) && uniform(ch.av_old, prec) &&
+           uniform(ch.av_new, prec);
 }
 
-template <numeric::ExpScalar S>
-vec<S> incremental_influence<S>::full_row_raw(std::size_t h, const vec<S>& q, std::size_t p,
-                                              const vec<S>& kp, const vec<S>& vp) const {
-    if constexpr (std::is_same_v<S, mpfr_real>) {
-        const auto rnd = MPFR_RNDN;
-        const long prec = ctx_.precision_bits;
-        const auto& st = heads_[h];
-        for (std::size_t j = 0; j < n_; ++j) raw_dot(swork_[j].raw(), q, j == p ? kp : st.k[j]);
+template <>
+vec<mpfr_real> incremental_influence<mpfr_real>::full_row_raw(std::size_t h,
+                                                            const vec<mpfr_real>& q, std::size_t p,
+                                                            const vec<mpfr_real>& kp,
+                                                            const vec<mpfr_real>& vp) const {
+    const auto rnd = MPFR_RNDN;
+    const long prec = ctx_.precision_bits;
+    const auto& st = heads_[h];
+    for (std::size_t j = 0; j < n_; ++j) raw_dot(swork_[j].raw(), q, j == p ? kp : st.k[j]);
+    mpfr_srcptr shift = swork_[leftmost_max(swork_, n_)].raw();
+    const std::size_t dv = vp.size();
+    vec<mpfr_real> num(dv, mpfr_real(prec));
+    mpfr_real den(prec), t(prec), e(prec);
+    for (std::size_t j = 0; j < n_; ++j) {
+        mpfr_sub(t.raw(), swork_[j].raw(), shift, rnd);
+        mpfr_exp(e.raw(), t.raw(), rnd);
+        mpfr_add(den.raw(), den.raw(), e.raw(), rnd);
+        const vec<mpfr_real>& v = j == p ? vp : st.v[j];
+        for (std::size_t c = 0; c < dv; ++c)
+            mpfr_fma(num[c].raw(), e.raw(), v[c].raw(), num[c].raw(), rnd);
+    }
+    for (auto& c : num) c = c / den;
+    return num;
+}
+
+template <>
+vec<mpfr_real>
+incremental_influence<mpfr_real>::top_raw(const std::vector<vec<mpfr_real>>& y1) const {
+    const auto rnd = MPFR_RNDN;
+    const long prec = ctx_.precision_bits;
+    const auto& lay = m_.layers[1];
+    const vec<mpfr_real>& yn = y1[n_ - 1];
+    const std::size_t d = yn.size();
+    std::vector<vec<mpfr_real>> b(lay.heads.size());
+    mpfr_real t(prec), e(prec);
+    for (std::size_t h = 0; h < lay.heads.size(); ++h) {
+        const auto& hd = lay.heads[h];
+        const auto [u, cst] = fold_scores(hd, yn, n_, ctx_);
+        if (!uniform(u, prec) || cst.precision() != prec) return top_generic(y1);
+        for (std::size_t j = 0; j < n_; ++j) {
+            mpfr_ptr s = swork_[j].raw();
+            raw_dot(s, u, y1[j]);
+            mpfr_add(s, s, cst.raw(), rnd);
+        }
         mpfr_srcptr shift = swork_[leftmost_max(swork_, n_)].raw();
-        const std::size_t dv = vp.size();
-        vec<mpfr_real> num(dv, mpfr_real(prec));
-        mpfr_real den(prec), t(prec), e(prec);
+        vec<mpfr_real> acc(d, mpfr_real(prec));
+        mpfr_real den(prec);
         for (std::size_t j = 0; j < n_; ++j) {
             mpfr_sub(t.raw(), swork_[j].raw(), shift, rnd);
             mpfr_exp(e.raw(), t.raw(), rnd);
             mpfr_add(den.raw(), den.raw(), e.raw(), rnd);
-            const vec<mpfr_real>& v = j == p ? vp : st.v[j];
-            for (std::size_t c = 0; c < dv; ++c)
-                mpfr_fma(num[c].raw(), e.raw(), v[c].raw(), num[c].raw(), rnd);
+            const vec<mpfr_real>& y = y1[j];
+            for (std::size_t c = 0; c < d; ++c)
+                mpfr_fma(acc[c].raw(), e.raw(), y[c].raw(), acc[c].raw(), rnd);
         }
-        for (auto& c : num) c = c / den;
-        return num;
-    } else {
-        throw std::logic_error("the raw MPFR kernel runs on MPFR values only");
+        for (auto& c : acc) c = c / den;
+        // sum_j w_j (V y_j + v_b) = V (sum_j w_j y_j) + v_b since the weights sum to 1.
+        b[h] = model::apply_affine(hd.value.V, acc, ctx_);
     }
+    return attention::update(lay, yn, b, ctx_);
 }
 
-template <numeric::ExpScalar S>
-vec<S> incremental_influence<S>::top_raw(const std::vector<vec<S>>& y1) const {
-    if constexpr (std::is_same_v<S, mpfr_real>) {
-        const auto rnd = MPFR_RNDN;
-        const long prec = ctx_.precision_bits;
-        const auto& lay = m_.layers[1];
-        const vec<mpfr_real>& yn = y1[n_ - 1];
-        const std::size_t d = yn.size();
-        std::vector<vec<mpfr_real>> b(lay.heads.size());
-        mpfr_real t(prec), e(prec);
-        for (std::size_t h = 0; h < lay.heads.size(); ++h) {
-            const auto& hd = lay.heads[h];
-            const auto [u, cst] = fold_scores(hd, yn, n_, ctx_);
-            if (!uniform(u, prec) || cst.precision() != prec) return top_generic(y1);
-            for (std::size_t j = 0; j < n_; ++j) {
-                mpfr_ptr s = swork_[j].raw();
-                raw_dot(s, u, y1[j]);
-                mpfr_add(s, s, cst.raw(), rnd);
-            }
-            mpfr_srcptr shift = swork_[leftmost_max(swork_, n_)].raw();
-            vec<mpfr_real> acc(d, mpfr_real(prec));
-            mpfr_real den(prec);
-            for (std::size_t j = 0; j < n_; ++j) {
-                mpfr_sub(t.raw(), swork_[j].raw(), shift, rnd);
-                mpfr_exp(e.raw(), t.raw(), rnd);
-                mpfr_add(den.raw(), den.raw(), e.raw(), rnd);
-                const vec<mpfr_real>& y = y1[j];
-                for (std::size_t c = 0; c < d; ++c)
-                    mpfr_fma(acc[c].raw(), e.raw(), y[c].raw(), acc[c].raw(), rnd);
-            }
-            for (auto& c : acc) c = c / den;
-            // sum_j w_j (V y_j + v_b) = V (sum_j w_j y_j) + v_b since the weights sum to 1.
-            b[h] = model::apply_affine(hd.value.V, acc, ctx_);
+template <>
+vec<mpfr_real> incremental_influence<mpfr_real>::changed_raw(const change& ch) const {
+    const auto rnd = MPFR_RNDN;
+    const long prec = ctx_.precision_bits;
+    const std::size_t H = heads_.size(), p = ch.p, sigma = m_.sigma.symbols.size();
+    const bool keep = fault_ == incremental_fault::keep_old_term;
+    const bool skip = fault_ == incremental_fault::skip_row_correction;
+    ++stats_.raw_changes;
+    mpfr_real t(prec), e_old(prec), e_new(prec), rest(prec), guarded(prec), den(prec), inv(prec);
+    std::vector<mpfr_real> lam(H, mpfr_real(prec)), alpha(H, mpfr_real(prec)),
+        beta(H, mpfr_real(prec));
+    // f_in add or concat: the new term is the old one times the factor of (x_p, a).
+    std::vector<const std::vector<mpfr_real>*> ratio(H, nullptr);
+    if (ch.a != x_[p])
+        for (std::size_t h = 0; h < H; ++h)
+            if (!heads_[h].ratio.empty())
+                ratio[h] = &heads_[h].ratio[static_cast<std::size_t>(x_[p]) * sigma +
+                                            static_cast<std::size_t>(ch.a)];
+    const bool tabled = !tables_.empty();
+    __mpfr_struct cell[1]; // a view into a table (tables_[h].view)
+    auto set_row = [&](vec<mpfr_real>& dst, const vec<mpfr_real>& src) {
+        for (std::size_t c = 0; c < dst.size(); ++c) mpfr_set(dst[c].raw(), src[c].raw(), rnd);
+    };
+    for (std::size_t i = 0; i < n_; ++i) {
+        vec<mpfr_real>& y = ywork_[i];
+        if (i == p) {
+            set_row(y, ch.a != x_[p] && !heads_.front().qratio.empty() ? row_p_factored(ch)
+                                                                        : corrected_row(ch, i));
+            continue;
         }
-        return attention::update(lay, yn, b, ctx_);
-    } else {
-        throw std::logic_error("the raw MPFR kernel runs on MPFR values only");
-    }
-}
-
-template <numeric::ExpScalar S>
-vec<S> incremental_influence<S>::changed_raw(const change& ch) const {
-    if constexpr (std::is_same_v<S, mpfr_real>) {
-        const auto rnd = MPFR_RNDN;
-        const long prec = ctx_.precision_bits;
-        const std::size_t H = heads_.size(), p = ch.p, sigma = m_.sigma.symbols.size();
-        const bool keep = fault_ == incremental_fault::keep_old_term;
-        const bool skip = fault_ == incremental_fault::skip_row_correction;
-        ++stats_.raw_changes;
-        mpfr_real t(prec), e_old(prec), e_new(prec), rest(prec), guarded(prec), den(prec), inv(prec);
-        std::vector<mpfr_real> lam(H, mpfr_real(prec)), alpha(H, mpfr_real(prec)),
-            beta(H, mpfr_real(prec));
-        // f_in add or concat: the new term is the old one times the factor of (x_p, a).
-        std::vector<const std::vector<mpfr_real>*> ratio(H, nullptr);
-        if (ch.a != x_[p])
-            for (std::size_t h = 0; h < H; ++h)
-                if (!heads_[h].ratio.empty())
-                    ratio[h] = &heads_[h].ratio[static_cast<std::size_t>(x_[p]) * sigma +
-                                                static_cast<std::size_t>(ch.a)];
-        const bool tabled = !tables_.empty();
-        __mpfr_struct cell[1]; // a view into a table (tables_[h].view)
-        auto set_row = [&](vec<mpfr_real>& dst, const vec<mpfr_real>& src) {
-            for (std::size_t c = 0; c < dst.size(); ++c) mpfr_set(dst[c].raw(), src[c].raw(), rnd);
-        };
-        for (std::size_t i = 0; i < n_; ++i) {
-            vec<mpfr_real>& y = ywork_[i];
-            if (i == p) {
-                set_row(y, ch.a != x_[p] && !heads_.front().qratio.empty() ? row_p_factored(ch)
-                                                                            : corrected_row(ch, i));
-                continue;
-            }
-            if (skip && i + 1 != n_) {
-                set_row(y, y1_[i]);
-                continue;
-            }
-            bool ok = true;
-            for (std::size_t h = 0; h < H && ok; ++h) {
-                const auto& st = heads_[h];
-                const vec<mpfr_real>& q = st.q[i];
-                mpfr_srcptr eo = e_old.raw();
-                if (tabled) {
-                    tables_[h].view(i, p, cell);
-                    eo = cell;
-                } else {
-                    raw_dot(t.raw(), q, st.k[p]);
-                    mpfr_sub(t.raw(), t.raw(), st.shift[i].raw(), rnd);
-                    mpfr_exp(e_old.raw(), t.raw(), rnd);
-                }
-                if (ratio[h]) {
-                    mpfr_mul(e_new.raw(), eo, (*ratio[h])[i].raw(), rnd);
-                } else {
-                    raw_dot(t.raw(), q, ch.kp[h]);
-                    mpfr_sub(t.raw(), t.raw(), st.shift[i].raw(), rnd);
-                    mpfr_exp(e_new.raw(), t.raw(), rnd);
-                }
-                if (keep) mpfr_set(rest.raw(), st.den[i].raw(), rnd);
-                else mpfr_sub(rest.raw(), st.den[i].raw(), eo, rnd);
-                // The cancellation guard of corrected_row: rest must keep a 2^-16 share.
-                mpfr_mul_ui(guarded.raw(), rest.raw(), 65536, rnd);
-                if (!mpfr_number_p(e_new.raw()) || mpfr_cmp(guarded.raw(), st.den[i].raw()) < 0) {
-                    ok = false;
-                    break;
-                }
-                mpfr_add(den.raw(), rest.raw(), e_new.raw(), rnd);
-                mpfr_ui_div(inv.raw(), 1, den.raw(), rnd);
-                // lambda - 1 = (e_old - e_new) / den', alpha = -e_old / den', beta = e_new / den'.
-                if (keep) mpfr_neg(lam[h].raw(), e_new.raw(), rnd);
-                else mpfr_sub(lam[h].raw(), eo, e_new.raw(), rnd);
-                mpfr_mul(lam[h].raw(), lam[h].raw(), inv.raw(), rnd);
-                if (keep) mpfr_set_zero(alpha[h].raw(), 1);
-                else {
-                    mpfr_mul(alpha[h].raw(), eo, inv.raw(), rnd);
-                    mpfr_neg(alpha[h].raw(), alpha[h].raw(), rnd);
-                }
-                mpfr_mul(beta[h].raw(), e_new.raw(), inv.raw(), rnd);
-            }
-            if (!ok) { // this row is recomputed by the generic path (its counters included)
-                set_row(y, corrected_row(ch, i));
-                continue;
-            }
-            stats_.rank1_rows += H;
-            const vec<mpfr_real>& y1 = y1_[i];
-            for (std::size_t c = 0; c < y.size(); ++c) {
-                mpfr_ptr yc = y[c].raw();
-                mpfr_set(yc, y1[c].raw(), rnd);
-                for (std::size_t h = 0; h < H; ++h) {
-                    mpfr_fma(yc, lam[h].raw(), g_[h][i][c].raw(), yc, rnd);
-                    mpfr_fma(yc, alpha[h].raw(), ch.av_old[h][c].raw(), yc, rnd);
-                    mpfr_fma(yc, beta[h].raw(), ch.av_new[h][c].raw(), yc, rnd);
-                }
-            }
+        if (skip && i + 1 != n_) {
+            set_row(y, y1_[i]);
+            continue;
         }
-        try {
-            return top_raw(ywork_);
-        } catch (const numeric::undefined_error& e) {
-            throw e.located(attention::place(2, nullptr, n_));
-        }
-    } else {
-        throw std::logic_error("the raw MPFR kernel runs on MPFR values only");
-    }
-}
-
-template <numeric::ExpScalar S>
-vec<S> incremental_influence<S>::row_p_factored(const change& ch) const {
-    if constexpr (std::is_same_v<S, mpfr_real>) {
-        const auto rnd = MPFR_RNDN;
-        const long prec = ctx_.precision_bits;
-        const std::size_t p = ch.p, H = heads_.size();
-        const std::size_t pair = static_cast<std::size_t>(x_[p]) * m_.sigma.symbols.size() +
-                                 static_cast<std::size_t>(ch.a);
-        std::vector<vec<mpfr_real>> b(H);
-        mpfr_real t(prec), e(prec), den(prec), old(prec);
-        __mpfr_struct cell[1];
-        const bool tabled = !tables_.empty();
-        for (std::size_t h = 0; h < H; ++h) {
+        bool ok = true;
+        for (std::size_t h = 0; h < H && ok; ++h) {
             const auto& st = heads_[h];
-            const auto& factor = st.qratio[pair];
-            const std::size_t dv = ch.vp[h].size();
-            vec<mpfr_real> num(dv, mpfr_real(prec));
-            mpfr_set_zero(den.raw(), 1);
-            // e'_pj = e_pj exp(dq . k_j) for j != p, relative to the old shift of row p; the
-            // new key and value at j = p. Every term is positive: no cancellation.
-            for (std::size_t j = 0; j < n_; ++j) {
-                const vec<mpfr_real>* v = &st.v[j];
-                if (j == p) {
-                    raw_dot(t.raw(), ch.qp[h], ch.kp[h]);
-                    mpfr_sub(t.raw(), t.raw(), st.shift[p].raw(), rnd);
-                    mpfr_exp(e.raw(), t.raw(), rnd);
-                    v = &ch.vp[h];
-                } else {
-                    // e_pj from the table, or recomputed by the constructor's operations (the
-                    // same value, so results do not depend on the table memory).
-                    mpfr_srcptr epj = old.raw();
-                    if (tabled) {
-                        tables_[h].view(p, j, cell);
-                        epj = cell;
-                    } else {
-                        raw_dot(t.raw(), st.q[p], st.k[j]);
-                        mpfr_sub(t.raw(), t.raw(), st.shift[p].raw(), rnd);
-                        mpfr_exp(old.raw(), t.raw(), rnd);
-                    }
-                    mpfr_mul(e.raw(), epj, factor[j].raw(), rnd);
-                }
-                mpfr_add(den.raw(), den.raw(), e.raw(), rnd);
-                for (std::size_t c = 0; c < dv; ++c)
-                    mpfr_fma(num[c].raw(), e.raw(), (*v)[c].raw(), num[c].raw(), rnd);
+            const vec<mpfr_real>& q = st.q[i];
+            mpfr_srcptr eo = e_old.raw();
+            if (tabled) {
+                tables_[h].view(i, p, cell);
+                eo = cell;
+            } else {
+                raw_dot(t.raw(), q, st.k[p]);
+                mpfr_sub(t.raw(), t.raw(), st.shift[i].raw(), rnd);
+                mpfr_exp(e_old.raw(), t.raw(), rnd);
             }
-            // Overflow or underflow of the sum (far outside any model's range): from the keys.
-            if (!mpfr_regular_p(den.raw())) return corrected_row(ch, p);
-            for (auto& c : num) c = c / den;
-            b[h] = std::move(num);
+            if (ratio[h]) {
+                mpfr_mul(e_new.raw(), eo, (*ratio[h])[i].raw(), rnd);
+            } else {
+                raw_dot(t.raw(), q, ch.kp[h]);
+                mpfr_sub(t.raw(), t.raw(), st.shift[i].raw(), rnd);
+                mpfr_exp(e_new.raw(), t.raw(), rnd);
+            }
+            if (keep) mpfr_set(rest.raw(), st.den[i].raw(), rnd);
+            else mpfr_sub(rest.raw(), st.den[i].raw(), eo, rnd);
+            // The cancellation guard of corrected_row: rest must keep a 2^-16 share.
+            mpfr_mul_ui(guarded.raw(), rest.raw(), 65536, rnd);
+            if (!mpfr_number_p(e_new.raw()) || mpfr_cmp(guarded.raw(), st.den[i].raw()) < 0) {
+                ok = false;
+                break;
+            }
+            mpfr_add(den.raw(), rest.raw(), e_new.raw(), rnd);
+            mpfr_ui_div(inv.raw(), 1, den.raw(), rnd);
+            // lambda - 1 = (e_old - e_new) / den', alpha = -e_old / den', beta = e_new / den'.
+            if (keep) mpfr_neg(lam[h].raw(), e_new.raw(), rnd);
+            else mpfr_sub(lam[h].raw(), eo, e_new.raw(), rnd);
+            mpfr_mul(lam[h].raw(), lam[h].raw(), inv.raw(), rnd);
+            if (keep) mpfr_set_zero(alpha[h].raw(), 1);
+            else {
+                mpfr_mul(alpha[h].raw(), eo, inv.raw(), rnd);
+                mpfr_neg(alpha[h].raw(), alpha[h].raw(), rnd);
+            }
+            mpfr_mul(beta[h].raw(), e_new.raw(), inv.raw(), rnd);
         }
-        try {
-            return attention::update(m_.layers.front(), ch.y0p, b, ctx_);
-        } catch (const numeric::undefined_error& err) {
-            throw err.located(attention::place(1, "update", p + 1));
+        if (!ok) { // this row is recomputed by the generic path (its counters included)
+            set_row(y, corrected_row(ch, i));
+            continue;
         }
-    } else {
-        throw std::logic_error("the raw MPFR kernel runs on MPFR values only");
+        stats_.rank1_rows += H;
+        const vec<mpfr_real>& y1 = y1_[i];
+        for (std::size_t c = 0; c < y.size(); ++c) {
+            mpfr_ptr yc = y[c].raw();
+            mpfr_set(yc, y1[c].raw(), rnd);
+            for (std::size_t h = 0; h < H; ++h) {
+                mpfr_fma(yc, lam[h].raw(), g_[h][i][c].raw(), yc, rnd);
+                mpfr_fma(yc, alpha[h].raw(), ch.av_old[h][c].raw(), yc, rnd);
+                mpfr_fma(yc, beta[h].raw(), ch.av_new[h][c].raw(), yc, rnd);
+            }
+        }
+    }
+    try {
+        return top_raw(ywork_);
+    } catch (const numeric::undefined_error& e) {
+        throw e.located(attention::place(2, nullptr, n_));
     }
 }
 
-template class incremental_influence<double>;
-template class incremental_influence<mpfr_real>;
-template class incremental_influence<arb_ball>;
-template class incremental_influence<numeric::dinterval>;
-template bool incremental_supports(const model::model<double>&);
-template bool incremental_supports(const model::model<mpfr_real>&);
-template bool incremental_supports(const model::model<arb_ball>&);
-template bool incremental_supports(const model::model<numeric::dinterval>&);
-template bool incremental_supports(const model::model<rational>&);
+template <>
+vec<mpfr_real> incremental_influence<mpfr_real>::row_p_factored(const change& ch) const {
+    const auto rnd = MPFR_RNDN;
+    const long prec = ctx_.precision_bits;
+    const std::size_t p = ch.p, H = heads_.size();
+    const std::size_t pair = static_cast<std::size_t>(x_[p]) * m_.sigma.symbols.size() +
+                             static_cast<std::size_t>(ch.a);
+    std::vector<vec<mpfr_real>> b(H);
+    mpfr_real t(prec), e(prec), den(prec), old(prec);
+    __mpfr_struct cell[1];
+    const bool tabled = !tables_.empty();
+    for (std::size_t h = 0; h < H; ++h) {
+        const auto& st = heads_[h];
+        const auto& factor = st.qratio[pair];
+        const std::size_t dv = ch.vp[h].size();
+        vec<mpfr_real> num(dv, mpfr_real(prec));
+        mpfr_set_zero(den.raw(), 1);
+        // e'_pj = e_pj exp(dq . k_j) for j != p, relative to the old shift of row p; the
+        // new key and value at j = p. Every term is positive: no cancellation.
+        for (std::size_t j = 0; j < n_; ++j) {
+            const vec<mpfr_real>* v = &st.v[j];
+            if (j == p) {
+                raw_dot(t.raw(), ch.qp[h], ch.kp[h]);
+                mpfr_sub(t.raw(), t.raw(), st.shift[p].raw(), rnd);
+                mpfr_exp(e.raw(), t.raw(), rnd);
+                v = &ch.vp[h];
+            } else {
+                // e_pj from the table, or recomputed by the constructor's operations (the
+                // same value, so results do not depend on the table memory).
+                mpfr_srcptr epj = old.raw();
+                if (tabled) {
+                    tables_[h].view(p, j, cell);
+                    epj = cell;
+                } else {
+                    raw_dot(t.raw(), st.q[p], st.k[j]);
+                    mpfr_sub(t.raw(), t.raw(), st.shift[p].raw(), rnd);
+                    mpfr_exp(old.raw(), t.raw(), rnd);
+                }
+                mpfr_mul(e.raw(), epj, factor[j].raw(), rnd);
+            }
+            mpfr_add(den.raw(), den.raw(), e.raw(), rnd);
+            for (std::size_t c = 0; c < dv; ++c)
+                mpfr_fma(num[c].raw(), e.raw(), (*v)[c].raw(), num[c].raw(), rnd);
+        }
+        // Overflow or underflow of the sum (far outside any model's range): from the keys.
+        if (!mpfr_regular_p(den.raw())) return corrected_row(ch, p);
+        for (auto& c : num) c = c / den;
+        b[h] = std::move(num);
+    }
+    try {
+        return attention::update(m_.layers.front(), ch.y0p, b, ctx_);
+    } catch (const numeric::undefined_error& err) {
+        throw err.located(attention::place(1, "update", p + 1));
+    }
+}
+
+#define ATTNPROP_INSTANTIATE(S) template class incremental_influence<S>;
+ATTNPROP_EXP_USER_KINDS(ATTNPROP_INSTANTIATE)
+#undef ATTNPROP_INSTANTIATE
+#define ATTNPROP_INSTANTIATE(S) template bool incremental_supports(const model::model<S>&);
+ATTNPROP_USER_KINDS(ATTNPROP_INSTANTIATE)
+#undef ATTNPROP_INSTANTIATE
 
 } // namespace attnprop::analysis

@@ -42,6 +42,7 @@
 /// radius, which at high precision stays far below the value).
 
 #include "attention/common.hpp"
+#include "numeric/kind_list.hpp"
 
 #include <cstddef>
 #include <vector>
@@ -79,6 +80,13 @@ private:
 };
 
 } // namespace detail
+
+/// Whether incremental_influence<S> has raw kernels: operations on the kind's own
+/// representation into scratch kept in the object (MPFR: mpfr_t, see the file comment). The
+/// kernels are explicit specialisations of its *_raw members (declared below the class),
+/// selected at compile time; other kinds have none.
+template <class S> inline constexpr bool incremental_raw_kernels = false;
+template <> inline constexpr bool incremental_raw_kernels<numeric::mpfr_real> = true;
 
 /// Default memory for the MPFR kernel's layer-1 weight tables (per incremental_influence).
 inline constexpr std::size_t default_table_bytes = std::size_t{2} << 30;
@@ -141,14 +149,16 @@ private:
         std::vector<model::vec<S>> av_old; ///< affine F_1: A_h v_p
         std::vector<model::vec<S>> av_new; ///< affine F_1: A_h v'_p
     };
+    static constexpr bool raw_kernels = incremental_raw_kernels<S>;
     change prepare(std::size_t p, int a) const;
     /// y_i^(1) of the changed input (L = 1: i = n - 1 gives the output).
     model::vec<S> corrected_row(const change& ch, std::size_t i) const;
     /// corrected_row without the place of an undefined value (corrected_row adds layer 1 and
     /// position i + 1).
     model::vec<S> corrected_row_unlocated(const change& ch, std::size_t i) const;
-    /// MPFR, L = 2, affine F_1: the same computation as corrected_row for every row and top,
-    /// on raw mpfr_t operations into preallocated scratch (no temporaries per row).
+    /// The raw kernels (raw_kernels only; defined for those kinds alone). MPFR, L = 2, affine
+    /// F_1: the same computation as corrected_row for every row and top, on raw mpfr_t
+    /// operations into preallocated scratch (no temporaries per row).
     bool raw_change_ok(const change& ch) const;
     model::vec<S> changed_raw(const change& ch) const;
     model::vec<S> full_row_raw(std::size_t h, const model::vec<S>& q, std::size_t p,
@@ -171,7 +181,8 @@ private:
         std::vector<std::vector<S>> qratio;
     };
     /// Row p of layer 1 from e_pj times qratio (b_h for every head), then F_1; e_pj from the
-    /// tables, or recomputed with the constructor's operations (bit-identical either way).
+    /// tables, or recomputed with the constructor's operations (bit-identical either way). A
+    /// raw kernel.
     model::vec<S> row_p_factored(const change& ch) const;
 
     /// Full row i of layer-1 head h with position p's key and value replaced.
@@ -209,14 +220,25 @@ private:
     std::vector<detail::mpfr_table> tables_; ///< per layer-1 head: e_ij (see the constructor)
 };
 
-extern template class incremental_influence<double>;
-extern template class incremental_influence<numeric::mpfr_real>;
-extern template class incremental_influence<numeric::arb_ball>;
-extern template class incremental_influence<numeric::dinterval>;
-extern template bool incremental_supports(const model::model<double>&);
-extern template bool incremental_supports(const model::model<numeric::mpfr_real>&);
-extern template bool incremental_supports(const model::model<numeric::arb_ball>&);
-extern template bool incremental_supports(const model::model<numeric::dinterval>&);
-extern template bool incremental_supports(const model::model<numeric::rational>&);
+// The raw MPFR kernels (incremental_influence.cpp).
+using mpfr_vec = model::vec<numeric::mpfr_real>;
+template <> bool incremental_influence<numeric::mpfr_real>::raw_change_ok(const change& ch) const;
+template <> mpfr_vec incremental_influence<numeric::mpfr_real>::changed_raw(const change& ch) const;
+template <>
+mpfr_vec incremental_influence<numeric::mpfr_real>::full_row_raw(std::size_t h, const mpfr_vec& q,
+                                                                 std::size_t p, const mpfr_vec& kp,
+                                                                 const mpfr_vec& vp) const;
+template <>
+mpfr_vec incremental_influence<numeric::mpfr_real>::top_raw(const std::vector<mpfr_vec>& y1) const;
+template <>
+mpfr_vec incremental_influence<numeric::mpfr_real>::row_p_factored(const change& ch) const;
+
+#define ATTNPROP_INCREMENTAL_EXTERN(S) extern template class incremental_influence<S>;
+#define ATTNPROP_INCREMENTAL_SUPPORTS_EXTERN(S)                                                    \
+    extern template bool incremental_supports(const model::model<S>&);
+ATTNPROP_EXP_USER_KINDS(ATTNPROP_INCREMENTAL_EXTERN)
+ATTNPROP_USER_KINDS(ATTNPROP_INCREMENTAL_SUPPORTS_EXTERN)
+#undef ATTNPROP_INCREMENTAL_EXTERN
+#undef ATTNPROP_INCREMENTAL_SUPPORTS_EXTERN
 
 } // namespace attnprop::analysis

@@ -6,6 +6,7 @@
 #include "attention/common.hpp"
 #include "attention/soft_change.hpp"
 #include "numeric/interrupt.hpp"
+#include "numeric/kinds.hpp"
 #include "util/precondition.hpp"
 
 #include <stdexcept>
@@ -25,19 +26,17 @@ const char* to_string(influence_method m) {
 }
 
 template <numeric::Scalar S> S max_enclosure(const S& a, const S& b) {
-    if constexpr (std::is_same_v<S, arb_ball>) {
-        arb_ball r(std::max(a.precision(), b.precision()));
-        arb_max(r.raw(), a.raw(), b.raw(), r.precision());
-        return r;
-    } else {
-        return numeric::max_of(a, b);
-    }
+    return numeric::max_of(a, b);
+}
+template <> arb_ball max_enclosure(const arb_ball& a, const arb_ball& b) {
+    arb_ball r(std::max(a.precision(), b.precision()));
+    arb_max(r.raw(), a.raw(), b.raw(), r.precision());
+    return r;
 }
 
-template double max_enclosure(const double&, const double&);
-template numeric::mpfr_real max_enclosure(const numeric::mpfr_real&, const numeric::mpfr_real&);
-template arb_ball max_enclosure(const arb_ball&, const arb_ball&);
-template numeric::dinterval max_enclosure(const numeric::dinterval&, const numeric::dinterval&);
+#define ATTNPROP_INSTANTIATE(S) template S max_enclosure(const S&, const S&);
+ATTNPROP_EXP_USER_KINDS(ATTNPROP_INSTANTIATE)
+#undef ATTNPROP_INSTANTIATE
 
 bool incremental_applies(const model::model<rational>& m) { return incremental_supports(m); }
 
@@ -96,12 +95,11 @@ double incremental_cost(const model::model<rational>& m, double n, double change
 bool resolved(const arb_ball& dy) { return arb_rel_accuracy_bits(dy.raw()) >= 32; }
 
 /// The kinds with the a-posteriori pair bound: the enclosure kinds.
-template <class S>
-constexpr bool has_posterior_bound = std::is_same_v<S, arb_ball> || std::is_same_v<S, numeric::dinterval>;
+template <class S> constexpr bool has_posterior_bound = numeric::is_enclosure<S>::value;
 
-/// A trace as balls (posterior_bound reads balls; an interval converts exactly).
+/// A trace as balls (posterior_bound reads balls; another enclosure kind converts exactly).
 const attention::soft_trace<arb_ball>& ball_trace(const attention::soft_trace<arb_ball>& t) { return t; }
-attention::soft_trace<arb_ball> ball_trace(const attention::soft_trace<numeric::dinterval>& t) {
+template <class S> attention::soft_trace<arb_ball> ball_trace(const attention::soft_trace<S>& t) {
     attention::soft_trace<arb_ball> b;
     b.y.resize(t.y.size());
     for (std::size_t k = 0; k < t.y.size(); ++k) {
@@ -157,7 +155,8 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
         if (i + 1 >= n)
             throw precondition_error("influence position " + std::to_string(i + 1) +
                                         " is not before eos (n = " + std::to_string(n) + ")");
-    constexpr bool is_ball = std::is_same_v<S, arb_ball>;
+    // Changes in the differential model's kind that it cannot resolve are measured again there.
+    constexpr bool remeasured = std::is_same_v<S, attention::soft_change_scalar>;
     const bool posterior = has_posterior_bound<S> && opt.posterior;
     const bool softmax = m.out.type == model::readout<S>::kind::softmax;
     influence_options whole = opt;
@@ -239,7 +238,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                                                 : posterior_bound(exact, ball_trace(*base->trace),
                                                                   ball_trace(*changed.trace), i, ctx);
             }
-            if constexpr (is_ball) {
+            if constexpr (remeasured) {
                 // An unresolved change (exactly zero, or below the values' radius) is measured
                 // again on the pair itself, where an unchanged output is proved unchanged.
                 if (!resolved(pr.dy) || (pr.dp_max && !resolved(*pr.dp_max))) {
@@ -267,31 +266,13 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
     return out;
 }
 
-template influence_profile<double>
-influence_profile_of(const model::model<double>&, const model::model<rational>&,
-                     const model::input_sequence&, const numeric::context&,
-                     const influence_options&);
-template influence_method chosen_method(const model::model<double>&, const model::model<rational>&,
-                                        std::size_t, const influence_options&);
-template influence_method chosen_method(const model::model<numeric::mpfr_real>&,
-                                        const model::model<rational>&, std::size_t,
-                                        const influence_options&);
-template influence_method chosen_method(const model::model<arb_ball>&, const model::model<rational>&,
-                                        std::size_t, const influence_options&);
-template influence_profile<numeric::mpfr_real>
-influence_profile_of(const model::model<numeric::mpfr_real>&, const model::model<rational>&,
-                     const model::input_sequence&, const numeric::context&,
-                     const influence_options&);
-template influence_profile<arb_ball>
-influence_profile_of(const model::model<arb_ball>&, const model::model<rational>&,
-                     const model::input_sequence&, const numeric::context&,
-                     const influence_options&);
-template influence_method chosen_method(const model::model<numeric::dinterval>&,
-                                        const model::model<rational>&, std::size_t,
-                                        const influence_options&);
-template influence_profile<numeric::dinterval>
-influence_profile_of(const model::model<numeric::dinterval>&, const model::model<rational>&,
-                     const model::input_sequence&, const numeric::context&,
-                     const influence_options&);
+#define ATTNPROP_INSTANTIATE(S)                                                                    \
+    template influence_profile<S> influence_profile_of(                                            \
+        const model::model<S>&, const model::model<rational>&, const model::input_sequence&,      \
+        const numeric::context&, const influence_options&);                                        \
+    template influence_method chosen_method(const model::model<S>&, const model::model<rational>&, \
+                                            std::size_t, const influence_options&);
+ATTNPROP_EXP_USER_KINDS(ATTNPROP_INSTANTIATE)
+#undef ATTNPROP_INSTANTIATE
 
 } // namespace attnprop::analysis

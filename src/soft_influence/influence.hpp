@@ -12,10 +12,11 @@
 /// bound. Only balls re-measure an unresolved change differentially: the interval kind is the
 /// fast first stage of a filter whose undecided cases go to balls (sweep.hpp).
 
-#include "soft_influence/incremental_influence.hpp"
 #include "attention/soft.hpp"
 #include "model/model.hpp"
+#include "numeric/kind_list.hpp"
 #include "numeric/scalar.hpp"
+#include "soft_influence/incremental_influence.hpp"
 
 #include <cstddef>
 #include <optional>
@@ -95,25 +96,16 @@ influence_profile<S> influence_profile_of(const model::model<S>& m,
                                           const numeric::context& ctx,
                                           const influence_options& opt = {});
 
-/// An enclosure of max(a, b): the ordinary maximum for exact and rounded kinds, Arb's
-/// arb_max (a ball containing max over both balls) for enclosures.
+/// max(a, b): numeric::max_of, specialised for balls as Arb's arb_max (a ball containing the
+/// maximum over both balls, also where their comparison is undecided).
 template <numeric::Scalar S> S max_enclosure(const S& a, const S& b);
+template <> numeric::arb_ball max_enclosure(const numeric::arb_ball& a, const numeric::arb_ball& b);
 
-extern template influence_profile<double>
-influence_profile_of(const model::model<double>&, const model::model<numeric::rational>&,
-                     const model::input_sequence&, const numeric::context&,
-                     const influence_options&);
-extern template influence_profile<numeric::mpfr_real>
-influence_profile_of(const model::model<numeric::mpfr_real>&,
-                     const model::model<numeric::rational>&, const model::input_sequence&,
-                     const numeric::context&, const influence_options&);
-extern template influence_profile<numeric::arb_ball>
-influence_profile_of(const model::model<numeric::arb_ball>&,
-                     const model::model<numeric::rational>&, const model::input_sequence&,
-                     const numeric::context&, const influence_options&);
-extern template influence_profile<numeric::dinterval>
-influence_profile_of(const model::model<numeric::dinterval>&,
-                     const model::model<numeric::rational>&, const model::input_sequence&,
-                     const numeric::context&, const influence_options&);
+#define ATTNPROP_INFLUENCE_EXTERN(S)                                                               \
+    extern template influence_profile<S> influence_profile_of(                                     \
+        const model::model<S>&, const model::model<numeric::rational>&,                            \
+        const model::input_sequence&, const numeric::context&, const influence_options&);
+ATTNPROP_EXP_USER_KINDS(ATTNPROP_INFLUENCE_EXTERN)
+#undef ATTNPROP_INFLUENCE_EXTERN
 
 } // namespace attnprop::analysis

@@ -31,17 +31,6 @@ using numeric::arb_ball;
 using numeric::order;
 using numeric::rational;
 
-const char* to_string(sweep_scalar s) {
-    switch (s) {
-    case sweep_scalar::ball: return "ball";
-    case sweep_scalar::mpfr: return "mpfr";
-    case sweep_scalar::dbl: return "double";
-    case sweep_scalar::interval: return "interval";
-    case sweep_scalar::automatic: return "auto";
-    }
-    return "?";
-}
-
 const char* to_string(comparison c) {
     switch (c) {
     case comparison::below: return "below";
@@ -99,20 +88,10 @@ comparison ce_comparison(order o) { return below_if(numeric::is_greater_or_equal
 /// A measurement compared with its bound: measured <= bound holds (below).
 comparison from_order(order o) { return below_if(numeric::is_less_or_equal(o)); }
 
-/// A ball holding the measured value: the value itself for balls, the exact value of a
-/// rounded number otherwise (compared as if exact).
+/// A ball holding the measured value: the value itself for balls, [lo, hi] exactly for
+/// intervals, the exact value of a rounded number otherwise (compared as if exact).
 template <class S> arb_ball as_ball(const S& x, const numeric::context& ctx) {
-    if constexpr (std::is_same_v<S, arb_ball>) {
-        (void)ctx;
-        return x;
-    } else if constexpr (std::is_same_v<S, numeric::dinterval>) {
-        (void)ctx;
-        return numeric::to_ball(x); // [lo, hi] exactly
-    } else {
-        auto q = numeric::exact_of(x);
-        if (!q) throw numeric::non_finite_error(x);
-        return numeric::from_rational<arb_ball>(*q, ctx);
-    }
+    return numeric::enclosing_ball(x, ctx);
 }
 
 template <class S> std::string dec(const S& x) { return numeric::to_decimal(x, 12); }
@@ -218,7 +197,9 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
     std::optional<S> eta;
     std::size_t correct = 0;
     std::optional<attention::soft_change_model> differential;
-    bool all_zero = std::is_same_v<S, arb_ball> && K > 0;
+    // Changes in the differential model's kind that it cannot resolve are measured again there.
+    constexpr bool remeasured = std::is_same_v<S, attention::soft_change_scalar>;
+    bool all_zero = remeasured && K > 0;
     for (std::size_t k = 0; k < K; ++k) {
         const auto fp = forced_pair(exact, n, k, seed);
         auto probabilities = [&](const model::input_sequence& x) {
@@ -237,7 +218,7 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
             correct += numeric::compare(q, other) == order::greater ? 1 : 0;
         }
         S d = numeric::abs(S(px[close_idx[0]] - py[close_idx[0]]));
-        if constexpr (std::is_same_v<S, arb_ball>) {
+        if constexpr (remeasured) {
             // An unresolved change is measured again on the pair itself, where a change of p
             // that is exactly zero is proved so.
             if (arb_rel_accuracy_bits(d.raw()) < 32) {
@@ -272,10 +253,12 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
     return ce;
 }
 
-template cross_entropy_row forced_pair_cross_entropy<double>(const model::model<rational>&, long, std::size_t, std::uint64_t, long, const numeric::context&);
-template cross_entropy_row forced_pair_cross_entropy<numeric::mpfr_real>(const model::model<rational>&, long, std::size_t, std::uint64_t, long, const numeric::context&);
-template cross_entropy_row forced_pair_cross_entropy<arb_ball>(const model::model<rational>&, long, std::size_t, std::uint64_t, long, const numeric::context&);
-template cross_entropy_row forced_pair_cross_entropy<numeric::dinterval>(const model::model<rational>&, long, std::size_t, std::uint64_t, long, const numeric::context&);
+#define ATTNPROP_INSTANTIATE(S)                                                                    \
+    template cross_entropy_row forced_pair_cross_entropy<S>(const model::model<rational>&, long,   \
+                                                            std::size_t, std::uint64_t, long,      \
+                                                            const numeric::context&);
+ATTNPROP_EXP_USER_KINDS(ATTNPROP_INSTANTIATE)
+#undef ATTNPROP_INSTANTIATE
 
 namespace {
 
@@ -311,7 +294,7 @@ struct row_context {
 template <numeric::ExpScalar S> influence_options row_influence_options(const row_context& rc) {
     influence_options io;
     io.positions = rc.positions;
-    io.posterior = (std::is_same_v<S, arb_ball> || std::is_same_v<S, numeric::dinterval>) && rc.posterior;
+    io.posterior = numeric::is_enclosure<S>::value && rc.posterior;
     io.table_bytes = rc.table_bytes;
     return io;
 }
@@ -457,7 +440,7 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
         dec(row.pairs ? S((sum_dy ? *sum_dy : zero) / numeric::from_int<S>(static_cast<long>(row.pairs), ctx)) : zero);
     const S nmx = numeric::from_int<S>(n, ctx) * mx;
     row.n_max_influence = dec(nmx);
-    if constexpr (std::is_same_v<S, arb_ball> || std::is_same_v<S, numeric::dinterval>) {
+    if constexpr (numeric::is_enclosure<S>::value) {
         const arb_ball b = as_ball(nmx, ctx);
         row.n_max_lower = lower_decimal(b, 12);
         row.n_max_upper = upper_decimal(b, 12);
@@ -573,22 +556,24 @@ bool needs_retry(const sweep_row& r, bool may_resolve) {
            r.prob_below_bound == comparison::undecided || (r.undefined && may_resolve);
 }
 
-template <class S> const char* kind_name() {
-    if constexpr (std::is_same_v<S, arb_ball>) return "ball";
-    else if constexpr (std::is_same_v<S, numeric::dinterval>) return "interval";
-    else if constexpr (std::is_same_v<S, numeric::mpfr_real>) return "mpfr";
-    else return "double";
-}
+template <class S> const char* kind_name() { return numeric::scalar_traits<S>::name.data(); }
 
-/// One row measured in S starting at `bits`; balls measure it again at doubled precision, up
-/// to the cap, while needs_retry says so. `may_resolve` is that of the last measurement.
+/// One row measured in S starting at `bits`; an enclosure kind of variable precision (balls)
+/// measures it again at doubled precision, up to the cap, while needs_retry says so.
+/// `may_resolve` is that of the last measurement. The row's precision is the context's, or an
+/// enclosure's own where the context does not set it (intervals: 53 bits).
 template <numeric::ExpScalar S>
 sweep_row measure_escalating(const model::model<rational>& exact, const sweep_options& opt, long n,
                              long bits, const std::vector<hypothesis_result>& hyp, bool& may_resolve) {
+    using traits = numeric::scalar_traits<S>;
+    constexpr bool enclosure = numeric::is_enclosure<S>::value;
+    constexpr bool escalates = enclosure && traits::variable_precision;
     sweep_row row = measure_row<S>(exact, opt, n, numeric::context{bits}, hyp, may_resolve);
-    row.precision = std::is_same_v<S, numeric::dinterval> ? 53 : bits;
+    row.precision = enclosure && !traits::variable_precision
+                        ? traits::precision(numeric::zero<S>(numeric::context{bits}))
+                        : bits;
     row.measured_in = kind_name<S>();
-    for (long b = bits * 2; std::is_same_v<S, arb_ball> && needs_retry(row, may_resolve) && b <= opt.precision_cap;
+    for (long b = bits * 2; escalates && needs_retry(row, may_resolve) && b <= opt.precision_cap;
          b *= 2) {
         row = measure_row<S>(exact, opt, n, numeric::context{b}, hyp, may_resolve);
         row.precision = b;
@@ -602,18 +587,20 @@ sweep_row measure_final(const model::model<rational>& exact, const sweep_options
                         const std::vector<hypothesis_result>& hyp) {
     bool may_resolve = false;
     sweep_row row;
-    switch (opt.scalar) {
-    case sweep_scalar::ball: row = measure_escalating<arb_ball>(exact, opt, n, opt.precision, hyp, may_resolve); break;
-    case sweep_scalar::mpfr: row = measure_escalating<numeric::mpfr_real>(exact, opt, n, opt.precision, hyp, may_resolve); break;
-    case sweep_scalar::dbl: row = measure_escalating<double>(exact, opt, n, opt.precision, hyp, may_resolve); break;
-    case sweep_scalar::interval:
-        row = measure_escalating<numeric::dinterval>(exact, opt, n, opt.precision, hyp, may_resolve);
-        break;
-    case sweep_scalar::automatic: {
+    if (!opt.scalar.is_automatic()) {
+        auto measure = [&]<class S>(std::type_identity<S>) {
+            row = measure_escalating<S>(exact, opt, n, opt.precision, hyp, may_resolve);
+        };
+        const bool measured = numeric::dispatch<numeric::has_exp>(opt.scalar, measure);
+        if (!measured)
+            throw std::invalid_argument(std::string("the sweep measures in a kind with exp, not ") +
+                                        to_string(opt.scalar));
+    } else {
         // The a-posteriori bound needs the incremental kernel's states to be cheap in
         // intervals (posterior_cache); without them (a model the incremental method does not
         // take) it is two traces and O(n²) per pair, which balls do as well as intervals.
         const bool posterior = n <= opt.posterior_max_n;
+        bool decided = false;
         if (!posterior || incremental_applies(exact)) {
             row = measure_escalating<numeric::dinterval>(exact, opt, n, opt.precision, hyp, may_resolve);
             // A 2DYCK forced-pair cross-entropy is a theorem check, which balls may decide where
@@ -622,11 +609,10 @@ sweep_row measure_final(const model::model<rational>& exact, const sweep_options
             const bool ce_undecided = row.cross_entropy &&
                                       row.cross_entropy->language == lang::language::dyck2 &&
                                       row.cross_entropy->check == comparison::undecided;
-            if (!needs_retry(row, may_resolve) && !ce_undecided) break;
+            decided = !needs_retry(row, may_resolve) && !ce_undecided;
         }
-        row = measure_escalating<arb_ball>(exact, opt, n, opt.precision, hyp, may_resolve);
-        break;
-    }
+        if (!decided)
+            row = measure_escalating<arb_ball>(exact, opt, n, opt.precision, hyp, may_resolve);
     }
     if (row.undefined && may_resolve)
         *row.undefined += " (not resolved up to " + std::to_string(row.precision) + " bits)";

@@ -20,7 +20,7 @@
 #include "soft_influence/loglog_fit.hpp"
 #include "lang/languages.hpp"
 #include "model/model.hpp"
-#include "numeric/scalar.hpp"
+#include "numeric/kinds.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -30,14 +30,15 @@
 
 namespace attnprop::analysis {
 
-/// The scalar the measurements are made in. `automatic` filters: a row is measured in certified
-/// double intervals (numeric::dinterval) and again in Arb balls (at the sweep's precision,
-/// doubled up to the cap) only when a comparison it decides is undecided or a value is
-/// undefined where more precision may resolve it; rows whose a-posteriori pair bound is asked
-/// for (n <= posterior_max_n) are measured in balls directly (the bound is computed from ball
-/// traces). `interval` measures in intervals only (undecided stays undecided).
-enum class sweep_scalar { ball, mpfr, dbl, interval, automatic };
-const char* to_string(sweep_scalar s);
+/// The scalar the measurements are made in: a user kind with exp, or `automatic`, which
+/// filters: a row is measured in certified double intervals (numeric::dinterval) and again in
+/// Arb balls (at the sweep's precision, doubled up to the cap) only when a comparison it decides
+/// is undecided or a value is undefined where more precision may resolve it; rows whose
+/// a-posteriori pair bound is asked for (n <= posterior_max_n) are measured in balls directly
+/// (the bound is computed from ball traces). Intervals alone leave undecided undecided; balls
+/// (an enclosure kind of variable precision) are measured again at doubled precision.
+using sweep_scalar = numeric::kind_choice;
+using numeric::to_string;
 
 /// A measurement against a bound: certainly below, certainly above, undecided (balls
 /// overlap), or not applicable (no finite bound).
@@ -112,7 +113,7 @@ struct sweep_options {
     std::size_t positions = 8;                 ///< 0 = every position
     std::optional<lang::language> language;    ///< sampler (and label for cross-entropy)
     long precision = 128;
-    sweep_scalar scalar = sweep_scalar::ball;
+    sweep_scalar scalar = sweep_scalar::of<numeric::arb_ball>();
     std::uint64_t seed = 1;
     unsigned threads = 0;                      ///< 0 = hardware concurrency
     /// Negative control: every bound is divided by this (1 = the true bounds) in the

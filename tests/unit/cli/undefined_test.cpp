@@ -281,16 +281,16 @@ TEST_CASE("eval reports the located result for every scalar kind (exact on a har
     const std::string pole = "undefined at layer 0, node 'positional embedding', position 2 (division by "
                              "zero in formula '1/(i-2)' at i=2, n=3)";
     const std::vector<eval_case> cases = {
-        {"soft-majority-ln0", true, "01", analysis::scalar_choice::double_, ln},
-        {"soft-majority-ln0", true, "10", analysis::scalar_choice::mpfr, ln},
-        {"soft-majority-ln0", true, "01", analysis::scalar_choice::ball, ln},
-        {"soft-majority-ln0", true, "01", analysis::scalar_choice::automatic, ln},
-        {"hard-ln0", false, "", analysis::scalar_choice::double_, hard_ln},
-        {"hard-ln0", false, "", analysis::scalar_choice::mpfr, hard_ln},
-        {"hard-ln0", false, "", analysis::scalar_choice::ball, hard_ln},
-        {"hard-pole", false, "01", analysis::scalar_choice::exact, pole},
-        {"hard-pole", false, "01", analysis::scalar_choice::automatic, pole},
-        {"hard-pole", false, "01", analysis::scalar_choice::double_, pole},
+        {"soft-majority-ln0", true, "01", analysis::scalar_choice::of<double>(), ln},
+        {"soft-majority-ln0", true, "10", analysis::scalar_choice::of<numeric::mpfr_real>(), ln},
+        {"soft-majority-ln0", true, "01", analysis::scalar_choice::of<numeric::arb_ball>(), ln},
+        {"soft-majority-ln0", true, "01", analysis::scalar_choice::automatic(), ln},
+        {"hard-ln0", false, "", analysis::scalar_choice::of<double>(), hard_ln},
+        {"hard-ln0", false, "", analysis::scalar_choice::of<numeric::mpfr_real>(), hard_ln},
+        {"hard-ln0", false, "", analysis::scalar_choice::of<numeric::arb_ball>(), hard_ln},
+        {"hard-pole", false, "01", analysis::scalar_choice::of<numeric::rational>(), pole},
+        {"hard-pole", false, "01", analysis::scalar_choice::automatic(), pole},
+        {"hard-pole", false, "01", analysis::scalar_choice::of<double>(), pole},
     };
     for (const auto& c : cases) {
         INFO(c.model << " on '" << c.input << "' with " << analysis::to_string(c.scalar));
@@ -333,7 +333,7 @@ TEST_CASE("a row of the last layer that the output does not read may have no val
     // enclosure contains 0, but y_n^(2) does not depend on it.
     const auto m = bundled("cc-parity-ln0");
     analysis::eval_options opt;
-    opt.scalar = analysis::scalar_choice::ball;
+    opt.scalar = analysis::scalar_choice::of<numeric::arb_ball>();
     opt.trace = true;
     const auto ev = analysis::evaluate(m, model::parse_input(m, "1101001"), opt);
     INFO((ev.undefined ? ev.undefined->message() : std::string("defined")));
@@ -349,7 +349,9 @@ TEST_CASE("an influence sweep keeps and marks undefined rows, for balls, MPFR an
           "verdict is undefined and the fit uses the defined rows only",
           "[undefined][sweep]") {
     const auto m = bundled("soft-majority-ln0");
-    for (auto scalar : {analysis::sweep_scalar::ball, analysis::sweep_scalar::mpfr, analysis::sweep_scalar::dbl}) {
+    for (auto scalar : {analysis::sweep_scalar::of<numeric::arb_ball>(),
+                        analysis::sweep_scalar::of<numeric::mpfr_real>(),
+                        analysis::sweep_scalar::of<double>()}) {
         // n = 3: every pair meets a tie (x = 00 -> 10, 01, 10 ties, 11 -> 01); n = 4 and 6: n - 1 is
         // odd, so no input or one-symbol change is a tie.
         auto opt = sweep_opts({3, 4, 6}, scalar);
@@ -390,7 +392,7 @@ TEST_CASE("an undefined ball row that precision may resolve is measured again up
     auto m = bundled("soft-majority-ln0");
     m.token[static_cast<std::size_t>(m.sigma.index_of("0"))][0] = rational(-1, 3);
     m.token[static_cast<std::size_t>(m.sigma.index_of("1"))][0] = rational(1, 3);
-    auto opt = sweep_opts({3}, analysis::sweep_scalar::ball);
+    auto opt = sweep_opts({3}, analysis::sweep_scalar::of<numeric::arb_ball>());
     opt.precision_cap = 512;
     const auto r = analysis::influence_sweep(m, opt);
     INFO("seed " << opt.seed);
@@ -488,7 +490,7 @@ TEST_CASE("no SVG attnprop writes has a NaN or infinite coordinate; undefined ro
           "[undefined][report]") {
     // The written report of a real sweep with an undefined row.
     const auto m = bundled("soft-majority-ln0");
-    auto opt = sweep_opts({3, 4, 6}, analysis::sweep_scalar::dbl);
+    auto opt = sweep_opts({3, 4, 6}, analysis::sweep_scalar::of<double>());
     opt.language = lang::language::parity; // a cross-entropy panel too
     INFO("seed " << opt.seed);
     const auto r = analysis::influence_sweep(m, opt);

@@ -117,6 +117,9 @@ TEST_CASE("case record: written and read back through the one field table", "[re
     CHECK(json::dump(*doc.find("n"), -1) == "[3,1]");
     // Re-serialising what was read gives the same document.
     CHECK(json::dump(report::case_to_json(back), 2) == text);
+    // Every user kind is a kind a property may declare, the certified double intervals too.
+    CHECK(report::parse_case_record(with_member("scalar_kinds", "[\"interval\", \"ball\"]"), "case.json")
+              .scalar_kinds == std::vector<std::string>{"interval", "ball"});
     // A folder written before numbers_from existed: read, with an unknown source.
     CHECK(report::parse_case_record(with_member("numbers_from", ""), "case.json").numbers_from.empty());
 }
@@ -209,7 +212,7 @@ TEST_CASE("case record: every malformed member is named with its place", "[repor
         {with_member("n", "[3]"), "holds 1 lengths for 2 inputs (at /n)"},
         {with_member("n", "[4, 1]"), "n = 4 does not match input 0"},
         {with_member("verdict", "\"passed\""), "unknown verdict \"passed\""},
-        {with_member("scalar_kinds", "[\"quad\"]"), "unknown scalar kind \"quad\" (known: exact, mpfr, ball, double) (at /scalar_kinds/0)"},
+        {with_member("scalar_kinds", "[\"quad\"]"), "unknown scalar kind \"quad\" (known: exact, double, mpfr, ball, interval) (at /scalar_kinds/0)"},
         {with_member("model", "\"../../etc/passwd\""), "is not a relative path inside the folder (at /model)"},
         {with_member("model", "\"/etc/passwd\""), "is not a relative path inside the folder"},
         {with_member("message", ""), "missing key \"message\""},

@@ -169,7 +169,8 @@ TEST_CASE("one input's positions split over threads give the same rows as a seri
     // Fewer inputs than threads: the positions of an input are measured in parts (with the
     // method of the whole profile) and concatenated; balls (naive, a-posteriori bound) and
     // MPFR (incremental, L = 2) alike.
-    for (auto scalar : {analysis::sweep_scalar::ball, analysis::sweep_scalar::mpfr}) {
+    for (auto scalar : {analysis::sweep_scalar::of<numeric::arb_ball>(),
+                        analysis::sweep_scalar::of<numeric::mpfr_real>()}) {
         const auto m = bundled("cc-first");
         auto o = small({16, 32}, 9);
         o.inputs = 1;
@@ -424,9 +425,9 @@ TEST_CASE("the interval filter: auto rows are measured in intervals, a-posterior
         o.language = lang::language::parity;
         INFO(name << ", seed " << o.seed);
         const auto m = bundled(name);
-        o.scalar = analysis::sweep_scalar::ball;
+        o.scalar = analysis::sweep_scalar::of<numeric::arb_ball>();
         const auto balls = analysis::influence_sweep(m, o);
-        o.scalar = analysis::sweep_scalar::automatic;
+        o.scalar = analysis::sweep_scalar::automatic();
         const auto autos = analysis::influence_sweep(m, o);
         REQUIRE(autos.verdict == balls.verdict);
         REQUIRE(autos.rows.size() == balls.rows.size());
@@ -458,7 +459,7 @@ TEST_CASE("negative control of the interval filter: a bound divided by 10^9 is e
     auto o = small({16, 32}, 7);
     o.bound_divisor = 1000000000;
     o.posterior_max_n = 0;
-    o.scalar = analysis::sweep_scalar::automatic;
+    o.scalar = analysis::sweep_scalar::automatic();
     INFO("seed " << o.seed);
     const auto r = analysis::influence_sweep(bundled("cc-first"), o);
     REQUIRE(r.verdict == sweep_verdict::fails);
