@@ -27,8 +27,17 @@ public:
     int run(const report::provenance& /*made_by*/) override {
         auto files = bundled_models();
         json::value arr = json::value::array();
+        std::vector<model::model<numeric::rational>> models;
+        // Columns as wide as their longest entry, so that names never run into the kind.
+        std::size_t name_w = 0, kind_w = 0;
         for (const auto& f : files) {
-            model::model<numeric::rational> m = model::read_model_file(f.string());
+            models.push_back(model::read_model_file(f.string()));
+            name_w = std::max(name_w, f.stem().string().size());
+            kind_w = std::max(kind_w, std::string(model::to_string(models.back().attention)).size());
+        }
+        for (std::size_t at = 0; at < files.size(); ++at) {
+            const auto& f = files[at];
+            const model::model<numeric::rational>& m = models[at];
             std::size_t heads = m.layers.empty() ? 0 : m.layers.front().heads.size();
             if (json_) {
                 json::value o = json::value::object();
@@ -46,8 +55,9 @@ public:
                 o.set("source", json::value::string(m.source));
                 arr.push_back(std::move(o));
             } else {
-                std::cout << std::left << std::setw(22) << f.stem().string() << std::setw(5)
-                          << model::to_string(m.attention) << " L=" << m.layers.size()
+                std::cout << std::left << std::setw(static_cast<int>(name_w + 2)) << f.stem().string()
+                          << std::setw(static_cast<int>(kind_w)) << model::to_string(m.attention)
+                          << " L=" << m.layers.size()
                           << " H=" << heads << " d=" << std::setw(3) << m.d << "  "
                           << first_sentence(m.description) << "\n";
             }
