@@ -260,9 +260,12 @@ TEST_CASE("check --model: the theorems hold on bundled models that satisfy their
     test::require_holds(props::prob_change_below_bound(), parity);
 }
 
-TEST_CASE("check --model: every generated case has its property's shape", "[props][own-model][replay]") {
-    for (const char* name : {"hard-parity-attempt", "cc-first-ln5", "soft-recency-2dyck", "cc-parity-ln0"}) {
+TEST_CASE("check --model: every generated case has its property's shape and the given model",
+          "[props][own-model][replay]") {
+    for (const char* name : {"hard-parity-attempt", "cc-first-ln5", "soft-recency-2dyck", "cc-parity-ln0",
+                             "average-ones-mean"}) {
         const auto m = bundled(name);
+        const auto given = write_model(m);
         auto cfg = fixed(m, 100, 256);
         cfg.search_budget = 8;
         for (const auto& p : all_properties().all()) {
@@ -274,6 +277,7 @@ TEST_CASE("check --model: every generated case has its property's shape", "[prop
                 INFO(name << ": " << p.suite << "/" << p.name << ", generator seed " << k + 1 << ": "
                           << (problem ? problem->pointer + ": " + problem->message : ""));
                 CHECK_FALSE(problem);
+                CHECK(write_model(c.model) == given); // no generated model among the cases
             }
         }
     }
