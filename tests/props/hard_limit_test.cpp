@@ -1,6 +1,7 @@
 // Suite hard-limit at a small budget with fixed seeds, and each property's negative control.
 #include "props/hard_limit.hpp"
 #include "runner/runner.hpp"
+#include "broken.hpp"
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
@@ -52,12 +53,7 @@ TEST_CASE("negative control: a candidate rule ignoring ties is caught by the ind
 
 TEST_CASE("negative control: a builder miscounting its free inputs is caught",
           "[props][negative][hard-limit]") {
-    require_fails(props::free_fraction([](const model::model<rational>& m, long n,
-                                          const analysis::restriction_options& o) {
-        auto r = analysis::build_restriction(m, n, o);
-        r.free_count += 1;
-        return r;
-    }));
+    require_fails(props::free_fraction(test::broken::free_count_plus_one()));
 }
 
 TEST_CASE("negative control: PARITY accuracy without the precondition Free ⊋ D is caught",
@@ -67,18 +63,5 @@ TEST_CASE("negative control: PARITY accuracy without the precondition Free ⊋ D
 
 TEST_CASE("negative control: a PARITY pair flipping a dependency position is caught",
           "[props][negative][hard-limit]") {
-    require_fails(props::parity_pair([](const model::model<rational>& m,
-                                        const analysis::restriction& r) {
-        analysis::language_options lo;
-        lo.samples = 2;
-        auto res = analysis::analyse_language(m, r, lang::language::parity, lo);
-        if (res.verdict != analysis::language_verdict::counterexample || r.dependency.empty())
-            return res;
-        // Flip the first dependency position of input 2 instead of a position outside D.
-        std::string& w = res.inputs[1];
-        w = res.inputs[0];
-        const std::size_t b = r.dependency.front();
-        w[b] = w[b] == '0' ? '1' : '0';
-        return res;
-    }));
+    require_fails(props::parity_pair(test::broken::pair_flipping_a_dependency()));
 }

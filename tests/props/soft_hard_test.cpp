@@ -9,6 +9,7 @@
 #include "gen/generators.hpp"
 #include "gen/margins.hpp"
 #include "props/soft_hard.hpp"
+#include "broken.hpp"
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
@@ -37,58 +38,20 @@ TEST_CASE("soft-hard/ties-follow-average holds", "[props][soft-hard]") {
 
 TEST_CASE("negative control: a leak bound that forgets the competing keys is caught",
           "[props][negative]") {
-    test::require_fails(
-        props::leak_below_bound([](const analysis::bound_data&, const analysis::gap_pass& h,
-                                   const analysis::soft_observation& o, const analysis::propagated& p,
-                                   const std::vector<std::vector<arb_ball>>& b,
-                                   const numeric::context& ctx) {
-            // r = e^{-beta gamma} / t instead of ((n - t)/t) e^{-beta gamma}: as if n = t + 1.
-            analysis::bound_check c;
-            c.max_leak = c.max_leak_bound = c.worst_row_bound = analysis::zero_point(ctx.precision_bits);
-            for (std::size_t k = 0; k < h.layers.size(); ++k)
-                for (std::size_t hh = 0; hh < h.layers[k].heads.size(); ++hh) {
-                    const auto& rows = h.layers[k].heads[hh].rows;
-                    for (std::size_t r = 0; r < rows.size(); ++r) {
-                        std::optional<arb_ball> g;
-                        if (rows[r].margin) g = rows[r].margin->to_ball(ctx);
-                        const arb_ball bd = analysis::leak_bound(rows[r].maximal.size() + 1,
-                                                                 rows[r].maximal.size(), g,
-                                                                 p.head_eps[k][hh], b[k][hh], ctx);
-                        ++c.rows;
-                        if (numeric::compare(o.leak[k][hh][r], bd) == numeric::order::greater) {
-                            ++c.rows_above;
-                            c.first_above = "row above the narrowed bound";
-                        }
-                    }
-                }
-            return c;
-        }),
-        small(100));
+    test::require_fails(props::leak_below_bound(test::broken::leak_bound_without_competitors()),
+                        small(100));
 }
 
 TEST_CASE("negative control: a certificate that ignores the propagated difference is caught",
           "[props][negative]") {
-    test::require_fails(props::readout_agrees_when_certified(
-                            [](const analysis::bound_data& d,
-                               const std::vector<std::vector<arb_ball>>& b,
-                               const numeric::context& ctx) {
-                                auto p = analysis::propagate(d, b, ctx);
-                                p.readout_certified = numeric::sign(d.readout.slack, ctx) ==
-                                                      numeric::order::greater;
-                                return p;
-                            }),
-                        small(100));
+    test::require_fails(
+        props::readout_agrees_when_certified(test::broken::certificate_ignoring_difference()),
+        small(100));
 }
 
 TEST_CASE("negative control: an average-hard reference that breaks ties leftmost is caught",
           "[props][negative]") {
-    test::require_fails(props::ties_follow_average(
-                            [](const model::model<rational>& m, const model::input_sequence& x) {
-                                model::model<rational> unique = m;
-                                unique.attention = model::attention_kind::hard;
-                                return analysis::score_gaps(unique, x);
-                            }),
-                        small(100));
+    test::require_fails(props::ties_follow_average(test::broken::unique_hard_reference()), small(100));
 }
 
 TEST_CASE("margin generators: exact layer-1 gaps, 1/n gaps and ties as promised",

@@ -4,6 +4,7 @@
 #include "model/model_file.hpp"
 #include "props/soft_influence.hpp"
 #include "runner/replay.hpp"
+#include "broken.hpp"
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
@@ -75,14 +76,9 @@ TEST_CASE("influence-vanishes: a statistic is never a failure (the seed-1 model 
 
 TEST_CASE("negative control: influence-vanishes with the a-posteriori bound divided by n^2",
           "[props][negative][soft-influence]") {
-    const props::bound_adjust_fn shrink = [](const arb_ball& b, std::size_t n,
-                                             const numeric::context& ctx) {
-        const auto nn = numeric::from_int<arb_ball>(static_cast<long>(n * n), ctx);
-        return b / nn;
-    };
-    auto r = test::require_fails(
-        props::influence_vanishes(props::vanishing_slope_tolerance, true, {}, shrink),
-        test::budget(30));
+    auto r = test::require_fails(props::influence_vanishes(props::vanishing_slope_tolerance, true, {},
+                                                           test::broken::ladder_bound_over_n_squared()),
+                                 test::budget(30));
     REQUIRE(r.cx->shrunk.result.message.find("a-posteriori") != std::string::npos);
 }
 
@@ -127,15 +123,8 @@ TEST_CASE("soft-influence is registered", "[props][soft-influence]") {
 
 TEST_CASE("negative control: an a-posteriori bound too small by n^2 is exceeded",
           "[props][negative][soft-influence]") {
-    auto shrunk = [](const model::model<rational>& m,
-                     const attention::soft_trace<arb_ball>& a,
-                     const attention::soft_trace<arb_ball>& b, std::size_t i,
-                     const numeric::context& ctx) {
-        const long n = static_cast<long>(a.y.front().size());
-        return analysis::posterior_bound(m, a, b, i, ctx) /
-               numeric::from_int<arb_ball>(n * n, ctx);
-    };
-    test::require_fails(props::influence_below_bounds(shrunk), test::budget(100));
+    test::require_fails(props::influence_below_bounds(test::broken::posterior_bound_over_n_squared()),
+                        test::budget(100));
 }
 
 TEST_CASE("negative control: the probability bound with 8 in place of 4 is exceeded",

@@ -3,6 +3,7 @@
 // control must fail, shrink to a small model and replay from its folder.
 #include "model/model_file.hpp"
 #include "props/semantics.hpp"
+#include "broken.hpp"
 #include "runner/check_report.hpp"
 #include "runner/replay.hpp"
 #include "runner/runner.hpp"
@@ -93,13 +94,7 @@ TEST_CASE("negative control: a 'filtered' path computing in double is caught",
 }
 
 TEST_CASE("negative control: balls that drop their radius are caught", "[props][negative]") {
-    require_fails(props::hard_ball_encloses_exact(
-        [](const model::model<numeric::arb_ball>& m, const model::input_sequence& x,
-           const numeric::context& ctx, bool trace) {
-            auto r = attention::hard_forward(m, x, ctx, trace);
-            for (auto& v : r.y) v = numeric::representative(v);
-            return r;
-        }));
+    require_fails(props::hard_ball_encloses_exact(test::broken::ball_without_radius()));
 }
 
 TEST_CASE("negative control: an extra rounding in the double kernel is caught",
@@ -114,65 +109,25 @@ TEST_CASE("negative control: an extra rounding in the double kernel is caught",
 }
 
 TEST_CASE("negative control: a ball softmax without radius is caught", "[props][negative]") {
-    require_fails(props::soft_kinds_agree(
-        [](const model::model<numeric::arb_ball>& m, const model::input_sequence& x,
-           const numeric::context& ctx, attention::soft_options o) {
-            auto r = attention::soft_forward(m, x, ctx, o);
-            for (auto& v : r.y) v = numeric::representative(v);
-            return r;
-        }),
-                  40);
+    require_fails(props::soft_kinds_agree(test::broken::soft_ball_without_radius()), 40);
 }
 
 TEST_CASE("negative control: an interval softmax row without its error bound is caught",
           "[props][negative]") {
-    auto& drop = attention::detail::soft_rows<numeric::dinterval>::drop_error_bound_for_testing();
-    drop = true;
-    struct restore {
-        bool& d;
-        ~restore() { d = false; }
-    } r{drop};
+    const test::broken::interval_rows_without_error_bound drop;
     require_fails(props::soft_interval_encloses(), 40);
 }
 
 TEST_CASE("negative control: ties broken towards the right are caught", "[props][negative]") {
-    require_fails(props::leftmost_tie_rule(
-        [](const model::model<rational>& m, const model::input_sequence& x,
-           const numeric::context& ctx, bool trace) {
-            auto r = attention::hard_forward_exact(m, x, ctx, trace);
-            if (r.trace)
-                for (std::size_t k = 0; k < r.trace->choice.size(); ++k)
-                    for (auto& row : r.trace->choice[k])
-                        for (auto& c : row) {
-                            // the rightmost key whose state equals the chosen one ties with it
-                            const auto& ys = r.trace->y[k];
-                            for (std::size_t j = ys.size(); j-- > c;)
-                                if (ys[j] == ys[c]) {
-                                    c = j;
-                                    break;
-                                }
-                        }
-            return r;
-        }));
+    require_fails(props::leftmost_tie_rule(test::broken::ties_to_the_right()));
 }
 
 TEST_CASE("negative control: a readout from position 1 is caught", "[props][negative]") {
-    require_fails(props::trace_last_row(
-        [](const model::model<rational>& m, const model::input_sequence& x,
-           const numeric::context& ctx, bool) {
-            auto r = attention::hard_forward_exact(m, x, ctx, true);
-            r.y = r.trace->y.back().front();
-            return r;
-        }));
+    require_fails(props::trace_last_row(test::broken::readout_from_position_1()));
 }
 
 TEST_CASE("negative control: a writer going through double is caught", "[props][negative]") {
-    require_fails(props::model_file_round_trip([](const model::model<rational>& m) {
-        model::model<rational> rounded = m;
-        for (auto& v : rounded.token)
-            for (auto& q : v) q = numeric::rational_from_double(numeric::to_double_nearest(q));
-        return model::write_model(rounded);
-    }));
+    require_fails(props::model_file_round_trip(test::broken::writer_through_double()));
 }
 
 // ---- controls ------------------------------------------------------------------------------
