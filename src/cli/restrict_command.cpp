@@ -244,13 +244,14 @@ public:
             for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
             std::stable_sort(order.begin(), order.end(),
                              [&](std::size_t a, std::size_t b) { return ns[a] > ns[b]; });
-            std::erase_if(order, [&](std::size_t i) { return reused[i].has_value(); });
-            std::vector<std::optional<std::pair<report::restrict_run, double>>> arrived = reused;
+            std::vector<bool> from_journal(ns.size());
+            for (std::size_t i = 0; i < ns.size(); ++i) from_journal[i] = reused[i].has_value();
+            std::erase_if(order, [&](std::size_t i) { return from_journal[i]; });
+            auto arrived = std::move(reused); // a restriction's tables can be large: not copied
             std::size_t next = 0;
             auto emit_ready = [&] {
                 for (; next < ns.size() && arrived[next]; ++next)
-                    emit(std::move(arrived[next]->first), arrived[next]->second,
-                         reused[next].has_value());
+                    emit(std::move(arrived[next]->first), arrived[next]->second, from_journal[next]);
             };
             emit_ready();
             dist::run_units(key, order, unit, [&](std::size_t i, const std::string& bytes) {
@@ -261,7 +262,7 @@ public:
             });
             for (; next < ns.size(); ++next)
                 if (arrived[next])
-                    emit(std::move(arrived[next]->first), arrived[next]->second, reused[next].has_value());
+                    emit(std::move(arrived[next]->first), arrived[next]->second, from_journal[next]);
                 else
                     not_computed.push_back(ns[next]);
         } else {
