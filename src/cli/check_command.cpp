@@ -1,6 +1,7 @@
 // attnprop check: run property suites with RapidCheck and write a report.
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
+#include "cli/unit_journal.hpp"
 #include "dist/units.hpp"
 #include "dist/world.hpp"
 #include "model/model_file.hpp"
@@ -9,8 +10,11 @@
 #include "runner/check_report.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <iomanip>
 #include <iostream>
+#include <optional>
+#include <stdexcept>
 #include <unistd.h>
 
 namespace attnprop::cli {
@@ -55,7 +59,8 @@ public:
             ->capture_default_str();
         app_->add_option("--out", out_,
                          "Report directory (default out/check-<seed>); refused before the run when "
-                         "it holds a report made with other options or cannot be written");
+                         "it holds a report made with other options or cannot be written; the "
+                         "properties journaled by an unfinished run of the same command are reused");
         app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print report.json to standard output instead of a table");
         app_->add_flag("--list", list_, "List the suites and properties and exit");
@@ -139,11 +144,24 @@ public:
         const out_policy policy = check_out_policy();
         if (dist::launched() && !dist::is_root()) {
             // A worker runs the properties rank 0 hands it; rank 0 writes and prints everything.
-            (void)properties_over_ranks(selected, {});
+            (void)properties_over_ranks(selected, {}, {}, nullptr);
             return exit_ok;
         }
-        claim_out_dir(dir, made_by, policy, force_);
+        const out_found claim = claim_out_dir(dir, made_by, policy, force_);
         prepare_out_dir(dir); // before the work: a run is never lost for want of a folder
+
+        // The journal: the properties an earlier run of the same command finished are reused.
+        std::vector<std::string> names;
+        for (const auto* p : selected) names.push_back(p->suite + "/" + p->name);
+        unit_journal journal(dir, "check", journal_fingerprint("check", made_by, policy.ignored,
+                                                               journal_content(), names),
+                             made_by, claim == out_found::same_report);
+        std::vector<std::optional<runner::property_report>> reused = reuse(journal, names);
+        const auto reused_count = static_cast<std::size_t>(
+            std::count_if(reused.begin(), reused.end(), [](const auto& r) { return r.has_value(); }));
+        if (reused_count > 0)
+            std::cerr << "check: reused " << reused_count << " of " << selected.size()
+                      << " properties from " << journal.path().string() << "\n";
 
         const bool tty = isatty(fileno(stderr));
         std::size_t done = 0;
@@ -153,14 +171,15 @@ public:
                       "] " + p.suite + "/" + p.name + ": " + std::to_string(counted) + "/" +
                       std::to_string(cfg_.tests) + " cases");
         };
-        auto progress = [&](const runner::property_report& r) {
+        auto progress = [&](const runner::property_report& r, bool was_reused) {
             line.clear();
             ++done;
             std::cerr << "[" << done << "/" << selected.size() << "] " << r.suite << "/" << r.name
                       << ": " << r.status() << " (" << r.passed << " passed, " << r.undecided
                       << " undecided";
             if (r.undefined) std::cerr << ", " << r.undefined << " undefined";
-            if (tty) std::cerr << ", " << std::fixed << std::setprecision(1) << r.seconds << " s";
+            if (was_reused) std::cerr << ", reused";
+            else if (tty) std::cerr << ", " << std::fixed << std::setprecision(1) << r.seconds << " s";
             std::cerr << ")\n";
         };
         run.cfg = cfg_;
@@ -170,8 +189,8 @@ public:
                 run.suites.push_back(p->suite);
         set_activity("checking properties with up to n = " + std::to_string(cfg_.max_n));
         stop_on_interrupt();
-        run.reports = dist::launched() ? properties_over_ranks(selected, progress)
-                                       : runner::run_properties(selected, cfg_, progress, on_case);
+        run.reports = dist::launched() ? properties_over_ranks(selected, progress, reused, &journal)
+                                       : properties_here(selected, progress, on_case, reused, journal);
         line.clear();
         const bool interrupted = numeric::stop_requested();
         if (interrupted && run.reports.empty() && !selected.empty()) {
@@ -182,6 +201,9 @@ public:
             remove_owned(dir, policy); // the report is rewritten whole: no stale counterexample
             runner::write_check_report(dir, run);
         });
+        // A complete report holds every result of the journal; an interrupted one does not.
+        if (not_written.empty() && !interrupted && run.reports.size() == selected.size())
+            journal.remove();
         if (json_) {
             std::cout << json::dump(runner::check_to_json(run), 2) << "\n";
         } else {
@@ -207,28 +229,107 @@ public:
     }
 
 private:
+    /// Called with each property's report as it is reused or arrives; true when reused.
+    using report_fn = std::function<void(const runner::property_report&, bool)>;
+
+    /// What the units read besides the options: the model of --model in canonical form.
+    std::string journal_content() const {
+        return cfg_.fixed_model ? model::write_model(*cfg_.fixed_model) : std::string("random models");
+    }
+
+    /// The reports of the journal's records, by selected property (nullopt: to run). A record
+    /// that does not decode to the report of its property discards them all.
+    static std::vector<std::optional<runner::property_report>>
+    reuse(unit_journal& journal, const std::vector<std::string>& names) {
+        std::vector<std::optional<runner::property_report>> out(names.size());
+        try {
+            for (const auto& rec : journal.found()) {
+                const auto it = std::find(names.begin(), names.end(), rec.unit);
+                if (it == names.end()) continue;
+                runner::property_report r = dist::decode_property_report(rec.result);
+                if (r.suite + "/" + r.name != rec.unit)
+                    throw std::runtime_error("it holds " + r.suite + "/" + r.name + " as " + rec.unit);
+                auto& slot = out[static_cast<std::size_t>(it - names.begin())];
+                if (!slot) slot = std::move(r);
+            }
+        } catch (const std::exception& e) {
+            journal.discard_found(std::string("a record cannot be read (") + e.what() + ")");
+            out.assign(names.size(), std::nullopt);
+        }
+        return out;
+    }
+
+    /// Whether a report may go into the journal: the property ran every case and shrank its
+    /// failure to the end. After a stop request it may have done neither (a shrink attempt
+    /// after the stop is rejected), so such a report is run again by the next run.
+    static bool whole(const runner::property_report& r) {
+        return !r.interrupted() && !numeric::stop_requested();
+    }
+
+    /// The properties in this process, in selection order: reused ones from `reused`, the
+    /// others run and journaled as each finishes; after a stop request no further property
+    /// starts (the reused ones are still reported).
+    std::vector<runner::property_report>
+    properties_here(const std::vector<const runner::property*>& selected, const report_fn& progress,
+                    const runner::case_progress_fn& on_case,
+                    const std::vector<std::optional<runner::property_report>>& reused,
+                    unit_journal& journal) const {
+        std::vector<runner::property_report> out;
+        for (std::size_t i = 0; i < selected.size(); ++i) {
+            if (reused[i]) {
+                out.push_back(*reused[i]);
+                progress(out.back(), true);
+                continue;
+            }
+            if (numeric::stop_requested()) continue;
+            out.push_back(runner::run_property(*selected[i], cfg_, on_case));
+            if (whole(out.back()))
+                journal.record(selected[i]->suite + "/" + selected[i]->name,
+                               dist::encode_property_report(out.back()));
+            progress(out.back(), false);
+        }
+        return out;
+    }
+
     /// The properties over MPI ranks (every rank calls it): one unit per property, since a
     /// property's cases are one RapidCheck run from its own seed (runner::property_seed) whose
     /// case sequence and shrinking cannot be cut into batches without changing them. Units go
-    /// out in selection order; rank 0 returns the reports in that order (those of properties
-    /// not run after a stop request left out), calling `progress` as each arrives.
+    /// out in selection order, those of `reused` (rank 0) excepted; rank 0 journals each
+    /// report as it arrives and returns the reports in selection order (those of properties
+    /// not run after a stop request left out), calling `progress` for each.
     std::vector<runner::property_report>
     properties_over_ranks(const std::vector<const runner::property*>& selected,
-                          const runner::progress_fn& progress) const {
+                          const report_fn& progress,
+                          const std::vector<std::optional<runner::property_report>>& reused,
+                          unit_journal* journal) const {
         std::string key = cfg_.fixed_model ? report::sha256_hex(model::write_model(*cfg_.fixed_model))
                                            : std::string("random models");
         for (const auto* p : selected) key += " " + p->suite + "/" + p->name;
-        std::vector<std::size_t> order(selected.size());
-        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
         std::vector<std::optional<runner::property_report>> reports(selected.size());
+        std::vector<std::size_t> order;
+        for (std::size_t i = 0; i < selected.size(); ++i) {
+            if (i < reused.size() && reused[i]) {
+                reports[i] = reused[i];
+                if (progress) progress(*reports[i], true);
+            } else {
+                order.push_back(i);
+            }
+        }
+        // A result is its report's bytes after one byte saying whether the report is whole on
+        // the rank that ran it (whole()): only whole reports go into the journal.
         dist::run_units(
             key, order,
             [&](std::size_t i) {
-                return dist::encode_property_report(runner::run_property(*selected[i], cfg_));
+                runner::property_report r = runner::run_property(*selected[i], cfg_);
+                return std::string(1, whole(r) ? 'w' : 'p') + dist::encode_property_report(r);
             },
             [&](std::size_t i, const std::string& bytes) {
-                reports[i] = dist::decode_property_report(bytes);
-                if (progress) progress(*reports[i]);
+                if (bytes.empty()) throw std::runtime_error("an empty result from another rank");
+                const std::string body = bytes.substr(1);
+                reports[i] = dist::decode_property_report(body);
+                if (journal && bytes[0] == 'w')
+                    journal->record(selected[i]->suite + "/" + selected[i]->name, body);
+                if (progress) progress(*reports[i], false);
             });
         std::vector<runner::property_report> out;
         for (auto& r : reports)
@@ -239,7 +340,9 @@ private:
     static out_policy check_out_policy() {
         out_policy p;
         p.command = "check";
-        p.markers = {{"report.json", "attnprop-check-report"}};
+        // The journal first: after a run with --force was killed, it is newer than report.json.
+        p.markers = {{journal_file, "attnprop-check-journal", true},
+                     {"report.json", "attnprop-check-report"}};
         p.ignored = {"--out", "--json", "--list", "--force"};
         p.owned_files = {"report.json", "report.md", "counterexamples"};
         return p;

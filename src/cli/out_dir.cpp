@@ -1,6 +1,7 @@
 #include "cli/out_dir.hpp"
 
 #include "cli/common.hpp"
+#include "report/journal.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -24,8 +25,20 @@ struct marker_read {
     std::string problem;      ///< why the file could not be read
 };
 
-marker_read read_marker(const fs::path& p, const std::string& format) {
+marker_read read_marker(const fs::path& p, const std::string& format, bool journal) {
     marker_read r;
+    if (journal) {
+        std::optional<value> doc = report::read_journal_header(p, &r.problem);
+        if (!doc) return r;
+        const std::string got = doc->find("format")->as_string();
+        if (got == format)
+            r.doc = std::move(doc);
+        else if (got.starts_with("attnprop-"))
+            r.other = got;
+        else
+            r.problem = p.filename().string() + " is not an attnprop journal";
+        return r;
+    }
     std::ifstream f(p, std::ios::binary);
     if (!f) {
         r.problem = p.filename().string() + " cannot be opened";
@@ -74,9 +87,9 @@ out_found claim_out_dir(const fs::path& dir, const report::provenance& now, cons
 
     std::optional<value> doc;
     std::string other, problem;
-    for (const auto& [file, format] : policy.markers) {
+    for (const auto& [file, format, journal] : policy.markers) {
         if (!fs::is_regular_file(dir / file, ec)) continue;
-        marker_read m = read_marker(dir / file, format);
+        marker_read m = read_marker(dir / file, format, journal);
         if (m.doc) {
             doc = std::move(m.doc);
             break;

@@ -14,12 +14,21 @@
 
 namespace attnprop::cli {
 
+/// A file whose presence makes a folder a report of a command.
+struct out_marker {
+    std::string file;     ///< "report.json"
+    std::string format;   ///< the "format" it must carry: "attnprop-check-report"
+    /// A journal (report/journal.hpp): only its header line is read, and it holds the
+    /// provenance the options are compared with.
+    bool journal = false;
+};
+
 /// How one command treats its output folder.
 struct out_policy {
     std::string command;                ///< "check", "influence", "restrict" (for messages)
-    /// Files whose presence makes the folder a report of this command, with the "format" each
-    /// must carry, tried in order: {"report.json", "attnprop-check-report"}, ...
-    std::vector<std::pair<std::string, std::string>> markers;
+    /// Files whose presence makes the folder a report of this command, tried in order: the
+    /// first that reads as its format decides; {"report.json", "attnprop-check-report"}, ...
+    std::vector<out_marker> markers;
     /// Options that never change the report (--out, --json, --threads, ...): not compared.
     std::vector<std::string> ignored;
     /// Entries the command writes into the folder: removed by remove_owned.

@@ -4,6 +4,7 @@
 #include "cli/evaluate.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
+#include "cli/unit_journal.hpp"
 #include "dist/units.hpp"
 #include "dist/world.hpp"
 #include "model/model_file.hpp"
@@ -58,7 +59,8 @@ public:
         app_->add_option("--out", out_,
                          "Report directory (default out/restrict-<model>-<seed>, written for "
                          "several n or a counterexample); refused before the run when it holds a "
-                         "report made with other options or cannot be written");
+                         "report made with other options or cannot be written; the lengths "
+                         "journaled by an unfinished run of the same command are reused");
         app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
@@ -130,14 +132,15 @@ public:
             }
             return r;
         };
-        std::string key;
-        if (dist::launched()) {
+        std::string model_bytes;
+        {
             std::ifstream f(path, std::ios::binary);
             std::stringstream bytes;
             bytes << f.rdbuf();
-            key = report::sha256_hex(bytes.str()) + " n";
-            for (long n : ns) key += " " + std::to_string(n);
+            model_bytes = bytes.str();
         }
+        std::string key = report::sha256_hex(model_bytes) + " n";
+        for (long n : ns) key += " " + std::to_string(n);
         auto unit = [&](std::size_t i) {
             const auto t0 = std::chrono::steady_clock::now();
             report::restrict_run r = compute(ns[i]);
@@ -164,9 +167,27 @@ public:
             if (*claim == out_found::replaced) remove_owned(out_dir(), policy);
             prepared = true;
         };
+        // The journal of a folder claimed at the start: the lengths an earlier run of the same
+        // command finished are reused (a single length without --out writes no folder to hold it).
+        std::optional<unit_journal> journal;
+        std::vector<std::optional<std::pair<report::restrict_run, double>>> reused(ns.size());
         if (ns.size() > 1 || !out_.empty()) {
             claim = claim_out_dir(out_dir(), made_by, policy, force_);
             prepare_out_dir(out_dir()); // before the work: a run is never lost for want of a folder
+            // A replaced report goes before the journal is written beside it: a folder never
+            // holds the journal of one run and the files of a report made with other options.
+            prepare_out();
+            std::vector<std::string> names;
+            for (long n : ns) names.push_back(std::to_string(n));
+            journal.emplace(out_dir(), "restrict",
+                            journal_fingerprint("restrict", made_by, policy.ignored, model_bytes, names),
+                            made_by, *claim == out_found::same_report);
+            reused = reuse(*journal, ns);
+            std::size_t count = 0;
+            for (const auto& r : reused) count += r ? 1 : 0;
+            if (count > 0)
+                std::cerr << "restrict: reused " << count << " of " << ns.size() << " lengths from "
+                          << journal->path().string() << "\n";
         } else {
             check_out_dir_creatable(out_dir()); // written only if a counterexample is found
         }
@@ -182,11 +203,14 @@ public:
         stop_on_interrupt();
         progress_line progress;
         // Prints one length's result and writes its counterexamples, in n order.
-        auto emit = [&](report::restrict_run r, double secs) {
+        auto emit = [&](report::restrict_run r, double secs, bool was_reused) {
             if (!json_) {
                 if (ns.size() > 1) std::cout << "== n = " << r.n << "\n";
                 std::cout << report::restrict_to_text(m, r);
-                std::cerr << "restrict: n = " << r.n << " done in " << secs << " s\n";
+                if (was_reused)
+                    std::cerr << "restrict: n = " << r.n << " reused (done in " << secs << " s)\n";
+                else
+                    std::cerr << "restrict: n = " << r.n << " done in " << secs << " s\n";
             }
             const long n = r.n;
             if (r.cert.complete && !r.cert.valid) {
@@ -220,19 +244,34 @@ public:
             for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
             std::stable_sort(order.begin(), order.end(),
                              [&](std::size_t a, std::size_t b) { return ns[a] > ns[b]; });
-            std::vector<std::optional<std::pair<report::restrict_run, double>>> arrived(ns.size());
+            std::vector<bool> from_journal(ns.size());
+            for (std::size_t i = 0; i < ns.size(); ++i) from_journal[i] = reused[i].has_value();
+            std::erase_if(order, [&](std::size_t i) { return from_journal[i]; });
+            auto arrived = std::move(reused); // a restriction's tables can be large: not copied
             std::size_t next = 0;
+            auto emit_ready = [&] {
+                for (; next < ns.size() && arrived[next]; ++next)
+                    emit(std::move(arrived[next]->first), arrived[next]->second, from_journal[next]);
+            };
+            emit_ready();
             dist::run_units(key, order, unit, [&](std::size_t i, const std::string& bytes) {
                 double secs = 0;
                 arrived[i].emplace(dist::decode_restrict_run(bytes, &secs), secs);
-                for (; next < ns.size() && arrived[next]; ++next)
-                    emit(std::move(arrived[next]->first), arrived[next]->second);
+                if (journal) journal->record(std::to_string(ns[i]), bytes);
+                emit_ready();
             });
             for (; next < ns.size(); ++next)
-                if (arrived[next]) emit(std::move(arrived[next]->first), arrived[next]->second);
-                else not_computed.push_back(ns[next]);
+                if (arrived[next])
+                    emit(std::move(arrived[next]->first), arrived[next]->second, from_journal[next]);
+                else
+                    not_computed.push_back(ns[next]);
         } else {
-            for (long n : ns) {
+            for (std::size_t i = 0; i < ns.size(); ++i) {
+                const long n = ns[i];
+                if (reused[i]) {
+                    emit(std::move(reused[i]->first), reused[i]->second, true);
+                    continue;
+                }
                 if (!not_computed.empty() || numeric::stop_requested()) {
                     not_computed.push_back(n);
                     continue;
@@ -248,8 +287,10 @@ public:
                     continue;
                 }
                 progress.clear();
-                emit(std::move(r),
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+                const double secs =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                if (journal) journal->record(std::to_string(n), dist::encode_restrict_run(r, secs));
+                emit(std::move(r), secs, false);
             }
         }
         progress.clear();
@@ -301,6 +342,8 @@ public:
                 std::cout << json::dump(o, 2) << "\n";
             }
         }
+        // A complete report holds every result of the journal; an interrupted one does not.
+        if (journal && not_computed.empty() && not_written.empty()) journal->remove();
         if (!not_computed.empty()) {
             std::string left;
             for (long n : not_computed) left += (left.empty() ? "" : ", ") + std::to_string(n);
@@ -311,12 +354,39 @@ public:
     }
 
 private:
+    /// The runs of the journal's records, by length of `ns` (nullopt: to compute), with the
+    /// seconds each took. A record that does not decode to the run of its length discards them
+    /// all.
+    static std::vector<std::optional<std::pair<report::restrict_run, double>>>
+    reuse(unit_journal& journal, const std::vector<long>& ns) {
+        std::vector<std::optional<std::pair<report::restrict_run, double>>> out(ns.size());
+        try {
+            for (const auto& rec : journal.found()) {
+                std::size_t i = 0;
+                while (i < ns.size() && std::to_string(ns[i]) != rec.unit) ++i;
+                if (i == ns.size() || out[i]) continue;
+                double secs = 0;
+                report::restrict_run r = dist::decode_restrict_run(rec.result, &secs);
+                if (r.n != ns[i])
+                    throw std::runtime_error("it holds n = " + std::to_string(r.n) + " as n = " + rec.unit);
+                out[i].emplace(std::move(r), secs);
+            }
+        } catch (const std::exception& e) {
+            journal.discard_found(std::string("a record cannot be read (") + e.what() + ")");
+            out.assign(ns.size(), std::nullopt);
+        }
+        return out;
+    }
+
     static out_policy restrict_out_policy() {
         out_policy p;
         p.command = "restrict";
-        p.markers = {{"report.json", "attnprop-restrict-report"}};
+        // The journal first: after a run with --force was killed, it is newer than report.json.
+        p.markers = {{journal_file, "attnprop-restrict-journal", true},
+                     {"report.json", "attnprop-restrict-report"}};
         p.ignored = {"--out", "--json", "--threads", "--force"};
-        p.owned_files = {"report.json", "report.md", "restrict.csv", "restrict.svg", "restrict.png"};
+        p.owned_files = {"report.json", "report.md", "restrict.csv", "restrict.svg", "restrict.png",
+                         journal_file};
         p.owned_folder_prefixes = {"counterexample-n", "language-counterexample-n"};
         return p;
     }

@@ -215,6 +215,16 @@ add_test(NAME "golden: cli influence-resume-same-report"
                  ${_inf_out}/resume-same)
 set_tests_properties("golden: cli influence-resume-same-report" PROPERTIES LABELS golden
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+# check and restrict killed after their first unit (ATTNPROP_KILL_AFTER_UNITS) resume from
+# units.journal to the report folder of an uninterrupted run, byte for byte; a torn or changed
+# last record is ignored, never misread.
+foreach(_mode check restrict damaged)
+  add_test(NAME "golden: cli journal-resume ${_mode}"
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/journal_resume.sh $<TARGET_FILE:attnprop_cli>
+                   ${CMAKE_CURRENT_BINARY_DIR}/journal-resume-${_mode} ${_mode})
+  set_tests_properties("golden: cli journal-resume ${_mode}" PROPERTIES LABELS golden TIMEOUT 60
+                       ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+endforeach()
 # The negative control fails (exit 1) and its counterexample replays as violated (exit 1).
 add_test(NAME "golden: cli influence-fails"
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "counterexample written to" --

@@ -3,7 +3,8 @@
 # has a short first unit of work and a long second one; the test waits until the first is
 # finished (its output appears), sends SIGINT, and expects exit code 130 within seconds, a
 # report that holds the finished work only, and a note on standard error. Then SIGKILL in the
-# middle of an influence sweep: the rerun reuses every finished row of rows.json, once. POSIX sh.
+# middle of an influence sweep: the rerun reuses every finished row of rows.json, once. The
+# journal of restrict keeps its finished length; check journals no interrupted property. POSIX sh.
 bin=$1
 work=$2
 rm -rf "$work"
@@ -83,6 +84,8 @@ grep -q 'restrict: interrupted; n = 65536 not computed' "$work/restrict.err" ||
     fail "restrict: no note on standard error"
 grep -q '"n": 16' "$work/restrict/report.json" || fail "restrict: report.json lacks n = 16"
 grep -q '"n": 65536' "$work/restrict/report.json" && fail "restrict: report.json has the interrupted n"
+# The journal keeps n = 16 for a rerun (the report is not complete).
+[ -f "$work/restrict/units.journal" ] || fail "restrict: no units.journal after the interrupt"
 
 # check: stopped among the cases of its first property; the second never starts.
 "$bin" check --property semantics/leftmost-tie-rule --property semantics/model-file-round-trip \
@@ -94,4 +97,6 @@ grep -q 'check: interrupted; the report holds the 1 of 2 properties run' "$work/
     fail "check: no note on standard error"
 grep -q '"status": "interrupted"' "$work/check/report.json" || fail "check: the property is not marked interrupted"
 grep -q "\"name\": \"model-file-round-trip\"" "$work/check/report.json" && fail "check: the second property ran"
+# The interrupted property ran part of its cases: it is not journaled, so a rerun runs it whole.
+[ -f "$work/check/units.journal" ] && fail "check: the interrupted property was journaled"
 exit 0

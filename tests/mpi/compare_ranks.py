@@ -1,23 +1,34 @@
 #!/usr/bin/python3
 """An attnprop command under mpirun against the same command in one process.
 
-    compare_ranks.py ATTNPROP MPIRUN NP [--kill-worker] -- ARGS...
+    compare_ranks.py ATTNPROP MPIRUN NP [--kill-worker | --kill-root K] -- ARGS...
 
 Runs `ATTNPROP ARGS --out rep` in one process and `MPIRUN -np NP ATTNPROP ARGS --out rep` in
 another empty folder (the same relative --out, so the recorded command lines are equal), then
 requires the same exit code, the same standard output and the same report folder: every file
 byte for byte. Reports hold no timing or host fields, so nothing is dropped. A run that ends
-in an error (exit 2 or 3) must print the same "attnprop..." lines on standard error, once.
+in an error (exit 2 or 3) must print the same "attnprop..." lines on standard error, once, and
+write no report (its units.journal, which holds the units finished before the error, is not
+compared: which those are depends on the ranks).
 
---kill-worker (influence): the MPI run is killed (SIGKILL to rank 1) as soon as rows.json
-holds a finished row while the run goes on; the same command is then run again, which must
-resume from rows.json (reuse at least one row, measure the rest) and end with the report of
-the one-process run, apart from the marks of reuse (docs/reports.md): the "reused" and
-"reused_rows" members of report.json and rows.json (and rows.json's rows_sha256, a hash over
-its rows with those marks), the reused column of influence.csv and " (reused)" in report.md. Standard output is then not compared (it says what was reused).
+--kill-worker: the MPI run is killed (SIGKILL to rank 1) as soon as its journal holds a
+finished unit while the run goes on (influence: a row in rows.json; check and restrict: a record
+in units.journal, read and verified here as docs/reports.md describes it); the same command is
+then run again, which must reuse exactly the units the journal held, compute the rest, and end
+with the report of the one-process run. For influence that is apart from the marks of reuse
+(docs/reports.md): the "reused" and "reused_rows" members of report.json and rows.json (and
+rows.json's rows_sha256, a hash over its rows with those marks), the reused column of
+influence.csv and " (reused)" in report.md; check and restrict mark nothing, so their folders
+must be equal byte for byte, without units.journal, which a complete report removes. Standard
+output is then not compared for influence (it says what was reused).
+
+--kill-root K (check, restrict): the MPI run gets ATTNPROP_KILL_AFTER_UNITS=K, so rank 0 kills
+itself once it has journaled K units and mpirun ends the whole job; the restart must reuse
+exactly those K units, as above.
 
 Exit 0 when everything matches; 1 with the differences otherwise.
 """
+import hashlib
 import json
 import os
 import signal
@@ -85,6 +96,11 @@ def tree(root):
 def compare_trees(a, b, reuse_marks, expect_report=True):
     problems = []
     ta, tb = tree(a), tree(b)
+    if not expect_report:
+        # A run that ended in an error keeps the journal of the units finished before it, which
+        # depend on how the ranks shared the work; it writes no report.
+        for t in (ta, tb):
+            t.pop("units.journal", None)
     for name in sorted(set(ta) | set(tb)):
         if name not in ta or name not in tb:
             problems.append(f"{name}: only in the {'one-process' if name in ta else 'MPI'} report")
@@ -102,6 +118,54 @@ def rows_done(path):
             return len(json.load(fh)["rows"])
     except (OSError, ValueError, KeyError):
         return 0
+
+
+def journal_records(path):
+    """The units of the complete records of units.journal whose SHA-256 matches (a torn or
+    damaged record ends the list), read independently of attnprop's reader."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return []
+    end = data.find(b"\n")
+    if end < 0:
+        return []
+    try:
+        fingerprint = json.loads(data[:end])["fingerprint"].encode()
+    except (ValueError, KeyError):
+        return []
+    at, units = end + 1, []
+    while len(data) - at >= 48:
+        u = int.from_bytes(data[at:at + 8], "little")
+        r = int.from_bytes(data[at + 8:at + 16], "little")
+        if u + r > len(data) - at - 48:
+            break
+        unit = data[at + 48:at + 48 + u]
+        result = data[at + 48 + u:at + 48 + u + r]
+        if hashlib.sha256(fingerprint + b"\n" + data[at:at + 16] + unit + result).digest() != data[at + 16:at + 48]:
+            break
+        units.append(unit.decode())
+        at += 48 + u + r
+    return units
+
+
+def units_done(work, command):
+    if command == "influence":
+        return rows_done(os.path.join(work, "rep", "rows.json"))
+    return len(journal_records(os.path.join(work, "rep", "units.journal")))
+
+
+def reused_units(work, command, stderr):
+    """How many units the restart reused: influence's reused_rows, or the count in the line
+    "check: reused K of N properties from ..." ("restrict: reused K of N lengths ...")."""
+    if command == "influence":
+        with open(os.path.join(work, "rep", "report.json")) as fh:
+            return json.load(fh).get("reused_rows")
+    for line in stderr.decode(errors="replace").splitlines():
+        if line.startswith(command + ": reused "):
+            return int(line.split()[2])
+    return 0
 
 
 def rank_pids(mpirun_pid, rank):
@@ -122,37 +186,47 @@ def rank_pids(mpirun_pid, rank):
     return pids
 
 
-def kill_then_resume(attnprop, mpirun, np, args, work):
+def kill_then_resume(attnprop, mpirun, np, args, work, kill_root):
+    command = args[0]
     cmd = [mpirun, "-np", str(np), attnprop] + args + ["--out", "rep"]
-    proc = subprocess.Popen(cmd, cwd=work, env=mpi_env(), stdout=subprocess.DEVNULL,
+    env = mpi_env()
+    if kill_root:
+        env["ATTNPROP_KILL_AFTER_UNITS"] = str(kill_root)
+    proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    rows = os.path.join(work, "rep", "rows.json")
     deadline = time.time() + 120
     killed = None
-    while time.time() < deadline and proc.poll() is None:
-        if rows_done(rows) >= 1:
+    while not kill_root and time.time() < deadline and proc.poll() is None:
+        if units_done(work, command) >= 1:
             for pid in rank_pids(proc.pid, 1):
                 os.kill(pid, signal.SIGKILL)
-                killed = pid
+                killed = f"rank 1 (pid {pid}) when the journal held {units_done(work, command)} units"
             break
         time.sleep(0.02)
     code = proc.wait(timeout=120)
+    if kill_root:
+        killed = f"rank 0 after {kill_root} units"
     if killed is None:
         return [f"no worker was killed (the run ended first, exit {code}): give it more work"], None
-    before = rows_done(rows)
+    before = units_done(work, command)
     problems = []
     if code == 0:
         problems.append("mpirun exited 0 although a rank was killed")
-    print(f"killed rank 1 (pid {killed}); mpirun exited {code}; rows.json holds {before} rows")
+    if command != "influence" and os.path.exists(os.path.join(work, "rep", "report.json")):
+        problems.append("the killed run wrote a report")
+    print(f"killed {killed}; mpirun exited {code}; the journal holds {before} units")
     again = run(cmd, work, mpi_env())
-    sys.stdout.write(again.stderr.decode(errors="replace")[-2000:] if again.returncode else "")
-    with open(os.path.join(work, "rep", "report.json")) as fh:
-        reused = json.load(fh).get("reused_rows")
-    print(f"restart exited {again.returncode}, reused {reused} rows")
+    sys.stdout.write(again.stderr.decode(errors="replace")[-2000:] if again.returncode not in (0, 1) else "")
+    reused = reused_units(work, command, again.stderr)
+    print(f"restart exited {again.returncode}, reused {reused} units")
     if reused != before:
-        problems.append(f"the restart reused {reused} rows, rows.json held {before}")
+        problems.append(f"the restart reused {reused} units, the journal held {before}")
     if before < 1:
-        problems.append("no row was kept from the killed run")
+        problems.append("no unit was kept from the killed run")
+    if kill_root and before != kill_root:
+        problems.append(f"rank 0 was to be killed after {kill_root} units, the journal holds {before}")
+    if command != "influence" and os.path.exists(os.path.join(work, "rep", "units.journal")):
+        problems.append("units.journal is left beside the complete report")
     return problems, again.returncode
 
 
@@ -164,6 +238,7 @@ def main():
     sep = argv.index("--")
     attnprop, mpirun, np = argv[0], argv[1], int(argv[2])
     kill = "--kill-worker" in argv[3:sep]
+    kill_root = int(argv[argv.index("--kill-root") + 1]) if "--kill-root" in argv[3:sep] else 0
     args = argv[sep + 1:]
     with tempfile.TemporaryDirectory(prefix="attnprop-mpi-") as tmp:
         one, many = os.path.join(tmp, "one"), os.path.join(tmp, "many")
@@ -171,8 +246,8 @@ def main():
         os.makedirs(many)
         plain = run([attnprop] + args + ["--out", "rep"], one)
         problems = []
-        if kill:
-            problems, code = kill_then_resume(attnprop, mpirun, np, args, many)
+        if kill or kill_root:
+            problems, code = kill_then_resume(attnprop, mpirun, np, args, many, kill_root)
             if code is not None and code != plain.returncode:
                 problems.append(f"exit code {code} after the restart, {plain.returncode} in one process")
         else:
@@ -191,7 +266,9 @@ def main():
                 if said(plain) != said(mpi):
                     problems.append(f"the error differs: {said(plain)} in one process, "
                                     f"{said(mpi)} under mpirun")
-        problems += compare_trees(os.path.join(one, "rep"), os.path.join(many, "rep"), kill,
+        # Only influence marks reuse in its report; check's and restrict's must be equal as they are.
+        reuse_marks = (kill or kill_root) and args[0] == "influence"
+        problems += compare_trees(os.path.join(one, "rep"), os.path.join(many, "rep"), reuse_marks,
                                   plain.returncode not in (2, 3))
         what = " ".join(args)
         if problems:

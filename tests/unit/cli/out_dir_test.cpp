@@ -3,6 +3,7 @@
 // under the system temp directory.
 #include "cli/common.hpp"
 #include "cli/out_dir.hpp"
+#include "report/journal.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -126,6 +127,36 @@ TEST_CASE("out folder with a fingerprint: equal fingerprints resume", "[cli][out
     CHECK(refusal(d, made_with("a"), policy(), "00000000000000bb")
               .find("made from another model file content, other options or another attnprop version "
                     "(fingerprint 00000000000000aa; this run has 00000000000000bb)") != std::string::npos);
+}
+
+TEST_CASE("out folder: a journal left by a killed run is a report of its options", "[cli][out]") {
+    cli::out_policy pol = policy();
+    pol.markers = {{"units.journal", "attnprop-check-journal", true},
+                   {"report.json", "attnprop-check-report"}};
+    auto journal = [](const fs::path& dir, const report::provenance& p) {
+        fs::create_directories(dir);
+        report::journal_writer w(dir / "units.journal", "attnprop-check-journal", "aa", p, 0);
+        w.append({"semantics/x", std::string("\0\n{", 3)}); // binary records after the header
+    };
+    const fs::path d = fresh_dir("journal");
+    journal(d, made_with("controls"));
+    CHECK(cli::claim_out_dir(d, made_with("controls"), pol, false) == out_found::same_report);
+    CHECK(refusal(d, made_with("semantics"), pol) ==
+          d.string() + " holds a report made with --suite controls; this run has --suite semantics: "
+                       "use --out DIR or --force to replace it");
+    // The journal is newer than a report.json of other options beside it (a forced run, killed).
+    write_report(d, made_with("semantics"));
+    CHECK(cli::claim_out_dir(d, made_with("controls"), pol, false) == out_found::same_report);
+    // Another command's journal, or a broken header: no report of this command.
+    const fs::path k = fresh_dir("journal-other-kind");
+    fs::create_directories(k);
+    report::journal_writer(k / "units.journal", "attnprop-restrict-journal", "aa", made_with("x"), 0);
+    CHECK(refusal(k, made_with("controls"), pol).find("(it holds an attnprop-restrict-journal)") !=
+          std::string::npos);
+    const fs::path b = fresh_dir("journal-broken");
+    write(b / "units.journal", "{\"format\": \"attnprop-check-journal\"");
+    CHECK(refusal(b, made_with("controls"), pol).find("units.journal: its first line is not complete") !=
+          std::string::npos);
 }
 
 TEST_CASE("remove_owned removes the command's files only", "[cli][out]") {
