@@ -29,6 +29,21 @@ void sync_directory(const fs::path& dir) {
 
 } // namespace
 
+int write_all(int fd, std::string_view bytes) {
+    const char* data = bytes.data();
+    std::size_t left = bytes.size();
+    while (left > 0) {
+        const ssize_t n = ::write(fd, data, left);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        data += n;
+        left -= static_cast<std::size_t>(n);
+    }
+    return 0;
+}
+
 void write_file_atomic(const fs::path& p, const std::string& text) {
     const fs::path tmp = p.string() + ".tmp" + std::to_string(::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -38,17 +53,7 @@ void write_file_atomic(const fs::path& p, const std::string& text) {
         (void)::unlink(tmp.c_str());
         cannot_write(p, err);
     };
-    const char* data = text.data();
-    std::size_t left = text.size();
-    while (left > 0) {
-        const ssize_t n = ::write(fd, data, left);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            fail(errno);
-        }
-        data += n;
-        left -= static_cast<std::size_t>(n);
-    }
+    if (const int err = write_all(fd, text)) fail(err);
     if (::fsync(fd) != 0) fail(errno);
     if (::close(fd) != 0) {
         const int err = errno;

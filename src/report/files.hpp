@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,10 @@ namespace attnprop::report {
 /// never see a half-written file and a finished write survives a crash. Throws
 /// std::runtime_error ("cannot write P: reason") on failure; the temporary file is removed.
 void write_file_atomic(const std::filesystem::path& p, const std::string& text);
+
+/// Writes every byte of `bytes` to the open descriptor `fd`, retrying after EINTR and short
+/// writes: 0, or the errno of the write that failed.
+int write_all(int fd, std::string_view bytes);
 
 /// The JSON output helpers of the report writers.
 namespace json_out {

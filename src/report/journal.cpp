@@ -232,17 +232,7 @@ void journal_writer::append(const journal_record& r) {
     // One write of the whole record: a kill leaves it whole or torn at the end of the file,
     // where the reader finds it incomplete or not matching its hash.
     const std::string bytes = journal_record_bytes(fingerprint_, r);
-    const char* data = bytes.data();
-    std::size_t left = bytes.size();
-    while (left > 0) {
-        const ssize_t n = ::write(fd_, data, left);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            cannot_write(path_, errno);
-        }
-        data += n;
-        left -= static_cast<std::size_t>(n);
-    }
+    if (const int err = write_all(fd_, bytes)) cannot_write(path_, err);
     if (::fdatasync(fd_) != 0) cannot_write(path_, errno);
 }
 
