@@ -218,9 +218,9 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                         auto& out = st.ratio[b * sigma + a];
                         out.reserve(st.q.size());
                         for (const auto& q : st.q) out.push_back(numeric::exp(dot(q, dk, ctx)));
-                        // Raw kernels (MPFR), L = 2: the change of p's scaled query, f Q_W
-                        // delta, for row p.
-                        if (!raw_kernels || L != 2) continue;
+                        // Raw kernels (MPFR) and the certified double kernel, L = 2: the
+                        // change of p's scaled query, f Q_W delta, for row p.
+                        if (!(raw_kernels || interval_kernel) || L != 2) continue;
                         if (st.qratio.empty()) st.qratio.resize(sigma * sigma);
                         model::affine_map<S> qw{hd.score.Q.W, {}, true};
                         vec<S> dq = model::apply_affine(qw, delta, ctx);
@@ -889,10 +889,44 @@ void incremental_influence<dinterval>::fold_interval(const change& ch,
     ar_.assign(w, 0.0);
     const dinterval guard(65536.0);
     ++stats_.interval_changes;
+    // Row p (f_in add or concat, weight tables): e'_pj = e_pj exp(dq . k_j) for j != p, dq the
+    // change of p's scaled query, relative to row p's old shift (every term positive), and the
+    // new key and value at j = p; the generic recomputation otherwise, or when the sum is not a
+    // positive finite enclosure.
+    auto row_p = [&](vec<dinterval>& out) {
+        if (etab_.empty() || ch.a == x_[p] || heads_.front().qratio.empty()) return false;
+        const std::size_t pair =
+            static_cast<std::size_t>(x_[p]) * sigma + static_cast<std::size_t>(ch.a);
+        std::vector<vec<dinterval>> b(H);
+        for (std::size_t h = 0; h < H; ++h) {
+            const auto& st = heads_[h];
+            const auto& factor = st.qratio[pair];
+            const std::size_t dv = ch.vp[h].size();
+            vec<dinterval> num(dv, dinterval());
+            dinterval den;
+            for (std::size_t j = 0; j < n_; ++j) {
+                const bool at_p = j == p;
+                const dinterval e = at_p ? numeric::exp(dot(ch.qp[h], ch.kp[h], ctx_) - st.shift[p])
+                                         : etab_[h][j * n_ + p] * factor[j];
+                den += e;
+                const vec<dinterval>& v = at_p ? ch.vp[h] : st.v[j];
+                for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(num[c], e, v[c]);
+            }
+            if (!finite(den) || !(den.lo() > 0)) return false;
+            for (auto& c : num) c = c / den;
+            b[h] = std::move(num);
+        }
+        try {
+            out = attention::update(m_.layers.front(), ch.y0p, b, ctx_);
+        } catch (const numeric::undefined_error& err) {
+            throw err.located(attention::place(1, "update", p + 1));
+        }
+        return true;
+    };
     for (std::size_t i = 0; i < n_; ++i) {
         vec<dinterval>& out = y1[i];
         if (i == p) {
-            out = corrected_row(ch, i);
+            if (!row_p(out)) out = corrected_row(ch, i);
             continue;
         }
         // The coefficients, in the generic kernel's interval operations (the same values, so
@@ -910,8 +944,8 @@ void incremental_influence<dinterval>::fold_interval(const change& ch,
                 ok = false;
                 break;
             }
-            const dinterval den = rest + e_new;
-            const dinterval lam = (e_old - e_new) / den, alpha = -(e_old / den), beta = e_new / den;
+            const dinterval inv = dinterval(1.0) / (rest + e_new);
+            const dinterval lam = (e_old - e_new) * inv, alpha = -(e_old * inv), beta = e_new * inv;
             ok = mid_rad(lam, am_[3 * h], ar_[3 * h]) && mid_rad(alpha, am_[3 * h + 1], ar_[3 * h + 1]) &&
                  mid_rad(beta, am_[3 * h + 2], ar_[3 * h + 2]);
         }
