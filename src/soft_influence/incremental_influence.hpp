@@ -39,7 +39,9 @@
 /// Kinds: double and MPFR give rounded values that agree with soft_forward to working
 /// precision (not bit for bit: the operations differ); Arb balls give rigorous enclosures
 /// (every operation is enclosed; subtracting an old term widens the ball by the old term's
-/// radius, which at high precision stays far below the value).
+/// radius, which at high precision stays far below the value). Certified double intervals are
+/// enclosures too: with L = 2 and an affine F_1 the folded rows run on double midpoints with an
+/// a-priori radius per row (incremental_interval_kernel), the rest in interval operations.
 
 #include "attention/common.hpp"
 #include "numeric/kind_list.hpp"
