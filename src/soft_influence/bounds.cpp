@@ -4,6 +4,9 @@
 #include "soft_influence/norms.hpp"
 #include "util/precondition.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <variant>
 
@@ -609,6 +612,127 @@ template <class S> arb_ball norm_up(const model::vec<S>& v, long) {
     return upper_of(numeric::sqrt_nonneg(acc));
 }
 arb_ball norm_up(const model::vec<arb_ball>& v, long prec) { return norm2_upper(v, prec); }
+/// max_j norm_up(rows[j]): one ball per row.
+template <class S> arb_ball max_norm_up(const std::vector<model::vec<S>>& rows, long prec) {
+    arb_ball out = zero_point(prec);
+    for (const auto& y : rows) out = max_upper(out, norm_up(y, prec));
+    return out;
+}
+/// max_j ||V rows[j]|| (upper point).
+template <class S>
+arb_ball max_value_norm_up(const model::affine_map<S>& V, const std::vector<model::vec<S>>& rows,
+                           const numeric::context& ctx) {
+    arb_ball out = zero_point(ctx.precision_bits);
+    for (const auto& y : rows)
+        out = max_upper(out, norm_up(model::apply_affine(V, y, ctx), ctx.precision_bits));
+    return out;
+}
+/// Certified double intervals: the largest upper bound of the norms, compared in doubles
+/// (exact), and one ball at the end; +inf when one is not finite.
+/// An upper bound of ||v||_2: with a_c = max(|lo_c|, |hi_c|), S = sum a_c^2 is summed in
+/// rounding to nearest (every term passes through at most d + 1 roundings, so the computed sum
+/// is at least S (1 - u)^(d + 1)); multiplying by 1 + 2^-40 and rounding (one more rounding)
+/// restores S for d <= 4094, 2^-1000 covers underflowed squares (at most d 2^-1074; only a
+/// nonzero a_c below 2^-500 can underflow), and the square root rounded to nearest is within
+/// half an ulp, so one ulp up bounds sqrt(S). Exactly 0 when every a_c is 0.
+/// The same bound for the vector of |a[c]| (len <= 4094).
+double norm_up_abs(const double* a, std::size_t len) {
+    double s = 0;
+    bool small = false; // a square may have underflowed
+    for (std::size_t c = 0; c < len; ++c) {
+        const double x = std::fabs(a[c]);
+        small = small || (x > 0 && x < 0x1p-500);
+        s += x * x;
+    }
+    if (!(s <= std::numeric_limits<double>::max())) return std::numeric_limits<double>::infinity();
+    if (s == 0 && !small) return 0.0; // every coordinate is 0
+    return numeric::interval_detail::next_up(
+        std::sqrt(s * (1.0 + 0x1p-40) + (small ? 0x1p-1000 : 0.0)));
+}
+double norm_hi(const model::vec<dinterval>& v) {
+    if (v.size() > 4094) {
+        dinterval acc{};
+        for (const auto& x : v) numeric::fma_acc(acc, x, x);
+        return numeric::sqrt_nonneg(acc).hi();
+    }
+    double a[4094];
+    for (std::size_t c = 0; c < v.size(); ++c) a[c] = std::max(std::fabs(v[c].lo()), std::fabs(v[c].hi()));
+    return norm_up_abs(a, v.size());
+}
+
+/// Midpoint and radius (rounded up) of x: [lo, hi] within [m - r, m + r]; false when x is not
+/// finite.
+bool mid_rad(const dinterval& x, double& m, double& r) {
+    const double lo = x.lo(), hi = x.hi();
+    if (!std::isfinite(lo) || !std::isfinite(hi)) return false;
+    m = lo == hi ? lo : std::clamp(lo * 0.5 + hi * 0.5, lo, hi);
+    r = lo == hi ? 0.0 : numeric::interval_detail::next_up(std::max(hi - m, m - lo));
+    return true;
+}
+arb_ball upper_of_max(double mx, long prec) {
+    if (!(mx <= std::numeric_limits<double>::max())) return pos_inf(prec);
+    return upper_of(dinterval(mx));
+}
+arb_ball max_norm_up(const std::vector<model::vec<dinterval>>& rows, long prec) {
+    double mx = 0;
+    for (const auto& y : rows) {
+        const double v = norm_hi(y);
+        if (!(v <= mx)) mx = v; // NaN (never expected) propagates
+    }
+    return upper_of_max(mx, prec);
+}
+/// For V = V_m + E, b = b_m + e_b, y = y_m + e (|E| <= V_r, |e_b| <= b_r, |e| <= y_r
+/// entrywise), V y + b = (V_m y_m + b_m) + V_m e + E y + e_b, and z = fl(V_m y_m + b_m) is within
+/// g_(C+1) (|b_m| + |V_m| |y_m|) of V_m y_m + b_m (C = columns, g_w = (w + 1) 2^-52), so
+///   ||V y + b|| <= ||z|| + ||V_m||_F (||y_r|| + g ||y_m||) + ||V_r||_F (||y_m|| + ||y_r||)
+///                  + ||b_r|| + g ||b_m||,
+/// every norm the rounded-up bound of norm_up_abs; the sum (at most 12 roundings of
+/// nonnegative terms) times 1 + 2^-40, plus 2^-1000 for underflowed products in z. O(R C)
+/// double operations per row instead of R interval dot products.
+arb_ball max_value_norm_up(const model::affine_map<dinterval>& V,
+                           const std::vector<model::vec<dinterval>>& rows,
+                           const numeric::context& ctx) {
+    const std::size_t R = V.W.rows, C = V.W.cols;
+    const long prec = ctx.precision_bits;
+    if (R == 0 || R > 4094 || C > 4094 || R * C > (std::size_t{1} << 24)) {
+        model::vec<dinterval> t;
+        double mx = 0;
+        for (const auto& y : rows) {
+            model::apply_affine(V, y.data(), t, ctx);
+            const double v = norm_hi(t);
+            if (!(v <= mx)) mx = v;
+        }
+        return upper_of_max(mx, prec);
+    }
+    std::vector<double> Wm(R * C), Wr(R * C), bm(R, 0.0), br(R, 0.0);
+    for (std::size_t k = 0; k < R * C; ++k)
+        if (!mid_rad(V.W.data[k], Wm[k], Wr[k])) return pos_inf(prec);
+    for (std::size_t r = 0; r < V.b.size() && r < R; ++r)
+        if (!mid_rad(V.b[r], bm[r], br[r])) return pos_inf(prec);
+    const double fm = norm_up_abs(Wm.data(), R * C), fr = norm_up_abs(Wr.data(), R * C);
+    const double nbm = norm_up_abs(bm.data(), R), nbr = norm_up_abs(br.data(), R);
+    const double g = static_cast<double>(C + 2) * 0x1p-52;
+    std::vector<double> ym(C), yr(C), z(R);
+    double mx = 0;
+    for (const auto& y : rows) {
+        if (y.size() != C) return pos_inf(prec);
+        for (std::size_t t = 0; t < C; ++t)
+            if (!mid_rad(y[t], ym[t], yr[t])) return pos_inf(prec);
+        for (std::size_t r = 0; r < R; ++r) {
+            const double* w = &Wm[r * C];
+            double acc = bm[r];
+            for (std::size_t t = 0; t < C; ++t) acc += w[t] * ym[t];
+            z[r] = acc;
+        }
+        const double nz = norm_up_abs(z.data(), R), ny = norm_up_abs(ym.data(), C),
+                     nr = norm_up_abs(yr.data(), C);
+        const double v =
+            (nz + fm * (nr + g * ny) + fr * (ny + nr) + nbr + g * nbm) * (1.0 + 0x1p-40) + 0x1p-1000;
+        if (!(v <= mx)) mx = v;
+    }
+    return upper_of_max(mx, prec);
+}
+
 template <class S> arb_ball distance_up(const model::vec<S>& a, const model::vec<S>& b, long prec) {
     model::vec<S> d;
     d.reserve(a.size());
@@ -630,9 +754,8 @@ posterior_cache<S>::posterior_cache(const rmodel& m, const attention::soft_trace
         throw precondition_error("posterior_cache: the trace does not match the model's layers");
     n_ = tx.y[0].size();
     F0_ = F1_ = Ftop_ = zero_point(prec);
-    for (const auto& y : tx.y[0]) F0_ = max_upper(F0_, norm_up(y, prec));
-    if (L == 2)
-        for (const auto& y : tx.y[1]) F1_ = max_upper(F1_, norm_up(y, prec));
+    F0_ = max_norm_up(tx.y[0], prec);
+    if (L == 2) F1_ = max_norm_up(tx.y[1], prec);
     Ftop_ = norm_up(tx.y[L][n_ - 1], prec);
     ok_ = true;
     for (std::size_t k = 0; k < L; ++k) {
@@ -655,7 +778,7 @@ posterior_cache<S>::posterior_cache(const rmodel& m, const attention::soft_trace
             st.score_bias = hc.score_bias;
             st.V = model::convert<S>(*value_affine(hd), ctx);
             st.P = zero_point(prec);
-            for (const auto& y : tx.y[k]) st.P = max_upper(st.P, norm_up(model::apply_affine(st.V, y, ctx), prec));
+            st.P = max_upper(st.P, max_value_norm_up(st.V, tx.y[k], ctx));
             st.constant_scores = arb_is_zero(hc.mu.raw()) != 0;
             if (!st.constant_scores) {
                 st.Q = model::convert<S>(hd.score.Q, ctx);
@@ -705,8 +828,7 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
         const auto& ls = layers_[k];
         const bool top = k + 1 == L;
         arb_ball Fk = top ? max_upper(Ftop_, norm_up(y_top, prec)) : F1_;
-        if (!top)
-            for (const auto& y : y1) Fk = max_upper(Fk, norm_up(y, prec));
+        if (!top) Fk = max_upper(Fk, max_norm_up(y1, prec));
         arb_ball sum_db = zero_point(prec), sumP = zero_point(prec);
         for (const auto& st : ls.heads) {
             // Value norms of both inputs: x's kept, x''s changed rows.
@@ -714,7 +836,7 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
             if (k == 0) {
                 P = max_upper(P, norm_up(model::apply_affine(st.V, y0i, ctx_), prec));
             } else {
-                for (const auto& y : y1) P = max_upper(P, norm_up(model::apply_affine(st.V, y, ctx_), prec));
+                P = max_upper(P, max_value_norm_up(st.V, y1, ctx_));
             }
             arb_ball omega = zero_point(prec);
             if (st.constant_scores) {
@@ -733,10 +855,12 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                     const S s2 = model::dot(q.data(), kn.data(), dk, ctx_);
                     // rest = Σ_{l != i} exp(s_ml) >= 0: its non-negative lower end when the
                     // difference reaches 0 (a lower bound of the denominator suffices).
-                    S rest = st.E[mq - first] - numeric::exp(s1);
+                    // exp is increasing: exp(max(s1, s2)) = max(exp(s1), exp(s2)), the same
+                    // for min, so two exponentials suffice.
+                    const S e1 = numeric::exp(s1), e2 = numeric::exp(s2);
+                    S rest = st.E[mq - first] - e1;
                     if (numeric::compare(rest, zero) != numeric::order::greater) rest = zero;
-                    const S w = numeric::exp(enclosure_max(s1, s2, prec)) /
-                                (numeric::exp(enclosure_min(s1, s2, prec)) + rest);
+                    const S w = enclosure_max(e1, e2, prec) / (enclosure_min(e1, e2, prec) + rest);
                     w_max = w_max ? enclosure_max(*w_max, w, prec) : w;
                 }
                 if (w_max) omega = upper_of(*w_max);

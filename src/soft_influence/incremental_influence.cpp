@@ -3,6 +3,7 @@
 #include "attention/soft.hpp"
 #include "util/precondition.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <variant>
@@ -12,6 +13,7 @@ namespace attnprop::analysis {
 
 using model::vec;
 using numeric::arb_ball;
+using numeric::dinterval;
 using numeric::mpfr_real;
 using numeric::rational;
 
@@ -152,6 +154,12 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
         if (L == 2 && need <= static_cast<double>(table_bytes))
             for (std::size_t h = 0; h < heads_.size(); ++h) tables_.emplace_back(n_, n_, prec);
     }
+    if constexpr (interval_kernel) {
+        const double need = static_cast<double>(n_) * static_cast<double>(n_) *
+                            static_cast<double>(heads_.size()) * static_cast<double>(sizeof(S));
+        if (L == 2 && need <= static_cast<double>(table_bytes))
+            etab_.assign(heads_.size(), std::vector<S>(n_ * n_));
+    }
     // Where an undefined value of layer 1 would be met (located on the way out).
     std::size_t at_pos = 0, at_head = 0;
     try {
@@ -184,6 +192,8 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                             if (e.precision() == ctx.precision_bits) tables_[h].set(i, j, e.raw());
                             else tables_.clear(); // another precision: no raw kernel either
                         }
+                    if constexpr (interval_kernel)
+                        if (!etab_.empty()) etab_[h][j * n_ + i] = e;
                     den += e;
                     for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(num[c], e, st.v[j][c]);
                 }
@@ -208,9 +218,9 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                         auto& out = st.ratio[b * sigma + a];
                         out.reserve(st.q.size());
                         for (const auto& q : st.q) out.push_back(numeric::exp(dot(q, dk, ctx)));
-                        // Raw kernels (MPFR), L = 2: the change of p's scaled query, f Q_W
-                        // delta, for row p.
-                        if (!raw_kernels || L != 2) continue;
+                        // Raw kernels (MPFR) and the certified double kernel, L = 2: the
+                        // change of p's scaled query, f Q_W delta, for row p.
+                        if (!(raw_kernels || interval_kernel) || L != 2) continue;
                         if (st.qratio.empty()) st.qratio.resize(sigma * sigma);
                         model::affine_map<S> qw{hd.score.Q.W, {}, true};
                         vec<S> dq = model::apply_affine(qw, delta, ctx);
@@ -277,7 +287,9 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
             }
         }
     }
+    if constexpr (interval_kernel) init_interval_kernel();
     if (!raw_fold_) tables_.clear(); // only the raw kernel of changed_raw reads them
+    if (!fold_mr_) etab_.clear();    // only the certified double kernel reads them
 }
 
 template <numeric::ExpScalar S>
@@ -325,6 +337,7 @@ vec<S> incremental_influence<S>::top(const std::vector<vec<S>>& y1) const {
     try {
         if constexpr (raw_kernels)
             if (raw_ && uniform(y1, ctx_.precision_bits)) return top_raw(y1);
+        if constexpr (interval_kernel) return top_interval(y1);
         return top_generic(y1);
     } catch (const numeric::undefined_error& e) {
         throw e.located(attention::place(2, nullptr, n_));
@@ -490,6 +503,11 @@ vec<S> incremental_influence<S>::changed(std::size_t p, int a) const {
     if constexpr (raw_kernels)
         if (raw_change_ok(ch)) return changed_raw(ch);
     if (m_.layers.size() == 1) return corrected_row(ch, n_ - 1);
+    if constexpr (interval_kernel)
+        if (fold_mr_) {
+            fold_interval(ch, ywork_);
+            return top(ywork_);
+        }
     std::vector<vec<S>> y1(n_);
     for (std::size_t i = 0; i < n_; ++i) y1[i] = corrected_row(ch, i);
     return top(y1);
@@ -498,17 +516,31 @@ vec<S> incremental_influence<S>::changed(std::size_t p, int a) const {
 template <numeric::ExpScalar S>
 typename incremental_influence<S>::changed_states
 incremental_influence<S>::changed_with_states(std::size_t p, int a) const {
-    const change ch = prepare(p, a);
     changed_states st;
+    changed_with_states(p, a, st);
+    return st;
+}
+
+template <numeric::ExpScalar S>
+void incremental_influence<S>::changed_with_states(std::size_t p, int a, changed_states& st) const {
+    const change ch = prepare(p, a);
     st.y0p = ch.y0p;
     if (m_.layers.size() == 1) {
+        st.y1.clear();
         st.y = corrected_row(ch, n_ - 1);
-        return st;
+        return;
     }
-    st.y1.resize(n_);
-    for (std::size_t i = 0; i < n_; ++i) st.y1[i] = corrected_row(ch, i);
+    bool folded = false;
+    if constexpr (interval_kernel)
+        if (fold_mr_) {
+            fold_interval(ch, st.y1);
+            folded = true;
+        }
+    if (!folded) {
+        st.y1.resize(n_);
+        for (std::size_t i = 0; i < n_; ++i) st.y1[i] = corrected_row(ch, i);
+    }
     st.y = top(st.y1);
-    return st;
 }
 
 // The raw MPFR kernels (incremental_raw_kernels<mpfr_real>): explicit specialisations of the
@@ -741,6 +773,238 @@ vec<mpfr_real> incremental_influence<mpfr_real>::row_p_factored(const change& ch
     } catch (const numeric::undefined_error& err) {
         throw err.located(attention::place(1, "update", p + 1));
     }
+}
+
+// The certified double kernel (incremental_interval_kernel<dinterval>; docs/scalars.md,
+// "One-symbol changes in certified double intervals"). Notation: u = 2^-53, an interval
+// x = [lo, hi] is held as a midpoint and a radius (mid_rad: [lo, hi] within [m - r, m + r]).
+// A folded row is y'_c = y_c + sum_k a_k b_kc over the w = 3H terms (a_k the coefficients
+// lambda_h - 1, alpha_h, beta_h of the change, b_k the rows g_h[i], A_h v_p, A_h v'_p). We
+// compute M_c = fl(y_m,c + sum_k a_m,k b_m,kc) (any order, fused or not: every term passes
+// through at most w + 1 roundings, so the error is at most g_(w+1) (|y_m,c| + sum_k |a_m,k
+// b_m,kc|), g_w = (w + 1) 2^-52 >= gamma_w) and, with |a b - a_m b_m| <= |a_m| r_b +
+// r_a (|b_m| + r_b) for a in a_m +- r_a, b in b_m +- r_b, and B_k >= max_c |b_m,kc|,
+// T_k >= max_c r_b,kc:
+//   |y'_c - M_c| <= (r_y,c + g |y_m,c|) + sum_k (|a_m,k| T_k + r_a,k (B_k + T_k) + g |a_m,k| B_k).
+// The first bracket is kept per row and coordinate (computed once), the sum once per row and
+// change. Both are sums of products of nonnegative doubles, evaluated with rounding to nearest
+// in at most 15 H + 5 operations (H <= 1024: fewer than 2^14), so multiplying the result by
+// fold_slack = 1 + 2^-36 (> (1 - u)^-(2^14 + 1)) and adding 2^-1000 (underflow) bounds it from
+// above. The output is M_c -+ R_c rounded outward.
+namespace {
+
+constexpr double fold_slack = 1.0 + 0x1p-36;
+constexpr double fold_tiny = 0x1p-1000;
+/// Heads of layer 1 the interval kernel takes (keeps its operation count below 2^14).
+constexpr std::size_t fold_max_heads = 1024;
+
+/// Midpoint and radius (rounded up) of x; false when x is not finite.
+bool mid_rad(const numeric::dinterval& x, double& m, double& r) {
+    const double lo = x.lo(), hi = x.hi();
+    if (!std::isfinite(lo) || !std::isfinite(hi)) return false;
+    if (lo == hi) {
+        m = lo;
+        r = 0;
+        return true;
+    }
+    m = lo * 0.5 + hi * 0.5;
+    if (m < lo) m = lo;
+    if (m > hi) m = hi;
+    r = numeric::interval_detail::next_up(std::max(hi - m, m - lo));
+    return true;
+}
+
+/// g_w = (w + 1) 2^-52 >= gamma_w.
+double gamma_of(std::size_t w) { return static_cast<double>(w + 1) * 0x1p-52; }
+
+} // namespace
+
+template <>
+void incremental_influence<dinterval>::init_interval_kernel() {
+    fold_mr_ = false;
+    const bool fault_ok = fault_ == incremental_fault::none || fault_ == incremental_fault::drop_fold_bound;
+    if (m_.layers.size() != 2 || !affine_ || !fault_ok || heads_.size() > fold_max_heads) return;
+    const std::size_t H = heads_.size(), d = y1_.front().size();
+    const double g = gamma_of(3 * H + 1);
+    y1m_.assign(n_ * d, 0.0);
+    y1r_.assign(n_ * d, 0.0);
+    for (std::size_t i = 0; i < n_; ++i)
+        for (std::size_t c = 0; c < d; ++c) {
+            double m = 0, r = 0;
+            if (!mid_rad(y1_[i][c], m, r)) return;
+            y1m_[i * d + c] = m;
+            y1r_[i * d + c] = r + g * std::fabs(m); // the first bracket of the row bound
+        }
+    gm_.assign(H * n_ * d, 0.0);
+    gb_.assign(H * n_, 0.0);
+    gt_.assign(H * n_, 0.0);
+    for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t i = 0; i < n_; ++i) {
+            if (g_[h][i].size() != d) return;
+            for (std::size_t c = 0; c < d; ++c) {
+                double m = 0, r = 0;
+                if (!mid_rad(g_[h][i][c], m, r)) return;
+                gm_[(h * n_ + i) * d + c] = m;
+                gb_[h * n_ + i] = std::max(gb_[h * n_ + i], std::fabs(m));
+                gt_[h * n_ + i] = std::max(gt_[h * n_ + i], r);
+            }
+        }
+    fold_mr_ = std::isfinite(*std::max_element(y1r_.begin(), y1r_.end()));
+}
+
+template <>
+void incremental_influence<dinterval>::fold_interval(const change& ch,
+                                                     std::vector<vec<dinterval>>& y1) const {
+    using numeric::interval_detail::add_down;
+    using numeric::interval_detail::add_up;
+    const std::size_t H = heads_.size(), p = ch.p, d = y1_.front().size(), w = 3 * H;
+    const std::size_t sigma = m_.sigma.symbols.size();
+    const double g = gamma_of(w + 1);
+    const bool drop = fault_ == incremental_fault::drop_fold_bound;
+    y1.resize(n_);
+    // A_h v_p and A_h v'_p as midpoints, with B_k (largest |midpoint|) and T_k (largest radius).
+    bm_.assign(2 * H * d, 0.0);
+    bb_.assign(2 * H, 0.0);
+    bt_.assign(2 * H, 0.0);
+    for (std::size_t k = 0; k < 2 * H; ++k) {
+        const vec<dinterval>& src = k % 2 == 0 ? ch.av_old[k / 2] : ch.av_new[k / 2];
+        for (std::size_t c = 0; c < d; ++c) {
+            double m = 0, r = 0;
+            if (src.size() != d || !mid_rad(src[c], m, r)) {
+                for (std::size_t i = 0; i < n_; ++i) y1[i] = corrected_row(ch, i);
+                return;
+            }
+            bm_[k * d + c] = m;
+            bb_[k] = std::max(bb_[k], std::fabs(m));
+            bt_[k] = std::max(bt_[k], r);
+        }
+    }
+    ratio_.assign(H, nullptr);
+    if (ch.a != x_[p])
+        for (std::size_t h = 0; h < H; ++h)
+            if (!heads_[h].ratio.empty())
+                ratio_[h] = &heads_[h].ratio[static_cast<std::size_t>(x_[p]) * sigma +
+                                             static_cast<std::size_t>(ch.a)];
+    am_.assign(w, 0.0);
+    ar_.assign(w, 0.0);
+    const dinterval guard(65536.0);
+    ++stats_.interval_changes;
+    // Row p (f_in add or concat, weight tables): e'_pj = e_pj exp(dq . k_j) for j != p, dq the
+    // change of p's scaled query, relative to row p's old shift (every term positive), and the
+    // new key and value at j = p; the generic recomputation otherwise, or when the sum is not a
+    // positive finite enclosure.
+    auto row_p = [&](vec<dinterval>& out) {
+        if (etab_.empty() || ch.a == x_[p] || heads_.front().qratio.empty()) return false;
+        const std::size_t pair =
+            static_cast<std::size_t>(x_[p]) * sigma + static_cast<std::size_t>(ch.a);
+        std::vector<vec<dinterval>> b(H);
+        for (std::size_t h = 0; h < H; ++h) {
+            const auto& st = heads_[h];
+            const auto& factor = st.qratio[pair];
+            const std::size_t dv = ch.vp[h].size();
+            vec<dinterval> num(dv, dinterval());
+            dinterval den;
+            for (std::size_t j = 0; j < n_; ++j) {
+                const bool at_p = j == p;
+                const dinterval e = at_p ? numeric::exp(dot(ch.qp[h], ch.kp[h], ctx_) - st.shift[p])
+                                         : etab_[h][j * n_ + p] * factor[j];
+                den += e;
+                const vec<dinterval>& v = at_p ? ch.vp[h] : st.v[j];
+                for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(num[c], e, v[c]);
+            }
+            if (!finite(den) || !(den.lo() > 0)) return false;
+            for (auto& c : num) c = c / den;
+            b[h] = std::move(num);
+        }
+        try {
+            out = attention::update(m_.layers.front(), ch.y0p, b, ctx_);
+        } catch (const numeric::undefined_error& err) {
+            throw err.located(attention::place(1, "update", p + 1));
+        }
+        return true;
+    };
+    for (std::size_t i = 0; i < n_; ++i) {
+        vec<dinterval>& out = y1[i];
+        if (i == p) {
+            if (!row_p(out)) out = corrected_row(ch, i);
+            continue;
+        }
+        // The coefficients, in the generic kernel's interval operations (the same values, so
+        // the same rows take the cancellation guard).
+        bool ok = true;
+        for (std::size_t h = 0; h < H && ok; ++h) {
+            const auto& st = heads_[h];
+            const dinterval e_old = etab_.empty()
+                                        ? numeric::exp(dot(st.q[i], st.k[p], ctx_) - st.shift[i])
+                                        : etab_[h][p * n_ + i];
+            const dinterval e_new = ratio_[h] ? e_old * (*ratio_[h])[i]
+                                              : numeric::exp(dot(st.q[i], ch.kp[h], ctx_) - st.shift[i]);
+            const dinterval rest = st.den[i] - e_old;
+            if (!finite(e_new) || numeric::possibly_less(numeric::compare(rest * guard, st.den[i]))) {
+                ok = false;
+                break;
+            }
+            const dinterval inv = dinterval(1.0) / (rest + e_new);
+            const dinterval lam = (e_old - e_new) * inv, alpha = -(e_old * inv), beta = e_new * inv;
+            ok = mid_rad(lam, am_[3 * h], ar_[3 * h]) && mid_rad(alpha, am_[3 * h + 1], ar_[3 * h + 1]) &&
+                 mid_rad(beta, am_[3 * h + 2], ar_[3 * h + 2]);
+        }
+        if (!ok) { // the cancellation guard, or a coefficient that is not finite
+            out = corrected_row(ch, i);
+            continue;
+        }
+        // The per-row part of the bound: sum_k |a_m,k| T_k + r_a,k (B_k + T_k) + g |a_m,k| B_k.
+        double K = 0;
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t t = 0; t < 3; ++t) {
+                const std::size_t k = 3 * h + t;
+                const double B = t == 0 ? gb_[h * n_ + i] : bb_[2 * h + t - 1];
+                const double T = t == 0 ? gt_[h * n_ + i] : bt_[2 * h + t - 1];
+                const double a = std::fabs(am_[k]);
+                K += a * T + ar_[k] * (B + T) + g * (a * B);
+            }
+        if (out.size() != d) out.assign(d, dinterval());
+        const double* ym = &y1m_[i * d];
+        const double* yr = &y1r_[i * d];
+        bool finite_row = true;
+        for (std::size_t c = 0; c < d; ++c) {
+            double M = ym[c];
+            for (std::size_t h = 0; h < H; ++h)
+                M += am_[3 * h] * gm_[(h * n_ + i) * d + c] + am_[3 * h + 1] * bm_[2 * h * d + c] +
+                     am_[3 * h + 2] * bm_[(2 * h + 1) * d + c];
+            const double R = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
+            const double lo = add_down(M, -R), hi = add_up(M, R);
+            finite_row = finite_row && std::isfinite(lo) && std::isfinite(hi);
+            out[c] = dinterval(lo, hi);
+        }
+        if (!finite_row) {
+            out = corrected_row(ch, i);
+            continue;
+        }
+        stats_.rank1_rows += H;
+    }
+}
+
+template <>
+vec<dinterval> incremental_influence<dinterval>::top_interval(const std::vector<vec<dinterval>>& y1) const {
+    const auto& lay = m_.layers[1];
+    const vec<dinterval>& yn = y1[n_ - 1];
+    // Keys and values of layer 2's row n are the rows of y^(1) themselves (the key map folded
+    // onto the query, the value map applied once to the weighted sum); the constant q . b_K of
+    // every score cancels in the softmax.
+    attention::detail::soft_rows<dinterval> rows(y1, y1, ctx_);
+    std::vector<vec<dinterval>> b(lay.heads.size());
+    for (std::size_t h = 0; h < lay.heads.size(); ++h) {
+        const auto& hd = lay.heads[h];
+        const auto f = fold_scores(hd, yn, n_, ctx_);
+        const vec<dinterval> acc = rows.row(f.u, nullptr);
+        // One radius for every score can be too coarse where the generic operations (a radius
+        // per score) still decide, e.g. nearly hard attention over wide layer-1 rows.
+        for (const auto& c : acc)
+            if (!numeric::is_finite(c)) return top_generic(y1);
+        b[h] = model::apply_affine(hd.value.V, acc, ctx_);
+    }
+    return attention::update(lay, yn, b, ctx_);
 }
 
 #define ATTNPROP_INSTANTIATE(S) template class incremental_influence<S>;

@@ -39,7 +39,9 @@
 /// Kinds: double and MPFR give rounded values that agree with soft_forward to working
 /// precision (not bit for bit: the operations differ); Arb balls give rigorous enclosures
 /// (every operation is enclosed; subtracting an old term widens the ball by the old term's
-/// radius, which at high precision stays far below the value).
+/// radius, which at high precision stays far below the value). Certified double intervals are
+/// enclosures too: with L = 2 and an affine F_1 the folded rows run on double midpoints with an
+/// a-priori radius per row (incremental_interval_kernel), the rest in interval operations.
 
 #include "attention/common.hpp"
 #include "numeric/kind_list.hpp"
@@ -52,8 +54,9 @@ namespace attnprop::analysis {
 /// Deliberate faults, for negative controls in tests only.
 enum class incremental_fault {
     none,
-    keep_old_term,      ///< add the new term of p without subtracting the old one
-    skip_row_correction ///< L = 2: leave layer-1 rows j != p, n uncorrected
+    keep_old_term,       ///< add the new term of p without subtracting the old one
+    skip_row_correction, ///< L = 2: leave layer-1 rows j != p, n uncorrected
+    drop_fold_bound      ///< certified double kernel: leave out the a-priori radius of a folded row
 };
 
 namespace detail {
@@ -87,6 +90,15 @@ private:
 /// selected at compile time; other kinds have none.
 template <class S> inline constexpr bool incremental_raw_kernels = false;
 template <> inline constexpr bool incremental_raw_kernels<numeric::mpfr_real> = true;
+
+/// Whether incremental_influence<S> has the midpoint-radius kernel of certified double
+/// intervals: L = 2 with an affine F_1, the folded rows of layer 1 on double midpoints with one
+/// a-priori radius per row and change (docs/scalars.md, "One-symbol changes in certified double
+/// intervals"), and layer 2 by the certified soft-attention row
+/// (attention::detail::soft_rows<dinterval>). Explicit specialisations of the *_interval
+/// members (declared below the class); other kinds have none.
+template <class S> inline constexpr bool incremental_interval_kernel = false;
+template <> inline constexpr bool incremental_interval_kernel<numeric::dinterval> = true;
 
 /// Default memory for the MPFR kernel's layer-1 weight tables (per incremental_influence).
 inline constexpr std::size_t default_table_bytes = std::size_t{2} << 30;
@@ -124,8 +136,11 @@ public:
         std::vector<model::vec<S>> y1;
         model::vec<S> y;
     };
-    /// Like changed(p, a), keeping the states (the generic kernel; never the raw MPFR one).
+    /// Like changed(p, a), keeping the states (the generic kernel or the certified double one;
+    /// never the raw MPFR one).
     changed_states changed_with_states(std::size_t p, int a) const;
+    /// The same into `out`, reusing its memory (a profile keeps one object for every change).
+    void changed_with_states(std::size_t p, int a, changed_states& out) const;
 
     /// What the layer-1 rows of the changes so far took (per row and head): the rank-1
     /// correction, or a recomputation from the keys (cancellation guard, non-finite term).
@@ -133,10 +148,11 @@ public:
         std::size_t rank1_rows = 0;
         std::size_t recomputed_rows = 0;
         std::size_t raw_changes = 0; ///< changes computed by the MPFR kernel on raw mpfr_t
+        std::size_t interval_changes = 0; ///< changes folded by the certified double kernel
     };
     const counters& stats() const { return stats_; }
     /// Whether the layer-1 weight tables are kept (see the constructor).
-    bool tabled() const { return !tables_.empty(); }
+    bool tabled() const { return !tables_.empty() || !etab_.empty(); }
 
 private:
     /// The data of one change x_p <- a that every row needs.
@@ -150,6 +166,7 @@ private:
         std::vector<model::vec<S>> av_new; ///< affine F_1: A_h v'_p
     };
     static constexpr bool raw_kernels = incremental_raw_kernels<S>;
+    static constexpr bool interval_kernel = incremental_interval_kernel<S>;
     change prepare(std::size_t p, int a) const;
     /// y_i^(1) of the changed input (L = 1: i = n - 1 gives the output).
     model::vec<S> corrected_row(const change& ch, std::size_t i) const;
@@ -164,6 +181,12 @@ private:
     model::vec<S> full_row_raw(std::size_t h, const model::vec<S>& q, std::size_t p,
                                const model::vec<S>& kp, const model::vec<S>& vp) const;
     model::vec<S> top_raw(const std::vector<model::vec<S>>& y1) const;
+    /// The certified double kernel (interval_kernel only): midpoints and radii of y^(1) and
+    /// of A_h b_h (fold_mr_), every folded row of a change into y1 (the others by
+    /// corrected_row), and layer 2 at row n by the certified soft-attention row.
+    void init_interval_kernel();
+    void fold_interval(const change& ch, std::vector<model::vec<S>>& y1) const;
+    model::vec<S> top_interval(const std::vector<model::vec<S>>& y1) const;
 
     struct head_state {
         std::vector<model::vec<S>> q;   ///< scaled queries (rows that are needed)
@@ -218,6 +241,16 @@ private:
     mutable std::vector<S> swork_;             ///< raw kernel: one row of scores
     mutable counters stats_;
     std::vector<detail::mpfr_table> tables_; ///< per layer-1 head: e_ij (see the constructor)
+    /// The certified double kernel: y^(1) as n x d midpoints, and radii plus g |midpoint| (the
+    /// part of a folded row's bound that does not depend on the change); A_h b_{i,h} as
+    /// H x n x d midpoints with, per head and row, the largest |midpoint| and radius.
+    bool fold_mr_ = false;
+    std::vector<double> y1m_, y1r_, gm_, gb_, gt_;
+    /// Certified double kernel, L = 2: per layer-1 head, e_ip = exp(s_ip - shift_i) at
+    /// [p n + i] (a change reads column p), when n^2 H intervals fit in table_bytes.
+    std::vector<std::vector<S>> etab_;
+    mutable std::vector<double> am_, ar_, bm_, bb_, bt_; ///< per change: coefficients, A_h v
+    mutable std::vector<const std::vector<S>*> ratio_;   ///< per change: the factors of (x_p, a)
 };
 
 // The raw MPFR kernels (incremental_influence.cpp).
@@ -232,6 +265,16 @@ template <>
 mpfr_vec incremental_influence<numeric::mpfr_real>::top_raw(const std::vector<mpfr_vec>& y1) const;
 template <>
 mpfr_vec incremental_influence<numeric::mpfr_real>::row_p_factored(const change& ch) const;
+
+// The certified double kernel (incremental_influence.cpp).
+using dinterval_vec = model::vec<numeric::dinterval>;
+template <> void incremental_influence<numeric::dinterval>::init_interval_kernel();
+template <>
+void incremental_influence<numeric::dinterval>::fold_interval(const change& ch,
+                                                              std::vector<dinterval_vec>& y1) const;
+template <>
+dinterval_vec
+incremental_influence<numeric::dinterval>::top_interval(const std::vector<dinterval_vec>& y1) const;
 
 #define ATTNPROP_INCREMENTAL_EXTERN(S) extern template class incremental_influence<S>;
 #define ATTNPROP_INCREMENTAL_SUPPORTS_EXTERN(S)                                                    \

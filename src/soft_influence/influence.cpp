@@ -191,6 +191,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
 
     const int symbols = static_cast<int>(exact.sigma.symbols.size());
     std::optional<attention::soft_change_model> differential;
+    std::optional<typename incremental_influence<S>::changed_states> states; // reused per change
     model::input_sequence x2 = x;
     for (std::size_t i : positions) {
         for (int a = 0; a < symbols; ++a) {
@@ -203,9 +204,10 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
             try {
                 if (incremental && cache) {
                     if constexpr (has_posterior_bound<S>) {
-                        auto st = inc->changed_with_states(i, a);
-                        changed.y = std::move(st.y);
-                        pr_posterior = cache->bound(i, st.y0p, st.y1, changed.y);
+                        if (!states) states.emplace();
+                        inc->changed_with_states(i, a, *states);
+                        changed.y = states->y;
+                        pr_posterior = cache->bound(i, states->y0p, states->y1, changed.y);
                     }
                 } else if (incremental) {
                     changed.y = inc->changed(i, a);

@@ -153,14 +153,17 @@ model::model<rational> random_model(std::uint64_t seed, int max_layers) {
 
 
 /// A random soft model with affine updates F(y, b) = W (y, b_1, b_2) + c (the folded path of
-/// the kernel): d = 4, two heads of width 2, weights k/8 with k uniform in [-4, 4], positional
+/// the kernel): d = 4, two heads of width 2, weights k/den (den = 8 unless given) with k
+/// uniform in [-4, 4], positional
 /// coordinates i/n and (-1)^i, concatenated input. The query weights are multiplied by
 /// q_scale (a large one makes attention nearly hard, so that changing the dominant key of a row
 /// trips the cancellation guard).
-std::string affine_model(std::uint64_t seed, int layers, int q_scale = 1) {
+std::string affine_model(std::uint64_t seed, int layers, int q_scale = 1, int den = 8) {
     std::mt19937_64 rng(seed);
     std::uniform_int_distribution<int> k(-4, 4);
-    auto num = [&](int scale) { return "\"" + std::to_string(scale * k(rng)) + "/8\""; };
+    auto num = [&](int scale) {
+        return "\"" + std::to_string(scale * k(rng)) + "/" + std::to_string(den) + "\"";
+    };
     auto mat = [&](int rows, int cols, int scale = 1) {
         std::string s = "[";
         for (int r = 0; r < rows; ++r) {
@@ -288,6 +291,107 @@ TEST_CASE("the raw MPFR kernel runs the folded L = 2 changes, with and without w
         REQUIRE(r0.mpfr_ok);
     }
     REQUIRE(guarded);
+}
+
+namespace {
+
+/// Changes of x whose certified double enclosures (every layer-1 row of the changed input and
+/// y_n^(2), from changed_with_states, and changed()) miss the MPFR-512 forward pass with trace.
+struct interval_check {
+    int misses = 0;
+    std::string first_miss;
+};
+interval_check check_interval_changes(const model::model<rational>& m,
+                                      const model::input_sequence& x,
+                                      const incremental_influence<numeric::dinterval>& inc) {
+    interval_check out;
+    const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
+    auto miss = [&](std::size_t p, std::size_t row, std::size_t c) {
+        if (out.misses++ == 0) {
+            std::ostringstream os;
+            os << "position " << p << ", layer-1 row " << row << " (n = y_n^(2)), coordinate " << c;
+            out.first_miss = os.str();
+        }
+    };
+    model::input_sequence x2 = x;
+    incremental_influence<numeric::dinterval>::changed_states st;
+    for (std::size_t p = 0; p + 1 < x.size(); ++p) {
+        x2[p] = 1 - x[p];
+        const auto ref = attention::soft_forward(m512, x2, ctx512, attention::soft_options{.trace = true});
+        inc.changed_with_states(p, x2[p], st);
+        const auto y = inc.changed(p, x2[p]);
+        for (std::size_t i = 0; i < x.size(); ++i)
+            for (std::size_t c = 0; c < st.y1[i].size(); ++c)
+                if (!numeric::contains(st.y1[i][c], ref.trace->y[1][i][c])) miss(p, i, c);
+        for (std::size_t c = 0; c < ref.y.size(); ++c)
+            if (!numeric::contains(st.y[c], ref.y[c]) || !numeric::contains(y[c], ref.y[c]))
+                miss(p, x.size(), c);
+        x2[p] = x[p];
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("the certified double kernel encloses the MPFR-512 values of every change",
+          "[analysis][influence][incremental]") {
+    const numeric::context ctx53{53};
+    bool guarded = false;
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        // Dyadic weights (k/8), weights with no double value (k/7), and nearly hard attention
+        // (the cancellation guard sends some rows to the generic recomputation).
+        for (const auto& [q_scale, den] : {std::pair{1, 8}, std::pair{1, 7}, std::pair{4096, 7}}) {
+            const auto m = model::parse_model(affine_model(seed, 2, q_scale, den), "affine.json");
+            const auto md = model::to_scalar<numeric::dinterval>(m, ctx53);
+            for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
+                const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
+                INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den
+                             << ", table bytes " << table << ", input "
+                             << model::format_input(m.sigma, x));
+                const incremental_influence<numeric::dinterval> inc(md, x, ctx53,
+                                                                    incremental_fault::none, table);
+                CHECK(inc.tabled() == (table > 0));
+                const auto r = check_interval_changes(m, x, inc);
+                INFO(r.first_miss);
+                REQUIRE(r.misses == 0);
+                // changed_with_states and changed: two kernel runs per change.
+                REQUIRE(inc.stats().interval_changes == 2 * (x.size() - 1));
+                guarded = guarded || inc.stats().recomputed_rows > 0;
+                // Negative control: without the a-priori radius the folded rows miss.
+                const incremental_influence<numeric::dinterval> dropped(
+                    md, x, ctx53, incremental_fault::drop_fold_bound, table);
+                REQUIRE(check_interval_changes(m, x, dropped).misses > 0);
+            }
+        }
+    }
+    REQUIRE(guarded);
+}
+
+TEST_CASE("the certified double profile encloses the MPFR-512 profile",
+          "[analysis][influence][incremental]") {
+    const numeric::context ctx53{53};
+    const auto m = model::parse_model(affine_model(5, 2, 1, 7), "affine.json");
+    const auto x = random_input(m, 24, 5);
+    INFO("input " << model::format_input(m.sigma, x));
+    analysis::influence_options opt;
+    opt.posterior = true;
+    const auto pd = analysis::influence_profile_of(model::to_scalar<numeric::dinterval>(m, ctx53), m,
+                                                   x, ctx53, opt);
+    analysis::influence_options naive;
+    naive.method = analysis::influence_method::naive;
+    const auto pm = analysis::influence_profile_of(model::to_scalar<mpfr_real>(m, ctx512), m, x,
+                                                   ctx512, naive);
+    REQUIRE(pd.method == analysis::influence_method::incremental);
+    REQUIRE(pd.pairs.size() == pm.pairs.size());
+    for (std::size_t k = 0; k < pd.pairs.size(); ++k) {
+        INFO("pair " << k);
+        REQUIRE(pd.pairs[k].position == pm.pairs[k].position);
+        REQUIRE(numeric::contains(pd.pairs[k].dy, pm.pairs[k].dy));
+        REQUIRE(numeric::contains(*pd.pairs[k].dp_max, *pm.pairs[k].dp_max));
+        REQUIRE(pd.pairs[k].posterior);
+        // The a-posteriori bound bounds the change.
+        REQUIRE(numeric::to_double(pm.pairs[k].dy) <= numeric::to_double(*pd.pairs[k].posterior));
+    }
 }
 
 TEST_CASE("incremental one-symbol updates agree with full forward passes on random soft models",
