@@ -26,6 +26,7 @@
 // division (directed rounding).
 #include "attention/soft.hpp"
 
+#include "numeric/dinterval_raw.hpp"
 #include "numeric/elementary.hpp"
 
 #include <cmath>
@@ -44,25 +45,6 @@ constexpr double slack = 1.0 + 0x1p-49;
 constexpr double tiny = 0x1p-1000;
 constexpr double max_finite = std::numeric_limits<double>::max();
 
-/// Midpoint and radius (rounded up) of x; false when x is not finite.
-bool mid_rad(const dinterval& x, double& m, double& r) {
-    const double lo = x.lo(), hi = x.hi();
-    if (!std::isfinite(lo) || !std::isfinite(hi)) {
-        m = 0;
-        r = std::numeric_limits<double>::infinity();
-        return false;
-    }
-    if (lo == hi) {
-        m = lo;
-        r = 0;
-        return true;
-    }
-    m = lo * 0.5 + hi * 0.5;
-    if (m < lo) m = lo;
-    if (m > hi) m = hi;
-    r = next_up(std::max(hi - m, m - lo));
-    return true;
-}
 
 /// g_w = (w + 1) 2^-52 >= w u / (1 - w u), the relative bound of a w-term dot product.
 double gamma_of(std::size_t w) { return static_cast<double>(w + 1) * 0x1p-52; }

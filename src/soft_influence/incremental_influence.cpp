@@ -1,6 +1,7 @@
 // One-symbol updates for soft models with L <= 2 (incremental_influence.hpp).
 #include "soft_influence/incremental_influence.hpp"
 #include "attention/soft.hpp"
+#include "numeric/dinterval_raw.hpp"
 #include "util/precondition.hpp"
 
 #include <algorithm>
@@ -798,21 +799,6 @@ constexpr double fold_tiny = 0x1p-1000;
 /// Heads of layer 1 the interval kernel takes (keeps its operation count below 2^14).
 constexpr std::size_t fold_max_heads = 1024;
 
-/// Midpoint and radius (rounded up) of x; false when x is not finite.
-bool mid_rad(const numeric::dinterval& x, double& m, double& r) {
-    const double lo = x.lo(), hi = x.hi();
-    if (!std::isfinite(lo) || !std::isfinite(hi)) return false;
-    if (lo == hi) {
-        m = lo;
-        r = 0;
-        return true;
-    }
-    m = lo * 0.5 + hi * 0.5;
-    if (m < lo) m = lo;
-    if (m > hi) m = hi;
-    r = numeric::interval_detail::next_up(std::max(hi - m, m - lo));
-    return true;
-}
 
 /// g_w = (w + 1) 2^-52 >= gamma_w.
 double gamma_of(std::size_t w) { return static_cast<double>(w + 1) * 0x1p-52; }
