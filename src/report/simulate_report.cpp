@@ -133,9 +133,9 @@ std::string simulate_to_text(const simulate_run& r) {
                           row.inputs.size(),
                           b.undecided ? (" (" + std::to_string(b.undecided) + " undecided)").c_str() : "");
             o << line;
-            if (!b.interval && b.precision != r.precision)
-                o << "    measured again in balls at " << b.precision
-                  << " bits (undecided at fewer)\n";
+            if (!b.interval && (b.precision != r.precision || r.scalar == "interval"))
+                o << "    measured again in balls at " << b.precision << " bits (undecided "
+                  << (r.scalar == "interval" ? "in intervals" : "at fewer") << ")\n";
             if (b.leak.rows_undecided + b.leak.layers_undecided)
                 o << "    undecided at " << b.precision << " bits: " << b.leak.rows_undecided
                   << " row(s) and " << b.leak.layers_undecided

@@ -548,6 +548,16 @@ namespace {
 
 enum class closed_form { within, contradicts, undecided };
 
+/// The leak of a two-level row on the hard scores, exactly r/(1 + r) with
+/// r = ((n − t)/t) e^{−βγ} (a ball): what leak_bound gives at ε = 0, as an enclosure rather than
+/// an upper point.
+arb_ball two_level_leak(std::size_t n, std::size_t t, const arb_ball& gamma, const arb_ball& beta,
+                        const numeric::context& ctx) {
+    const arb_ball rr =
+        ball(rational(static_cast<long>(n - t), static_cast<long>(t)), ctx) * numeric::exp(-(beta * gamma));
+    return rr / (numeric::one<arb_ball>(ctx) + rr);
+}
+
 /// W's columns [off, off + x.size()) times x, exactly.
 vec<rational> block_times(const model::matrix<rational>& W, std::size_t off, const vec<rational>& x) {
     vec<rational> out(W.rows, rational(0));
@@ -594,17 +604,10 @@ closed_form closed_form_row(const bound_data& data, const gap_pass& hard, std::s
     for (std::size_t h = 0; h < ld.heads.size(); ++h) {
         const row_gap& row = hard.layers.at(k).heads.at(h).rows.at(r);
         if (row.mean_in_offset.empty()) return closed_form::undecided; // not two-level
-        // ℓ: exactly r/(1 + r) on a two-level row (the soft scores are β times the exact ones),
-        // 0 where every key ties.
-        arb_ball leak = zero_point(ctx.precision_bits);
-        if (row.margin) {
-            const std::size_t t = row.maximal.size();
-            const arb_ball rr = arb_ball::from_rational(rational(static_cast<long>(n - t),
-                                                                 static_cast<long>(t)),
-                                                        ctx) *
-                                numeric::exp(-(beta.at(h) * row.margin->to_ball(ctx)));
-            leak = rr / (one + rr);
-        }
+        // ℓ: exactly r/(1 + r) on a two-level row, 0 where every key ties.
+        const arb_ball leak = row.margin ? two_level_leak(n, row.maximal.size(),
+                                                          row.margin->to_ball(ctx), beta.at(h), ctx)
+                                         : zero_point(ctx.precision_bits);
         const vec<rational> a = block_times(W, ld.b_offset.at(h), row.mean_in_offset);
         vec<rational> e;
         if (!row.mean_out_offset.empty()) e = block_times(W, ld.b_offset[h], row.mean_out_offset);
@@ -674,13 +677,8 @@ bound_check check_against_bound(const bound_data& data, const gap_pass& hard,
                     // The soft row has the hard scores and two levels: its leak is exactly
                     // r/(1+r). Only an enclosure of that value that misses the measured leak
                     // is a finding.
-                    const arb_ball one = numeric::one<arb_ball>(ctx);
-                    const arb_ball rr =
-                        ball(rational(static_cast<long>(n - row.maximal.size()),
-                                      static_cast<long>(row.maximal.size())),
-                             ctx) *
-                        numeric::exp(-(beta[k][h] * *gamma));
-                    const arb_ball exact = rr / (one + rr);
+                    const arb_ball exact =
+                        two_level_leak(n, row.maximal.size(), *gamma, beta[k][h], ctx);
                     o = arb_overlaps(exact.raw(), leak.raw()) ? numeric::order::equal
                                                               : numeric::compare(leak, exact);
                     if (o == numeric::order::less) o = numeric::order::greater; // a wrong leak

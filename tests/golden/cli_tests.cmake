@@ -13,6 +13,8 @@ attnprop_cli_test(eval-help 0 "--scalar" eval --help)
 attnprop_cli_test(no-subcommand 2 "subcommand" )
 attnprop_cli_test(unknown-subcommand 2 "frobnicate" frobnicate)
 attnprop_cli_test(models 0 "hard-parity-attempt +hard" models)
+# The longest name keeps a space before its attention kind.
+attnprop_cli_test(models-columns 0 "average-first-one-position +average-hard +L=1" models)
 attnprop_cli_test(models-json 0 "\"name\": \"cc-parity\"" models --json)
 attnprop_cli_test(eval-hard-accept 0 "readout +accept" eval --model hard-first --input 10)
 attnprop_cli_test(eval-hard-reject 0 "readout +reject" eval --model hard-first --input 01)
