@@ -8,13 +8,14 @@ CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= json model formula case
 
-.PHONY: all deps configure build run test test-all sweep bench asan fuzz format clean help
+.PHONY: all deps configure build run test test-nompi test-all sweep bench asan fuzz format clean help
 
 all: build
 
 help:
 	@echo "make run     install deps, build, run the default demonstration and write a report"
 	@echo "make test    install deps, build, run the default test suite (CTest, not the sweeps)"
+	@echo "make test-nompi  the default test suite in a build that does not find MPI ($(BUILD)-nompi)"
 	@echo "make sweep   long sweeps across n (CTest label 'sweep')"
 	@echo "make bench   build and run the benchmarks (bench/, Google Benchmark)"
 	@echo "make asan    build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
@@ -38,6 +39,11 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -LE sweep $(CTEST_ARGS)
+
+# The build of a machine without MPI's packages: CMake is told not to find MPI, so ATTNPROP_MPI
+# is off, the one-process world is built and the tests of label mpi are not registered.
+test-nompi:
+	$(MAKE) test BUILD=$(BUILD)-nompi CMAKE_ARGS="$(CMAKE_ARGS) -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON"
 
 sweep: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L sweep $(CTEST_ARGS)
@@ -65,4 +71,4 @@ format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-bench $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-bench $(BUILD)-fuzz $(BUILD)-nompi
