@@ -144,6 +144,7 @@ public:
         const out_policy policy = check_out_policy();
         if (dist::launched() && !dist::is_root()) {
             // A worker runs the properties rank 0 hands it; rank 0 writes and prints everything.
+            stop_on_interrupt();
             (void)properties_over_ranks(selected, {}, {}, nullptr);
             return exit_ok;
         }

@@ -122,28 +122,39 @@ CLI::Option* add_precision_option(CLI::App* app, long& bits, const std::string& 
 
 namespace {
 
-extern "C" void on_sigint(int) {
+/// Whether this process prints the stop message: one process, or rank 0 of several (every
+/// rank receives the signal mpirun forwards). Set before the handlers are installed.
+volatile std::sig_atomic_t speaks_on_stop = 1;
+
+extern "C" void on_stop_signal(int sig) {
     if (numeric::stop_requested()) {
         // The second one: the default action, now.
-        std::signal(SIGINT, SIG_DFL);
-        std::raise(SIGINT);
+        std::signal(sig, SIG_DFL);
+        std::raise(sig);
         return;
     }
     numeric::request_stop();
-    static const char msg[] =
+    if (!speaks_on_stop) return;
+    static const char on_int[] =
         "\nattnprop: interrupted: finishing the work in progress and writing the results so far "
         "(Ctrl-C again to quit at once)\n";
-    [[maybe_unused]] auto written = ::write(2, msg, sizeof msg - 1);
+    static const char on_usr1[] =
+        "\nattnprop: stop requested (SIGUSR1): finishing the work in progress and writing the "
+        "results so far (SIGUSR1 again to quit at once)\n";
+    [[maybe_unused]] auto written = sig == SIGINT ? ::write(2, on_int, sizeof on_int - 1)
+                                                  : ::write(2, on_usr1, sizeof on_usr1 - 1);
 }
 
 } // namespace
 
 void stop_on_interrupt() {
+    speaks_on_stop = dist::is_root() ? 1 : 0;
     struct sigaction sa {};
-    sa.sa_handler = on_sigint;
+    sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGUSR1, &sa, nullptr);
 }
 
 progress_line::progress_line() : tty_(::isatty(2) != 0) {}

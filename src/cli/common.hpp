@@ -22,14 +22,16 @@ enum exit_code : int {
     exit_internal = 3,  ///< internal error
     exit_undefined = 4, ///< no claim failed, but a result is undefined (NaN, 0/0, ...), located
     exit_not_reproduced = 5, ///< replay: the case gives another verdict than the folder records
-    /// stopped by SIGINT: the results finished before it are written (check, influence,
+    /// stopped by SIGINT or SIGUSR1: the results finished before it are written (check, influence,
     /// restrict); exit_failed instead when a counterexample was found before the stop
     exit_interrupted = 130
 };
 
-/// Makes the first SIGINT a stop request (numeric::request_stop): check, influence and restrict
-/// then finish or drop the unit of work in progress and write what they finished; a second
-/// SIGINT ends the process at once.
+/// Makes the first SIGINT or SIGUSR1 a stop request (numeric::request_stop): check, influence
+/// and restrict then finish or drop the unit of work in progress and write what they finished;
+/// a second one ends the process at once. Every rank of an MPI run calls it: Open MPI's mpirun
+/// forwards SIGUSR1 to every rank, while it turns SIGINT into SIGTERM and SIGKILL (the journal
+/// then keeps the finished units for a rerun). Only rank 0 prints the stop message.
 void stop_on_interrupt();
 
 /// One line of progress on standard error, rewritten in place, only when standard error is a

@@ -157,6 +157,7 @@ public:
         const out_policy policy = influence_out_policy();
         if (dist::launched() && !dist::is_root()) {
             // A worker measures the rows rank 0 hands it; rank 0 writes and prints everything.
+            stop_on_interrupt();
             (void)sweep_over_ranks(m, o, meta.fingerprint);
             return exit_ok;
         }

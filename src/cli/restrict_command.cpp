@@ -149,6 +149,7 @@ public:
         };
         if (dist::launched() && !dist::is_root()) {
             // A worker computes the lengths rank 0 hands it; rank 0 writes and prints everything.
+            stop_on_interrupt();
             dist::run_units(key, {}, unit, {});
             return exit_ok;
         }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """An attnprop command under mpirun against the same command in one process.
 
-    compare_ranks.py ATTNPROP MPIRUN NP [--kill-worker | --kill-root K] -- ARGS...
+    compare_ranks.py ATTNPROP MPIRUN NP [--kill-worker | --kill-root K | --stop] -- ARGS...
 
 Runs `ATTNPROP ARGS --out rep` in one process and `MPIRUN -np NP ATTNPROP ARGS --out rep` in
 another empty folder (the same relative --out, so the recorded command lines are equal), then
@@ -25,6 +25,12 @@ output is then not compared for influence (it says what was reused).
 --kill-root K (check, restrict): the MPI run gets ATTNPROP_KILL_AFTER_UNITS=K, so rank 0 kills
 itself once it has journaled K units and mpirun ends the whole job; the restart must reuse
 exactly those K units, as above.
+
+--stop: SIGUSR1 goes to mpirun (Open MPI forwards it to every rank: attnprop's graceful stop)
+as soon as the journal holds a finished unit; the run must end with exit 130 and a report of
+the units it finished (influence: report.json; check and restrict: report.json, and the
+journal kept beside it, since the report is not complete); the same command run again must
+reuse exactly the units the journal held and end as above.
 
 Exit 0 when everything matches; 1 with the differences otherwise.
 """
@@ -186,7 +192,7 @@ def rank_pids(mpirun_pid, rank):
     return pids
 
 
-def kill_then_resume(attnprop, mpirun, np, args, work, kill_root):
+def kill_then_resume(attnprop, mpirun, np, args, work, kill_root, stop=False):
     command = args[0]
     cmd = [mpirun, "-np", str(np), attnprop] + args + ["--out", "rep"]
     env = mpi_env()
@@ -197,6 +203,10 @@ def kill_then_resume(attnprop, mpirun, np, args, work, kill_root):
     deadline = time.time() + 120
     killed = None
     while not kill_root and time.time() < deadline and proc.poll() is None:
+        if units_done(work, command) >= 1 and stop:
+            proc.send_signal(signal.SIGUSR1)
+            killed = f"SIGUSR1 to mpirun when the journal held {units_done(work, command)} units"
+            break
         if units_done(work, command) >= 1:
             for pid in rank_pids(proc.pid, 1):
                 os.kill(pid, signal.SIGKILL)
@@ -210,9 +220,14 @@ def kill_then_resume(attnprop, mpirun, np, args, work, kill_root):
         return [f"no worker was killed (the run ended first, exit {code}): give it more work"], None
     before = units_done(work, command)
     problems = []
-    if code == 0:
+    if stop:
+        if code != 130:
+            problems.append(f"mpirun exited {code} after SIGUSR1, not 130 (interrupted)")
+        if not os.path.exists(os.path.join(work, "rep", "report.json")):
+            problems.append("the stopped run wrote no report of the units it finished")
+    elif code == 0:
         problems.append("mpirun exited 0 although a rank was killed")
-    if command != "influence" and os.path.exists(os.path.join(work, "rep", "report.json")):
+    elif command != "influence" and os.path.exists(os.path.join(work, "rep", "report.json")):
         problems.append("the killed run wrote a report")
     print(f"killed {killed}; mpirun exited {code}; the journal holds {before} units")
     again = run(cmd, work, mpi_env())
@@ -239,6 +254,7 @@ def main():
     attnprop, mpirun, np = argv[0], argv[1], int(argv[2])
     kill = "--kill-worker" in argv[3:sep]
     kill_root = int(argv[argv.index("--kill-root") + 1]) if "--kill-root" in argv[3:sep] else 0
+    stop = "--stop" in argv[3:sep]
     args = argv[sep + 1:]
     with tempfile.TemporaryDirectory(prefix="attnprop-mpi-") as tmp:
         one, many = os.path.join(tmp, "one"), os.path.join(tmp, "many")
@@ -246,8 +262,8 @@ def main():
         os.makedirs(many)
         plain = run([attnprop] + args + ["--out", "rep"], one)
         problems = []
-        if kill or kill_root:
-            problems, code = kill_then_resume(attnprop, mpirun, np, args, many, kill_root)
+        if kill or kill_root or stop:
+            problems, code = kill_then_resume(attnprop, mpirun, np, args, many, kill_root, stop)
             if code is not None and code != plain.returncode:
                 problems.append(f"exit code {code} after the restart, {plain.returncode} in one process")
         else:
@@ -267,7 +283,7 @@ def main():
                     problems.append(f"the error differs: {said(plain)} in one process, "
                                     f"{said(mpi)} under mpirun")
         # Only influence marks reuse in its report; check's and restrict's must be equal as they are.
-        reuse_marks = (kill or kill_root) and args[0] == "influence"
+        reuse_marks = (kill or kill_root or stop) and args[0] == "influence"
         problems += compare_trees(os.path.join(one, "rep"), os.path.join(many, "rep"), reuse_marks,
                                   plain.returncode not in (2, 3))
         what = " ".join(args)
