@@ -1,16 +1,18 @@
 // Suite `soft-influence`: Hahn (2020), Lemma 5 and Theorem 6 for random soft models that satisfy
-// the five hypotheses of Claim 2, measured in Arb balls.
+// the five hypotheses of Claim 2, decided rigorously.
 //
-//  influence-below-bounds     ||Δy_n|| <= a-posteriori pair bound and <= K(n)/n            [ball]
+//  influence-below-bounds     ||Δy_n|| <= a-posteriori pair bound and <= K(n)/n            [interval, ball]
 //  prob-change-below-bound    ||Δp||_∞, TV <= factor·||Δy_n||/4 and <= factor·K(n)/(4n)    [interval, ball]
 //  cross-entropy-above-chance mean PARITY/FIRST CE (bits) >= 1 - log2(1 + η), whole cube [ball]
 //  influence-vanishes         along a ladder of n: Δ <= a-posteriori bound, n·Δ(n) <= K(n);
-//                             the log-log rate is a reported measurement                  [ball]
+//                             the log-log rate is a reported measurement                  [interval, ball]
 //
-// Cases: a model from gen::soft_model, n from the length ladder (capped at 64, resp. 9 for the
-// exhaustive cube), one uniform input and a position parameter. Every comparison with a bound
-// is a ball comparison: "certainly above" is a counterexample, "overlapping" is undecided and
-// retried at doubled precision by the runner.
+// Cases: a model from gen::soft_model, n (log-uniform up to 1024 for the pair properties, 4096
+// for the probability change; a ladder top up to 1024; 9 for the exhaustive cube), one uniform
+// input and a position parameter. The pair and ladder properties are filtered: certified
+// double intervals first, Arb balls only for what they leave undecided (interval_first). Every
+// comparison with a bound is a ball comparison: "certainly above" is a counterexample,
+// "overlapping" is undecided and retried at doubled precision by the runner.
 #include "props/soft_influence.hpp"
 
 #include "soft_influence/bounds.hpp"
@@ -28,6 +30,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
+#include <type_traits>
 
 namespace attnprop::props {
 
@@ -162,13 +165,86 @@ struct prob_change_bounds {
     std::optional<arb_ball> bound_at_n; ///< K(n)/n
 };
 
-/// What the judged pairs of prob-change-below-bound left open.
-struct prob_change_tally {
+/// What the judged pairs of a pair property (influence-below-bounds, prob-change-below-bound)
+/// left open.
+struct pair_tally {
     bool undecided = false;
     bool agree = true;           ///< every undecided comparison's sides agree to their radii
     bool unresolved_zero = true; ///< every undecided comparison is two sides below 2^-64 around 0
     std::string undecided_at;
+
+    /// Notes an undecided comparison of `measured` with `bound` (`zero`: both sides are
+    /// unresolved zeros), described by `at`.
+    void note(const arb_ball& measured, const arb_ball& bound, bool zero, std::string at) {
+        undecided = true;
+        agree = agree && sides_agree(measured, bound);
+        unresolved_zero = unresolved_zero && zero;
+        undecided_at = std::move(at);
+    }
 };
+
+/// Judges the pairs of a pair property measured in S (certified double intervals or Arb
+/// balls): every pair of the measured positions of the drawn input x and, under check --model,
+/// the pair the worst-case search found. `judge(input, pair, found_by)` returns a violation or
+/// notes what it leaves open. A pair of indistinguishable symbols is skipped: its change is
+/// exactly zero, which no bound is below. `posterior`: the profile carries each pair's
+/// a-posteriori bound (the incremental kernel's posterior_cache where it applies, O(n d) per
+/// pair, else two traces). A violation or undefined value, or nothing.
+template <numeric::ExpScalar S, class Judge>
+std::optional<check_result> judge_pairs(const test_case& c, const model::input_sequence& x,
+                                        const std::optional<analysis::search_result>& found,
+                                        bool posterior, const numeric::context& ctx, Judge&& judge) {
+    const auto ms = model::to_scalar<S>(c.model, ctx);
+    analysis::influence_options opt;
+    opt.positions = measured_positions(c, x.size());
+    opt.posterior = posterior;
+    {
+        const auto prof = analysis::influence_profile_of(ms, c.model, x, ctx, opt);
+        for (const auto& pr : prof.pairs) {
+            if (indistinguishable(c.model, x[pr.position], pr.replacement)) continue;
+            if (auto r = judge(x, pr, "the drawn input")) return r;
+        }
+    }
+    if (found && found->undefined)
+        return check_result::undefined(*found->undefined + " (found by the worst-case search)");
+    if (found && found->found &&
+        !indistinguishable(c.model, found->input[found->position], found->replacement)) {
+        opt.positions = {found->position};
+        const auto prof = analysis::influence_profile_of(ms, c.model, found->input, ctx, opt);
+        for (const auto& pr : prof.pairs)
+            if (pr.replacement == found->replacement)
+                if (auto r = judge(found->input, pr, "the worst-case search"))
+                    return with_search(std::move(*r), c, *found);
+    }
+    return std::nullopt;
+}
+
+/// The filter of the pair and ladder properties, after CGAL's filtered predicates: `stage`
+/// measured in certified double intervals (std::type_identity<numeric::dinterval>) decides
+/// almost every case; only a case they leave undecided, or where an interval enclosure left a
+/// value undefined that precision may resolve, is measured again in Arb balls (and then retried
+/// at doubled precision by the runner). Both stages are rigorous, so a violation in either is a
+/// counterexample. `which` may run one stage alone. The stage that decided is the measurement
+/// "decided by" (`tally`), or the number "decided_by" beside another measurement.
+template <class Stage> check_result interval_first(Stage&& stage, stages which, bool tally = true) {
+    const auto decided_by = [tally](check_result r, const char* kind, const std::string& detail) {
+        if (tally) return std::move(r.with_measurement({"decided by", kind, detail}));
+        return std::move(r.with("decided_by", kind));
+    };
+    if (which == stages::intervals)
+        return decided_by(stage(std::type_identity<numeric::dinterval>{}), "interval", "intervals only");
+    if (which == stages::balls)
+        return decided_by(stage(std::type_identity<arb_ball>{}), "ball", "balls only");
+    std::string why = "the interval stage was undecided";
+    try {
+        check_result r = stage(std::type_identity<numeric::dinterval>{});
+        if (r.status() != runner::verdict::undecided) return decided_by(std::move(r), "interval", "");
+    } catch (const numeric::undefined_error& e) {
+        if (!e.precision_may_resolve()) throw;
+        why = "an interval enclosure was undefined: " + e.message();
+    }
+    return decided_by(stage(std::type_identity<arb_ball>{}), "ball", why);
+}
 
 /// One pair of prob-change-below-bound: its probability changes against factor * ||dy|| / D
 /// and factor * K(n) / (n D), compared as balls (an interval is the ball of its end points).
@@ -176,7 +252,7 @@ template <typename S>
 std::optional<check_result> judge_prob_change(const test_case& c, std::size_t n,
                                               const analysis::influence_pair<S>& pr,
                                               const prob_change_bounds& b, const char* found_by,
-                                              prob_change_tally& t) {
+                                              pair_tally& t) {
     auto ball_of = [](const S& v) -> arb_ball { return numeric::to_ball(v); };
     // Both sides of an overlap below 2^-64 and not resolved from zero: a change that is exactly
     // zero (the output does not depend on the position) where enclosures cannot prove it; more
@@ -211,55 +287,32 @@ std::optional<check_result> judge_prob_change(const test_case& c, std::size_t n,
         };
         const order ol = versus(dp, local);
         if (ol == order::greater) return fail("factor * ||dy_n|| / divisor", local);
-        if (ol == order::unknown) {
-            t.undecided = true;
-            t.agree = t.agree && sides_agree(dp, local);
-            t.unresolved_zero = t.unresolved_zero && tiny_zero(dp) && tiny_zero(local);
-            t.undecided_at = at("factor * ||dy_n|| / divisor = ") + show_ball(local);
-        }
+        if (ol == order::unknown)
+            t.note(dp, local, tiny_zero(dp) && tiny_zero(local),
+                   at("factor * ||dy_n|| / divisor = ") + show_ball(local));
         if (global) {
             const order og = versus(dp, *global);
             if (og == order::greater) return fail("factor * K(n) / (divisor n)", *global);
-            if (og == order::unknown) {
-                t.undecided = true;
-                t.agree = t.agree && sides_agree(dp, *global);
-                t.unresolved_zero = false;
-                t.undecided_at = at("factor * K(n) / (divisor n)");
-            }
+            if (og == order::unknown) t.note(dp, *global, false, at("factor * K(n) / (divisor n)"));
         }
     }
     return std::nullopt;
 }
 
-/// prob-change-below-bound measured in S (certified double intervals or Arb balls): every pair
-/// of the measured positions of the drawn input x and, under check --model, the pair the
-/// worst-case search found.
+/// prob-change-below-bound measured in S (certified double intervals or Arb balls).
 template <numeric::ExpScalar S>
 check_result prob_change_check(const test_case& c, const model::input_sequence& x,
                                const prob_change_bounds& b,
                                const std::optional<analysis::search_result>& found,
                                const numeric::context& ctx) {
     const std::size_t n = x.size();
-    const auto ms = model::to_scalar<S>(c.model, ctx);
-    prob_change_tally t;
-    {
-        analysis::influence_options opt;
-        opt.positions = measured_positions(c, n);
-        const auto prof = analysis::influence_profile_of(ms, c.model, x, ctx, opt);
-        for (const auto& pr : prof.pairs)
-            if (auto r = judge_prob_change(c, n, pr, b, "the drawn input", t)) return *r;
-    }
-    if (found && found->undefined)
-        return check_result::undefined(*found->undefined + " (found by the worst-case search)");
-    if (found && found->found) {
-        analysis::influence_options opt;
-        opt.positions = {found->position};
-        const auto prof = analysis::influence_profile_of(ms, c.model, found->input, ctx, opt);
-        for (const auto& pr : prof.pairs)
-            if (pr.replacement == found->replacement)
-                if (auto r = judge_prob_change(c, n, pr, b, "the worst-case search", t))
-                    return with_search(std::move(*r), c, *found);
-    }
+    pair_tally t;
+    if (auto r = judge_pairs<S>(c, x, found, false, ctx,
+                                [&](const model::input_sequence&, const analysis::influence_pair<S>& pr,
+                                    const char* found_by) {
+                                    return judge_prob_change(c, n, pr, b, found_by, t);
+                                }))
+        return *r;
     if (t.undecided && t.unresolved_zero)
         return check_result::undecided_at_any_precision(
             "a probability change and its bound factor * ||dy_n|| / divisor are both below "
@@ -267,6 +320,75 @@ check_result prob_change_check(const test_case& c, const model::input_sequence& 
             "prove; more precision is not tried): " + t.undecided_at);
     if (t.undecided)
         return check_result::undecided("probability change and bound overlap (" + t.undecided_at + ")")
+            .with_sides_agree(t.agree);
+    return check_result::holds();
+}
+
+/// The bounds of influence-below-bounds for one case.
+struct influence_bounds {
+    arb_ball divisor;                 ///< the case's bound_divisor
+    std::optional<arb_ball> a_priori; ///< K(n)/n / divisor
+    pair_bound_fn adjust;             ///< applied to each a-posteriori bound (negative control)
+};
+
+/// One pair of influence-below-bounds, from the input xb it changes: ||dy_n|| against its
+/// a-posteriori bound (the profile's, after `adjust`) and K(n)/n, each over the divisor.
+template <typename S>
+std::optional<check_result> judge_influence(const test_case& c, const model::input_sequence& xb,
+                                            const analysis::influence_pair<S>& pr,
+                                            const influence_bounds& b, const numeric::context& ctx,
+                                            const char* found_by, pair_tally& t) {
+    const std::size_t n = xb.size();
+    if (!pr.posterior) throw std::logic_error("influence-below-bounds: a pair without its a-posteriori bound");
+    const arb_ball dy = numeric::to_ball(pr.dy);
+    const arb_ball post = (b.adjust ? b.adjust(*pr.posterior, n, ctx) : *pr.posterior) / b.divisor;
+    const auto pos = std::to_string(pr.position + 1);
+    const auto with_pair = [&](check_result r) {
+        auto x2 = xb;
+        x2[pr.position] = pr.replacement;
+        r.with("n", std::to_string(n))
+            .with("position", pos)
+            .with("replacement", c.model.sigma.symbols[static_cast<std::size_t>(pr.replacement)])
+            .with("changed_input", model::format_input(c.model.sigma, x2))
+            .with("influence", show_ball(dy))
+            .with("posterior_bound", show_ball(post))
+            .with("found_by", found_by);
+        if (b.a_priori) r.with("a_priori_bound", show_ball(*b.a_priori));
+        return r;
+    };
+    const order op = versus(dy, post);
+    if (op == order::greater)
+        return with_pair(check_result::violated(std::string("the one-symbol influence exceeds the ") +
+                                                (b.adjust ? "replaced" : "a-posteriori") + " bound"));
+    if (b.a_priori) {
+        const order oa = versus(dy, *b.a_priori);
+        if (oa == order::greater)
+            return with_pair(check_result::violated(
+                "the one-symbol influence exceeds the a-priori bound K(n)/n"));
+        if (oa == order::unknown) t.note(dy, *b.a_priori, false, pos + ", against K(n)/n");
+    }
+    // A zero change the balls cannot resolve was measured again differentially by the profile
+    // (influence_profile_of); what overlaps here is a change at its bound: more precision.
+    if (op == order::unknown) t.note(dy, post, false, pos + ", against the a-posteriori bound");
+    return std::nullopt;
+}
+
+/// influence-below-bounds measured in S (certified double intervals or Arb balls).
+template <numeric::ExpScalar S>
+check_result influence_check(const test_case& c, const model::input_sequence& x,
+                             const influence_bounds& b,
+                             const std::optional<analysis::search_result>& found,
+                             const numeric::context& ctx) {
+    pair_tally t;
+    if (auto r = judge_pairs<S>(c, x, found, true, ctx,
+                                [&](const model::input_sequence& xb, const analysis::influence_pair<S>& pr,
+                                    const char* found_by) {
+                                    return judge_influence(c, xb, pr, b, ctx, found_by, t);
+                                }))
+        return *r;
+    if (t.undecided)
+        return check_result::undecided("influence and bound overlap at this precision (position " +
+                                       t.undecided_at + ")")
             .with_sides_agree(t.agree);
     return check_result::holds();
 }
@@ -287,120 +409,37 @@ std::vector<std::size_t> measured_positions(const test_case& c, std::size_t n) {
     return {s.begin(), s.end()};
 }
 
-runner::property influence_below_bounds(pair_bound_fn bound) {
-    const bool replaced = static_cast<bool>(bound);
-    if (!bound) bound = analysis::posterior_bound;
+runner::property influence_below_bounds(pair_bound_fn adjust, stages measured_in) {
     runner::property p;
     p.suite = "soft-influence";
     p.name = "influence-below-bounds";
     p.statement = "for a soft model satisfying the hypotheses of Claim 2, every one-symbol change "
                   "moves y_n^(L) by at most the a-posteriori pair bound and at most K(n)/n "
                   "(recursion (B)), so n * influence <= K";
-    p.kinds = {"ball"};
+    p.kinds = {"interval", "ball"};
     p.negative_control = "the a-posteriori bound divided by n^2 (too small) is exceeded";
     p.generator = [](const run_config& cfg) {
-        return with_search_params(model_input_position(gen::soft_model(), cfg, 64), cfg);
+        // Measured in certified double intervals first, each pair's a-posteriori bound from
+        // the incremental kernel's states (O(n d) per pair): n is drawn log-uniformly up to
+        // --max-n (at most 1024).
+        return with_search_params(model_input_position(gen::soft_model(), cfg, 1024,
+                                                       random_lengths::log_uniform),
+                                  cfg);
     };
     p.applies = needs_hypotheses;
-    p.check = [bound, replaced](const test_case& c, const numeric::context& ctx) {
+    p.check = [adjust, measured_in](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
         const std::size_t n = x.size();
         if (n < 2) return check_result::holds("no position before eos");
         const auto rep = analysis::a_priori_bound(c.model, static_cast<long>(n), ctx);
         if (auto why = hypotheses_missing(rep)) return check_result::undecided(*why);
-        const arb_ball divisor = numeric::from_int<arb_ball>(bound_divisor_of(c), ctx);
-        std::optional<arb_ball> a_priori;
-        if (rep.bound_at_n) a_priori = *rep.bound_at_n / divisor;
-        const auto mb = model::to_scalar<arb_ball>(c.model, ctx);
-        bool undecided = false;
-        std::string undecided_at;
-        const int symbols = static_cast<int>(c.model.sigma.symbols.size());
-        bool agree = true;
-        // One pair (xb, i, a) against both bounds: a violation, or nothing (undecided noted).
-        const auto judge = [&](const model::input_sequence& xb,
-                               const attention::soft_output<arb_ball>& base, std::size_t i, int a,
-                               std::optional<attention::soft_change_model>& differential,
-                               const char* found_by) -> std::optional<check_result> {
-            auto x2 = xb;
-            x2[i] = a;
-            const auto changed = attention::soft_forward(mb, x2, ctx, {.trace = true});
-            arb_ball sq = numeric::zero<arb_ball>(ctx);
-            for (std::size_t t = 0; t < base.y.size(); ++t) {
-                arb_ball d = base.y[t] - changed.y[t];
-                numeric::fma_acc(sq, d, d);
-            }
-            arb_ball dy = numeric::sqrt_nonneg(sq);
-            // A change the subtraction does not resolve is measured again on the pair
-            // itself (a differential enclosure), where a zero change is proved zero.
-            if (arb_rel_accuracy_bits(dy.raw()) < 32) {
-                if (!differential) differential.emplace(c.model, ctx);
-                const auto ch = differential->change(xb, i, a);
-                arb_ball sq2 = numeric::zero<arb_ball>(ctx);
-                for (const auto& d : ch.dy) numeric::fma_acc(sq2, d, d);
-                dy = numeric::sqrt_nonneg(sq2);
-            }
-            const arb_ball post = bound(c.model, *base.trace, *changed.trace, i, ctx) / divisor;
-            const auto pos = std::to_string(i + 1);
-            const auto with_pair = [&](check_result r) {
-                r.with("n", std::to_string(n))
-                    .with("position", pos)
-                    .with("replacement", c.model.sigma.symbols[static_cast<std::size_t>(a)])
-                    .with("changed_input", model::format_input(c.model.sigma, x2))
-                    .with("influence", show_ball(dy))
-                    .with("posterior_bound", show_ball(post))
-                    .with("found_by", found_by);
-                if (a_priori) r.with("a_priori_bound", show_ball(*a_priori));
-                return r;
-            };
-            const order op = versus(dy, post);
-            if (op == order::greater)
-                return with_pair(check_result::violated(
-                    std::string("the one-symbol influence exceeds the ") +
-                    (replaced ? "replaced" : "a-posteriori") + " bound"));
-            if (a_priori) {
-                const order oa = versus(dy, *a_priori);
-                if (oa == order::greater)
-                    return with_pair(check_result::violated(
-                        "the one-symbol influence exceeds the a-priori bound K(n)/n"));
-                if (oa == order::unknown) {
-                    undecided = true;
-                    undecided_at = pos + ", against K(n)/n";
-                    agree = agree && sides_agree(dy, *a_priori);
-                }
-            }
-            if (op == order::unknown) {
-                undecided = true;
-                undecided_at = pos + ", against the a-posteriori bound";
-                agree = agree && sides_agree(dy, post);
-            }
-            return std::nullopt;
-        };
-        {
-            const auto base = attention::soft_forward(mb, x, ctx, {.trace = true});
-            std::optional<attention::soft_change_model> differential;
-            for (std::size_t i : measured_positions(c, n))
-                for (int a = 0; a < symbols; ++a) {
-                    if (a == x[i] || indistinguishable(c.model, x[i], a)) continue;
-                    if (auto r = judge(x, base, i, a, differential, "the drawn input")) return *r;
-                }
-        }
+        influence_bounds b{numeric::from_int<arb_ball>(bound_divisor_of(c), ctx), std::nullopt, adjust};
+        if (rep.bound_at_n) b.a_priori = *rep.bound_at_n / b.divisor;
         // check --model: the worst change a search from the drawn input finds at this n.
-        if (const auto found = search_of(c, x, analysis::search_objective::influence)) {
-            if (found->undefined)
-                return check_result::undefined(*found->undefined + " (found by the worst-case search)");
-            if (found->found && !indistinguishable(c.model, found->input[found->position], found->replacement)) {
-                const auto base = attention::soft_forward(mb, found->input, ctx, {.trace = true});
-                std::optional<attention::soft_change_model> differential;
-                if (auto r = judge(found->input, base, found->position, found->replacement, differential,
-                                   "the worst-case search"))
-                    return with_search(std::move(*r), c, *found);
-            }
-        }
-        if (undecided)
-            return check_result::undecided("influence and bound overlap at this precision "
-                                           "(position " + undecided_at + ")")
-                .with_sides_agree(agree);
-        return check_result::holds();
+        const auto found = search_of(c, x, analysis::search_objective::influence);
+        return interval_first([&](auto kind) {
+            return influence_check<typename decltype(kind)::type>(c, x, b, found, ctx);
+        }, measured_in);
     };
     p.shape = position_shape(runner::model_requirement::soft, false,
                              {n_param(false), divisor_param("bound_divisor"), search_budget_param(),
@@ -409,7 +448,7 @@ runner::property influence_below_bounds(pair_bound_fn bound) {
     return p;
 }
 
-runner::property prob_change_below_bound(long divisor) {
+runner::property prob_change_below_bound(long divisor, stages measured_in) {
     runner::property p;
     p.suite = "soft-influence";
     p.name = "prob-change-below-bound";
@@ -430,7 +469,7 @@ runner::property prob_change_below_bound(long divisor) {
         if (auto why = needs_softmax(m)) return why;
         return needs_hypotheses(m);
     };
-    p.check = [divisor](const test_case& c, const numeric::context& ctx) {
+    p.check = [divisor, measured_in](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
         const std::size_t n = x.size();
         if (n < 2) return check_result::holds("no position before eos");
@@ -446,13 +485,9 @@ runner::property prob_change_below_bound(long divisor) {
                                    rep.bound_at_n};
         // check --model: the largest probability change a search from the drawn input finds.
         const auto found = search_of(c, x, analysis::search_objective::prob_change);
-        // The filter: certified double intervals decide almost every case; Arb balls measure
-        // again only what they leave undecided.
-        check_result r = prob_change_check<numeric::dinterval>(c, x, b, found, ctx);
-        if (r.status() == runner::verdict::undecided)
-            return prob_change_check<arb_ball>(c, x, b, found, ctx).with_measurement(
-                {"decided by", "ball", "the interval stage was undecided"});
-        return r.with_measurement({"decided by", "interval", ""});
+        return interval_first([&](auto kind) {
+            return prob_change_check<typename decltype(kind)::type>(c, x, b, found, ctx);
+        }, measured_in);
     };
     p.shape = position_shape(runner::model_requirement::soft, false,
                              {n_param(false), divisor_param("bound_divisor"), search_budget_param(),
@@ -656,93 +691,111 @@ std::vector<std::size_t> ladder_lengths(std::size_t top) {
 
 rc::Gen<test_case> ladder_case(rc::Gen<model::model<rational>> models, const run_config& cfg,
                                long cap) {
-    // A fixed model takes every ladder top up to --max-n (and its longest n), drawn
-    // log-uniformly among the powers of two; random models the one top under the cap.
+    // Every ladder top among the powers of two from 16 up to the limit is drawn about equally
+    // often (uniform over the rungs, shrinking to 16; drawn at full size, since RapidCheck's
+    // inRange narrows its range at the small sizes of a run's start): a fixed model up to
+    // --max-n (and its longest n), random models up to the cap.
     const long limit = std::max(16L, cfg.fixed_model ? fixed_model_max_n(cfg, cfg.max_n)
                                                      : std::min(cfg.max_n, cap));
-    long top = 16;
-    while (top * 2 <= limit) top *= 2;
-    if (cfg.fixed_model && top > 16) {
-        int rungs = 0;
-        for (long t = 16; t < top; t *= 2) ++rungs;
-        return rc::gen::mapcat(rc::gen::inRange(0, rungs + 1), [m = *cfg.fixed_model](int k) {
-            const long t = 16L << k;
-            return rc::gen::map(gen::input(m.sigma, t), [m, t](const std::string& w) {
-                test_case c;
-                c.model = m;
-                c.inputs.push_back(w);
-                c.params["ladder_top"] = t;
-                return c;
-            });
-        });
-    }
-    return rc::gen::mapcat(models_of(cfg, std::move(models)), [top](const model::model<rational>& m) {
-        return rc::gen::map(gen::input(m.sigma, top), [m, top](const std::string& w) {
+    int rungs = 0;
+    for (long t = 16; t * 2 <= limit; t *= 2) ++rungs;
+    const auto case_of = [](const model::model<rational>& m, int k) {
+        const long t = 16L << k;
+        return rc::gen::map(gen::input(m.sigma, t), [m, t](const std::string& w) {
             test_case c;
             c.model = m;
             c.inputs.push_back(w);
-            c.params["ladder_top"] = top;
+            c.params["ladder_top"] = t;
             return c;
         });
-    });
+    };
+    return rc::gen::mapcat(rc::gen::pair(models_of(cfg, std::move(models)),
+                                         rc::gen::resize(100, rc::gen::inRange(0, rungs + 1))),
+                           [case_of](const std::pair<model::model<rational>, int>& mk) {
+                               return case_of(mk.first, mk.second);
+                           });
 }
 
-std::vector<ladder_point> influence_ladder(const test_case& c, const numeric::context& ctx,
-                                           bool posterior, const bound_adjust_fn& adjust) {
+namespace {
+
+/// The largest attention weight of x's forward pass, over every layer, row and head, in
+/// double (a measurement: n times it is Lemma 5's effective concentration E); 1 when double
+/// has no value (the rate then reads the rung as concentrated, never as a pass).
+double max_weight_of(const model::model<rational>& m, const model::input_sequence& x) {
+    const numeric::context dctx{53};
+    try {
+        const auto md = model::to_scalar<double>(m, dctx);
+        const auto t = attention::soft_forward(md, x, dctx, {.trace = true, .trace_weights = true});
+        double best = 0;
+        for (const auto& layer : t.trace->weights)
+            for (const auto& row : layer)
+                for (const auto& head : row)
+                    for (const double w : head) best = std::max(best, w);
+        return best;
+    } catch (const numeric::undefined_error&) {
+        return 1;
+    }
+}
+
+/// influence_ladder measured in S (certified double intervals or Arb balls); the points hold
+/// balls (an interval is the ball of its end points). With `posterior`, each pair's
+/// a-posteriori bound comes from the profile (posterior_cache with the incremental kernel).
+template <numeric::ExpScalar S>
+std::vector<ladder_point> ladder_in(const test_case& c, const numeric::context& ctx, bool posterior,
+                                    const bound_adjust_fn& adjust) {
     const auto full = input_of(c);
     const auto top = static_cast<std::size_t>(c.params.at("ladder_top"));
     if (top < 16 || full.size() != top)
         throw std::invalid_argument("a ladder case needs ladder_top >= 16 and an input of "
                                     "ladder_top - 1 symbols");
-    const auto mb = model::to_scalar<arb_ball>(c.model, ctx);
+    const auto ms = model::to_scalar<S>(c.model, ctx);
     std::vector<ladder_point> out;
     for (std::size_t n : ladder_lengths(top)) {
         model::input_sequence x(full.begin(), full.begin() + static_cast<long>(n - 1));
         x.push_back(c.model.sigma.eos_index());
         analysis::influence_options opt;
         if (n > 13) opt.positions = {0, 1, (n - 1) / 2, n - 3, n - 2};
-        const auto prof = analysis::influence_profile_of(mb, c.model, x, ctx, opt);
+        opt.posterior = posterior;
+        const auto prof = analysis::influence_profile_of(ms, c.model, x, ctx, opt);
         ladder_point pt;
         pt.n = n;
         pt.max_influence = numeric::zero<arb_ball>(ctx);
         double best = -1;
-        const analysis::influence_pair<arb_ball>* largest = nullptr;
+        const analysis::influence_pair<S>* largest = nullptr;
         for (const auto& pr : prof.pairs) {
-            pt.max_influence = analysis::max_enclosure(pt.max_influence, pr.dy);
-            if (const double v = numeric::approx_double(pr.dy); v > best) {
+            const arb_ball dy = numeric::to_ball(pr.dy);
+            pt.max_influence = analysis::max_enclosure(pt.max_influence, dy);
+            if (const double v = numeric::approx_double(dy); v > best) {
                 best = v;
                 pt.position = pr.position;
                 pt.replacement = pr.replacement;
                 largest = &pr;
             }
         }
-        // The a-posteriori bound of the largest change (full traces of both inputs): the pair
-        // most likely to exceed it, at the cost of two traced passes per rung.
-        const auto traced =
-            attention::soft_forward(mb, x, ctx, {.trace = posterior, .trace_weights = true});
-        if (posterior && largest) {
-            auto x2 = x;
-            x2[largest->position] = largest->replacement;
-            const auto t2 = attention::soft_forward(mb, x2, ctx, {.trace = true});
-            arb_ball bound =
-                analysis::posterior_bound(c.model, *traced.trace, *t2.trace, largest->position, ctx);
+        // The largest change against its own a-posteriori bound: the pair most likely to
+        // exceed it.
+        if (posterior && largest && largest->posterior) {
+            arb_ball bound = *largest->posterior;
             if (adjust) bound = adjust(bound, n, ctx);
-            pt.posterior = numeric::compare(largest->dy, bound);
+            pt.posterior_influence = numeric::to_ball(largest->dy);
+            pt.posterior = numeric::compare(*pt.posterior_influence, bound);
             pt.posterior_position = largest->position;
             pt.posterior_replacement = largest->replacement;
-            pt.posterior_influence = largest->dy;
             pt.posterior_bound = std::move(bound);
         }
         pt.a_priori = analysis::a_priori_bound(c.model, static_cast<long>(n), ctx).bound_at_n;
         if (pt.a_priori && !numeric::is_finite(*pt.a_priori)) pt.a_priori.reset();
-        for (const auto& layer : traced.trace->weights)
-            for (const auto& row : layer)
-                for (const auto& head : row)
-                    for (const auto& w : head)
-                        pt.max_weight = std::max(pt.max_weight, numeric::approx_double(w));
+        pt.max_weight = max_weight_of(c.model, x);
         out.push_back(std::move(pt));
     }
     return out;
+}
+
+} // namespace
+
+std::vector<ladder_point> influence_ladder(const test_case& c, const numeric::context& ctx,
+                                           bool posterior, const bound_adjust_fn& adjust) {
+    return ladder_in<arb_ball>(c, ctx, posterior, adjust);
 }
 
 namespace {
@@ -805,7 +858,7 @@ runner::measurement ladder_rate(const std::vector<ladder_point>& pts, double tol
 
 runner::property influence_vanishes(double tolerance, bool require_hypotheses,
                                     std::optional<rc::Gen<model::model<rational>>> source,
-                                    bound_adjust_fn adjust, long growth) {
+                                    bound_adjust_fn adjust, long growth, stages measured_in) {
     rc::Gen<model::model<rational>> models = source ? *source : gen::soft_model();
     runner::property p;
     p.suite = "soft-influence";
@@ -819,17 +872,19 @@ runner::property influence_vanishes(double tolerance, bool require_hypotheses,
         p.statement += "; on a model without the hypotheses (no claim by Lemma 5): n * max "
                        "influence at the top rung <= " + std::to_string(growth) +
                        " x its value at the lowest rung";
-    p.kinds = {"ball"};
+    p.kinds = {"interval", "ball"};
     p.negative_control = "the a-posteriori bound divided by n^2 is exceeded at some rung; and "
                          "hypothesis-violating models (layer norm eps = 0, log n scores, "
                          "positional i, a step update; bundled, and random draws of "
                          "gen::soft_model_violating) measured without the hypotheses: n * "
                          "influence certainly grows more than " + std::to_string(growth) +
                          "x along the ladder, naming the violated hypothesis";
-    p.generator = [models](const run_config& cfg) { return ladder_case(models, cfg, 128); };
+    // Measured in certified double intervals first (the incremental kernel and its cached
+    // a-posteriori bounds): ladder tops up to min(--max-n, 1024).
+    p.generator = [models](const run_config& cfg) { return ladder_case(models, cfg, 1024); };
     if (require_hypotheses) p.applies = needs_hypotheses;
-    p.check = [tolerance, require_hypotheses, adjust, growth](const test_case& c,
-                                                               const numeric::context& ctx) {
+    p.check = [tolerance, require_hypotheses, adjust, growth, measured_in](const test_case& c,
+                                                                            const numeric::context& ctx) {
         const long top = c.params.at("ladder_top");
         const auto rep = analysis::a_priori_bound(c.model, top, ctx);
         std::string violated_hypotheses;
@@ -841,81 +896,88 @@ runner::property influence_vanishes(double tolerance, bool require_hypotheses,
             auto why = hypotheses_missing(rep);
             return check_result::undecided_at_any_precision(why ? *why : "hypotheses not established");
         }
-        const auto pts = influence_ladder(c, ctx, hypotheses, adjust);
-        const auto nd = [&](const ladder_point& pt) {
-            return pt.max_influence * numeric::from_int<arb_ball>(static_cast<long>(pt.n), ctx);
-        };
-        const auto with_rungs = [&](check_result r) {
+        // Judged in certified double intervals first, in balls when they leave it undecided.
+        const auto judge = [&](const std::vector<ladder_point>& pts) -> check_result {
+            const auto nd = [&](const ladder_point& pt) {
+                return pt.max_influence * numeric::from_int<arb_ball>(static_cast<long>(pt.n), ctx);
+            };
+            const auto with_rungs = [&](check_result r) {
+                for (const auto& pt : pts) {
+                    const auto key = "n" + std::to_string(pt.n);
+                    r.with(key + "_max_influence", show_ball(pt.max_influence));
+                    r.with(key + "_n_max_influence", show_ball(nd(pt)));
+                    r.with(key + "_position", std::to_string(pt.position + 1));
+                }
+                if (!violated_hypotheses.empty())
+                    r.with("hypotheses_not_established", violated_hypotheses);
+                return r;
+            };
+            const auto rate = ladder_rate(pts, tolerance, hypotheses, ctx);
+            bool undecided = false, agree = true;
+            std::string why_undecided;
+            // Lemma 5 at every rung, against the a-posteriori pair bound and K(n)/n.
             for (const auto& pt : pts) {
-                const auto key = "n" + std::to_string(pt.n);
-                r.with(key + "_max_influence", show_ball(pt.max_influence));
-                r.with(key + "_n_max_influence", show_ball(nd(pt)));
-                r.with(key + "_position", std::to_string(pt.position + 1));
+                if (pt.posterior && *pt.posterior == order::greater)
+                    return with_rungs(check_result::violated(
+                                          "a one-symbol change exceeds its a-posteriori bound at n = " +
+                                          std::to_string(pt.n)))
+                        .with("position", std::to_string(pt.posterior_position + 1))
+                        .with("replacement",
+                              c.model.sigma.symbols[static_cast<std::size_t>(pt.posterior_replacement)])
+                        .with("influence", show_ball(*pt.posterior_influence))
+                        .with("posterior_bound", show_ball(*pt.posterior_bound))
+                        .with_measurement(rate);
+                if (pt.posterior && *pt.posterior == order::unknown) {
+                    undecided = true;
+                    agree = agree && sides_agree(*pt.posterior_influence, *pt.posterior_bound);
+                    why_undecided = "a change and its a-posteriori bound overlap at n = " + std::to_string(pt.n);
+                }
+                if (!pt.a_priori) continue;
+                const order o = versus(pt.max_influence, *pt.a_priori);
+                if (o == order::greater)
+                    return with_rungs(check_result::violated(
+                                          "n * max influence exceeds K(n) at n = " +
+                                          std::to_string(pt.n)))
+                        .with("a_priori_bound", show_ball(*pt.a_priori))
+                        .with_measurement(rate);
+                if (o == order::unknown) {
+                    undecided = true;
+                    agree = agree && sides_agree(pt.max_influence, *pt.a_priori);
+                    why_undecided = "influence and K(n)/n overlap at n = " + std::to_string(pt.n);
+                }
             }
-            if (!violated_hypotheses.empty())
-                r.with("hypotheses_not_established", violated_hypotheses);
-            return r;
+            if (!hypotheses) {
+                // No claim by Lemma 5: the finite growth statement of the negative controls.
+                const auto& low = pts.front();
+                const auto& high = pts.back();
+                const arb_ball allowed = nd(low) * numeric::from_int<arb_ball>(growth, ctx);
+                const order o = versus(nd(high), allowed);
+                if (o == order::greater)
+                    return with_rungs(check_result::violated(
+                                          "the influence does not vanish: n * max influence grew "
+                                          "from n = " + std::to_string(low.n) + " to n = " +
+                                          std::to_string(high.n) + " by more than a factor " +
+                                          std::to_string(growth) + " (hypotheses not established: " +
+                                          violated_hypotheses + ")"))
+                        .with("growth_allowed", show_ball(allowed))
+                        .with_measurement(rate);
+                if (o == order::unknown) {
+                    undecided = true;
+                    agree = false;
+                    why_undecided = "n * max influence at n = " + std::to_string(high.n) +
+                                    " overlaps " + std::to_string(growth) + " x its value at n = " +
+                                    std::to_string(low.n);
+                }
+            }
+            if (undecided)
+                return check_result::undecided(why_undecided).with_measurement(rate).with_sides_agree(agree);
+            return check_result::holds(rate.label + ": " + rate.detail).with_measurement(rate);
         };
-        const auto rate = ladder_rate(pts, tolerance, hypotheses, ctx);
-        bool undecided = false, agree = true;
-        std::string why_undecided;
-        // Lemma 5 at every rung, against the a-posteriori pair bound and K(n)/n.
-        for (const auto& pt : pts) {
-            if (pt.posterior && *pt.posterior == order::greater)
-                return with_rungs(check_result::violated(
-                                      "a one-symbol change exceeds its a-posteriori bound at n = " +
-                                      std::to_string(pt.n)))
-                    .with("position", std::to_string(pt.posterior_position + 1))
-                    .with("replacement",
-                          c.model.sigma.symbols[static_cast<std::size_t>(pt.posterior_replacement)])
-                    .with("influence", show_ball(*pt.posterior_influence))
-                    .with("posterior_bound", show_ball(*pt.posterior_bound))
-                    .with_measurement(rate);
-            if (pt.posterior && *pt.posterior == order::unknown) {
-                undecided = true;
-                agree = agree && sides_agree(*pt.posterior_influence, *pt.posterior_bound);
-                why_undecided = "a change and its a-posteriori bound overlap at n = " + std::to_string(pt.n);
-            }
-            if (!pt.a_priori) continue;
-            const order o = versus(pt.max_influence, *pt.a_priori);
-            if (o == order::greater)
-                return with_rungs(check_result::violated(
-                                      "n * max influence exceeds K(n) at n = " +
-                                      std::to_string(pt.n)))
-                    .with("a_priori_bound", show_ball(*pt.a_priori))
-                    .with_measurement(rate);
-            if (o == order::unknown) {
-                undecided = true;
-                agree = agree && sides_agree(pt.max_influence, *pt.a_priori);
-                why_undecided = "influence and K(n)/n overlap at n = " + std::to_string(pt.n);
-            }
-        }
-        if (!hypotheses) {
-            // No claim by Lemma 5: the finite growth statement of the negative controls.
-            const auto& low = pts.front();
-            const auto& high = pts.back();
-            const arb_ball allowed = nd(low) * numeric::from_int<arb_ball>(growth, ctx);
-            const order o = versus(nd(high), allowed);
-            if (o == order::greater)
-                return with_rungs(check_result::violated(
-                                      "the influence does not vanish: n * max influence grew "
-                                      "from n = " + std::to_string(low.n) + " to n = " +
-                                      std::to_string(high.n) + " by more than a factor " +
-                                      std::to_string(growth) + " (hypotheses not established: " +
-                                      violated_hypotheses + ")"))
-                    .with("growth_allowed", show_ball(allowed))
-                    .with_measurement(rate);
-            if (o == order::unknown) {
-                undecided = true;
-                agree = false;
-                why_undecided = "n * max influence at n = " + std::to_string(high.n) +
-                                " overlaps " + std::to_string(growth) + " x its value at n = " +
-                                std::to_string(low.n);
-            }
-        }
-        if (undecided)
-            return check_result::undecided(why_undecided).with_measurement(rate).with_sides_agree(agree);
-        return check_result::holds(rate.label + ": " + rate.detail).with_measurement(rate);
+        return interval_first(
+            [&](auto kind) {
+                return judge(ladder_in<typename decltype(kind)::type>(c, ctx, hypotheses, adjust));
+            },
+            measured_in, false);
     };
     p.shape = ladder_shape();
     p.tag = case_class;

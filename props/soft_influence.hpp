@@ -2,7 +2,8 @@
 /// @file soft_influence.hpp
 /// Suite `soft-influence`: Hahn (2020), Lemma 5 and Theorem 6 checked on random soft models
 /// that satisfy the five hypotheses of Claim 2 (theory.md §2 and §7 S3–S5). Every measurement
-/// is an Arb ball, so a comparison with a bound is decided rigorously or reported undecided.
+/// is an enclosure (certified double intervals, Arb balls), so a comparison with a bound is
+/// decided rigorously or reported undecided.
 /// Each property is built by a factory whose bound or model source can be replaced, so that the
 /// tests show it failing on a deliberately wrong bound or a hypothesis-violating model.
 
@@ -14,11 +15,22 @@
 
 namespace attnprop::props {
 
-/// The a-posteriori bound used for one changed pair: analysis::posterior_bound by default
-/// (given the two traces); the negative control shrinks it.
-using pair_bound_fn = std::function<numeric::arb_ball(
-    const model::model<rational>&, const attention::soft_trace<numeric::arb_ball>&,
-    const attention::soft_trace<numeric::arb_ball>&, std::size_t, const numeric::context&)>;
+/// Adjusts an a-posteriori pair bound at length n (the negative controls shrink it): applied
+/// to the bound the influence profile computed for the pair (analysis::posterior_cache with the
+/// incremental kernel, analysis::posterior_bound on two traces otherwise).
+using bound_adjust_fn =
+    std::function<numeric::arb_ball(const numeric::arb_ball&, std::size_t, const numeric::context&)>;
+
+/// The a-posteriori bound of one changed pair of influence-below-bounds, transformed (a
+/// bound_adjust_fn); empty = the bound as computed.
+using pair_bound_fn = bound_adjust_fn;
+
+/// The stages a filtered soft-influence property (influence-below-bounds,
+/// prob-change-below-bound, influence-vanishes) measures a case in: certified double intervals
+/// first and Arb balls only for what they leave open (`filtered`, the default), or one stage
+/// alone (`intervals`, `balls`: the tests show each stage deciding, and catching the negative
+/// controls, on its own).
+enum class stages { filtered, intervals, balls };
 
 /// The positions (0-based, < n - 1) whose one-symbol changes a case measures: every position
 /// when n <= 13, otherwise the first two, the last two, the middle one and the case's
@@ -27,14 +39,16 @@ std::vector<std::size_t> measured_positions(const test_case& c, std::size_t n);
 
 /// One-symbol influence is below both bounds: for every measured position and replacement,
 /// ||Δy_n^(L)|| <= the a-posteriori per-pair bound and <= δ_L(n) = K(n)/n (a-priori, recursion
-/// (B)); so n·influence <= K at every tested n. `bound` replaces the a-posteriori bound (the
-/// negative control passes one that is too small).
-runner::property influence_below_bounds(pair_bound_fn bound = {});
+/// (B)); so n·influence <= K at every tested n. Measured in certified double intervals first,
+/// and again in Arb balls only when they leave the case undecided (`measured_in`). `adjust`
+/// transforms each computed a-posteriori bound (the negative control makes it too small).
+runner::property influence_below_bounds(pair_bound_fn adjust = {}, stages measured_in = stages::filtered);
 
 /// The output probabilities move at most as theory.md §2.2 allows: for every measured pair,
 /// ||Δp||_∞ and TV(p, p') <= factor·||Δy_n^(L)||/4 and <= factor·δ_L(n)/4, with factor =
 /// max_{r,r'} ||W_r - W_r'||_2. `divisor` replaces the 4 (the negative control uses 8).
-runner::property prob_change_below_bound(long divisor = 4);
+/// Measured in certified double intervals first, then in Arb balls (`measured_in`).
+runner::property prob_change_below_bound(long divisor = 4, stages measured_in = stages::filtered);
 
 /// The cross-entropy corollary on PARITY, exhaustively: over all x in {0,1}^{n-1} (n <= 11),
 /// the mean cross-entropy in bits of the PARITY label is >= 1 - log2(1 + η), where η is the
@@ -66,7 +80,7 @@ struct ladder_point {
     int replacement = 0;
     std::optional<numeric::arb_ball> a_priori; ///< δ_L(n) = K(n)/n, when the hypotheses hold
     /// The largest attention weight of the unchanged input at n, over every layer, row and
-    /// head (midpoint): n·max_weight is the effective concentration E of Lemma 5.
+    /// head (in double, a measurement): n·max_weight is the effective concentration E of Lemma 5.
     double max_weight = 0;
     /// With posterior bounds asked for: the largest measured change against its own
     /// a-posteriori pair bound (greater = certainly above, unknown = undecided, less or equal =
@@ -77,16 +91,14 @@ struct ladder_point {
     std::optional<numeric::arb_ball> posterior_influence, posterior_bound;
 };
 
-/// Adjusts an a-posteriori pair bound at length n (the negative control shrinks it).
-using bound_adjust_fn =
-    std::function<numeric::arb_ball(const numeric::arb_ball&, std::size_t, const numeric::context&)>;
-
 /// Measures a ladder case: c.inputs[0] has top - 1 symbols (c.params["ladder_top"] = top), and
 /// the input at length n is its first n - 1 symbols followed by eos, so the rungs share their
 /// prefix and position 1 is the same symbol at every n. At each n the measured positions are
 /// every position (n <= 13), otherwise positions 1, 2, the middle one and the last two; every
 /// replacement symbol. `posterior` also compares the largest measured change of each rung with
-/// its a-posteriori pair bound (full traces of both inputs), after `adjust` when given.
+/// its a-posteriori pair bound (the profile's: posterior_cache with the incremental kernel,
+/// else two traces), after `adjust` when given. Measured in Arb balls (influence-vanishes
+/// measures in certified double intervals first).
 std::vector<ladder_point> influence_ladder(const test_case& c, const numeric::context& ctx,
                                            bool posterior = false, const bound_adjust_fn& adjust = {});
 
@@ -108,19 +120,24 @@ inline constexpr long vanishing_growth_allowance = 2;
 /// nothing, and the property tests the finite statement "n·Δ(n) at the top rung is at most
 /// `growth` times n·Δ(n) at the lowest rung"; a certified growth beyond it (ball lower bound
 /// above `growth` times the ball upper bound) is the failure, naming the violated hypotheses.
-/// `adjust` replaces the a-posteriori bound (negative control).
+/// `adjust` replaces the a-posteriori bound (negative control). Each ladder is measured in
+/// certified double intervals first, and again in Arb balls when they leave it undecided
+/// (`measured_in`); the stage that decided is the number "decided_by" (the measurement is the
+/// rate).
 runner::property influence_vanishes(double tolerance = vanishing_slope_tolerance,
                                     bool require_hypotheses = true,
                                     std::optional<rc::Gen<model::model<rational>>> models = {},
                                     bound_adjust_fn adjust = {},
-                                    long growth = vanishing_growth_allowance);
+                                    long growth = vanishing_growth_allowance,
+                                    stages measured_in = stages::filtered);
 
 /// The shape of a ladder case (runner::case_shape): a soft model, one input of ladder_top - 1
 /// symbols, "ladder_top" in [16, 2^20] (at least 16 rungs' worth, within the range of --n).
 runner::case_shape ladder_shape();
 
-/// A ladder case generator over `models`: top = the largest power of two <= min(max_n, cap)
-/// (at least 16), one uniform input of top - 1 symbols.
+/// A ladder case generator over `models`: top a power of two from 16 up to min(max_n, cap)
+/// (random models) or max_n and the model's longest n (a fixed model), uniform over the
+/// powers and shrinking to 16; one uniform input of top - 1 symbols.
 rc::Gen<test_case> ladder_case(rc::Gen<model::model<rational>> models, const run_config& cfg,
                                long cap);
 

@@ -119,24 +119,16 @@ inline props::parity_pair_fn pair_flipping_a_dependency() {
     };
 }
 
-/// The a-posteriori pair bound divided by n^2 (too small).
-inline props::pair_bound_fn posterior_bound_over_n_squared() {
-    return [](const model::model<numeric::rational>& m,
-              const attention::soft_trace<numeric::arb_ball>& a,
-              const attention::soft_trace<numeric::arb_ball>& b, std::size_t i,
-              const numeric::context& ctx) {
-        const auto n = static_cast<long>(a.y.front().size());
-        return analysis::posterior_bound(m, a, b, i, ctx) /
-               numeric::from_int<numeric::arb_ball>(n * n, ctx);
-    };
-}
-
-/// An influence-ladder bound adjustment dividing the a-posteriori bound by n^2 (too small).
+/// An a-posteriori bound adjustment dividing the bound by n^2 (too small): the pair bound of
+/// influence-below-bounds and the rung bound of influence-vanishes.
 inline props::bound_adjust_fn ladder_bound_over_n_squared() {
     return [](const numeric::arb_ball& b, std::size_t n, const numeric::context& ctx) {
         return b / numeric::from_int<numeric::arb_ball>(static_cast<long>(n * n), ctx);
     };
 }
+
+/// The a-posteriori pair bound divided by n^2 (too small).
+inline props::pair_bound_fn posterior_bound_over_n_squared() { return ladder_bound_over_n_squared(); }
 
 /// A leak bound that forgets the n - t competing keys: r = e^(-beta gamma) / t instead of
 /// ((n - t)/t) e^(-beta gamma), as if n = t + 1; only the rows are compared (no layer bound).

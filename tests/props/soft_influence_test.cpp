@@ -19,6 +19,32 @@ model::model<rational> bundled(const std::string& name) {
     return model::read_model_file(std::string(ATTNPROP_MODELS_DIR) + "/" + name + ".json");
 }
 
+/// The stage that decided a result: the measurement "decided by" or the number "decided_by".
+std::string decided_by(const runner::check_result& r) {
+    if (r.measured && r.measured->name == "decided by") return r.measured->label;
+    for (const auto& [name, value] : r.numbers)
+        if (name == "decided_by") return value;
+    return "";
+}
+
+/// The stage a run of `measured_in` must report for every case it decides: the filter may use
+/// either.
+bool stage_matches(props::stages measured_in, const std::string& stage) {
+    switch (measured_in) {
+    case props::stages::intervals: return stage == "interval";
+    case props::stages::balls: return stage == "ball";
+    case props::stages::filtered: return stage == "interval" || stage == "ball";
+    }
+    return false;
+}
+
+constexpr props::stages every_stage[] = {props::stages::filtered, props::stages::intervals,
+                                         props::stages::balls};
+
+const char* name_of(props::stages s) {
+    return s == props::stages::filtered ? "filtered" : s == props::stages::intervals ? "intervals" : "balls";
+}
+
 } // namespace
 
 TEST_CASE("soft-influence/influence-below-bounds holds", "[props][soft-influence]") {
@@ -76,10 +102,17 @@ TEST_CASE("influence-vanishes: a statistic is never a failure (the seed-1 model 
 
 TEST_CASE("negative control: influence-vanishes with the a-posteriori bound divided by n^2",
           "[props][negative][soft-influence]") {
-    auto r = test::require_fails(props::influence_vanishes(props::vanishing_slope_tolerance, true, {},
-                                                           test::broken::ladder_bound_over_n_squared()),
-                                 test::budget(30));
-    REQUIRE(r.cx->shrunk.result.message.find("a-posteriori") != std::string::npos);
+    // In each stage: the filter's intervals catch it, and so does each stage alone.
+    for (const auto s : every_stage) {
+        INFO(name_of(s));
+        auto r = test::require_fails(
+            props::influence_vanishes(props::vanishing_slope_tolerance, true, {},
+                                      test::broken::ladder_bound_over_n_squared(),
+                                      props::vanishing_growth_allowance, s),
+            test::budget(30));
+        REQUIRE(r.cx->shrunk.result.message.find("a-posteriori") != std::string::npos);
+        REQUIRE(stage_matches(s, decided_by(r.cx->shrunk.result)));
+    }
 }
 
 TEST_CASE("influence-vanishes holds on the Chiang & Cholak PARITY model without layer norm",
@@ -121,15 +154,61 @@ TEST_CASE("soft-influence is registered", "[props][soft-influence]") {
 
 // ---- negative controls ---------------------------------------------------------------------
 
+
+TEST_CASE("the filtered pair properties: intervals decide most cases, few stay undecided",
+          "[props][soft-influence]") {
+    // n is drawn log-uniformly up to 256 here: the interval stage decides most cases on its
+    // own, the ball stage the rest, and the report tallies which.
+    for (const auto& p : {props::influence_below_bounds(), props::prob_change_below_bound()}) {
+        INFO(p.name);
+        auto r = runner::run_property(p, test::budget(60, 256));
+        INFO(test::describe(r));
+        REQUIRE(r.failed() == 0);
+        REQUIRE(r.error().empty());
+        const int intervals = r.measurements["decided by: interval"];
+        const int balls = r.measurements["decided by: ball"];
+        INFO("interval " << intervals << ", ball " << balls);
+        // (A case decided before any measurement, such as a constant predictor, has no stage.)
+        REQUIRE(intervals * 2 >= r.passed);
+        REQUIRE(intervals > balls);
+        REQUIRE(r.undecided * 10 <= r.passed);
+    }
+}
+
+TEST_CASE("each stage alone decides the pair and ladder properties",
+          "[props][soft-influence]") {
+    for (const auto s : {props::stages::intervals, props::stages::balls}) {
+        INFO(name_of(s));
+        test::require_holds(props::influence_below_bounds({}, s), test::budget(20));
+        test::require_holds(props::prob_change_below_bound(4, s), test::budget(20));
+        test::require_holds(props::influence_vanishes(props::vanishing_slope_tolerance, true, {}, {},
+                                                      props::vanishing_growth_allowance, s),
+                            test::budget(8));
+    }
+}
+
 TEST_CASE("negative control: an a-posteriori bound too small by n^2 is exceeded",
           "[props][negative][soft-influence]") {
-    test::require_fails(props::influence_below_bounds(test::broken::posterior_bound_over_n_squared()),
-                        test::budget(100));
+    // In each stage: the filter's intervals catch it, and so does each stage alone.
+    for (const auto s : every_stage) {
+        INFO(name_of(s));
+        auto r = test::require_fails(
+            props::influence_below_bounds(test::broken::posterior_bound_over_n_squared(), s),
+            test::budget(s == props::stages::balls ? 40 : 100));
+        const auto& shrunk = r.cx->shrunk.result;
+        INFO(shrunk.message);
+        REQUIRE(shrunk.message.find("replaced bound") != std::string::npos);
+        REQUIRE(stage_matches(s, decided_by(shrunk)));
+    }
 }
 
 TEST_CASE("negative control: the probability bound with 8 in place of 4 is exceeded",
           "[props][negative][soft-influence]") {
-    test::require_fails(props::prob_change_below_bound(8), test::budget(100));
+    for (const auto s : every_stage) {
+        INFO(name_of(s));
+        auto r = test::require_fails(props::prob_change_below_bound(8, s), test::budget(100));
+        REQUIRE(stage_matches(s, decided_by(r.cx->shrunk.result)));
+    }
 }
 
 TEST_CASE("negative control: the cross-entropy floor with eta / 4 fails on a confident model",
