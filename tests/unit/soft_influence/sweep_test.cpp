@@ -535,27 +535,38 @@ TEST_CASE("a row assembled from units measured apart is the sweep's row, bit for
     const auto m = bundled("cc-parity");
     for (auto scalar : {analysis::sweep_scalar::automatic(), analysis::sweep_scalar::of<numeric::arb_ball>(),
                         analysis::sweep_scalar::of<numeric::dinterval>(),
-                        analysis::sweep_scalar::of<numeric::mpfr_real>(), analysis::sweep_scalar::of<double>()}) {
-        auto o = small({8, 48}, 13);
-        o.inputs = 2;
-        o.positions = 0;
-        o.language = lang::language::parity; // the cube at n = 8, sampled at n = 48
-        o.scalar = scalar;
-        o.precision_cap = 256;
-        INFO("seed " << o.seed << ", scalar " << analysis::to_string(scalar));
-        const auto sweep = analysis::influence_sweep(m, o);
-        if (scalar == analysis::sweep_scalar::of<numeric::mpfr_real>())
-            REQUIRE(blocks_of_first_input(analysis::row_units(m, o, 48)) > 1);
-        for (std::size_t i = 0; i < o.ns.size(); ++i)
-            for (unsigned threads : {1u, 3u}) {
-                INFO("n " << o.ns[i] << ", threads " << threads);
-                const auto row = row_from_units(m, o, o.ns[i], threads);
-                REQUIRE(json::dump(report::row_to_json(row), 0) ==
+                        analysis::sweep_scalar::of<numeric::mpfr_real>(), analysis::sweep_scalar::of<double>()})
+        for (long posterior_max_n : {4096L, 0L}) {
+            auto o = small({8, 48}, 13);
+            o.inputs = 2;
+            o.positions = 0;
+            o.language = lang::language::parity; // the cube at n = 8, sampled at n = 48
+            o.scalar = scalar;
+            o.precision_cap = 256;
+            o.posterior_max_n = posterior_max_n; // the a-posteriori bound on, then off
+            INFO("seed " << o.seed << ", scalar " << analysis::to_string(scalar)
+                         << ", posterior-max-n " << posterior_max_n);
+            const auto sweep = analysis::influence_sweep(m, o);
+            if (scalar == analysis::sweep_scalar::of<numeric::mpfr_real>())
+                REQUIRE(blocks_of_first_input(analysis::row_units(m, o, 48)) > 1);
+            for (std::size_t i = 0; i < o.ns.size(); ++i) {
+                const bool enclosure = scalar != analysis::sweep_scalar::of<numeric::mpfr_real>() &&
+                                       scalar != analysis::sweep_scalar::of<double>();
+                REQUIRE(sweep.rows[i].posterior_bound.has_value() == (enclosure && posterior_max_n > 0));
+                REQUIRE(sweep.rows[i].cross_entropy.has_value());
+                const auto direct = analysis::sweep_row_at(m, o, o.ns[i]);
+                REQUIRE(json::dump(report::row_to_json(direct), 0) ==
                         json::dump(report::row_to_json(sweep.rows[i]), 0));
-                REQUIRE(std::memcmp(&row.max_influence_approx, &sweep.rows[i].max_influence_approx,
-                                    sizeof(double)) == 0);
+                for (unsigned threads : {1u, 3u}) {
+                    INFO("n " << o.ns[i] << ", threads " << threads);
+                    const auto row = row_from_units(m, o, o.ns[i], threads);
+                    REQUIRE(json::dump(report::row_to_json(row), 0) ==
+                            json::dump(report::row_to_json(direct), 0));
+                    REQUIRE(std::memcmp(&row.max_influence_approx, &direct.max_influence_approx,
+                                        sizeof(double)) == 0);
+                }
             }
-    }
+        }
 }
 
 TEST_CASE("units: the first undefined value in input and position order is the row's, "
