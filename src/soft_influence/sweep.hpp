@@ -138,8 +138,9 @@ struct sweep_options {
     std::vector<sweep_row> reuse;
     /// Called in n order as soon as each row is final (progress, checkpoints).
     std::function<void(const sweep_row&)> on_row;
-    /// Called (from worker threads, one call at a time) as the inputs of a row are measured:
-    /// the length, the inputs finished and the inputs of the row.
+    /// Called (from worker threads, one call at a time) as the parts of an attempt at a row are
+    /// measured (its units, or pieces of them for idle threads): the length, the parts finished
+    /// and the parts of the attempt.
     std::function<void(long n, std::size_t done, std::size_t total)> on_progress;
 };
 
