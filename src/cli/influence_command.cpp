@@ -184,7 +184,7 @@ public:
         };
         o.on_progress = [&](long n, std::size_t finished, std::size_t total) {
             progress.show("influence: n = " + std::to_string(n) + ": " + std::to_string(finished) +
-                          "/" + std::to_string(total) + " inputs measured");
+                          "/" + std::to_string(total) + " parts measured");
         };
         meta.options = o;
         set_activity("measuring the influence of " + m.name + " at n = " + n_text_);
@@ -277,47 +277,108 @@ public:
     }
 
 private:
-    /// The sweep over MPI ranks (every rank calls it): one unit per length, handed out largest n
-    /// first; a row depends on the model, the options and its n alone
-    /// (analysis::sweep_row_at), so the rows assemble into the one-process sweep. Rank 0 reuses
-    /// the rows of o.reuse, passes every row to o.on_row as it arrives (the journal), and lists
-    /// the lengths whose rows did not arrive (a stop request) as not measured.
+    /// The sweep over MPI ranks (every rank calls it). A unit is one unit of one attempt of a
+    /// row (analysis::row_units: a block of an input's positions, or the row's cross-entropy),
+    /// handed out largest cost first; its result depends on the model, the options, n, the
+    /// attempt and the unit alone, and rank 0 assembles each row from its units with the
+    /// one-process sweep's own operations (analysis::assemble_row), so the rows are those of
+    /// one process, bit for bit. Attempts run in rounds: round r holds attempt r of every row
+    /// that the earlier attempts left undecided (analysis::row_ladder, attempt_decides); every
+    /// rank runs as many rounds as the longest ladder. Rank 0 reuses the rows of o.reuse,
+    /// passes every row to o.on_row as it is final (the journal), and lists the lengths whose
+    /// rows were not finished (a stop request) as not measured.
     analysis::sweep_result sweep_over_ranks(const model::model<numeric::rational>& m,
                                             const analysis::sweep_options& o,
                                             const std::string& fingerprint) const {
         analysis::check_sweep(m, o);
-        std::vector<std::optional<analysis::sweep_row>> rows(o.ns.size());
-        std::vector<std::size_t> order;
-        for (std::size_t i = 0; i < o.ns.size(); ++i) {
+        const std::size_t count = o.ns.size();
+        analysis::sweep_options unit = o;
+        unit.on_progress = nullptr; // units are measured in other threads and processes
+        unit.on_row = nullptr;
+        unit.reuse.clear();
+        std::vector<std::vector<analysis::row_attempt>> ladders(count);
+        std::vector<std::vector<analysis::row_unit>> units(count);
+        std::size_t rounds = 0, stride = 1;
+        for (std::size_t i = 0; i < count; ++i) {
+            ladders[i] = analysis::row_ladder(m, unit, o.ns[i]);
+            units[i] = analysis::row_units(m, unit, o.ns[i]);
+            rounds = std::max(rounds, ladders[i].size());
+            stride = std::max(stride, units[i].size());
+        }
+        std::vector<std::optional<analysis::sweep_row>> rows(count);
+        std::vector<bool> pending(count, false); // to be measured by the next round
+        for (std::size_t i = 0; i < count; ++i) {
             const auto it = std::find_if(o.reuse.begin(), o.reuse.end(),
                                          [&](const analysis::sweep_row& r) { return r.n == o.ns[i]; });
             if (it == o.reuse.end()) {
-                order.push_back(i);
+                pending[i] = true;
                 continue;
             }
             rows[i] = *it;
             rows[i]->reused = true;
             if (o.on_row) o.on_row(*rows[i]);
         }
-        // The cost of a row grows steeply with n: the largest go first.
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return o.ns[a] > o.ns[b]; });
-        analysis::sweep_options unit = o;
-        unit.on_progress = nullptr; // rows are measured in other threads and processes
-        unit.on_row = nullptr;
+        struct unit_id {
+            std::size_t round, row, unit;
+        };
+        auto id_of = [&](const unit_id& u) { return (u.round * count + u.row) * stride + u.unit; };
+        auto unit_of = [&](std::size_t id) {
+            const unit_id u{id / stride / count, id / stride % count, id % stride};
+            if (u.round >= ladders[u.row].size() || u.unit >= units[u.row].size())
+                throw std::runtime_error("influence: a unit out of range from another rank");
+            return u;
+        };
+        std::vector<std::vector<std::optional<analysis::unit_result>>> results(count);
+        std::vector<std::size_t> outstanding(count, 0);
         std::string key = fingerprint + " n";
         for (long n : o.ns) key += " " + std::to_string(n);
-        dist::run_units(
-            key, order,
-            [&](std::size_t i) { return dist::encode_sweep_row(analysis::sweep_row_at(m, unit, o.ns[i])); },
-            [&](std::size_t i, const std::string& bytes) {
-                rows[i] = dist::decode_sweep_row(bytes);
-                if (o.on_row) o.on_row(*rows[i]);
-            });
+        for (std::size_t round = 0; round < rounds; ++round) {
+            std::vector<std::size_t> order;
+            if (dist::is_root() && !numeric::stop_requested()) {
+                // The costliest units first (dynamic balancing: the last ones are the cheapest).
+                std::vector<std::pair<double, std::size_t>> costed;
+                for (std::size_t i = 0; i < count; ++i) {
+                    if (!pending[i] || round >= ladders[i].size()) continue;
+                    results[i].assign(units[i].size(), std::nullopt);
+                    outstanding[i] = units[i].size();
+                    for (std::size_t j = 0; j < units[i].size(); ++j)
+                        costed.emplace_back(analysis::row_unit_cost(m, unit, o.ns[i], units[i][j]),
+                                            id_of({round, i, j}));
+                }
+                std::stable_sort(costed.begin(), costed.end(),
+                                 [](const auto& a, const auto& b) { return a.first > b.first; });
+                for (const auto& c : costed) order.push_back(c.second);
+            }
+            dist::run_units(
+                key, order,
+                [&](std::size_t id) {
+                    const unit_id u = unit_of(id);
+                    return dist::encode_unit_result(analysis::measure_unit(
+                        m, unit, o.ns[u.row], ladders[u.row][u.round], units[u.row][u.unit], unit.threads));
+                },
+                [&](std::size_t id, const std::string& bytes) {
+                    const unit_id u = unit_of(id);
+                    results[u.row][u.unit] = dist::decode_unit_result(bytes);
+                    if (--outstanding[u.row] > 0) return;
+                    std::vector<analysis::unit_result> all;
+                    for (auto& r : results[u.row]) all.push_back(std::move(*r));
+                    results[u.row].clear();
+                    const analysis::row_attempt& a = ladders[u.row][u.round];
+                    analysis::row_measurement row = analysis::assemble_row(m, unit, o.ns[u.row], a, all);
+                    if (!analysis::attempt_decides(a, row) && u.round + 1 < ladders[u.row].size())
+                        return; // measured again by the next round
+                    rows[u.row] = analysis::finish_row(std::move(row));
+                    pending[u.row] = false;
+                    if (o.on_row) o.on_row(*rows[u.row]);
+                });
+            // A row whose units did not all arrive (a stop request) is not measured.
+            for (std::size_t i = 0; i < count; ++i)
+                if (pending[i] && outstanding[i] > 0) pending[i] = false;
+        }
         if (!dist::is_root()) return {};
         std::vector<analysis::sweep_row> done;
         std::vector<long> not_measured;
-        for (std::size_t i = 0; i < o.ns.size(); ++i)
+        for (std::size_t i = 0; i < count; ++i)
             if (rows[i]) done.push_back(std::move(*rows[i]));
             else not_measured.push_back(o.ns[i]);
         return analysis::sweep_from_rows(m, o, std::move(done), std::move(not_measured));

@@ -377,6 +377,49 @@ analysis::sweep_row decode_sweep_row(std::string_view bytes) {
     return x;
 }
 
+std::string encode_unit_result(const analysis::unit_result& u) {
+    writer w;
+    w.u64(u.pairs.size());
+    for (const auto& p : u.pairs) {
+        put_size(w, p.position);
+        w.str(p.dy);
+        w.opt_str(p.dp_max);
+        w.opt_str(p.posterior);
+    }
+    w.boolean(u.probabilities.has_value());
+    if (u.probabilities) w.strings(*u.probabilities);
+    w.boolean(u.cross_entropy.has_value());
+    if (u.cross_entropy) put_ce(w, *u.cross_entropy);
+    w.boolean(u.undefined.has_value());
+    if (u.undefined) {
+        w.str(u.undefined->message);
+        w.boolean(u.undefined->may_resolve);
+    }
+    return w.take();
+}
+
+analysis::unit_result decode_unit_result(std::string_view bytes) {
+    reader r(bytes);
+    analysis::unit_result u;
+    u.pairs.resize(r.count());
+    for (auto& p : u.pairs) {
+        p.position = get_size(r);
+        p.dy = r.str();
+        p.dp_max = r.opt_str();
+        p.posterior = r.opt_str();
+    }
+    if (r.boolean()) u.probabilities = r.strings();
+    if (r.boolean()) u.cross_entropy = get_ce(r);
+    if (r.boolean()) {
+        analysis::unit_undefined x;
+        x.message = r.str();
+        x.may_resolve = r.boolean();
+        u.undefined = std::move(x);
+    }
+    r.finish();
+    return u;
+}
+
 std::string encode_property_report(const runner::property_report& p) {
     writer w;
     w.str(p.suite);

@@ -18,6 +18,11 @@ namespace attnprop::dist {
 std::string encode_sweep_row(const analysis::sweep_row& row);
 analysis::sweep_row decode_sweep_row(std::string_view bytes);
 
+/// One unit of a row of `attnprop influence` (analysis::measure_unit): its pairs' exact texts,
+/// readouts, cross-entropy or undefined value.
+std::string encode_unit_result(const analysis::unit_result& u);
+analysis::unit_result decode_unit_result(std::string_view bytes);
+
 /// One property of `attnprop check`, its counterexample's models included (in their canonical
 /// file form, model::write_model).
 std::string encode_property_report(const runner::property_report& r);

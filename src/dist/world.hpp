@@ -79,8 +79,8 @@ public:
     unit_dropped() : std::runtime_error("unit dropped on a stop request") {}
 };
 
-/// Runs units over the ranks; every rank calls it once per command with the same `key` and
-/// `compute`.
+/// Runs units over the ranks; every rank calls it the same number of times per command (each
+/// time with the same `key` and `compute` on every rank; rank 0 may pass an empty `order`).
 /// - `key`: a digest of everything the units depend on (the model file's bytes, the options);
 ///   a worker whose key differs from rank 0's is refused (it read another file) and the run
 ///   fails on rank 0 with a message naming that rank.

@@ -1,9 +1,12 @@
 // The process group over MPI (ATTNPROP_MPI on). Only the C API, only from the main thread
 // (MPI_THREAD_FUNNELED): rank 0's second thread computes units and never calls MPI.
 //
-// Protocol (tags below). A worker sends READY with its key, then after each unit RESULT,
-// FAILED or DROPPED; each of those is answered by UNIT (the next unit), END (no more work) or
-// EXIT (rank 0 ended the run). At finish a worker that has not seen EXIT sends DONE and waits
+// Protocol (tags below). A worker sends READY with the number of the run_units call and its
+// key, then after each unit RESULT, FAILED or DROPPED; each of those is answered by UNIT (the
+// next unit), END (no more work of this call) or EXIT (rank 0 ended the run). A command may
+// call run_units several times: a worker told END goes on to its next call and may send that
+// call's READY while rank 0 is still in the last one; rank 0 keeps it unanswered until its own
+// next call. At finish a worker that has not seen EXIT sends DONE and waits
 // for EXIT, which carries rank 0's exit code. Every wait polls with a short sleep: a blocking
 // MPI receive spins a core, which a shared or oversubscribed machine cannot spare.
 #include "dist/launcher.hpp"
@@ -46,9 +49,12 @@ bool exit_received_ = false; // a worker that has seen EXIT
 int exit_code_ = 0;
 failure_describer describer_;
 
-/// What rank 0 knows of each worker, so that finish() answers each exactly once.
-enum class peer { not_started, owed_reply, computing, ended, at_finish, answered };
+/// What rank 0 knows of each worker, so that finish() answers each exactly once. ready_next:
+/// told END by this call, it sent the next call's READY (kept in next_ready_), not answered.
+enum class peer { not_started, owed_reply, computing, ended, ready_next, at_finish, answered };
 std::vector<peer> peers_;
+std::vector<std::string> next_ready_; // a ready_next worker's key
+std::uint64_t calls_ = 0;             // run_units calls made by this process
 
 std::string u64_bytes(std::uint64_t v) {
     std::string s(8, '\0');
@@ -136,8 +142,8 @@ bool is_dropped(std::exception_ptr e) {
     }
 }
 
-std::vector<std::size_t> run_worker(const std::string& key, const compute_fn& compute) {
-    send(0, tag_ready, key);
+std::vector<std::size_t> run_worker(std::uint64_t call, const std::string& key, const compute_fn& compute) {
+    send(0, tag_ready, u64_bytes(call) + key);
     for (;;) {
         const message m = wait_from(0);
         if (m.t == tag_end) return {};
@@ -175,8 +181,9 @@ struct failure {
     std::string printed;
 };
 
-std::vector<std::size_t> run_root(const std::string& key, const std::vector<std::size_t>& order,
-                                  const compute_fn& compute, const result_fn& on_result) {
+std::vector<std::size_t> run_root(std::uint64_t call, const std::string& key,
+                                  const std::vector<std::size_t>& order, const compute_fn& compute,
+                                  const result_fn& on_result) {
     std::map<std::size_t, std::size_t> position; // unit -> index in order
     for (std::size_t i = 0; i < order.size(); ++i) position.emplace(order[i], i);
     std::mutex mu;                 // guards queue, closed, local_done, local_finished
@@ -251,6 +258,23 @@ std::vector<std::size_t> run_root(const std::string& key, const std::vector<std:
         on_result(unit, bytes);
         received[it->second] = true;
     };
+    // A worker's READY for this call: checked against rank 0's key and answered.
+    auto ready = [&](int w, const std::string& worker_key) {
+        peers_[static_cast<std::size_t>(w)] = peer::owed_reply;
+        if (worker_key != key)
+            record(order.size(), failure{nullptr, 2,
+                                         "attnprop: error: rank " + std::to_string(w) +
+                                             " read another model file or other options "
+                                             "than rank 0 (every rank must see the same "
+                                             "files at the same paths)"});
+        reply_next(w);
+    };
+    // The workers as the last call left them: told END (their READY for this call is still
+    // to come), or already waiting with it.
+    for (std::size_t w = 1; w < peers_.size(); ++w) {
+        if (peers_[w] == peer::ended) peers_[w] = peer::not_started;
+        else if (peers_[w] == peer::ready_next) ready(static_cast<int>(w), next_ready_[w]);
+    }
     backoff b;
     for (;;) {
         bool busy = false;
@@ -272,16 +296,20 @@ std::vector<std::size_t> run_root(const std::string& key, const std::vector<std:
             const int w = m->source;
             auto& st = peers_[static_cast<std::size_t>(w)];
             switch (m->t) {
-            case tag_ready:
-                st = peer::owed_reply;
-                if (m->bytes != key)
-                    record(order.size(), failure{nullptr, 2,
-                                                 "attnprop: error: rank " + std::to_string(w) +
-                                                     " read another model file or other options "
-                                                     "than rank 0 (every rank must see the same "
-                                                     "files at the same paths)"});
-                reply_next(w);
+            case tag_ready: {
+                const std::uint64_t c = read_u64(m->bytes, 0);
+                if (c == call) {
+                    ready(w, m->bytes.substr(8));
+                } else if (c == call + 1 && st == peer::ended) {
+                    st = peer::ready_next; // answered by the next call
+                    next_ready_[static_cast<std::size_t>(w)] = m->bytes.substr(8);
+                } else {
+                    throw std::runtime_error("attnprop: rank " + std::to_string(w) +
+                                             " is out of step with rank 0 (call " + std::to_string(c) +
+                                             ", rank 0 at " + std::to_string(call) + ")");
+                }
                 break;
+            }
             case tag_result: {
                 st = peer::owed_reply;
                 const std::uint64_t unit = read_u64(m->bytes, 0);
@@ -317,7 +345,7 @@ std::vector<std::size_t> run_root(const std::string& key, const std::vector<std:
             }
         }
         const bool workers_over = std::all_of(peers_.begin() + 1, peers_.end(), [](peer p) {
-            return p == peer::ended || p == peer::at_finish;
+            return p == peer::ended || p == peer::ready_next || p == peer::at_finish;
         });
         if (local_over && workers_over) {
             std::lock_guard<std::mutex> lock(mu);
@@ -348,6 +376,7 @@ void start(int* argc, char*** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     launched_ = true;
     peers_.assign(static_cast<std::size_t>(size_), peer::not_started);
+    next_ready_.assign(static_cast<std::size_t>(size_), {});
 }
 
 bool launched() { return launched_; }
@@ -359,8 +388,9 @@ void set_failure_describer(failure_describer d) { describer_ = std::move(d); }
 std::vector<std::size_t> run_units(const std::string& key, const std::vector<std::size_t>& order,
                                    const compute_fn& compute, const result_fn& on_result) {
     if (!launched_) return run_units_here(order, compute, on_result);
-    if (rank_ != 0) return run_worker(key, compute);
-    return run_root(key, order, compute, on_result);
+    const std::uint64_t call = calls_++;
+    if (rank_ != 0) return run_worker(call, key, compute);
+    return run_root(call, key, order, compute, on_result);
 }
 
 int finish(int code) {
@@ -370,7 +400,8 @@ int finish(int code) {
         for (int w = 1; w < size_; ++w) {
             peer& st = peers_[static_cast<std::size_t>(w)];
             // Every worker sends exactly one more message unless it waits for an answer now.
-            if (st != peer::owed_reply && st != peer::at_finish) (void)wait_from(w);
+            if (st != peer::owed_reply && st != peer::ready_next && st != peer::at_finish)
+                (void)wait_from(w);
             send(w, tag_exit, c);
             st = peer::answered;
         }

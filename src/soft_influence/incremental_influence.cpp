@@ -875,12 +875,13 @@ void incremental_influence<dinterval>::fold_interval(const change& ch,
     ar_.assign(w, 0.0);
     const dinterval guard(65536.0);
     ++stats_.interval_changes;
-    // Row p (f_in add or concat, weight tables): e'_pj = e_pj exp(dq . k_j) for j != p, dq the
-    // change of p's scaled query, relative to row p's old shift (every term positive), and the
-    // new key and value at j = p; the generic recomputation otherwise, or when the sum is not a
-    // positive finite enclosure.
+    // Row p (f_in add or concat): e'_pj = e_pj exp(dq . k_j) for j != p, dq the change of p's
+    // scaled query, relative to row p's old shift (every term positive), and the new key and
+    // value at j = p; the generic recomputation otherwise, or when the sum is not a positive
+    // finite enclosure. e_pj from the weight table, or recomputed by the constructor's
+    // operations (the same value, so results do not depend on the table memory).
     auto row_p = [&](vec<dinterval>& out) {
-        if (etab_.empty() || ch.a == x_[p] || heads_.front().qratio.empty()) return false;
+        if (ch.a == x_[p] || heads_.front().qratio.empty()) return false;
         const std::size_t pair =
             static_cast<std::size_t>(x_[p]) * sigma + static_cast<std::size_t>(ch.a);
         std::vector<vec<dinterval>> b(H);
@@ -892,8 +893,11 @@ void incremental_influence<dinterval>::fold_interval(const change& ch,
             dinterval den;
             for (std::size_t j = 0; j < n_; ++j) {
                 const bool at_p = j == p;
-                const dinterval e = at_p ? numeric::exp(dot(ch.qp[h], ch.kp[h], ctx_) - st.shift[p])
-                                         : etab_[h][j * n_ + p] * factor[j];
+                const dinterval e =
+                    at_p ? numeric::exp(dot(ch.qp[h], ch.kp[h], ctx_) - st.shift[p])
+                         : (etab_.empty() ? numeric::exp(dot(st.q[p], st.k[j], ctx_) - st.shift[p])
+                                          : etab_[h][j * n_ + p]) *
+                               factor[j];
                 den += e;
                 const vec<dinterval>& v = at_p ? ch.vp[h] : st.v[j];
                 for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(num[c], e, v[c]);

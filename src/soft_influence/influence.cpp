@@ -116,6 +116,13 @@ template <class S> attention::soft_trace<arb_ball> ball_trace(const attention::s
 
 } // namespace
 
+double profile_cost(const model::model<rational>& exact, std::size_t n, double changes,
+                    influence_method method) {
+    const double len = static_cast<double>(n);
+    return method == influence_method::incremental ? incremental_cost(exact, len, changes)
+                                                   : (changes + 1) * naive_pass_cost(exact, len);
+}
+
 template <numeric::ExpScalar S>
 influence_method chosen_method(const model::model<S>& m, const model::model<rational>& exact,
                                std::size_t n, const influence_options& opt) {

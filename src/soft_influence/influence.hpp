@@ -83,6 +83,13 @@ template <numeric::ExpScalar S>
 influence_method chosen_method(const model::model<S>& m, const model::model<numeric::rational>& exact,
                                std::size_t n, const influence_options& opt);
 
+/// The estimated work of a profile of `changes` changes on an input of length n by `method`
+/// (incremental or naive), in the units chosen_method compares (score evaluations): the naive
+/// method one pass per change and one for x, the incremental one its set-up and its updates.
+/// With changes = 0 it is the set-up that every part of a profile cut into parts repeats.
+double profile_cost(const model::model<numeric::rational>& exact, std::size_t n, double changes,
+                    influence_method method);
+
 /// The profile of x (eos last, n = x.size() >= 2). `m` is `exact` converted to S at ctx's
 /// precision; `exact` is used for the a-posteriori bound. `out.method` records the method
 /// used. Throws precondition_error for a hard model, a position >= n - 1, or method ==

@@ -15,6 +15,8 @@
 #include <mpfr.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <cmath>
 #include <atomic>
 #include <exception>
@@ -346,34 +348,206 @@ item_result<S> fold_input(const model::model<rational>& exact, const model::inpu
     return r;
 }
 
-/// The measured part of measure_row (everything after the a-priori bounds).
+// --- exact text of the measured values (units cross threads and processes as text) ----------
+
+std::string hex_bits(double x) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &x, sizeof bits);
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(bits));
+    return buf;
+}
+
+[[noreturn]] void malformed(const std::string& text) {
+    throw std::runtime_error("malformed measured value '" + text.substr(0, 80) + "'");
+}
+
+double from_hex_bits(const std::string& text, std::size_t at) {
+    if (text.size() < at + 16) malformed(text);
+    std::uint64_t bits = 0;
+    for (std::size_t i = at; i < at + 16; ++i) {
+        const char c = text[i];
+        const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0) malformed(text);
+        bits = (bits << 4) | static_cast<std::uint64_t>(d);
+    }
+    double x = 0;
+    std::memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
+/// "PREC TEXT": the precision in bits, a space, the rest.
+std::pair<long, std::string> split_precision(const std::string& text) {
+    const auto sp = text.find(' ');
+    if (sp == std::string::npos || sp == 0) malformed(text);
+    long prec = 0;
+    for (std::size_t i = 0; i < sp; ++i) {
+        if (text[i] < '0' || text[i] > '9' || prec > (1L << 40)) malformed(text);
+        prec = prec * 10 + (text[i] - '0');
+    }
+    numeric::require_working_precision(prec);
+    return {prec, text.substr(sp + 1)};
+}
+
+} // namespace
+
+template <class S> std::string exact_text(const S& x) {
+    if constexpr (std::is_same_v<S, double>) {
+        return hex_bits(x);
+    } else if constexpr (std::is_same_v<S, numeric::dinterval>) {
+        return hex_bits(x.lo()) + hex_bits(x.hi());
+    } else if constexpr (std::is_same_v<S, numeric::mpfr_real>) {
+        const std::string prec = std::to_string(mpfr_get_prec(x.raw())) + " ";
+        if (!mpfr_number_p(x.raw())) return prec + (mpfr_nan_p(x.raw()) ? "@NaN@" : mpfr_sgn(x.raw()) < 0 ? "-@Inf@" : "@Inf@");
+        mpfr_exp_t e = 0;
+        char* s = mpfr_get_str(nullptr, &e, 16, 0, x.raw(), MPFR_RNDN);
+        std::string digits(s);
+        mpfr_free_str(s);
+        const bool negative = !digits.empty() && digits.front() == '-';
+        return prec + (negative ? "-0." + digits.substr(1) : "0." + digits) + "@" + std::to_string(e);
+    } else {
+        static_assert(std::is_same_v<S, arb_ball>);
+        char* s = arb_dump_str(x.raw());
+        std::string dump(s);
+        flint_free(s);
+        return std::to_string(x.precision()) + " " + dump;
+    }
+}
+
+template <class S> S from_exact_text(const std::string& text) {
+    if constexpr (std::is_same_v<S, double>) {
+        if (text.size() != 16) malformed(text);
+        return from_hex_bits(text, 0);
+    } else if constexpr (std::is_same_v<S, numeric::dinterval>) {
+        if (text.size() != 32) malformed(text);
+        return numeric::dinterval(from_hex_bits(text, 0), from_hex_bits(text, 16));
+    } else if constexpr (std::is_same_v<S, numeric::mpfr_real>) {
+        const auto [prec, rest] = split_precision(text);
+        numeric::mpfr_real x(prec);
+        if (mpfr_set_str(x.raw(), rest.c_str(), 16, MPFR_RNDN) != 0) malformed(text);
+        return x;
+    } else {
+        static_assert(std::is_same_v<S, arb_ball>);
+        const auto [prec, rest] = split_precision(text);
+        arb_ball x(prec);
+        if (arb_load_str(x.raw(), rest.c_str()) != 0) malformed(text);
+        return x;
+    }
+}
+
+#define ATTNPROP_INSTANTIATE(S)                                                                    \
+    template std::string exact_text<S>(const S&);                                                  \
+    template S from_exact_text<S>(const std::string&);
+ATTNPROP_EXP_USER_KINDS(ATTNPROP_INSTANTIATE)
+#undef ATTNPROP_INSTANTIATE
+
+namespace {
+
+// --- a row's units ----------------------------------------------------------------------------
+
+/// What every unit and the assembly of a row share: its positions, whether the a-posteriori
+/// bound is computed, the label of the cross-entropy made from the pairs.
+row_context basic_context(const model::model<rational>& exact, const sweep_options& opt, long n) {
+    row_context rc;
+    rc.n = n;
+    rc.positions = sweep_positions(static_cast<std::size_t>(n), opt.positions);
+    rc.posterior = n <= opt.posterior_max_n;
+    if (opt.language && binary_alphabets(exact) &&
+        (*opt.language == lang::language::parity || *opt.language == lang::language::first))
+        rc.label = opt.language;
+    return rc;
+}
+
+std::size_t inputs_of(const sweep_options& opt) { return std::max<std::size_t>(1, opt.inputs); }
+
+/// Whether the row has a cross-entropy unit: the enumerated cube (PARITY, FIRST with n - 1 <=
+/// exhaustive_cap) or the 2DYCK forced-bracket pairs. A sampled PARITY/FIRST cross-entropy is
+/// made from the blocks' readouts instead.
+bool has_cross_entropy_unit(const model::model<rational>& exact, const sweep_options& opt,
+                            const row_context& rc) {
+    if (rc.label) return static_cast<std::size_t>(rc.n - 1) <= opt.exhaustive_cap;
+    return opt.language == lang::language::dyck2 && dyck2_predictor(exact);
+}
+
+/// What a change of the incremental method costs beside its set-up, relative to what
+/// profile_cost counts (score evaluations: a change's update also evaluates exponentials and
+/// the value maps, the set-up mostly scores). Measured on cc-parity at n = 1024, one input, one
+/// and 128 positions: a change costs about 1/200 of the set-up in intervals (with the
+/// a-posteriori bound), 1/90 in doubles and in balls, 1/11 in MPFR, where profile_cost says
+/// 1/1024. The naive method's passes are what profile_cost counts.
+template <class S> double incremental_change_weight(influence_method method) {
+    if (method != influence_method::incremental) return 1;
+    if constexpr (std::is_same_v<S, numeric::dinterval>) return 5;
+    else if constexpr (std::is_same_v<S, numeric::mpfr_real>) return 90;
+    else return 11;
+}
+
+/// The method of the whole row in S (every block and part of a block computes with it).
 template <numeric::ExpScalar S>
-void measure_into(sweep_row& row, const model::model<rational>& exact, const sweep_options& opt,
-                  long n, const numeric::context& ctx, row_context& rc, std::size_t K) {
-    std::vector<model::input_sequence> xs(K);
-    for (std::size_t k = 0; k < K; ++k) xs[k] = sweep_input(exact, n, k, opt.seed, opt.language);
-    std::vector<std::optional<item_result<S>>> items(K);
-    unsigned T = static_cast<unsigned>(util::worker_count(static_cast<int>(opt.threads)));
-    // Fewer inputs than threads: each input's positions are split into parts, measured in
-    // parallel with the method of the whole profile, and concatenated in position order, so
-    // every pair (and the reduction below) is the same whatever the number of threads.
-    const std::size_t P = rc.positions.size();
-    const std::size_t parts = K >= T || P == 0 ? 1 : std::min<std::size_t>(P, (T + K - 1) / K);
-    const std::size_t work_items = K * parts;
-    T = std::min<unsigned>(T, static_cast<unsigned>(work_items));
-    // The threads measure T parts at once: they share the weight-table memory.
-    rc.table_bytes = default_table_bytes / T;
-    influence_options whole = row_influence_options<S>(rc);
-    whole.method = chosen_method(model::to_scalar<S>(exact, ctx), exact, static_cast<std::size_t>(n), whole);
-    std::vector<std::optional<influence_profile<S>>> profiles(work_items);
-    // An undefined value ends the row: the one of the first item (input, then position order)
-    // that meets one is reported. Items after it are skipped; those before it all run, so the
-    // choice does not depend on the number of threads.
-    std::vector<std::optional<numeric::undefined_error>> undefined(work_items);
-    std::atomic<std::size_t> first_undefined{work_items};
+influence_options whole_options(const model::model<rational>& exact, const model::model<S>& ms,
+                                const row_context& rc) {
+    influence_options io = row_influence_options<S>(rc);
+    io.method = chosen_method(ms, exact, static_cast<std::size_t>(rc.n), io);
+    return io;
+}
+
+/// The cross-entropy unit of a row at ctx's precision.
+template <numeric::ExpScalar S>
+cross_entropy_row cross_entropy_unit(const model::model<rational>& exact, const sweep_options& opt,
+                                     const row_context& rc, const numeric::context& ctx) {
+    const long n = rc.n;
+    if (!rc.label) return forced_pair_cross_entropy<S>(exact, n, inputs_of(opt), opt.seed, opt.bound_divisor, ctx);
+    cross_entropy_row ce;
+    ce.n = n;
+    ce.language = *rc.label;
+    const auto cube = cube_cross_entropy(exact, n, *rc.label, ctx, std::max(1L, opt.bound_divisor));
+    ce.exhaustive = true;
+    ce.inputs = cube.cube;
+    ce.correct = cube.correct;
+    ce.mean_ce_bits = dec(cube.ce_bits);
+    ce.accuracy = dec(arb_ball(numeric::from_int<arb_ball>(static_cast<long>(cube.correct), ctx) /
+                               numeric::from_int<arb_ball>(static_cast<long>(cube.cube), ctx)));
+    ce.eta = dec(cube.eta);
+    ce.floor_bits = dec(cube.floor_bits);
+    // CE >= floor is the claim: CE below the floor is the violation ("above" in the sense of
+    // the comparisons: the measurement is on the wrong side of its bound).
+    ce.check = cube.eta_zero_exactly ? comparison::below : ce_comparison(cube.ce_vs_floor);
+    ce.eta_zero_exactly = cube.eta_zero_exactly;
+    ce.mean_ce_approx = numeric::approx_double(cube.ce_bits);
+    return ce;
+}
+
+/// Measures `units` of the row at n at ctx's precision with `threads` threads: a unit is one
+/// piece, or (fewer units than threads) a block is cut into parts measured at once with the
+/// method of the whole row and concatenated in position order, so every pair is the one its
+/// block alone measures. Pieces after the first (in unit, then position order) that met an
+/// undefined value may be skipped: the assembly stops at that one.
+template <numeric::ExpScalar S>
+std::vector<unit_result> measure_units_in(const model::model<rational>& exact, const sweep_options& opt,
+                                          long n, const numeric::context& ctx,
+                                          const std::vector<row_unit>& units, unsigned threads) {
+    row_context rc = basic_context(exact, opt, n);
+    unsigned T = static_cast<unsigned>(util::worker_count(static_cast<int>(threads)));
+    const std::size_t parts = units.size() >= T ? 1 : (T + units.size() - 1) / units.size();
+    struct piece {
+        std::size_t unit, first, last;
+    };
+    std::vector<piece> pieces;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        const row_unit& ru = units[u];
+        const std::size_t len = ru.last - ru.first;
+        const std::size_t c = ru.cross_entropy || len == 0 ? 1 : std::min(parts, len);
+        for (std::size_t p = 0; p < c; ++p)
+            pieces.push_back({u, ru.first + p * len / c, ru.first + (p + 1) * len / c});
+    }
+    T = std::min<unsigned>(T, static_cast<unsigned>(pieces.size()));
+    // The threads measure T pieces at once: they share the weight-table memory.
+    rc.table_bytes = default_table_bytes / std::max(1u, T);
+    const influence_options whole = whole_options<S>(exact, model::to_scalar<S>(exact, ctx), rc);
+    std::vector<unit_result> out_pieces(pieces.size());
+    std::atomic<std::size_t> first_undefined{pieces.size()};
     std::mutex progress_mutex;
-    std::size_t items_done = 0;
-    // The model in S, converted once per worker (each thread keeps its own copy).
+    std::size_t pieces_done = 0;
     std::vector<std::optional<model::model<S>>> models(T);
     util::parallel_options pool;
     // Arb and MPFR keep per-thread caches of constants; free them before a worker thread ends.
@@ -381,54 +555,184 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
         flint_cleanup();
         mpfr_free_cache();
     };
-    util::parallel_for(work_items, static_cast<int>(T), [&](std::size_t item, int w) {
-        if (item > first_undefined.load()) return;
-        auto& ms = models[static_cast<std::size_t>(w)];
-        if (!ms) ms = model::to_scalar<S>(exact, ctx);
-        const std::size_t k = item / parts, c = item % parts;
-        influence_options io = whole;
-        io.positions.assign(rc.positions.begin() + static_cast<long>(c * P / parts),
-                            rc.positions.begin() + static_cast<long>((c + 1) * P / parts));
+    util::parallel_for(pieces.size(), static_cast<int>(T), [&](std::size_t i, int w) {
+        if (i > first_undefined.load()) return;
+        const piece& pc = pieces[i];
+        const row_unit& ru = units[pc.unit];
+        unit_result& res = out_pieces[i];
         try {
-            profiles[item] = influence_profile_of(*ms, exact, xs[k], ctx, io);
+            if (ru.cross_entropy) {
+                res.cross_entropy = cross_entropy_unit<S>(exact, opt, rc, ctx);
+            } else {
+                auto& ms = models[static_cast<std::size_t>(w)];
+                if (!ms) ms = model::to_scalar<S>(exact, ctx);
+                const auto x = sweep_input(exact, n, ru.input, opt.seed, opt.language);
+                influence_options io = whole;
+                io.positions.assign(rc.positions.begin() + static_cast<long>(pc.first),
+                                    rc.positions.begin() + static_cast<long>(pc.last));
+                const auto prof = influence_profile_of(*ms, exact, x, ctx, io);
+                res.pairs.reserve(prof.pairs.size());
+                for (const auto& pr : prof.pairs) {
+                    measured_pair mp;
+                    mp.position = pr.position;
+                    mp.dy = exact_text(pr.dy);
+                    if (pr.dp_max) mp.dp_max = exact_text(*pr.dp_max);
+                    if (pr.posterior) mp.posterior = exact_text(*pr.posterior);
+                    res.pairs.push_back(std::move(mp));
+                }
+                if (prof.probabilities) {
+                    res.probabilities.emplace();
+                    for (const auto& p : *prof.probabilities) res.probabilities->push_back(exact_text(p));
+                }
+            }
         } catch (const numeric::undefined_error& e) {
-            undefined[item] = e;
+            res.undefined = unit_undefined{e.message(), e.precision_may_resolve()};
             std::size_t cur = first_undefined.load();
-            while (item < cur && !first_undefined.compare_exchange_weak(cur, item)) {
+            while (i < cur && !first_undefined.compare_exchange_weak(cur, i)) {
             }
         }
         if (opt.on_progress) {
             std::lock_guard<std::mutex> lock(progress_mutex);
-            opt.on_progress(n, ++items_done, work_items);
+            opt.on_progress(n, ++pieces_done, pieces.size());
         }
     }, pool);
-    if (first_undefined.load() < work_items) throw *undefined[first_undefined.load()];
-    for (std::size_t k = 0; k < K; ++k) {
-        influence_profile<S>& prof = *profiles[k * parts];
-        for (std::size_t c = 1; c < parts; ++c)
-            for (auto& pr : profiles[k * parts + c]->pairs) prof.pairs.push_back(std::move(pr));
-        items[k] = fold_input(exact, xs[k], prof, rc, ctx);
+    // The pieces of each unit concatenated in position order, up to the first undefined one.
+    std::vector<unit_result> out(units.size());
+    std::vector<bool> ended(units.size(), false);
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+        const std::size_t u = pieces[i].unit;
+        if (ended[u]) continue;
+        unit_result& r = out[u];
+        unit_result& p = out_pieces[i];
+        if (p.undefined) {
+            r.undefined = std::move(p.undefined);
+            ended[u] = true;
+            continue;
+        }
+        if (p.cross_entropy) r.cross_entropy = std::move(p.cross_entropy);
+        if (!r.probabilities && p.probabilities) r.probabilities = std::move(p.probabilities);
+        for (auto& mp : p.pairs) r.pairs.push_back(std::move(mp));
     }
+    return out;
+}
 
-    // Reduce in input order: identical whatever the number of threads.
+template <numeric::ExpScalar S>
+void fold_units(const model::model<rational>& exact, const sweep_options& opt, long n,
+                const numeric::context& ctx, const row_context& rc, const std::vector<row_unit>& units,
+                const std::vector<unit_result>& results, sweep_row& row);
+
+/// The row of an attempt in S from its units' results (see assemble_row).
+template <numeric::ExpScalar S>
+row_measurement assemble_in(const model::model<rational>& exact, const sweep_options& opt, long n,
+                            const numeric::context& ctx, const std::vector<row_unit>& units,
+                            const std::vector<unit_result>& results) {
+    if (results.size() != units.size())
+        throw std::runtime_error("a row of " + std::to_string(units.size()) + " units assembled from " +
+                                 std::to_string(results.size()) + " results");
+    row_context rc = basic_context(exact, opt, n);
+    rc.divisor = numeric::from_int<arb_ball>(std::max(1L, opt.bound_divisor), ctx);
+    const bound_report rep = a_priori_bound(exact, n, ctx);
+    std::optional<arb_ball> bound_true;
+    if (rep.bound_at_n && finite(*rep.bound_at_n)) {
+        bound_true = *rep.bound_at_n;
+        rc.bound = *rep.bound_at_n / rc.divisor;
+    }
+    std::optional<arb_ball> prob_true;
+    if (bound_true && rep.probability_factor && finite(*rep.probability_factor)) {
+        prob_true = upper(*rep.probability_factor * *bound_true / numeric::from_int<arb_ball>(4, ctx));
+        rc.prob_bound = *prob_true / rc.divisor;
+    }
+    const std::size_t K = inputs_of(opt);
+    row_measurement m;
+    sweep_row& row = m.row;
+    row.n = n;
+    row.inputs = K;
+    row.positions = rc.positions.size();
+    if (bound_true) row.bound = upper_decimal(*bound_true, 12);
+    if (prob_true) row.prob_bound = upper_decimal(*prob_true, 12);
+    // An undefined value ends the row, which keeps its a-priori bounds only: the first met in
+    // the order of one measurement (the blocks in input and position order, the folding of the
+    // inputs, the cross-entropy).
+    auto undefined_row = [&](const std::string& message, bool may_resolve) {
+        sweep_row u;
+        u.n = n;
+        u.inputs = K;
+        u.positions = rc.positions.size();
+        u.bound = row.bound;
+        u.prob_bound = row.prob_bound;
+        u.max_influence_approx = u.n_max_influence_approx = std::numeric_limits<double>::quiet_NaN();
+        u.undefined = message;
+        return row_measurement{std::move(u), may_resolve};
+    };
+    for (std::size_t u = 0; u < units.size(); ++u)
+        if (!units[u].cross_entropy && results[u].undefined)
+            return undefined_row(results[u].undefined->message, results[u].undefined->may_resolve);
+    try {
+        fold_units<S>(exact, opt, n, ctx, rc, units, results, row);
+    } catch (const numeric::undefined_error& e) {
+        return undefined_row(e.message(), e.precision_may_resolve());
+    }
+    if (has_cross_entropy_unit(exact, opt, rc)) {
+        const auto ce = std::find_if(units.begin(), units.end(), [](const row_unit& u) { return u.cross_entropy; });
+        const unit_result& r = results[static_cast<std::size_t>(ce - units.begin())];
+        if (r.undefined) return undefined_row(r.undefined->message, r.undefined->may_resolve);
+        if (!r.cross_entropy) throw std::runtime_error("a row's cross-entropy unit without its result");
+        row.cross_entropy = *r.cross_entropy;
+    }
+    return m;
+}
+
+/// The measured part of a row in S (everything but the a-priori bounds and a cross-entropy
+/// unit): the units' pairs folded per input, the inputs reduced in order.
+template <numeric::ExpScalar S>
+void fold_units(const model::model<rational>& exact, const sweep_options& opt, long n,
+                const numeric::context& ctx, const row_context& rc, const std::vector<row_unit>& units,
+                const std::vector<unit_result>& results, sweep_row& row) {
+    const std::size_t K = inputs_of(opt);
+    std::vector<influence_profile<S>> profiles(K);
+    std::vector<bool> has_probabilities(K, false);
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        if (units[u].cross_entropy) continue;
+        const std::size_t k = units[u].input;
+        auto& prof = profiles.at(k);
+        if (!has_probabilities[k] && results[u].probabilities) {
+            prof.probabilities.emplace();
+            for (const auto& t : *results[u].probabilities) prof.probabilities->push_back(from_exact_text<S>(t));
+            has_probabilities[k] = true;
+        }
+        for (const auto& mp : results[u].pairs) {
+            influence_pair<S> pr;
+            pr.position = mp.position;
+            pr.dy = from_exact_text<S>(mp.dy);
+            if (mp.dp_max) pr.dp_max = from_exact_text<S>(*mp.dp_max);
+            if (mp.posterior) pr.posterior = from_exact_text<arb_ball>(*mp.posterior);
+            prof.pairs.push_back(std::move(pr));
+        }
+    }
+    std::vector<item_result<S>> items;
+    items.reserve(K);
+    for (std::size_t k = 0; k < K; ++k)
+        items.push_back(fold_input(exact, sweep_input(exact, n, k, opt.seed, opt.language), profiles[k], rc, ctx));
+
+    // Reduce in input order.
     std::optional<S> max_dy, sum_dy, max_dp, ce_sum;
     std::optional<arb_ball> max_post;
     std::size_t correct = 0;
     for (const auto& it : items) {
-        row.pairs += it->pairs;
-        if (it->max_dy) max_dy = max_dy ? max_enclosure(*max_dy, *it->max_dy) : *it->max_dy;
-        if (it->sum_dy) sum_dy = sum_dy ? S(*sum_dy + *it->sum_dy) : *it->sum_dy;
-        if (it->max_dp) max_dp = max_dp ? max_enclosure(*max_dp, *it->max_dp) : *it->max_dp;
-        if (it->max_posterior) max_post = max_post ? max_upper(*max_post, *it->max_posterior) : *it->max_posterior;
-        if (it->ce_bits) ce_sum = ce_sum ? S(*ce_sum + *it->ce_bits) : *it->ce_bits;
-        correct += it->correct ? 1 : 0;
-        for (auto [slot, c] : {std::pair{&row.below_bound, it->vs_bound},
-                               std::pair{&row.below_posterior, it->vs_posterior},
-                               std::pair{&row.prob_below_bound, it->vs_prob}}) {
+        row.pairs += it.pairs;
+        if (it.max_dy) max_dy = max_dy ? max_enclosure(*max_dy, *it.max_dy) : *it.max_dy;
+        if (it.sum_dy) sum_dy = sum_dy ? S(*sum_dy + *it.sum_dy) : *it.sum_dy;
+        if (it.max_dp) max_dp = max_dp ? max_enclosure(*max_dp, *it.max_dp) : *it.max_dp;
+        if (it.max_posterior) max_post = max_post ? max_upper(*max_post, *it.max_posterior) : *it.max_posterior;
+        if (it.ce_bits) ce_sum = ce_sum ? S(*ce_sum + *it.ce_bits) : *it.ce_bits;
+        correct += it.correct ? 1 : 0;
+        for (auto [slot, c] : {std::pair{&row.below_bound, it.vs_bound},
+                               std::pair{&row.below_posterior, it.vs_posterior},
+                               std::pair{&row.prob_below_bound, it.vs_prob}}) {
             if (c == comparison::above && *slot != comparison::above && row.witness_input.empty()) {
-                row.witness_input = it->input;
-                row.witness_position = it->witness_position;
-                row.witness_bound = it->witness_bound;
+                row.witness_input = it.input;
+                row.witness_position = it.witness_position;
+                row.witness_bound = it.witness_bound;
             }
             *slot = merge(*slot, c);
         }
@@ -450,103 +754,29 @@ void measure_into(sweep_row& row, const model::model<rational>& exact, const swe
     if (max_post) row.posterior_bound = upper_decimal(*max_post, 12);
     if (max_dp) row.max_prob_change = dec(*max_dp);
 
-    if (rc.label) {
+    if (rc.label && !has_cross_entropy_unit(exact, opt, rc)) {
+        // η from the measured pairs only: a lower estimate of the supremum.
         cross_entropy_row ce;
         ce.n = n;
         ce.language = *rc.label;
-        if (static_cast<std::size_t>(n - 1) <= opt.exhaustive_cap) {
-            const auto cube = cube_cross_entropy(exact, n, *rc.label, ctx, std::max(1L, opt.bound_divisor));
-            ce.exhaustive = true;
-            ce.inputs = cube.cube;
-            ce.correct = cube.correct;
-            ce.mean_ce_bits = dec(cube.ce_bits);
-            ce.accuracy = dec(arb_ball(numeric::from_int<arb_ball>(static_cast<long>(cube.correct), ctx) /
-                                       numeric::from_int<arb_ball>(static_cast<long>(cube.cube), ctx)));
-            ce.eta = dec(cube.eta);
-            ce.floor_bits = dec(cube.floor_bits);
-            // CE >= floor is the claim: CE below the floor is the violation ("above" in the
-            // sense of the comparisons: the measurement is on the wrong side of its bound).
-            ce.check = cube.eta_zero_exactly ? comparison::below : ce_comparison(cube.ce_vs_floor);
-            ce.eta_zero_exactly = cube.eta_zero_exactly;
-            ce.mean_ce_approx = numeric::approx_double(cube.ce_bits);
-        } else {
-            // η from the measured pairs only: a lower estimate of the supremum.
-            const S eta_measured = max_dp ? *max_dp : zero;
-            const S eta = S(eta_measured / numeric::from_int<S>(std::max(1L, opt.bound_divisor), ctx));
-            const S mean = S((ce_sum ? *ce_sum : zero) / numeric::from_int<S>(static_cast<long>(K), ctx));
-            const S one = numeric::one<S>(ctx);
-            const S floor = S(one - numeric::log(S(one + eta)) / numeric::log(numeric::from_int<S>(2, ctx)));
-            ce.inputs = K;
-            ce.correct = correct;
-            ce.mean_ce_bits = dec(mean);
-            ce.accuracy = dec(S(numeric::from_int<S>(static_cast<long>(correct), ctx) /
-                                numeric::from_int<S>(static_cast<long>(K), ctx)));
-            ce.eta = dec(eta_measured); // the floor uses eta / D
-            ce.floor_bits = dec(floor);
-            const order o = numeric::compare(mean, floor);
-            ce.check = (o == order::less || o == order::unknown) ? comparison::undecided
-                                                                 : comparison::below;
-            ce.mean_ce_approx = numeric::approx_double(mean);
-        }
+        const S eta_measured = max_dp ? *max_dp : zero;
+        const S eta = S(eta_measured / numeric::from_int<S>(std::max(1L, opt.bound_divisor), ctx));
+        const S mean = S((ce_sum ? *ce_sum : zero) / numeric::from_int<S>(static_cast<long>(K), ctx));
+        const S one = numeric::one<S>(ctx);
+        const S floor = S(one - numeric::log(S(one + eta)) / numeric::log(numeric::from_int<S>(2, ctx)));
+        ce.inputs = K;
+        ce.correct = correct;
+        ce.mean_ce_bits = dec(mean);
+        ce.accuracy = dec(S(numeric::from_int<S>(static_cast<long>(correct), ctx) /
+                            numeric::from_int<S>(static_cast<long>(K), ctx)));
+        ce.eta = dec(eta_measured); // the floor uses eta / D
+        ce.floor_bits = dec(floor);
+        const order o = numeric::compare(mean, floor);
+        ce.check = (o == order::less || o == order::unknown) ? comparison::undecided
+                                                             : comparison::below;
+        ce.mean_ce_approx = numeric::approx_double(mean);
         row.cross_entropy = ce;
-    } else if (opt.language == lang::language::dyck2 && dyck2_predictor(exact)) {
-        row.cross_entropy = forced_pair_cross_entropy<S>(exact, n, K, opt.seed, opt.bound_divisor, ctx);
     }
-}
-
-/// One row at ctx's precision. A value of the model that does not exist, met on some input
-/// (the first in input and position order, whatever the number of threads) or in the
-/// cross-entropy, gives the row marked undefined (sweep_row::undefined) with its a-priori bounds
-/// only; `may_resolve` then says whether more precision may resolve it.
-template <numeric::ExpScalar S>
-sweep_row measure_row(const model::model<rational>& exact, const sweep_options& opt, long n,
-                      const numeric::context& ctx, const std::vector<hypothesis_result>& hyp,
-                      bool& may_resolve) {
-    (void)hyp;
-    may_resolve = false;
-    row_context rc;
-    rc.n = n;
-    rc.positions = sweep_positions(static_cast<std::size_t>(n), opt.positions);
-    rc.divisor = numeric::from_int<arb_ball>(std::max(1L, opt.bound_divisor), ctx);
-    rc.posterior = n <= opt.posterior_max_n;
-    const bound_report rep = a_priori_bound(exact, n, ctx);
-    std::optional<arb_ball> bound_true;
-    if (rep.bound_at_n && finite(*rep.bound_at_n)) {
-        bound_true = *rep.bound_at_n;
-        rc.bound = *rep.bound_at_n / rc.divisor;
-    }
-    std::optional<arb_ball> prob_true;
-    if (bound_true && rep.probability_factor && finite(*rep.probability_factor)) {
-        prob_true = upper(*rep.probability_factor * *bound_true / numeric::from_int<arb_ball>(4, ctx));
-        rc.prob_bound = *prob_true / rc.divisor;
-    }
-    const bool binary = binary_alphabets(exact);
-    if (opt.language && binary &&
-        (*opt.language == lang::language::parity || *opt.language == lang::language::first))
-        rc.label = opt.language;
-
-    const std::size_t K = std::max<std::size_t>(1, opt.inputs);
-    sweep_row row;
-    row.n = n;
-    row.inputs = K;
-    row.positions = rc.positions.size();
-    if (bound_true) row.bound = upper_decimal(*bound_true, 12);
-    if (prob_true) row.prob_bound = upper_decimal(*prob_true, 12);
-    try {
-        measure_into<S>(row, exact, opt, n, ctx, rc, K);
-    } catch (const numeric::undefined_error& e) {
-        sweep_row u;
-        u.n = n;
-        u.inputs = K;
-        u.positions = rc.positions.size();
-        u.bound = row.bound;
-        u.prob_bound = row.prob_bound;
-        u.max_influence_approx = u.n_max_influence_approx = std::numeric_limits<double>::quiet_NaN();
-        u.undefined = e.message();
-        may_resolve = e.precision_may_resolve();
-        return u;
-    }
-    return row;
 }
 
 /// Whether a row's result may change in balls at more precision: a bound comparison is
@@ -558,65 +788,26 @@ bool needs_retry(const sweep_row& r, bool may_resolve) {
 
 template <class S> const char* kind_name() { return numeric::scalar_traits<S>::name.data(); }
 
-/// One row measured in S starting at `bits`; an enclosure kind of variable precision (balls)
-/// measures it again at doubled precision, up to the cap, while needs_retry says so.
-/// `may_resolve` is that of the last measurement. The row's precision is the context's, or an
-/// enclosure's own where the context does not set it (intervals: 53 bits).
-template <numeric::ExpScalar S>
-sweep_row measure_escalating(const model::model<rational>& exact, const sweep_options& opt, long n,
-                             long bits, const std::vector<hypothesis_result>& hyp, bool& may_resolve) {
-    using traits = numeric::scalar_traits<S>;
-    constexpr bool enclosure = numeric::is_enclosure<S>::value;
-    constexpr bool escalates = enclosure && traits::variable_precision;
-    sweep_row row = measure_row<S>(exact, opt, n, numeric::context{bits}, hyp, may_resolve);
-    row.precision = enclosure && !traits::variable_precision
-                        ? traits::precision(numeric::zero<S>(numeric::context{bits}))
-                        : bits;
-    row.measured_in = kind_name<S>();
-    for (long b = bits * 2; escalates && needs_retry(row, may_resolve) && b <= opt.precision_cap;
-         b *= 2) {
-        row = measure_row<S>(exact, opt, n, numeric::context{b}, hyp, may_resolve);
-        row.precision = b;
-        row.measured_in = kind_name<S>();
-    }
-    return row;
+/// f(std::type_identity<S>{}) for the attempt's kind S.
+template <class F> void with_attempt_kind(const row_attempt& a, F&& f) {
+    if (!numeric::dispatch<numeric::has_exp>(a.scalar, std::forward<F>(f)))
+        throw std::invalid_argument(std::string("the sweep measures in a kind with exp, not ") +
+                                    to_string(a.scalar));
 }
 
-/// One row in the sweep's scalar (sweep_scalar::automatic: the interval filter, then balls).
-sweep_row measure_final(const model::model<rational>& exact, const sweep_options& opt, long n,
-                        const std::vector<hypothesis_result>& hyp) {
-    bool may_resolve = false;
-    sweep_row row;
-    if (!opt.scalar.is_automatic()) {
-        auto measure = [&]<class S>(std::type_identity<S>) {
-            row = measure_escalating<S>(exact, opt, n, opt.precision, hyp, may_resolve);
-        };
-        const bool measured = numeric::dispatch<numeric::has_exp>(opt.scalar, measure);
-        if (!measured)
-            throw std::invalid_argument(std::string("the sweep measures in a kind with exp, not ") +
-                                        to_string(opt.scalar));
-    } else {
-        // The a-posteriori bound needs the incremental kernel's states to be cheap in
-        // intervals (posterior_cache); without them (a model the incremental method does not
-        // take) it is two traces and O(n²) per pair, which balls do as well as intervals.
-        const bool posterior = n <= opt.posterior_max_n;
-        bool decided = false;
-        if (!posterior || incremental_applies(exact)) {
-            row = measure_escalating<numeric::dinterval>(exact, opt, n, opt.precision, hyp, may_resolve);
-            // A 2DYCK forced-pair cross-entropy is a theorem check, which balls may decide where
-            // intervals do not. (The enumerated cube is computed in balls already; a sampled
-            // PARITY/FIRST check is never more than undecided, and is often an equality.)
-            const bool ce_undecided = row.cross_entropy &&
-                                      row.cross_entropy->language == lang::language::dyck2 &&
-                                      row.cross_entropy->check == comparison::undecided;
-            decided = !needs_retry(row, may_resolve) && !ce_undecided;
-        }
-        if (!decided)
-            row = measure_escalating<arb_ball>(exact, opt, n, opt.precision, hyp, may_resolve);
+/// One row in the sweep's scalar: its attempts in order, each measured in units (threads over
+/// the units), up to the first that decides the row.
+sweep_row measure_final(const model::model<rational>& exact, const sweep_options& opt, long n) {
+    const auto units = row_units(exact, opt, n);
+    row_measurement m;
+    for (const row_attempt& a : row_ladder(exact, opt, n)) {
+        with_attempt_kind(a, [&]<class S>(std::type_identity<S>) {
+            m = assemble_row(exact, opt, n, a,
+                             measure_units_in<S>(exact, opt, n, numeric::context{a.bits}, units, opt.threads));
+        });
+        if (attempt_decides(a, m)) break;
     }
-    if (row.undefined && may_resolve)
-        *row.undefined += " (not resolved up to " + std::to_string(row.precision) + " bits)";
-    return row;
+    return finish_row(std::move(m));
 }
 
 void run_rows(const model::model<rational>& exact, const sweep_options& opt, sweep_result& res) {
@@ -632,7 +823,7 @@ void run_rows(const model::model<rational>& exact, const sweep_options& opt, swe
             row = *it;
             row.reused = true;
         } else try {
-            row = measure_final(exact, opt, n, res.hypotheses);
+            row = measure_final(exact, opt, n);
         } catch (const numeric::interrupted_error&) {
             res.not_measured.push_back(n); // the row in progress is dropped whole
             continue;
@@ -643,6 +834,115 @@ void run_rows(const model::model<rational>& exact, const sweep_options& opt, swe
 }
 
 } // namespace
+
+std::vector<row_attempt> row_ladder(const model::model<rational>& exact, const sweep_options& opt, long n) {
+    std::vector<row_attempt> ladder;
+    auto escalate = [&](sweep_scalar s) {
+        ladder.push_back({s, opt.precision});
+        for (long b = opt.precision * 2; b <= opt.precision_cap; b *= 2) ladder.push_back({s, b});
+    };
+    if (!opt.scalar.is_automatic()) {
+        bool escalates = false;
+        with_attempt_kind(row_attempt{opt.scalar, opt.precision}, [&]<class S>(std::type_identity<S>) {
+            escalates = numeric::is_enclosure<S>::value && numeric::scalar_traits<S>::variable_precision;
+        });
+        if (escalates) escalate(opt.scalar);
+        else ladder.push_back({opt.scalar, opt.precision});
+        return ladder;
+    }
+    // The a-posteriori bound needs the incremental kernel's states to be cheap in intervals
+    // (posterior_cache); without them (a model the incremental method does not take) it is two
+    // traces and O(n²) per pair, which balls do as well as intervals.
+    if (n > opt.posterior_max_n || incremental_applies(exact))
+        ladder.push_back({sweep_scalar::of<numeric::dinterval>(), opt.precision});
+    escalate(sweep_scalar::of<arb_ball>());
+    return ladder;
+}
+
+std::vector<row_unit> row_units(const model::model<rational>& exact, const sweep_options& opt, long n) {
+    const row_context rc = basic_context(exact, opt, n);
+    const std::size_t P = rc.positions.size();
+    // Blocks per input: the forward pass and tables of an input are repeated by every block of
+    // it, so an input is cut only where that set-up is a small part of its work (the method of
+    // the first attempt decides the costs).
+    std::size_t blocks = 1;
+    const row_attempt first = row_ladder(exact, opt, n).front();
+    with_attempt_kind(first, [&]<class S>(std::type_identity<S>) {
+        const numeric::context ctx{first.bits};
+        const influence_method method = whole_options<S>(exact, model::to_scalar<S>(exact, ctx), rc).method;
+        const double changes = static_cast<double>(P) * static_cast<double>(exact.sigma.symbols.size() - 1);
+        const double setup = profile_cost(exact, static_cast<std::size_t>(n), 0, method);
+        const double per_change = profile_cost(exact, static_cast<std::size_t>(n), 1, method) - setup;
+        const double total = setup + changes * per_change * incremental_change_weight<S>(method);
+        const double affordable = setup > 0 ? std::floor(0.1 * total / setup) : 0;
+        blocks = std::max<std::size_t>(1, std::min<std::size_t>({P, 16, 1 + static_cast<std::size_t>(std::min(affordable, 64.0))}));
+    });
+    std::vector<row_unit> units;
+    for (std::size_t k = 0; k < inputs_of(opt); ++k)
+        for (std::size_t b = 0; b < blocks; ++b)
+            units.push_back({k, b * P / blocks, (b + 1) * P / blocks, false});
+    if (has_cross_entropy_unit(exact, opt, rc)) units.push_back({0, 0, 0, true});
+    return units;
+}
+
+double row_unit_cost(const model::model<rational>& exact, const sweep_options& opt, long n,
+                     const row_unit& u) {
+    const double len = static_cast<double>(n);
+    const double pass = profile_cost(exact, static_cast<std::size_t>(n), 0, influence_method::naive);
+    if (u.cross_entropy) {
+        // The cube: 2^(n-1) passes; the forced pairs: two per input.
+        const bool cube = opt.language && *opt.language != lang::language::dyck2;
+        return pass * (cube ? std::ldexp(1.0, static_cast<int>(std::min(len - 1, 60.0)))
+                            : 2.0 * static_cast<double>(inputs_of(opt)));
+    }
+    const double changes = static_cast<double>(u.last - u.first) * static_cast<double>(exact.sigma.symbols.size() - 1);
+    return pass * (changes + 1);
+}
+
+unit_result measure_unit(const model::model<rational>& exact, const sweep_options& opt, long n,
+                         const row_attempt& attempt, const row_unit& unit, unsigned threads) {
+    unit_result r;
+    with_attempt_kind(attempt, [&]<class S>(std::type_identity<S>) {
+        r = std::move(measure_units_in<S>(exact, opt, n, numeric::context{attempt.bits}, {unit}, threads).front());
+    });
+    return r;
+}
+
+row_measurement assemble_row(const model::model<rational>& exact, const sweep_options& opt, long n,
+                             const row_attempt& attempt, const std::vector<unit_result>& results) {
+    row_measurement m;
+    with_attempt_kind(attempt, [&]<class S>(std::type_identity<S>) {
+        using traits = numeric::scalar_traits<S>;
+        const numeric::context ctx{attempt.bits};
+        m = assemble_in<S>(exact, opt, n, ctx, row_units(exact, opt, n), results);
+        // The row's precision is the context's, or an enclosure's own where the context does
+        // not set it (intervals: 53 bits).
+        m.row.precision = numeric::is_enclosure<S>::value && !traits::variable_precision
+                              ? traits::precision(numeric::zero<S>(ctx))
+                              : attempt.bits;
+        m.row.measured_in = kind_name<S>();
+    });
+    return m;
+}
+
+bool attempt_decides(const row_attempt& attempt, const row_measurement& m) {
+    if (attempt.scalar.is<numeric::dinterval>()) {
+        // A 2DYCK forced-pair cross-entropy is a theorem check, which balls may decide where
+        // intervals do not. (The enumerated cube is computed in balls already; a sampled
+        // PARITY/FIRST check is never more than undecided, and is often an equality.)
+        const auto& ce = m.row.cross_entropy;
+        const bool ce_undecided = ce && ce->language == lang::language::dyck2 &&
+                                  ce->check == comparison::undecided;
+        return !needs_retry(m.row, m.may_resolve) && !ce_undecided;
+    }
+    return !needs_retry(m.row, m.may_resolve);
+}
+
+sweep_row finish_row(row_measurement m) {
+    if (m.row.undefined && m.may_resolve)
+        *m.row.undefined += " (not resolved up to " + std::to_string(m.row.precision) + " bits)";
+    return std::move(m.row);
+}
 
 std::vector<std::size_t> sweep_positions(std::size_t n, std::size_t count) {
     std::vector<std::size_t> out;
@@ -923,7 +1223,7 @@ void check_sweep(const model::model<rational>& exact, const sweep_options& opt) 
 }
 
 sweep_row sweep_row_at(const model::model<rational>& exact, const sweep_options& opt, long n) {
-    return measure_final(exact, opt, n, {});
+    return measure_final(exact, opt, n);
 }
 
 sweep_result sweep_from_rows(const model::model<rational>& exact, const sweep_options& opt,

@@ -138,8 +138,9 @@ struct sweep_options {
     std::vector<sweep_row> reuse;
     /// Called in n order as soon as each row is final (progress, checkpoints).
     std::function<void(const sweep_row&)> on_row;
-    /// Called (from worker threads, one call at a time) as the inputs of a row are measured:
-    /// the length, the inputs finished and the inputs of the row.
+    /// Called (from worker threads, one call at a time) as the parts of an attempt at a row are
+    /// measured (its units, or pieces of them for idle threads): the length, the parts finished
+    /// and the parts of the attempt.
     std::function<void(long n, std::size_t done, std::size_t total)> on_progress;
 };
 
@@ -228,6 +229,111 @@ void check_sweep(const model::model<numeric::rational>& exact, const sweep_optio
 /// and calls opt.on_progress as influence_sweep does. Throws numeric::interrupted_error after a
 /// stop request.
 sweep_row sweep_row_at(const model::model<numeric::rational>& exact, const sweep_options& opt, long n);
+
+// --- A row's measurement cut into units ------------------------------------------------------
+//
+// A row is measured by a ladder of attempts (row_ladder): one scalar at one precision each,
+// stopping at the first that decides the row (attempt_decides). An attempt is cut into units
+// (row_units): blocks of one input's positions, and the row's cross-entropy where it has one.
+// Every unit's result depends on the model, the options, n, the attempt and the unit alone
+// (never on the threads, the process or the order), and assemble_row folds the results in
+// (input, position) order: the one-process sweep measures its rows this way, and so does the
+// distributed one (a unit per process at a time), so both give the same rows, bit for bit.
+
+/// One measurement of a row: a user kind (never automatic) at `bits` bits.
+struct row_attempt {
+    sweep_scalar scalar = sweep_scalar::of<numeric::arb_ball>();
+    long bits = 0;
+};
+
+/// The attempts a row at n may take, in order: the sweep's kind at its precision, then (an
+/// enclosure of variable precision: balls) at doubled precision while <= precision_cap; with
+/// sweep_scalar::automatic, certified intervals first where they apply (no a-posteriori bound
+/// at n, or the incremental method applies), then balls likewise.
+std::vector<row_attempt> row_ladder(const model::model<numeric::rational>& exact,
+                                    const sweep_options& opt, long n);
+
+/// A unit of an attempt: positions [first, last) of sweep_positions(n, opt.positions) on input
+/// `input` (sweep_input), or (cross_entropy) the row's cross-entropy over the enumerated cube or
+/// the 2DYCK forced-bracket pairs, where the row has one that is not made from the pairs.
+struct row_unit {
+    std::size_t input = 0, first = 0, last = 0;
+    bool cross_entropy = false;
+};
+
+/// The units of an attempt at n, in (input, position) order, the cross-entropy last. The same
+/// for every attempt of the row, and a fixed function of the model, n, opt.positions and
+/// opt.inputs: an input's positions are cut into several blocks only where the forward pass and
+/// tables that every block repeats cost at most about a tenth of the input's work (at most 16
+/// blocks).
+std::vector<row_unit> row_units(const model::model<numeric::rational>& exact,
+                                const sweep_options& opt, long n);
+
+/// An estimate of a unit's work (profile_cost's units), to hand out the largest first.
+double row_unit_cost(const model::model<numeric::rational>& exact, const sweep_options& opt,
+                     long n, const row_unit& u);
+
+/// A value of the model that does not exist, met by a unit: the located message and whether
+/// more precision may resolve it (numeric::undefined_error).
+struct unit_undefined {
+    std::string message;
+    bool may_resolve = false;
+};
+
+/// A value of S (a user kind with exp: double, interval, MPFR, ball) as text that
+/// from_exact_text turns back into the very same value: a double and an interval's ends by
+/// their bits (16 hexadecimal digits each), an MPFR number in hexadecimal with every digit of
+/// its significand after its precision ("256 -0.8f3@1"), a ball as Arb's exact dump after its
+/// precision. from_exact_text throws std::runtime_error for a malformed text.
+template <class S> std::string exact_text(const S& x);
+template <class S> S from_exact_text(const std::string& text);
+
+/// One measured (position, replacement) pair of a block. Numbers are in an exact text form of
+/// the attempt's scalar (decoded to the very value measured: doubles and intervals by their
+/// bits, MPFR in hexadecimal at its precision, balls as Arb dumps); the a-posteriori bound is
+/// a ball.
+struct measured_pair {
+    std::size_t position = 0;
+    std::string dy;
+    std::optional<std::string> dp_max, posterior;
+};
+
+/// What a unit measured: a block's pairs in position order and its input's softmax readouts,
+/// or the row's cross-entropy; or the first undefined value it met.
+struct unit_result {
+    std::vector<measured_pair> pairs;
+    std::optional<std::vector<std::string>> probabilities;
+    std::optional<cross_entropy_row> cross_entropy;
+    std::optional<unit_undefined> undefined;
+};
+
+/// Measures one unit of an attempt. `threads` (0: hardware concurrency) measure parts of a
+/// block at once, each with the method of the whole row, so the result does not depend on it.
+/// Throws numeric::interrupted_error after a stop request.
+unit_result measure_unit(const model::model<numeric::rational>& exact, const sweep_options& opt,
+                         long n, const row_attempt& attempt, const row_unit& unit, unsigned threads);
+
+/// A row measured by one attempt, and whether more precision may resolve its undefined value.
+struct row_measurement {
+    sweep_row row;
+    bool may_resolve = false;
+};
+
+/// The row of an attempt from the results of its units (in row_units order): the first unit
+/// in that order that met an undefined value makes the row undefined; otherwise the pairs are
+/// folded per input and the inputs reduced in order.
+row_measurement assemble_row(const model::model<numeric::rational>& exact, const sweep_options& opt,
+                             long n, const row_attempt& attempt,
+                             const std::vector<unit_result>& results);
+
+/// Whether an attempt's row is final (the ladder stops there): it decides every bound
+/// comparison and is defined, or undefined where more precision does not help; after an
+/// interval attempt also a decided 2DYCK cross-entropy.
+bool attempt_decides(const row_attempt& attempt, const row_measurement& m);
+
+/// The row of the last attempt made, as the sweep reports it (an undefined value that more
+/// precision might have resolved says up to which precision it was tried).
+sweep_row finish_row(row_measurement m);
 
 /// The sweep from its rows (in n order) and the lengths not measured: the hypotheses, fits and
 /// verdict, as influence_sweep decides them.

@@ -13,6 +13,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
+#include <vector>
 
 using namespace attnprop;
 
@@ -203,4 +206,38 @@ TEST_CASE("dist: truncated or padded results are refused", "[unit][dist]") {
     dist::reader rq(qb);
     CHECK(rq.rat() == numeric::rational(-7, 3));
     rq.finish();
+}
+
+TEST_CASE("dist: an influence unit's result crosses ranks unchanged", "[unit][dist]") {
+    analysis::unit_result a;
+    a.pairs.push_back({3, "3fb999999999999a", std::string("256 0.8f3@-1"), std::string("128 1a 3 0 0")});
+    a.pairs.push_back({7, "bfd5555555555555", std::nullopt, std::nullopt});
+    a.probabilities = std::vector<std::string>{"3fe0000000000000", "3fe0000000000000"};
+    a.cross_entropy = full_row().cross_entropy;
+    const analysis::unit_result b = dist::decode_unit_result(dist::encode_unit_result(a));
+    REQUIRE(b.pairs.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        CHECK(b.pairs[i].position == a.pairs[i].position);
+        CHECK(b.pairs[i].dy == a.pairs[i].dy);
+        CHECK(b.pairs[i].dp_max == a.pairs[i].dp_max);
+        CHECK(b.pairs[i].posterior == a.pairs[i].posterior);
+    }
+    CHECK(b.probabilities == a.probabilities);
+    REQUIRE(b.cross_entropy.has_value());
+    CHECK(b.cross_entropy->floor_bits == a.cross_entropy->floor_bits);
+    CHECK(same_bits(b.cross_entropy->mean_ce_approx, a.cross_entropy->mean_ce_approx));
+    CHECK_FALSE(b.undefined.has_value());
+
+    analysis::unit_result u;
+    u.undefined = analysis::unit_undefined{"undefined at layer 1, node 'norm', position 3", true};
+    const analysis::unit_result v = dist::decode_unit_result(dist::encode_unit_result(u));
+    REQUIRE(v.undefined.has_value());
+    CHECK(v.undefined->message == u.undefined->message);
+    CHECK(v.undefined->may_resolve);
+    CHECK(v.pairs.empty());
+    CHECK_FALSE(v.probabilities.has_value());
+    CHECK_FALSE(v.cross_entropy.has_value());
+    const std::string bytes = dist::encode_unit_result(a);
+    CHECK_THROWS_AS(dist::decode_unit_result(bytes.substr(0, bytes.size() - 1)), std::runtime_error);
+    CHECK_THROWS_AS(dist::decode_unit_result(bytes + "x"), std::runtime_error);
 }

@@ -17,6 +17,7 @@
 #include <rapidcheck.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <random>
 #include <sstream>
@@ -365,6 +366,30 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
         }
     }
     REQUIRE(guarded);
+}
+
+TEST_CASE("the certified double kernel gives the same intervals with and without its weight "
+          "tables", "[analysis][influence][incremental]") {
+    const numeric::context ctx53{53};
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        const auto m = model::parse_model(affine_model(seed, 2, 1, 7), "affine.json");
+        const auto md = model::to_scalar<numeric::dinterval>(m, ctx53);
+        const auto x = random_input(m, 17, seed);
+        INFO("seed " << seed << ", input " << model::format_input(m.sigma, x));
+        const incremental_influence<numeric::dinterval> tabled(md, x, ctx53, incremental_fault::none,
+                                                               analysis::default_table_bytes);
+        const incremental_influence<numeric::dinterval> untabled(md, x, ctx53, incremental_fault::none, 0);
+        REQUIRE(tabled.tabled());
+        REQUIRE_FALSE(untabled.tabled());
+        for (std::size_t p = 0; p + 1 < x.size(); ++p) {
+            const auto a = tabled.changed(p, 1 - x[p]), b = untabled.changed(p, 1 - x[p]);
+            REQUIRE(a.size() == b.size());
+            for (std::size_t c = 0; c < a.size(); ++c) {
+                INFO("position " << p << ", coordinate " << c);
+                REQUIRE(std::memcmp(&a[c], &b[c], sizeof a[c]) == 0);
+            }
+        }
+    }
 }
 
 TEST_CASE("the certified double profile encloses the MPFR-512 profile",
