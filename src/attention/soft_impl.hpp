@@ -252,6 +252,24 @@ public:
               const numeric::context& ctx);
     vec<I> row(const vec<I>& q, vec<I>* weights);
 
+    /// The unnormalised row of a query, before the quotient: with the shift M (a double, the
+    /// largest score midpoint) and e_j = exp(q . k_j - M) exactly, `den` encloses sum_j e_j and
+    /// `num` (dv entries) sum_j e_j v_j, and every e_j lies in exp_mid[j] [1 - tau, 1 + tau]
+    /// when exp_mid[j] > 0, in [0, zero_hi] when exp_mid[j] == 0 (a key below e^-707).
+    /// exp_mid points into the object's scratch: valid until the next call.
+    struct row_sums {
+        double shift = 0;
+        double tau = 0;
+        double zero_hi = 0;
+        const double* exp_mid = nullptr;
+        numeric::interval den;
+        std::vector<numeric::interval> num;
+    };
+    /// Fills `out` for q; false (out unspecified) when a midpoint is not finite, where row()
+    /// takes the generic operations. With drop_error_bound_for_testing, tau, zero_hi and the
+    /// radii of den and num are 0.
+    bool sums(const vec<I>& q, row_sums& out);
+
     /// Testing only: when set, the row's error bound is dropped (the output is the quotient of
     /// the computed sums, rounded outward once): the negative control that the containment
     /// property semantics/soft-interval-encloses must catch.
@@ -269,6 +287,7 @@ private:
     std::vector<double> vrad_, vabs_; ///< per value coordinate: max_j radius, max_j |midpoint|
     std::vector<double> s_, e_;       ///< per key: score midpoints, exponentials
     std::vector<double> acc_;         ///< the row's sums and block sums (4 dv)
+    row_sums sums_;                   ///< row()'s scratch
 };
 
 /// A contiguous Arb vector (arb_dot runs over it, with a stride for the values' columns).

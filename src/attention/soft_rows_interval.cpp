@@ -88,6 +88,26 @@ soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& keys, const std::vect
 
 vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
     if (!finite_) return generic_soft_row(q, keys_, values_, ctx_, weights);
+    row_sums& rs = sums_;
+    if (!sums(q, rs)) return generic_soft_row(q, keys_, values_, ctx_, weights);
+    vec<I> out;
+    out.reserve(dv_);
+    for (std::size_t c = 0; c < dv_; ++c) out.push_back(dinterval(rs.num[c] / rs.den));
+    if (weights) {
+        weights->clear();
+        weights->reserve(n_);
+        const interval grow(numeric::interval_detail::next_down(1.0 - rs.tau), next_up(1.0 + rs.tau));
+        for (std::size_t j = 0; j < n_; ++j) {
+            const double e = rs.exp_mid[j];
+            const interval ej = e > 0 ? interval(e) * grow : interval(0.0, rs.zero_hi);
+            weights->push_back(dinterval(ej / rs.den));
+        }
+    }
+    return out;
+}
+
+bool soft_rows<dinterval>::sums(const vec<I>& q, row_sums& out) {
+    if (!finite_) return false;
     // The query's midpoints and the radius bound rho of every score.
     double qstack[64];
     std::vector<double> qheap;
@@ -99,7 +119,7 @@ vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
     double a_inf = 0, b_inf = 0;
     for (std::size_t t = 0; t < dk_; ++t) {
         double r = 0;
-        if (!mid_rad(q[t], a[t], r)) return generic_soft_row(q, keys_, values_, ctx_, weights);
+        if (!mid_rad(q[t], a[t], r)) return false;
         a_inf = std::max(a_inf, std::fabs(a[t]));
         b_inf = std::max(b_inf, r);
     }
@@ -117,8 +137,7 @@ vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
         M = std::max(M, s_[j]);
         mn = std::min(mn, s_[j]);
     }
-    if (!(std::isfinite(M) && std::isfinite(mn)) || !(rho <= 1e300))
-        return generic_soft_row(q, keys_, values_, ctx_, weights);
+    if (!(std::isfinite(M) && std::isfinite(mn)) || !(rho <= 1e300)) return false;
     const double rho1 = (rho + u * (M - mn)) * slack + tiny;
 
     // Exponentials (branch-free, vectorisable) and the count of keys below e^-707.
@@ -134,9 +153,10 @@ vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
     // tau = e^rho1 (1 + eps) - 1, rounded up; Z = clamped * e^(-707 + rho1).
     const double eps = numeric::elementary_detail::exp_fast_rel_error;
     const double e_rho = numeric::exp_enclosure(rho1).hi();
-    const double tau = next_up(next_up(e_rho * (1.0 + eps)) - 1.0);
-    const double Z =
-        clamped ? static_cast<double>(clamped) * numeric::exp_enclosure(lim + rho1).hi() * slack : 0.0;
+    const bool drop = drop_error_bound_for_testing();
+    const double tau = drop ? 0.0 : next_up(next_up(e_rho * (1.0 + eps)) - 1.0);
+    const double zero_hi = clamped && !drop ? numeric::exp_enclosure(lim + rho1).hi() : 0.0;
+    const double Z = static_cast<double>(clamped) * zero_hi * slack;
 
     // The sums, in blocks of `block` keys (a partial sum per block, then the sum of the
     // partial sums): the rounding error is then bounded by g_(block + blocks) instead of g_n.
@@ -155,7 +175,7 @@ vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
         for (std::size_t j = j0; j < j1; ++j) {
             const double e = e_[j];
             bD += e;
-            const double* v = &vmid_[j * dv_];
+            const double* v = vmid_.data() + j * dv_; // dv_ may be 0 (scores only)
             for (std::size_t c = 0; c < dv_; ++c) {
                 bN[c] += e * v[c];
                 bS[c] += e * std::fabs(v[c]);
@@ -170,34 +190,22 @@ vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
     const std::size_t blocks = (n_ + block - 1) / block;
     const double g = gamma_of(std::min(n_, block) + blocks);
     const double inv = 1.0 / (1.0 - g); // > 1; its rounding is covered by slack
-    const bool drop = drop_error_bound_for_testing();
     const double RD = drop ? 0.0 : (((tau + g) * D) * inv + Z) * slack + tiny;
-    const interval den = interval(D) + interval(-RD, RD);
-    vec<I> out;
-    out.reserve(dv_);
+    out.shift = M;
+    out.tau = tau;
+    out.zero_hi = zero_hi;
+    out.exp_mid = e_.data();
+    out.den = interval(D) + interval(-RD, RD);
+    out.num.resize(dv_);
     for (std::size_t c = 0; c < dv_; ++c) {
         const double RN =
             drop ? 0.0
                  : (((tau + g) * S[c] + (1.0 + tau) * vrad_[c] * D) * inv + Z * (vabs_[c] + vrad_[c])) *
                            slack +
                        tiny;
-        const interval num = interval(N[c]) + interval(-RN, RN);
-        out.push_back(dinterval(num / den));
+        out.num[c] = interval(N[c]) + interval(-RN, RN);
     }
-    if (weights) {
-        weights->clear();
-        weights->reserve(n_);
-        const interval ez = clamped ? numeric::exp_enclosure(lim + rho1) : interval(0.0);
-        for (std::size_t j = 0; j < n_; ++j) {
-            const double e = e_[j];
-            const interval ej =
-                e > 0 ? interval(e) * interval(numeric::interval_detail::next_down(1.0 - tau),
-                                               next_up(1.0 + tau))
-                      : interval(0.0, ez.hi());
-            weights->push_back(dinterval(ej / den));
-        }
-    }
-    return out;
+    return true;
 }
 
 } // namespace attnprop::attention::detail

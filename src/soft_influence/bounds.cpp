@@ -2,6 +2,8 @@
 
 #include "soft_influence/formula_range.hpp"
 #include "soft_influence/norms.hpp"
+#include "numeric/dinterval_raw.hpp"
+#include "numeric/elementary.hpp"
 #include "util/precondition.hpp"
 
 #include <algorithm>
@@ -660,14 +662,24 @@ double norm_hi(const model::vec<dinterval>& v) {
     return norm_up_abs(a, v.size());
 }
 
-/// Midpoint and radius (rounded up) of x: [lo, hi] within [m - r, m + r]; false when x is not
-/// finite.
-bool mid_rad(const dinterval& x, double& m, double& r) {
-    const double lo = x.lo(), hi = x.hi();
-    if (!std::isfinite(lo) || !std::isfinite(hi)) return false;
-    m = lo == hi ? lo : std::clamp(lo * 0.5 + hi * 0.5, lo, hi);
-    r = lo == hi ? 0.0 : numeric::interval_detail::next_up(std::max(hi - m, m - lo));
-    return true;
+using numeric::mid_rad;
+/// The score terms of the certified soft-attention row for a key k = m +- r (midpoints into
+/// `mid`): tm = (g_dk |m|_1 + |r|_1) (1 + g_(dk + 4)) and tr = (|m|_1 + |r|_1) (1 + g_(dk + 4)),
+/// the factor covering the rounding of the sums (soft_rows_interval.cpp).
+bool key_terms(const model::vec<dinterval>& k, double* mid, double& tm, double& tr) {
+    const std::size_t dk = k.size();
+    const double gk = static_cast<double>(dk + 1) * 0x1p-52;
+    const double norm_slack = 1.0 + static_cast<double>(dk + 5) * 0x1p-52;
+    double m1 = 0, r1 = 0;
+    for (std::size_t t = 0; t < dk; ++t) {
+        double r = 0;
+        if (!mid_rad(k[t], mid[t], r)) return false;
+        m1 += std::fabs(mid[t]);
+        r1 += r;
+    }
+    tm = (gk * m1 + r1) * norm_slack;
+    tr = (m1 + r1) * norm_slack;
+    return tm <= std::numeric_limits<double>::max() && tr <= std::numeric_limits<double>::max();
 }
 arb_ball upper_of_max(double mx, long prec) {
     if (!(mx <= std::numeric_limits<double>::max())) return pos_inf(prec);
@@ -733,6 +745,87 @@ arb_ball max_value_norm_up(const model::affine_map<dinterval>& V,
     return upper_of_max(mx, prec);
 }
 
+/// Certified double intervals, layer 1 below the top (posterior_cache's constructor): E_m =
+/// e^M D_m from the certified soft-attention row's sums (M its shift, D_m its enclosure of
+/// sum_l exp(s_ml - M)) instead of n interval exponentials per row, and the midpoints the
+/// weights ω read per change (first_layer_omega). False when a midpoint is not finite (the
+/// interval operations then).
+template <class HS> bool first_layer_mid(HS& st, const numeric::context& ctx) {
+    const std::size_t n = st.k.size(), rows = st.q.size(), dk = st.Q.W.rows;
+    if (n == 0 || rows == 0 || dk == 0) return false;
+    const std::vector<model::vec<dinterval>> no_values(n);
+    attention::detail::soft_rows<dinterval> krows(st.k, no_values, ctx);
+    attention::detail::soft_rows<dinterval>::row_sums rs;
+    st.E.clear();
+    st.qm.assign(rows * dk, 0.0);
+    st.qa.assign(rows, 0.0);
+    st.qr.assign(rows, 0.0);
+    st.e_lo.assign(rows, 0.0);
+    for (std::size_t r = 0; r < rows; ++r) {
+        const auto& q = st.q[r];
+        if (q.size() != dk || !krows.sums(q, rs)) return false;
+        st.E.push_back(dinterval(numeric::exp_enclosure(rs.shift)) * dinterval(rs.den));
+        st.e_lo[r] = st.E.back().lo();
+        for (std::size_t t = 0; t < dk; ++t) {
+            double m = 0, rad = 0;
+            if (!mid_rad(q[t], m, rad)) return false;
+            st.qm[r * dk + t] = m;
+            st.qa[r] = std::max(st.qa[r], std::fabs(m));
+            st.qr[r] = std::max(st.qr[r], rad);
+        }
+    }
+    st.km.assign(n * dk, 0.0);
+    st.key_mid = st.key_rad = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+        double tm = 0, tr = 0;
+        if (st.k[j].size() != dk || !key_terms(st.k[j], &st.km[j * dk], tm, tr)) return false;
+        st.key_mid = std::max(st.key_mid, tm);
+        st.key_rad = std::max(st.key_rad, tr);
+    }
+    st.mid = true;
+    return true;
+}
+
+/// ω of layer 1 for a change at i with new key kn (detail::layer1_omega_upper); NaN when the
+/// midpoints are not kept or kn's are not finite.
+template <class HS>
+double first_layer_omega(const HS& st, std::size_t i, const model::vec<dinterval>& kn) {
+    const std::size_t dk = st.Q.W.rows, rows = st.q.size(), n = st.k.size();
+    if (!st.mid || kn.size() != dk || i >= n) return std::numeric_limits<double>::quiet_NaN();
+    double knm_stack[64];
+    std::vector<double> knm_heap;
+    double* knm = knm_stack;
+    if (dk > 64) {
+        knm_heap.resize(dk);
+        knm = knm_heap.data();
+    }
+    double tm = 0, tr = 0;
+    if (!key_terms(kn, knm, tm, tr)) return std::numeric_limits<double>::quiet_NaN();
+    // The query rows kept: every row below the top (rows == n), row n at the top (rows == 1).
+    const std::size_t first = n - rows;
+    const std::size_t skip = i >= first ? i - first : rows;
+    return detail::layer1_omega_upper(st.qm.data(), st.qa.data(), st.qr.data(), st.e_lo.data(), rows,
+                                      skip, dk, &st.km[i * dk], knm, std::max(st.key_mid, tm),
+                                      std::max(st.key_rad, tr));
+}
+
+/// ω of the top layer (detail::top_omega_upper) from kq = K^T q' and qb = q' . b_K in intervals.
+double top_omega(const model::vec<dinterval>& kq, const dinterval& qb,
+                 const std::vector<model::vec<dinterval>>& y1, const std::vector<dinterval>& s_top,
+                 std::size_t i) {
+    const std::size_t d = kq.size();
+    std::vector<double> kqm(d);
+    double kqm_inf = 0, kqr_inf = 0, qbm = 0, qbr = 0;
+    for (std::size_t c = 0; c < d; ++c) {
+        double r = 0;
+        if (!mid_rad(kq[c], kqm[c], r)) return std::numeric_limits<double>::quiet_NaN();
+        kqm_inf = std::max(kqm_inf, std::fabs(kqm[c]));
+        kqr_inf = std::max(kqr_inf, r);
+    }
+    if (!mid_rad(qb, qbm, qbr)) return std::numeric_limits<double>::quiet_NaN();
+    return detail::top_omega_upper(kqm.data(), kqm_inf, kqr_inf, qbm, qbr, y1, s_top, i);
+}
+
 template <class S> arb_ball distance_up(const model::vec<S>& a, const model::vec<S>& b, long prec) {
     model::vec<S> d;
     d.reserve(a.size());
@@ -742,21 +835,160 @@ template <class S> arb_ball distance_up(const model::vec<S>& a, const model::vec
 
 } // namespace
 
+namespace detail {
+
+namespace {
+
+using numeric::interval_detail::add_down;
+using numeric::interval_detail::add_up;
+using numeric::interval_detail::next_up;
+
+constexpr double omega_slack = 1.0 + 0x1p-49;
+constexpr double omega_tiny = 0x1p-1000;
+constexpr double dmax = std::numeric_limits<double>::max();
+constexpr double dinf = std::numeric_limits<double>::infinity();
+
+/// g_w = (w + 1) 2^-52 >= gamma_w.
+double gamma_w(std::size_t w) { return static_cast<double>(w + 1) * 0x1p-52; }
+/// exp rounded up / down (the certified exp of a double).
+double exp_up(double x) { return numeric::exp_enclosure(x).hi(); }
+double exp_down(double x) { return numeric::exp_enclosure(x).lo(); }
+/// a / b rounded up for a >= 0, b > 0 (rounded to nearest, then one ulp up; +inf on overflow).
+double div_up(double a, double b) {
+    const double q = a / b;
+    return q <= dmax ? next_up(q) : dinf;
+}
+
+} // namespace
+
+double layer1_omega_upper(const double* qm, const double* qa, const double* qr, const double* e_lo,
+                          std::size_t rows, std::size_t skip, std::size_t dk, const double* km,
+                          const double* kn, double key_mid, double key_rad, bool drop_radius) {
+    double wmax = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        if (r == skip) continue;
+        const double* a = qm + r * dk;
+        double s1 = 0, s2 = 0;
+        for (std::size_t t = 0; t < dk; ++t) {
+            s1 += a[t] * km[t];
+            s2 += a[t] * kn[t];
+        }
+        // |s - q . k| <= rho for both scores (the certified soft-attention row's bound).
+        const double rho = drop_radius ? 0.0 : (qa[r] * key_mid + qr[r] * key_rad) * omega_slack + omega_tiny;
+        const double h1 = add_up(s1, rho), h2 = add_up(s2, rho);
+        const double lo = add_down(std::min(s1, s2), -rho);
+        if (!(h1 <= dmax && h2 <= dmax && lo >= -dmax)) return dinf; // not finite: ω = 1
+        const double e1 = exp_up(h1);
+        const double num = h2 > h1 ? exp_up(h2) : e1;
+        // rest = E_m - exp(s_m) >= 0: its lower end, or 0.
+        double rest = add_down(e_lo[r], -e1);
+        if (!(rest > 0)) rest = 0;
+        const double den = add_down(exp_down(lo), rest);
+        // A denominator that is not finite (never expected: E_m's lower end is finite) would
+        // make the quotient 0: ω = 1 then.
+        const double w = den > 0 && den <= dmax ? div_up(num, den) : dinf;
+        if (!(w <= wmax)) wmax = w;
+        if (wmax >= 1) return wmax;
+    }
+    return wmax;
+}
+
+double top_omega_upper(const double* kqm, double kqm_inf, double kqr_inf, double qbm, double qbr,
+                       const std::vector<model::vec<numeric::dinterval>>& y,
+                       const std::vector<numeric::dinterval>& s_top, std::size_t i,
+                       bool drop_radius) {
+    const std::size_t n = y.size();
+    if (n == 0 || s_top.size() != n || i >= n) return std::numeric_limits<double>::quiet_NaN();
+    const std::size_t d = y.front().size();
+    const double g = gamma_w(d + 1);
+    // The bound below passes through at most d + 10 roundings; 1 + (d + 12) 2^-52 (exact)
+    // and one more rounding restore it.
+    const double fix = 1.0 + static_cast<double>(d + 12) * 0x1p-52;
+    double den = 0, num_hi = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+        const auto& yj = y[j];
+        if (yj.size() != d) return std::numeric_limits<double>::quiet_NaN();
+        double acc = qbm, A = 0, R = 0;
+        for (std::size_t c = 0; c < d; ++c) {
+            double m = 0, r = 0;
+            if (!numeric::mid_rad(yj[c], m, r)) return std::numeric_limits<double>::quiet_NaN();
+            acc += kqm[c] * m;
+            A += std::fabs(m);
+            R += r;
+        }
+        // |s'_j - acc| <= g (|qbm| + |kq_m|_inf A) + |kq_m|_inf R + |kq_r|_inf (A + R) + qbr.
+        const double rho =
+            drop_radius ? 0.0
+                        : (g * (std::fabs(qbm) + kqm_inf * A) + kqm_inf * R + kqr_inf * (A + R) + qbr) * fix +
+                              omega_tiny;
+        const double lo_new = add_down(acc, -rho);
+        const double lo_old = s_top[j].lo();
+        if (!(lo_new >= -dmax && lo_new <= dmax) || std::isnan(lo_old))
+            return std::numeric_limits<double>::quiet_NaN();
+        den += exp_down(std::min(lo_old, lo_new));
+        if (j == i) {
+            const double hi = std::max(s_top[j].hi(), add_up(acc, rho));
+            if (std::isnan(hi)) return std::numeric_limits<double>::quiet_NaN();
+            num_hi = hi <= dmax ? exp_up(hi) : dinf;
+        }
+    }
+    // n nonnegative terms summed in rounding to nearest: the exact sum is at least the
+    // computed one times 1 - (n + 1) 2^-52 (exact), that product rounded down.
+    // A sum that overflowed is no lower bound of the exact one: the interval operations then.
+    if (!(den <= dmax)) return std::numeric_limits<double>::quiet_NaN();
+    const double den_lo = numeric::interval_detail::mul_down(den, 1.0 - static_cast<double>(n + 1) * 0x1p-52);
+    return den_lo > 0 ? div_up(num_hi, den_lo) : dinf;
+}
+
+} // namespace detail
+
+namespace {
+/// The trace's y^(0), or an empty list for a trace without layers (which the constructor
+/// rejects).
+template <class S> const std::vector<model::vec<S>>& first_rows(const attention::soft_trace<S>& tx) {
+    static const std::vector<model::vec<S>> none;
+    return tx.y.empty() ? none : tx.y[0];
+}
+} // namespace
+
 template <class S>
 posterior_cache<S>::posterior_cache(const rmodel& m, const attention::soft_trace<S>& tx,
                                     const numeric::context& ctx)
-    : m_(m), tx_(tx), ctx_(ctx) {
-    const long prec = ctx.precision_bits;
+    : m_(m), y0_(first_rows(tx)), ctx_(ctx) {
     const std::size_t L = m.layers.size();
     if (L == 0 || L > 2)
         throw precondition_error("posterior_cache: one or two layers, got " + std::to_string(L));
-    if (tx.y.size() != L + 1)
+    if (tx.y.size() != L + 1 || tx.y[0].empty() || tx.y[L].size() != tx.y[0].size())
         throw precondition_error("posterior_cache: the trace does not match the model's layers");
-    n_ = tx.y[0].size();
+    init(L == 2 ? &tx.y[1] : nullptr, tx.y[L].back());
+}
+
+template <class S>
+posterior_cache<S>::posterior_cache(const rmodel& m, const std::vector<model::vec<S>>& y0,
+                                    const std::vector<model::vec<S>>& y1, const model::vec<S>& y_top,
+                                    const numeric::context& ctx)
+    : m_(m), y0_(y0), ctx_(ctx) {
+    const std::size_t L = m.layers.size();
+    if (L == 0 || L > 2)
+        throw precondition_error("posterior_cache: one or two layers, got " + std::to_string(L));
+    if (y0.empty() || (L == 2 && y1.size() != y0.size()))
+        throw precondition_error("posterior_cache: the states do not match the model's layers");
+    init(L == 2 ? &y1 : nullptr, y_top);
+}
+
+template <class S>
+void posterior_cache<S>::init(const std::vector<model::vec<S>>* y1, const model::vec<S>& y_top) {
+    const rmodel& m = m_;
+    const numeric::context& ctx = ctx_;
+    const long prec = ctx.precision_bits;
+    const std::size_t L = m.layers.size();
+    // x's rows entering layer k + 1.
+    auto rows = [&](std::size_t k) -> const std::vector<model::vec<S>>& { return k == 0 ? y0_ : *y1; };
+    n_ = y0_.size();
     F0_ = F1_ = Ftop_ = zero_point(prec);
-    F0_ = max_norm_up(tx.y[0], prec);
-    if (L == 2) F1_ = max_norm_up(tx.y[1], prec);
-    Ftop_ = norm_up(tx.y[L][n_ - 1], prec);
+    F0_ = max_norm_up(y0_, prec);
+    if (L == 2) F1_ = max_norm_up(*y1, prec);
+    Ftop_ = norm_up(y_top, prec);
     ok_ = true;
     for (std::size_t k = 0; k < L; ++k) {
         const layer_constants lc = compute_layer(m, k, ctx);
@@ -778,26 +1010,33 @@ posterior_cache<S>::posterior_cache(const rmodel& m, const attention::soft_trace
             st.score_bias = hc.score_bias;
             st.V = model::convert<S>(*value_affine(hd), ctx);
             st.P = zero_point(prec);
-            st.P = max_upper(st.P, max_value_norm_up(st.V, tx.y[k], ctx));
+            st.P = max_upper(st.P, max_value_norm_up(st.V, rows(k), ctx));
             st.constant_scores = arb_is_zero(hc.mu.raw()) != 0;
             if (!st.constant_scores) {
                 st.Q = model::convert<S>(hd.score.Q, ctx);
                 st.K = model::convert<S>(hd.score.K, ctx);
                 st.scale = from_ball_as<S>(score_scale(hd.score, ctx) * factor_n);
                 const std::size_t dk = st.Q.W.rows;
-                for (const auto& y : tx.y[k]) st.k.push_back(model::apply_affine(st.K, y, ctx));
+                for (const auto& y : rows(k)) st.k.push_back(model::apply_affine(st.K, y, ctx));
                 // The query rows the bound reads: every row of layer 1 below the top, row n
                 // at the top.
                 for (std::size_t mq = top ? n_ - 1 : 0; mq < n_; ++mq) {
-                    auto q = model::apply_affine(st.Q, tx.y[k][mq], ctx);
+                    auto q = model::apply_affine(st.Q, rows(k)[mq], ctx);
                     for (auto& c : q) c = c * st.scale;
                     st.q.push_back(std::move(q));
                 }
                 if (k == 0) {
-                    for (const auto& q : st.q) {
-                        S e = numeric::zero<S>(ctx);
-                        for (std::size_t j = 0; j < n_; ++j) e += numeric::exp(model::dot(q.data(), st.k[j].data(), dk, ctx));
-                        st.E.push_back(std::move(e));
+                    [[maybe_unused]] bool by_rows = false;
+                    if constexpr (std::is_same_v<S, dinterval>) by_rows = first_layer_mid(st, ctx);
+                    if (!by_rows) {
+                        st.E.clear();
+                        st.mid = false;
+                        for (const auto& q : st.q) {
+                            S e = numeric::zero<S>(ctx);
+                            for (std::size_t j = 0; j < n_; ++j)
+                                e += numeric::exp(model::dot(q.data(), st.k[j].data(), dk, ctx));
+                            st.E.push_back(std::move(e));
+                        }
                     }
                 } else {
                     for (std::size_t j = 0; j < n_; ++j)
@@ -813,7 +1052,8 @@ posterior_cache<S>::posterior_cache(const rmodel& m, const attention::soft_trace
 template <class S>
 arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                                    const std::vector<model::vec<S>>& y1,
-                                   const model::vec<S>& y_top) const {
+                                   const model::vec<S>& y_top,
+                                   const std::vector<double>* omega1) const {
     const long prec = ctx_.precision_bits;
     if (!ok_) return pos_inf(prec);
     const std::size_t L = layers_.size();
@@ -821,7 +1061,7 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
     if (L == 2 && y1.size() != n_) throw precondition_error("posterior_cache: y^(1) needs every row");
     const arb_ball one = ball(1, ctx_), two = ball(2, ctx_);
     const S zero = numeric::zero<S>(ctx_);
-    arb_ball Delta = distance_up(tx_.y[0][i], y0i, prec);
+    arb_ball Delta = distance_up(y0_[i], y0i, prec);
     arb_ball delta = zero_point(prec);
     arb_ball Fprev = max_upper(F0_, norm_up(y0i, prec));
     for (std::size_t k = 0; k < L; ++k) {
@@ -830,7 +1070,8 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
         arb_ball Fk = top ? max_upper(Ftop_, norm_up(y_top, prec)) : F1_;
         if (!top) Fk = max_upper(Fk, max_norm_up(y1, prec));
         arb_ball sum_db = zero_point(prec), sumP = zero_point(prec);
-        for (const auto& st : ls.heads) {
+        for (std::size_t h = 0; h < ls.heads.size(); ++h) {
+            const auto& st = ls.heads[h];
             // Value norms of both inputs: x's kept, x''s changed rows.
             arb_ball P = st.P;
             if (k == 0) {
@@ -848,7 +1089,21 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                 const auto kn = model::apply_affine(st.K, y0i, ctx_);
                 const std::size_t first = top ? n_ - 1 : 0;
                 std::optional<S> w_max;
-                for (std::size_t mq = first; mq < n_; ++mq) {
+                bool done = false;
+                if (omega1 && h < omega1->size() && !std::isnan((*omega1)[h])) {
+                    const double w = (*omega1)[h];
+                    omega = w >= 1 ? one : min_upper(upper_of_max(w, prec), one);
+                    done = true;
+                }
+                if constexpr (std::is_same_v<S, dinterval>) {
+                    const double w = done ? std::numeric_limits<double>::quiet_NaN()
+                                          : first_layer_omega(st, i, kn);
+                    if (!std::isnan(w)) {
+                        omega = w >= 1 ? one : min_upper(upper_of_max(w, prec), one);
+                        done = true;
+                    }
+                }
+                for (std::size_t mq = first; mq < n_ && !done; ++mq) {
                     if (mq == i) continue;
                     const auto& q = st.q[mq - first];
                     const S s1 = model::dot(q.data(), st.k[i].data(), dk, ctx_);
@@ -863,8 +1118,10 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                     const S w = enclosure_max(e1, e2, prec) / (enclosure_min(e1, e2, prec) + rest);
                     w_max = w_max ? enclosure_max(*w_max, w, prec) : w;
                 }
-                if (w_max) omega = upper_of(*w_max);
-                omega = min_upper(omega, one);
+                if (!done) {
+                    if (w_max) omega = upper_of(*w_max);
+                    omega = min_upper(omega, one);
+                }
             } else {
                 // Layer 2 (the top): row n of both inputs, every key. x''s scores as
                 // s'_j = (K^T q') . y'_j + q' . b_K: O(d) per key instead of O(d d_k).
@@ -876,12 +1133,20 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                     for (std::size_t c : st.K.W.nonzero[r]) numeric::fma_acc(kq[c], st.K.W.at(r, c), q2[r]);
                 const S qb = st.K.b.empty() ? zero : model::dot(q2.data(), st.K.b.data(), dk, ctx_);
                 S den = zero, num_s = zero;
-                for (std::size_t j = 0; j < n_; ++j) {
+                bool done = false;
+                if constexpr (std::is_same_v<S, dinterval>) {
+                    const double w = top_omega(kq, qb, y1, st.s_top, i);
+                    if (!std::isnan(w)) {
+                        omega = w >= 1 ? one : min_upper(upper_of_max(w, prec), one);
+                        done = true;
+                    }
+                }
+                for (std::size_t j = 0; j < n_ && !done; ++j) {
                     const S s2 = model::dot(kq.data(), y1[j].data(), d, ctx_) + qb;
                     den += numeric::exp(enclosure_min(st.s_top[j], s2, prec));
                     if (j == i) num_s = enclosure_max(st.s_top[j], s2, prec);
                 }
-                omega = min_upper(upper_of(numeric::exp(num_s) / den), one);
+                if (!done) omega = min_upper(upper_of(numeric::exp(num_s) / den), one);
             }
             const arb_ball G = st.score_bias ? up(numeric::sqrt(Fprev * Fprev + one)) : Fprev;
             const arb_ball muG = up(st.mu * G);

@@ -129,7 +129,7 @@ numeric::arb_ball posterior_bound(const model::model<numeric::rational>& m,
                                   std::size_t changed_position, const numeric::context& ctx);
 
 /// The a-posteriori bound of posterior_bound for the one-symbol changes of one input x of a
-/// model with one or two layers, from x's trace kept once and, per changed input x', the
+/// model with one or two layers, from x's trace (or x's states) kept once and, per changed input x', the
 /// states the incremental influence kernel computes anyway (the new y_i^(0), every row of
 /// y^(1) for two layers, y_n^(L)): O(n d (d_k + d_v)) per pair instead of the O(n² d_k) of two
 /// traces and posterior_bound. The same recursion, with two differences, both sound:
@@ -145,11 +145,21 @@ template <class S> class posterior_cache {
 public:
     posterior_cache(const model::model<numeric::rational>& m, const attention::soft_trace<S>& tx,
                     const numeric::context& ctx);
+    /// The same from x's states alone: y0 = y^(0) and, for two layers, y1 = y^(1) (every row;
+    /// ignored for one layer), and y_top = y_n^(L)
+    /// (incremental_influence::initial_states, layer1_states, base). y0 and y1 must outlive
+    /// the cache.
+    posterior_cache(const model::model<numeric::rational>& m, const std::vector<model::vec<S>>& y0,
+                    const std::vector<model::vec<S>>& y1, const model::vec<S>& y_top,
+                    const numeric::context& ctx);
     /// The bound for x and x' = x with position i (< n - 1) changed, given x''s states: `y0i`
     /// its y_i^(0), `y1` every row of its y^(1) (two layers; ignored for one), `y_top` its
-    /// y_n^(L).
+    /// y_n^(L). `omega1`, when given, holds per layer-1 head an upper bound of that head's ω
+    /// for this change (incremental_influence::changed_states::omega1; NaN: not bounded there),
+    /// taken instead of the cache's own.
     numeric::arb_ball bound(std::size_t i, const model::vec<S>& y0i,
-                            const std::vector<model::vec<S>>& y1, const model::vec<S>& y_top) const;
+                            const std::vector<model::vec<S>>& y1, const model::vec<S>& y_top,
+                            const std::vector<double>* omega1 = nullptr) const;
 
 private:
     struct head_state {
@@ -162,19 +172,56 @@ private:
         std::vector<model::vec<S>> q, k;          ///< x's scaled queries (rows kept), keys
         std::vector<S> E;                         ///< layer 1: Σ_l exp(s_ml) per row m kept
         std::vector<S> s_top;                     ///< layer 2: x's scores of row n, every key
+        /// Certified double intervals, layer 1 below the top: the scaled queries and keys as
+        /// midpoints (rows x d_k), per query row |a|_inf and its largest radius, the keys'
+        /// score terms of the certified soft-attention row, and the lower ends of E (the
+        /// weights ω on midpoints with one a-priori radius per score; docs/scalars.md).
+        bool mid = false;
+        std::vector<double> qm, km, qa, qr, e_lo;
+        double key_mid = 0, key_rad = 0;
     };
     struct layer_state {
         numeric::arb_ball ly;
         std::vector<head_state> heads;
     };
+    /// The constructors' work: y1 = y^(1) for two layers (null for one).
+    void init(const std::vector<model::vec<S>>* y1, const model::vec<S>& y_top);
+
     const model::model<numeric::rational>& m_;
-    const attention::soft_trace<S>& tx_;
+    const std::vector<model::vec<S>>& y0_; ///< x's y^(0)
     numeric::context ctx_;
     std::size_t n_ = 0;
     bool ok_ = false;
     std::vector<layer_state> layers_;
     numeric::arb_ball F0_, F1_, Ftop_; ///< max_j ||y_j^(0)(x)||, max_j ||y_j^(1)(x)||, ||y_n^(L)(x)||
 };
+
+namespace detail {
+
+/// The layer-1 weight ω of posterior_cache<dinterval> on midpoints (docs/scalars.md,
+/// "One-symbol changes in certified double intervals"): an upper bound of
+///   max_{m != skip} exp(max(s_m, s'_m)) / (exp(min(s_m, s'_m)) + max(0, E_m - exp(s_m)))
+/// over every scaled query q_m in qm[m] +- qr[m] (rows x dk midpoints, qa[m] >= |qm[m]|_inf,
+/// qr[m] >= every radius of row m), s_m = q_m . k, s'_m = q_m . k' for keys k in km +- kr and
+/// k' in kn_m +- kn_r with key_mid >= (g_dk |m|_1 + |r|_1) (1 + g_(dk + 4)) and key_rad >=
+/// (|m|_1 + |r|_1) (1 + g_(dk + 4)) for both (g_w = (w + 1) 2^-52), and every E_m >= e_lo[m].
+/// Returns at least 1 once some weight may reach 1 (ω is capped at 1). drop_radius (tests
+/// only) leaves out the scores' a-priori radius: the negative control.
+double layer1_omega_upper(const double* qm, const double* qa, const double* qr, const double* e_lo,
+                          std::size_t rows, std::size_t skip, std::size_t dk, const double* km,
+                          const double* kn, double key_mid, double key_rad, bool drop_radius = false);
+
+/// The top layer's ω of posterior_cache<dinterval> on midpoints: an upper bound of
+///   exp(max(s_i, s'_i)) / sum_j exp(min(s_j, s'_j)),  s'_j = kq . y_j + qb,
+/// for s_j in s_top[j], y_j in y[j], kq in kqm +- kqr (kqm_inf >= |kqm|_inf, kqr_inf >= every
+/// radius) and qb in qbm +- qbr. NaN when a value is not finite (the caller then takes the
+/// interval operations). drop_radius as above.
+double top_omega_upper(const double* kqm, double kqm_inf, double kqr_inf, double qbm, double qbr,
+                       const std::vector<model::vec<numeric::dinterval>>& y,
+                       const std::vector<numeric::dinterval>& s_top, std::size_t i,
+                       bool drop_radius = false);
+
+} // namespace detail
 
 #define ATTNPROP_POSTERIOR_EXTERN(S) extern template class posterior_cache<S>;
 ATTNPROP_ENCLOSURE_USER_KINDS(ATTNPROP_POSTERIOR_EXTERN)

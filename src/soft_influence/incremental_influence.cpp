@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <variant>
 #include <stdexcept>
 
@@ -35,6 +36,15 @@ template <class S> bool incremental_supports(const model::model<S>& m) {
 }
 
 namespace {
+
+/// The certified soft-attention row's sums (soft_rows<dinterval>::row_sums) for the certified
+/// double kernel's constructor; a placeholder for other kinds.
+template <class S> struct row_sums_of {
+    using type = int;
+};
+template <> struct row_sums_of<dinterval> {
+    using type = attention::detail::soft_rows<dinterval>::row_sums;
+};
 
 /// Whether x is a finite number (NaN and infinities send a row to the full recompute).
 template <class S> bool finite(const S& x) { return numeric::is_finite(x); }
@@ -174,9 +184,41 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                 st.v.push_back(attention::value(hd, y0_[j], ctx));
             }
             const std::size_t dv = st.v.front().size();
+            // Certified double kernel, L = 2: every row by the certified soft-attention row on
+            // midpoints (one a-priori bound per row, exp_fast; docs/scalars.md, "Soft-attention
+            // rows"), its exponentials E_j giving the table e_ij in E_j [1 - tau_i, 1 + tau_i];
+            // a row it cannot take (a midpoint not finite) by the interval operations below.
+            using rows_t = attention::detail::soft_rows<S>;
+            std::unique_ptr<rows_t> krows;
+            if constexpr (interval_kernel)
+                if (L == 2) krows = std::make_unique<rows_t>(st.k, st.v, ctx);
+            [[maybe_unused]] typename row_sums_of<S>::type rs{};
             for (std::size_t i = first_row_; i < n_; ++i) {
                 at_pos = i + 1;
                 vec<S> q = scaled_query(hd, y0_[i], n_, ctx);
+                if constexpr (interval_kernel) {
+                    if (krows && krows->sums(q, rs)) {
+                        using numeric::interval_detail::mul_down_loose;
+                        using numeric::interval_detail::mul_up_loose;
+                        if (!etab_.empty()) {
+                            const double lo = numeric::interval_detail::next_down(1.0 - rs.tau),
+                                         hi = numeric::interval_detail::next_up(1.0 + rs.tau);
+                            auto& tab = etab_[h];
+                            for (std::size_t j = 0; j < n_; ++j) {
+                                const double e = rs.exp_mid[j];
+                                tab[j * n_ + i] = e > 0 ? S(mul_down_loose(e, lo), mul_up_loose(e, hi))
+                                                        : S(0.0, rs.zero_hi);
+                            }
+                        }
+                        vec<S> num(dv);
+                        for (std::size_t c = 0; c < dv; ++c) num[c] = S(rs.num[c]);
+                        st.q.push_back(std::move(q));
+                        st.shift.push_back(S(rs.shift));
+                        st.num.push_back(std::move(num));
+                        st.den.push_back(S(rs.den));
+                        continue;
+                    }
+                }
                 std::vector<S> s;
                 s.reserve(n_);
                 for (std::size_t j = 0; j < n_; ++j) s.push_back(dot(q, st.k[j], ctx));
@@ -532,9 +574,10 @@ void incremental_influence<S>::changed_with_states(std::size_t p, int a, changed
         return;
     }
     bool folded = false;
+    st.omega1.clear();
     if constexpr (interval_kernel)
         if (fold_mr_) {
-            fold_interval(ch, st.y1);
+            fold_interval(ch, st.y1, &st.omega1);
             folded = true;
         }
     if (!folded) {
@@ -803,12 +846,76 @@ constexpr std::size_t fold_max_heads = 1024;
 /// g_w = (w + 1) 2^-52 >= gamma_w.
 double gamma_of(std::size_t w) { return static_cast<double>(w + 1) * 0x1p-52; }
 
+/// a + b rounded down / up without the exactness test: rounded to nearest, then one ulp
+/// outward (an overflow gives DBL_MAX down, a valid lower bound, and NaN up, which the
+/// callers' finiteness tests catch).
+double add_down_loose(double a, double b) { return numeric::interval_detail::next_down(a + b); }
+double add_up_loose(double a, double b) { return numeric::interval_detail::next_up(a + b); }
+
+/// The a-posteriori bound's weight of one row and change (posterior_cache::bound, layer 1),
+/// in units of the row's shift: an upper bound of max(e, e') / (min(e, e') + (D - e)) for e in
+/// [el, eh], e' in [nl, nh] and D - e >= max(0, rl) (a sum of positive terms): the larger
+/// upper end over the smaller lower end plus rl (when positive), the sum rounded down and the
+/// quotient up. +inf when a value is not finite or the denominator not positive. `midpoint`
+/// (incremental_fault::midpoint_omega, tests only): the same from midpoints, no rounding.
+double weight_upper(double el, double eh, double nl, double nh, double rl, double rh, bool midpoint) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    constexpr double dmax = std::numeric_limits<double>::max();
+    if (midpoint) {
+        const double e = 0.5 * el + 0.5 * eh, en = 0.5 * nl + 0.5 * nh, r = 0.5 * rl + 0.5 * rh;
+        const double w = std::max(e, en) / (std::min(e, en) + std::max(r, 0.0));
+        return std::isfinite(w) ? w : inf;
+    }
+    const double num = std::max(eh, nh);
+    const double den = add_down_loose(std::min(el, nl), rl > 0 ? rl : 0.0);
+    if (!(num <= dmax) || !(den > 0 && den <= dmax)) return inf;
+    const double q = num / den;
+    return q <= dmax ? numeric::interval_detail::next_up(q) : inf;
+}
+
+/// The rank-1 coefficients of one row and head as midpoints m[0..2] and radii r[0..2] of
+/// lambda - 1 = (e - e') / D', alpha = -e / D', beta = e' / D' with e' = e f and
+/// D' = (D - e) + e', for e in e_old, f in factor, D in den (all nonnegative; den > 0), in
+/// interval arithmetic specialised to those signs: every endpoint rounded to nearest and one
+/// ulp outward. False when the cancellation guard applies (D - e may hold less than a 2^-16
+/// share of D: (D_lo - e_hi) 2^16 <= D_hi, as the generic kernel's test) or a value is not
+/// finite. `w` receives weight_upper of the row (+inf when a value is not finite), also when
+/// the guard applies.
+bool coefficients(const dinterval& e_old, const dinterval& factor, const dinterval& den, double* m,
+                  double* r, double& w, bool midpoint) {
+    using numeric::interval_detail::mul_down_loose;
+    using numeric::interval_detail::mul_up_loose;
+    using numeric::interval_detail::next_down;
+    using numeric::interval_detail::next_up;
+    w = std::numeric_limits<double>::infinity();
+    const double el = e_old.lo(), eh = e_old.hi(), fl = factor.lo(), fh = factor.hi();
+    const double dl = den.lo(), dh = den.hi();
+    if (!(el >= 0 && fl >= 0 && dl > 0 && eh <= 1e300 && fh <= 1e300 && dh <= 1e300)) return false;
+    const double rl = add_down_loose(dl, -eh), rh = add_up_loose(dh, -el); // D - e
+    const double nl = mul_down_loose(el, fl), nh = mul_up_loose(eh, fh);   // e'
+    w = weight_upper(el, eh, nl, nh, rl, rh, midpoint);
+    if (!(rl * 65536.0 > dh)) return false;                               // exact scaling
+    const double pl = add_down_loose(rl, nl), ph = add_up_loose(rh, nh);   // D' > 0
+    if (!(pl > 0 && ph <= 1e300)) return false;
+    const double il = next_down(1.0 / ph), ih = next_up(1.0 / pl);         // 1 / D'
+    // e - e' (any sign) times 1 / D' (positive).
+    const double xl = add_down_loose(el, -nh), xh = add_up_loose(eh, -nl);
+    const double lo[3] = {xl >= 0 ? mul_down_loose(xl, il) : mul_down_loose(xl, ih),
+                          -mul_up_loose(eh, ih), mul_down_loose(nl, il)};
+    const double hi[3] = {xh >= 0 ? mul_up_loose(xh, ih) : mul_up_loose(xh, il),
+                          -mul_down_loose(el, il), mul_up_loose(nh, ih)};
+    for (int k = 0; k < 3; ++k)
+        if (!numeric::mid_rad(dinterval(lo[k], hi[k]), m[k], r[k])) return false;
+    return true;
+}
+
 } // namespace
 
 template <>
 void incremental_influence<dinterval>::init_interval_kernel() {
     fold_mr_ = false;
-    const bool fault_ok = fault_ == incremental_fault::none || fault_ == incremental_fault::drop_fold_bound;
+    const bool fault_ok = fault_ == incremental_fault::none || fault_ == incremental_fault::drop_fold_bound ||
+                          fault_ == incremental_fault::midpoint_omega;
     if (m_.layers.size() != 2 || !affine_ || !fault_ok || heads_.size() > fold_max_heads) return;
     const std::size_t H = heads_.size(), d = y1_.front().size();
     const double g = gamma_of(3 * H + 1);
@@ -839,8 +946,8 @@ void incremental_influence<dinterval>::init_interval_kernel() {
 }
 
 template <>
-void incremental_influence<dinterval>::fold_interval(const change& ch,
-                                                     std::vector<vec<dinterval>>& y1) const {
+void incremental_influence<dinterval>::fold_interval(const change& ch, std::vector<vec<dinterval>>& y1,
+                                                     std::vector<double>* omega1) const {
     using numeric::interval_detail::add_down;
     using numeric::interval_detail::add_up;
     const std::size_t H = heads_.size(), p = ch.p, d = y1_.front().size(), w = 3 * H;
@@ -848,6 +955,8 @@ void incremental_influence<dinterval>::fold_interval(const change& ch,
     const double g = gamma_of(w + 1);
     const bool drop = fault_ == incremental_fault::drop_fold_bound;
     y1.resize(n_);
+    const bool midpoint_omega = fault_ == incremental_fault::midpoint_omega;
+    if (omega1) omega1->assign(H, 0.0);
     // A_h v_p and A_h v'_p as midpoints, with B_k (largest |midpoint|) and T_k (largest radius).
     bm_.assign(2 * H * d, 0.0);
     bb_.assign(2 * H, 0.0);
@@ -858,6 +967,7 @@ void incremental_influence<dinterval>::fold_interval(const change& ch,
             double m = 0, r = 0;
             if (src.size() != d || !mid_rad(src[c], m, r)) {
                 for (std::size_t i = 0; i < n_; ++i) y1[i] = corrected_row(ch, i);
+                if (omega1) omega1->assign(H, std::numeric_limits<double>::quiet_NaN());
                 return;
             }
             bm_[k * d + c] = m;
@@ -919,25 +1029,43 @@ void incremental_influence<dinterval>::fold_interval(const change& ch,
             if (!row_p(out)) out = corrected_row(ch, i);
             continue;
         }
-        // The coefficients, in the generic kernel's interval operations (the same values, so
-        // the same rows take the cancellation guard).
+        // The coefficients in interval arithmetic on nonnegative operands (coefficients()); the
+        // same cancellation guard as the generic kernel. With omega1, every head's weight of
+        // the pair bound from the same e, e' and D (weight_upper), also on a guarded row.
         bool ok = true;
-        for (std::size_t h = 0; h < H && ok; ++h) {
+        for (std::size_t h = 0; h < H && (ok || omega1); ++h) {
             const auto& st = heads_[h];
             const dinterval e_old = etab_.empty()
                                         ? numeric::exp(dot(st.q[i], st.k[p], ctx_) - st.shift[i])
                                         : etab_[h][p * n_ + i];
-            const dinterval e_new = ratio_[h] ? e_old * (*ratio_[h])[i]
-                                              : numeric::exp(dot(st.q[i], ch.kp[h], ctx_) - st.shift[i]);
-            const dinterval rest = st.den[i] - e_old;
-            if (!finite(e_new) || numeric::possibly_less(numeric::compare(rest * guard, st.den[i]))) {
-                ok = false;
-                break;
+            double wt = std::numeric_limits<double>::infinity();
+            bool ok_h = false;
+            if (ratio_[h]) {
+                ok_h = coefficients(e_old, (*ratio_[h])[i], st.den[i], &am_[3 * h], &ar_[3 * h], wt,
+                                    midpoint_omega);
+            } else {
+                const dinterval e_new = numeric::exp(dot(st.q[i], ch.kp[h], ctx_) - st.shift[i]);
+                const dinterval rest = st.den[i] - e_old;
+                if (omega1 && finite(e_new) && finite(rest) && e_old.lo() >= 0)
+                    wt = weight_upper(e_old.lo(), e_old.hi(), e_new.lo(), e_new.hi(), rest.lo(), rest.hi(),
+                                     midpoint_omega);
+                if (ok && finite(e_new) &&
+                    !numeric::possibly_less(numeric::compare(rest * guard, st.den[i]))) {
+                    const dinterval inv = dinterval(1.0) / (rest + e_new);
+                    const dinterval lam = (e_old - e_new) * inv, alpha = -(e_old * inv),
+                                    beta = e_new * inv;
+                    ok_h = mid_rad(lam, am_[3 * h], ar_[3 * h]) &&
+                           mid_rad(alpha, am_[3 * h + 1], ar_[3 * h + 1]) &&
+                           mid_rad(beta, am_[3 * h + 2], ar_[3 * h + 2]);
+                }
             }
-            const dinterval inv = dinterval(1.0) / (rest + e_new);
-            const dinterval lam = (e_old - e_new) * inv, alpha = -(e_old * inv), beta = e_new * inv;
-            ok = mid_rad(lam, am_[3 * h], ar_[3 * h]) && mid_rad(alpha, am_[3 * h + 1], ar_[3 * h + 1]) &&
-                 mid_rad(beta, am_[3 * h + 2], ar_[3 * h + 2]);
+            ok = ok && ok_h;
+            if (omega1) {
+                // A weight that is not finite leaves the head to the cache's own ω (NaN).
+                double& o = (*omega1)[h];
+                if (!(wt <= std::numeric_limits<double>::max())) o = std::numeric_limits<double>::quiet_NaN();
+                else if (wt > o) o = wt;
+            }
         }
         if (!ok) { // the cancellation guard, or a coefficient that is not finite
             out = corrected_row(ch, i);

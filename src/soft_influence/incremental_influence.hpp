@@ -56,7 +56,8 @@ enum class incremental_fault {
     none,
     keep_old_term,       ///< add the new term of p without subtracting the old one
     skip_row_correction, ///< L = 2: leave layer-1 rows j != p, n uncorrected
-    drop_fold_bound      ///< certified double kernel: leave out the a-priori radius of a folded row
+    drop_fold_bound,     ///< certified double kernel: leave out the a-priori radius of a folded row
+    midpoint_omega       ///< certified double kernel: the weights ω from midpoints, no rounding
 };
 
 namespace detail {
@@ -123,6 +124,21 @@ public:
 
     /// y_n^(L)(x).
     const model::vec<S>& base() const { return base_; }
+    /// x's states: y^(0) (every row) and, for L = 2, y^(1) (every row; empty for L = 1), the
+    /// ones posterior_cache reads besides y_n^(L) (no forward pass with trace needed).
+    const std::vector<model::vec<S>>& initial_states() const { return y0_; }
+    const std::vector<model::vec<S>>& layer1_states() const { return y1_; }
+
+    /// Testing: layer 1's kept state of x's row i (i = n - 1 alone for L = 1) and head h: the
+    /// shift M_i, the enclosure of D_i = Σ_j exp(s_ij - M_i) (s_ij the scaled scores) and,
+    /// with the certified double kernel's weight tables, of e_ij = exp(s_ij - M_i) (else null).
+    const S& row_shift(std::size_t h, std::size_t i) const { return heads_.at(h).shift.at(i - first_row_); }
+    const S& row_den(std::size_t h, std::size_t i) const { return heads_.at(h).den.at(i - first_row_); }
+    const S* row_weight(std::size_t h, std::size_t i, std::size_t j) const {
+        if constexpr (interval_kernel)
+            if (!etab_.empty()) return &etab_.at(h).at(j * n_ + i);
+        return nullptr;
+    }
 
     /// y_n^(L)(x[p <- a]) for a position p < n - 1 (0-based) and a symbol a of Σ. Not safe to
     /// call concurrently on one object (the MPFR kernel keeps its scratch in the object); one
@@ -135,6 +151,12 @@ public:
         model::vec<S> y0p;
         std::vector<model::vec<S>> y1;
         model::vec<S> y;
+        /// Certified double kernel, L = 2, folded rows: per layer-1 head, an upper bound of the
+        /// a-posteriori pair bound's weight ω (the largest over the rows m != p of
+        /// exp(max(s_mp, s'_mp)) / (exp(min(s_mp, s'_mp)) + Σ_{l != p} exp(s_ml))), from the
+        /// kept weights e_mp, e'_mp and denominators; NaN for a head it does not bound. Empty
+        /// when the kernel did not run.
+        std::vector<double> omega1;
     };
     /// Like changed(p, a), keeping the states (the generic kernel or the certified double one;
     /// never the raw MPFR one).
@@ -183,9 +205,11 @@ private:
     model::vec<S> top_raw(const std::vector<model::vec<S>>& y1) const;
     /// The certified double kernel (interval_kernel only): midpoints and radii of y^(1) and
     /// of A_h b_h (fold_mr_), every folded row of a change into y1 (the others by
-    /// corrected_row), and layer 2 at row n by the certified soft-attention row.
+    /// corrected_row) and, with omega1, the pair bound's layer-1 weight ω per head
+    /// (changed_states::omega1), and layer 2 at row n by the certified soft-attention row.
     void init_interval_kernel();
-    void fold_interval(const change& ch, std::vector<model::vec<S>>& y1) const;
+    void fold_interval(const change& ch, std::vector<model::vec<S>>& y1,
+                       std::vector<double>* omega1 = nullptr) const;
     model::vec<S> top_interval(const std::vector<model::vec<S>>& y1) const;
 
     struct head_state {
@@ -271,7 +295,8 @@ using dinterval_vec = model::vec<numeric::dinterval>;
 template <> void incremental_influence<numeric::dinterval>::init_interval_kernel();
 template <>
 void incremental_influence<numeric::dinterval>::fold_interval(const change& ch,
-                                                              std::vector<dinterval_vec>& y1) const;
+                                                              std::vector<dinterval_vec>& y1,
+                                                              std::vector<double>* omega1) const;
 template <>
 dinterval_vec
 incremental_influence<numeric::dinterval>::top_interval(const std::vector<dinterval_vec>& y1) const;

@@ -181,12 +181,10 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
         if (incremental) {
             inc.emplace(m, x, ctx, incremental_fault::none, opt.table_bytes);
             out.y = inc->base();
-            if constexpr (has_posterior_bound<S>) {
-                if (posterior) {
-                    base = attention::soft_forward(m, x, ctx, so);
-                    cache.emplace(exact, *base->trace, ctx);
-                }
-            }
+            // The a-posteriori bound reads x's states from the incremental kernel (no forward
+            // pass with trace).
+            if constexpr (has_posterior_bound<S>)
+                if (posterior) cache.emplace(exact, inc->initial_states(), inc->layer1_states(), out.y, ctx);
         } else {
             base = attention::soft_forward(m, x, ctx, so);
             out.y = base->y;
@@ -214,7 +212,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                         if (!states) states.emplace();
                         inc->changed_with_states(i, a, *states);
                         changed.y = states->y;
-                        pr_posterior = cache->bound(i, states->y0p, states->y1, changed.y);
+                        pr_posterior = cache->bound(i, states->y0p, states->y1, changed.y, &states->omega1);
                     }
                 } else if (incremental) {
                     changed.y = inc->changed(i, a);

@@ -332,12 +332,66 @@ interval_check check_interval_changes(const model::model<rational>& m,
     return out;
 }
 
+/// Values of the constructor that miss MPFR-512: every layer-1 row of x and y_n^(2) against
+/// the forward pass with trace, and every row's D_i = Σ_j exp(s_ij - M_i) and kept weight
+/// e_ij = exp(s_ij - M_i) (M_i the kernel's shift) against the scores in MPFR-512.
+int constructor_misses(const model::model<rational>& m, const model::input_sequence& x,
+                       const incremental_influence<numeric::dinterval>& inc) {
+    const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
+    const auto ref = attention::soft_forward(m512, x, ctx512, attention::soft_options{.trace = true});
+    int misses = 0;
+    const std::size_t n = x.size();
+    const auto y0 = attention::initial_states(m512, x, ctx512);
+    const auto& heads = m512.layers.front().heads;
+    for (std::size_t h = 0; h < heads.size(); ++h) {
+        std::vector<vec<mpfr_real>> k;
+        for (const auto& y : y0) k.push_back(attention::key(heads[h], y, ctx512));
+        const mpfr_real f = attention::dot_scale(heads[h], n, ctx512);
+        for (std::size_t i = 0; i < n; ++i) {
+            vec<mpfr_real> q = attention::query(heads[h], y0[i], ctx512);
+            for (auto& c : q) c = c * f;
+            const auto& shift = inc.row_shift(h, i);
+            REQUIRE(shift.lo() == shift.hi());
+            const mpfr_real M = mpfr_real::from_double(shift.lo(), ctx512);
+            mpfr_real D = numeric::zero<mpfr_real>(ctx512);
+            for (std::size_t j = 0; j < n; ++j) {
+                const mpfr_real e = numeric::exp(model::dot(q.data(), k[j].data(), q.size(), ctx512) - M);
+                D += e;
+                if (const auto* w = inc.row_weight(h, i, j); w && !numeric::contains(*w, e)) ++misses;
+            }
+            if (!numeric::contains(inc.row_den(h, i), D)) ++misses;
+        }
+    }
+    const auto& y1 = inc.layer1_states();
+    REQUIRE(y1.size() == x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+        for (std::size_t c = 0; c < y1[i].size(); ++c)
+            if (!numeric::contains(y1[i][c], ref.trace->y[1][i][c])) ++misses;
+    for (std::size_t c = 0; c < ref.y.size(); ++c)
+        if (!numeric::contains(inc.base()[c], ref.y[c])) ++misses;
+    return misses;
+}
+
+/// The certified double kernel built with the certified soft-attention row's bound left out
+/// (soft_rows<dinterval>::drop_error_bound_for_testing, set for the constructor only).
+incremental_influence<numeric::dinterval>
+constructed_without_row_bound(const model::model<numeric::dinterval>& md, const model::input_sequence& x,
+                              std::size_t table) {
+    struct drop_guard {
+        drop_guard() { attention::detail::soft_rows<numeric::dinterval>::drop_error_bound_for_testing() = true; }
+        ~drop_guard() { attention::detail::soft_rows<numeric::dinterval>::drop_error_bound_for_testing() = false; }
+    } guard;
+    return incremental_influence<numeric::dinterval>(md, x, numeric::context{53}, incremental_fault::none,
+                                                     table);
+}
+
 } // namespace
 
 TEST_CASE("the certified double kernel encloses the MPFR-512 values of every change",
           "[analysis][influence][incremental]") {
     const numeric::context ctx53{53};
     bool guarded = false;
+    int row_controls = 0, row_caught = 0;
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
         // Dyadic weights (k/8), weights with no double value (k/7), and nearly hard attention
         // (the cancellation guard sends some rows to the generic recomputation).
@@ -352,6 +406,7 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
                 const incremental_influence<numeric::dinterval> inc(md, x, ctx53,
                                                                     incremental_fault::none, table);
                 CHECK(inc.tabled() == (table > 0));
+                REQUIRE(constructor_misses(m, x, inc) == 0);
                 const auto r = check_interval_changes(m, x, inc);
                 INFO(r.first_miss);
                 REQUIRE(r.misses == 0);
@@ -362,10 +417,112 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
                 const incremental_influence<numeric::dinterval> dropped(
                     md, x, ctx53, incremental_fault::drop_fold_bound, table);
                 REQUIRE(check_interval_changes(m, x, dropped).misses > 0);
+                // Negative control of the constructor's rows (the certified row's sums, the
+                // weight tables): without the row's bound, for the constructor alone, its states
+                // miss (the changes' rows mostly not: their own radius covers the few ulps).
+                ++row_controls;
+                if (constructor_misses(m, x, constructed_without_row_bound(md, x, table)) > 0) ++row_caught;
             }
         }
     }
     REQUIRE(guarded);
+    INFO(row_caught << " of " << row_controls << " constructor controls caught");
+    REQUIRE(row_caught * 4 >= row_controls * 3);
+}
+
+namespace {
+
+/// Changes whose layer-1 weights ω of the pair bound (changed_states::omega1, per head) fall
+/// below the MPFR-512 values: ω_h = max over rows m != p of max(A, A') / (min(A, A') + 1) with
+/// A = a_mp / (1 - a_mp) from x's weight a_mp of key p in row m, A' the same for x' (dividing
+/// exp(s) and exp(s') by Σ_{l != p} exp(s_ml)). `bounded` counts the heads it bounds.
+struct omega_check {
+    int bounded = 0;
+    int misses = 0;
+    std::string first_miss;
+};
+omega_check check_omega(const model::model<rational>& m, const model::input_sequence& x,
+                        const incremental_influence<numeric::dinterval>& inc) {
+    omega_check out;
+    const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
+    const attention::soft_options opt{.trace = true, .trace_weights = true};
+    const auto base = attention::soft_forward(m512, x, ctx512, opt);
+    const mpfr_real one = numeric::from_int<mpfr_real>(1, ctx512);
+    model::input_sequence x2 = x;
+    incremental_influence<numeric::dinterval>::changed_states st;
+    for (std::size_t p = 0; p + 1 < x.size(); ++p) {
+        x2[p] = 1 - x[p];
+        const auto ref = attention::soft_forward(m512, x2, ctx512, opt);
+        inc.changed_with_states(p, x2[p], st);
+        for (std::size_t h = 0; h < st.omega1.size(); ++h) {
+            if (std::isnan(st.omega1[h])) continue;
+            ++out.bounded;
+            mpfr_real w_max = numeric::zero<mpfr_real>(ctx512);
+            bool exact = true; // false: a weight of 1 at 512 bits (the other keys' share lost)
+            for (std::size_t r = 0; r < x.size() && exact; ++r) {
+                if (r == p) continue;
+                const mpfr_real& a = base.trace->weights[0][r][h][p];
+                const mpfr_real& a2 = ref.trace->weights[0][r][h][p];
+                const mpfr_real zero = numeric::zero<mpfr_real>(ctx512);
+                if (numeric::compare(one - a, zero) != numeric::order::greater ||
+                    numeric::compare(one - a2, zero) != numeric::order::greater) {
+                    exact = false;
+                    break;
+                }
+                const mpfr_real A = a / (one - a), A2 = a2 / (one - a2);
+                const bool up = numeric::compare(A2, A) == numeric::order::greater;
+                const mpfr_real w = (up ? A2 : A) / ((up ? A : A2) + one);
+                if (numeric::compare(w, w_max) == numeric::order::greater) w_max = w;
+            }
+            if (exact && numeric::compare(w_max, mpfr_real::from_double(st.omega1[h], ctx512)) ==
+                numeric::order::greater) {
+                if (out.misses++ == 0) {
+                    std::ostringstream os;
+                    os << "position " << p << ", head " << h << ": bound " << st.omega1[h]
+                       << ", MPFR-512 " << numeric::to_double(w_max);
+                    out.first_miss = os.str();
+                }
+            }
+        }
+        x2[p] = x[p];
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("the certified double kernel's weights of the pair bound bound the MPFR-512 weights, and "
+          "from midpoints they do not",
+          "[analysis][influence][incremental][bounds]") {
+    const numeric::context ctx53{53};
+    int controls = 0, caught = 0;
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        for (const auto& [q_scale, den] : {std::pair{1, 8}, std::pair{1, 7}, std::pair{4096, 7}}) {
+            const auto m = model::parse_model(affine_model(seed, 2, q_scale, den), "affine.json");
+            const auto md = model::to_scalar<numeric::dinterval>(m, ctx53);
+            for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
+                const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
+                INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den
+                             << ", table bytes " << table << ", input "
+                             << model::format_input(m.sigma, x));
+                const incremental_influence<numeric::dinterval> inc(md, x, ctx53,
+                                                                    incremental_fault::none, table);
+                const auto r = check_omega(m, x, inc);
+                INFO(r.first_miss);
+                REQUIRE(r.misses == 0);
+                // Every head of every change is bounded (two heads), but for nearly hard
+                // attention, where a weight's denominator may reach 0.
+                if (q_scale == 1) REQUIRE(r.bounded == static_cast<int>(2 * (x.size() - 1)));
+                // Negative control: the same weights from midpoints, without directed rounding.
+                const incremental_influence<numeric::dinterval> mid(
+                    md, x, ctx53, incremental_fault::midpoint_omega, table);
+                ++controls;
+                if (check_omega(m, x, mid).misses > 0) ++caught;
+            }
+        }
+    }
+    INFO(caught << " of " << controls << " midpoint controls caught");
+    REQUIRE(caught * 2 >= controls);
 }
 
 TEST_CASE("the certified double kernel gives the same intervals with and without its weight "
