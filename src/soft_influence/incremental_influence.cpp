@@ -197,9 +197,28 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                 at_pos = i + 1;
                 vec<S> q = scaled_query(hd, y0_[i], n_, ctx);
                 if constexpr (interval_kernel) {
+                    if (krows && etab_.empty() && i == first_row_) {
+                        // Untabled: keep what weight() needs to recompute the entries.
+                        kmid_.resize(heads_.size());
+                        row_tau_.resize(heads_.size());
+                        row_zero_hi_.resize(heads_.size());
+                        const std::size_t dk = st.k.front().size();
+                        kmid_[h].assign(n_ * dk, 0.0);
+                        for (std::size_t j = 0; j < n_; ++j)
+                            for (std::size_t t = 0; t < dk; ++t) {
+                                double r = 0;
+                                numeric::mid_rad(st.k[j][t], kmid_[h][j * dk + t], r);
+                            }
+                        row_tau_[h].assign(n_, std::numeric_limits<double>::quiet_NaN());
+                        row_zero_hi_[h].assign(n_, 0.0);
+                    }
                     if (krows && krows->sums(q, rs)) {
                         using numeric::interval_detail::mul_down_loose;
                         using numeric::interval_detail::mul_up_loose;
+                        if (!row_tau_.empty()) {
+                            row_tau_[h][i] = rs.tau;
+                            row_zero_hi_[h][i] = rs.zero_hi;
+                        }
                         if (!etab_.empty()) {
                             const double lo = numeric::interval_detail::next_down(1.0 - rs.tau),
                                          hi = numeric::interval_detail::next_up(1.0 + rs.tau);
@@ -333,6 +352,38 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
     if constexpr (interval_kernel) init_interval_kernel();
     if (!raw_fold_) tables_.clear(); // only the raw kernel of changed_raw reads them
     if (!fold_mr_) etab_.clear();    // only the certified double kernel reads them
+}
+
+template <numeric::ExpScalar S>
+S incremental_influence<S>::weight(std::size_t h, std::size_t i, std::size_t j) const {
+    if (!etab_.empty()) return etab_[h][j * n_ + i];
+    const auto& st = heads_[h];
+    if constexpr (interval_kernel) {
+        const double tau = row_tau_.empty() ? std::numeric_limits<double>::quiet_NaN() : row_tau_[h][i];
+        if (!std::isnan(tau)) {
+            // The constructor's entry from the certified row's E_j (soft_rows<dinterval>::sums):
+            // the score of midpoints summed in index order, exp_fast of it minus the shift, 0
+            // below exp_fast_min, then E_j [1 - tau_i, 1 + tau_i] one ulp outward. The same
+            // operations in the same order, so the same bits (the test of tabled and untabled
+            // kernels compares them).
+            const std::size_t dk = st.q[i].size();
+            double acc = 0.0;
+            for (std::size_t t = 0; t < dk; ++t) {
+                double a = 0, r = 0;
+                numeric::mid_rad(st.q[i][t], a, r);
+                acc += a * kmid_[h][j * dk + t];
+            }
+            const double x = acc - st.shift[i].lo();
+            const bool in = x >= numeric::elementary_detail::exp_fast_min;
+            const double e = in ? numeric::elementary_detail::exp_fast(x) : 0.0;
+            if (!(e > 0)) return S(0.0, row_zero_hi_[h][i]);
+            const double lo = numeric::interval_detail::next_down(1.0 - tau),
+                         hi = numeric::interval_detail::next_up(1.0 + tau);
+            return S(numeric::interval_detail::mul_down_loose(e, lo),
+                     numeric::interval_detail::mul_up_loose(e, hi));
+        }
+    }
+    return numeric::exp(dot(st.q[i], st.k[j], ctx_) - st.shift[i]);
 }
 
 template <numeric::ExpScalar S>
@@ -1005,9 +1056,7 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
                 const bool at_p = j == p;
                 const dinterval e =
                     at_p ? numeric::exp(dot(ch.qp[h], ch.kp[h], ctx_) - st.shift[p])
-                         : (etab_.empty() ? numeric::exp(dot(st.q[p], st.k[j], ctx_) - st.shift[p])
-                                          : etab_[h][j * n_ + p]) *
-                               factor[j];
+                         : weight(h, p, j) * factor[j];
                 den += e;
                 const vec<dinterval>& v = at_p ? ch.vp[h] : st.v[j];
                 for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(num[c], e, v[c]);
@@ -1035,9 +1084,7 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         bool ok = true;
         for (std::size_t h = 0; h < H && (ok || omega1); ++h) {
             const auto& st = heads_[h];
-            const dinterval e_old = etab_.empty()
-                                        ? numeric::exp(dot(st.q[i], st.k[p], ctx_) - st.shift[i])
-                                        : etab_[h][p * n_ + i];
+            const dinterval e_old = weight(h, i, p);
             double wt = std::numeric_limits<double>::infinity();
             bool ok_h = false;
             if (ratio_[h]) {

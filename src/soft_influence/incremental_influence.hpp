@@ -273,6 +273,13 @@ private:
     /// Certified double kernel, L = 2: per layer-1 head, e_ip = exp(s_ip - shift_i) at
     /// [p n + i] (a change reads column p), when n^2 H intervals fit in table_bytes.
     std::vector<std::vector<S>> etab_;
+    /// Without the tables (they did not fit table_bytes), what recomputes an entry of them
+    /// bit for bit (weight()): per head the keys' midpoints (n x d_k) and per row the tau and
+    /// zero_hi of its certified soft-attention row (NaN tau: a row of the interval operations).
+    std::vector<std::vector<double>> kmid_, row_tau_, row_zero_hi_;
+    /// e_ij of head h: the table's entry, or the same interval recomputed. So results do not
+    /// depend on the table memory (which the threads of a run share).
+    S weight(std::size_t h, std::size_t i, std::size_t j) const;
     mutable std::vector<double> am_, ar_, bm_, bb_, bt_; ///< per change: coefficients, A_h v
     mutable std::vector<const std::vector<S>*> ratio_;   ///< per change: the factors of (x_p, a)
 };
