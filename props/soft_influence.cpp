@@ -684,7 +684,7 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
             // A set of pairs judged in balls (a value that does not exist throws, as for the
             // drawn pairs): a violation names the pairs and the evaluation that found them.
             const auto judge = [&](const std::vector<model::input_sequence>& xs,
-                                   const std::string& found_at) -> std::optional<check_result> {
+                                   const std::string& found_at, bool best) -> std::optional<check_result> {
                 std::vector<analysis::forced_bracket_pair> set;
                 std::string named;
                 for (const auto& x : xs) {
@@ -693,13 +693,14 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
                 }
                 const auto fce = analysis::forced_pairs_cross_entropy<arb_ball>(c.model, set, divisor, ctx);
                 if (fce.check == analysis::comparison::above) {
-                    std::ostringstream margin;
-                    margin.precision(6);
-                    margin << found.margin;
                     auto r = violated(fce, "the worst-case search");
-                    r.with("search_pairs", named)
-                        .with("search_margin_double", margin.str())
-                        .with("search_found_at", found_at);
+                    r.with("search_pairs", named).with("search_found_at", found_at);
+                    if (best) {
+                        std::ostringstream margin;
+                        margin.precision(6);
+                        margin << found.margin;
+                        r.with("search_margin_double", margin.str());
+                    }
                     return r;
                 }
                 if (fce.check != analysis::comparison::below && undecided.empty())
@@ -710,11 +711,13 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
             };
             // A pair whose probabilities double could not compute: measured alone in balls.
             if (found.undefined)
-                if (auto r = judge({found.undefined_input}, "a pair undefined in double, met by the search"))
+                if (auto r = judge({found.undefined_input}, "a pair undefined in double, met by the search",
+                                   false))
                     return *r;
             if (found.found)
                 if (auto r = judge(found.pairs, std::to_string(found.found_at) + " of " +
-                                                    std::to_string(found.evaluations) + " evaluations"))
+                                                    std::to_string(found.evaluations) + " evaluations",
+                                   true))
                     return *r;
         }
         if (!undecided.empty()) return check_result::undecided(undecided);
