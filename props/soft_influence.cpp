@@ -59,7 +59,7 @@ runner::case_shape forced_pairs_shape() {
     s.model = runner::model_requirement::soft;
     s.min_inputs = s.max_inputs = 0;
     s.params = {n_param(true), seed_param(true), {"pairs", 1, 100000, false, "the range of --inputs"},
-                divisor_param("eta_divisor")};
+                divisor_param("eta_divisor"), search_budget_param(), seed_param(false, "search_seed")};
     return s;
 }
 
@@ -611,10 +611,12 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
                   "cross-entropy over 8 forced-bracket pairs (the case's `pairs` when given; an "
                   "unbalanced prefix and the same "
                   "prefix with its top opener's type flipped) is >= 1 - log2(1 + eta) bits, eta "
-                  "the largest ||Δp||_inf over the pairs";
+                  "the largest ||Δp||_inf over the pairs; under check --model also on the set "
+                  "of pairs of smallest margin a search from them finds";
     p.kinds = {"ball"};
     p.negative_control = "eta divided by 10^6, on a recency predictor that beats chance on the "
-                         "pairs, is violated";
+                         "pairs, is violated; on that predictor biased towards ')' the drawn "
+                         "pairs miss it and the search finds it";
     p.applies = [](const model::model<rational>& m) -> std::optional<std::string> {
         if (m.sigma.symbols != std::vector<std::string>{"(", ")", "[", "]"})
             return "needs the input alphabet ( ) [ ] in this order (2DYCK)";
@@ -626,15 +628,16 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
     p.generator = [models](const run_config& cfg) {
         const long cap = std::max(2L, std::min(cfg.max_n, 64L));
         const auto ns = cfg.fixed_model ? lengths_of(cfg, cap, 2) : rc::gen::inRange(2L, cap + 1);
-        return rc::gen::map(rc::gen::tuple(models_of(cfg, models), ns,
-                                           rc::gen::inRange(0L, 1L << 30)),
-                            [](const std::tuple<model::model<rational>, long, long>& t) {
-                                test_case c;
-                                c.model = std::get<0>(t);
-                                c.params["n"] = std::get<1>(t);
-                                c.params["seed"] = std::get<2>(t);
-                                return c;
-                            });
+        return with_search_params(
+            rc::gen::map(rc::gen::tuple(models_of(cfg, models), ns, rc::gen::inRange(0L, 1L << 30)),
+                         [](const std::tuple<model::model<rational>, long, long>& t) {
+                             test_case c;
+                             c.model = std::get<0>(t);
+                             c.params["n"] = std::get<1>(t);
+                             c.params["seed"] = std::get<2>(t);
+                             return c;
+                         }),
+            cfg);
     };
     p.check = [eta_divisor](const test_case& c, const numeric::context& ctx) {
         const long n = c.params.at("n");
@@ -647,9 +650,7 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
         // count (its --inputs) and divisor.
         const auto pairs = static_cast<std::size_t>(c.params.count("pairs") ? c.params.at("pairs") : 8);
         if (pairs < 1) throw std::invalid_argument("pairs must be >= 1");
-        const auto ce = analysis::forced_pair_cross_entropy<arb_ball>(c.model, n, pairs, seed,
-                                                                       divisor, ctx);
-        if (ce.check == analysis::comparison::above)
+        const auto violated = [&](const analysis::cross_entropy_row& ce, const char* found_by) {
             return check_result::violated("the mean cross-entropy over the forced-bracket pairs "
                                           "is below 1 - log2(1 + eta)")
                 .with("n", std::to_string(n))
@@ -657,10 +658,69 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
                 .with("eta", ce.eta)
                 .with("eta_divisor", std::to_string(divisor))
                 .with("floor_bits", ce.floor_bits)
-                .with("accuracy", std::to_string(ce.correct) + "/" + std::to_string(ce.inputs));
+                .with("accuracy", std::to_string(ce.correct) + "/" + std::to_string(ce.inputs))
+                .with("found_by", found_by);
+        };
+        const auto ce = analysis::forced_pair_cross_entropy<arb_ball>(c.model, n, pairs, seed,
+                                                                       divisor, ctx);
+        if (ce.check == analysis::comparison::above) return violated(ce, "the drawn pairs");
+        std::string undecided;
         if (ce.check != analysis::comparison::below)
-            return check_result::undecided("cross-entropy and its floor overlap at this precision "
-                                           "(CE " + ce.mean_ce_bits + ", floor " + ce.floor_bits + ")");
+            undecided = "cross-entropy and its floor overlap at this precision (CE " +
+                        ce.mean_ce_bits + ", floor " + ce.floor_bits + ")";
+        // check --model: the pair set of smallest margin a search from the drawn pairs finds,
+        // judged in balls like the drawn ones.
+        if (const auto b = c.params.find("search_budget"); b != c.params.end() && b->second > 0) {
+            analysis::forced_pair_search_options o;
+            o.budget = static_cast<std::size_t>(b->second);
+            if (auto sd = c.params.find("search_seed"); sd != c.params.end())
+                o.seed = static_cast<std::uint64_t>(sd->second);
+            o.pairs = pairs;
+            o.eta_divisor = divisor;
+            o.start.emplace();
+            for (std::size_t k = 0; k < pairs; ++k)
+                o.start->push_back(analysis::forced_pair(c.model, n, k, seed).x);
+            const auto found = analysis::forced_pair_search(c.model, n, o);
+            // A set of pairs judged in balls (a value that does not exist throws, as for the
+            // drawn pairs): a violation names the pairs and the evaluation that found them.
+            const auto judge = [&](const std::vector<model::input_sequence>& xs,
+                                   const std::string& found_at, bool best) -> std::optional<check_result> {
+                std::vector<analysis::forced_bracket_pair> set;
+                std::string named;
+                for (const auto& x : xs) {
+                    set.push_back(*analysis::forced_pair_of(c.model, x));
+                    named += (named.empty() ? "" : " ") + model::format_input(c.model.sigma, x);
+                }
+                const auto fce = analysis::forced_pairs_cross_entropy<arb_ball>(c.model, set, divisor, ctx);
+                if (fce.check == analysis::comparison::above) {
+                    auto r = violated(fce, "the worst-case search");
+                    r.with("search_pairs", named).with("search_found_at", found_at);
+                    if (best) {
+                        std::ostringstream margin;
+                        margin.precision(6);
+                        margin << found.margin;
+                        r.with("search_margin_double", margin.str());
+                    }
+                    return r;
+                }
+                if (fce.check != analysis::comparison::below && undecided.empty())
+                    undecided = "cross-entropy and its floor overlap at this precision on the pairs "
+                                "the search found (CE " + fce.mean_ce_bits + ", floor " +
+                                fce.floor_bits + ")";
+                return std::nullopt;
+            };
+            // A pair whose probabilities double could not compute: measured alone in balls.
+            if (found.undefined)
+                if (auto r = judge({found.undefined_input}, "a pair undefined in double, met by the search",
+                                   false))
+                    return *r;
+            if (found.found)
+                if (auto r = judge(found.pairs, std::to_string(found.found_at) + " of " +
+                                                    std::to_string(found.evaluations) + " evaluations",
+                                   true))
+                    return *r;
+        }
+        if (!undecided.empty()) return check_result::undecided(undecided);
         return check_result::holds();
     };
     p.shape = forced_pairs_shape();

@@ -178,6 +178,36 @@ forced_bracket_pair forced_pair(const model::model<rational>& m, long n, std::si
     return fp;
 }
 
+std::optional<forced_bracket_pair> forced_pair_of(const model::model<rational>& m,
+                                                  const model::input_sequence& x) {
+    const int open[2] = {m.sigma.index_of("("), m.sigma.index_of("[")};
+    const int close[2] = {m.sigma.index_of(")"), m.sigma.index_of("]")};
+    for (int c : {open[0], open[1], close[0], close[1]})
+        if (c < 0) throw precondition_error("forced_pair_of: the alphabet needs ( ) [ ]");
+    if (x.size() < 2 || x.back() != m.sigma.eos_index()) return std::nullopt;
+    std::vector<std::pair<int, std::size_t>> stack; // (type, position) of unmatched openers
+    for (std::size_t t = 0; t + 1 < x.size(); ++t) {
+        if (x[t] == open[0] || x[t] == open[1]) {
+            stack.emplace_back(x[t] == open[1] ? 1 : 0, t);
+        } else if (x[t] == close[0] || x[t] == close[1]) {
+            if (stack.empty() || close[stack.back().first] != x[t]) return std::nullopt;
+            stack.pop_back();
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (stack.empty()) return std::nullopt;
+    forced_bracket_pair fp;
+    const auto [type, where] = stack.back();
+    fp.x = x;
+    fp.label_x = type;
+    fp.position = where;
+    fp.y = x;
+    fp.y[where] = open[1 - type];
+    fp.label_y = 1 - type;
+    return fp;
+}
+
 /// The 2DYCK analogue of the corollary (theory.md §2.2) on K forced-bracket pairs (x, x'):
 /// their required next brackets differ and x' is one flip away, so p_label(x) + p_label'(x')
 /// <= 1 + |p(x) - p(x')|_inf for any binary predictor, and by Jensen the mean cross-entropy over
@@ -191,6 +221,27 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
     if (!dyck2_predictor(exact))
         throw precondition_error("forced-bracket cross-entropy: needs a softmax predictor "
                                     "over ( ) [ ] with the outputs ) and ]");
+    std::vector<forced_bracket_pair> pairs;
+    pairs.reserve(K);
+    for (std::size_t k = 0; k < K; ++k) pairs.push_back(forced_pair(exact, n, k, seed));
+    auto row = forced_pairs_cross_entropy<S>(exact, pairs, eta_divisor, ctx);
+    row.n = n;
+    return row;
+}
+
+template <numeric::ExpScalar S>
+cross_entropy_row forced_pairs_cross_entropy(const model::model<rational>& exact,
+                                             const std::vector<forced_bracket_pair>& pairs,
+                                             long eta_divisor, const numeric::context& ctx) {
+    const std::size_t K = pairs.size();
+    const long n = K > 0 ? static_cast<long>(pairs.front().x.size()) : 0;
+    if (!dyck2_predictor(exact))
+        throw precondition_error("forced-bracket cross-entropy: needs a softmax predictor "
+                                    "over ( ) [ ] with the outputs ) and ]");
+    if (K == 0) throw precondition_error("forced-bracket cross-entropy: needs at least one pair");
+    for (const auto& fp : pairs)
+        if (static_cast<long>(fp.x.size()) != n || fp.y.size() != fp.x.size() || fp.position + 1 >= fp.x.size())
+            throw precondition_error("forced-bracket cross-entropy: the pairs need one length n");
     const auto ms = model::to_scalar<S>(exact, ctx);
     const std::size_t close_idx[2] = {output_index(exact, ")"), output_index(exact, "]")};
     const S zero = numeric::zero<S>(ctx), one = numeric::one<S>(ctx);
@@ -203,7 +254,7 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
     constexpr bool remeasured = std::is_same_v<S, attention::soft_change_scalar>;
     bool all_zero = remeasured && K > 0;
     for (std::size_t k = 0; k < K; ++k) {
-        const auto fp = forced_pair(exact, n, k, seed);
+        const auto& fp = pairs[k];
         auto probabilities = [&](const model::input_sequence& x) {
             try {
                 return output_probabilities(ms, x, ctx);
@@ -258,7 +309,10 @@ cross_entropy_row forced_pair_cross_entropy(const model::model<rational>& exact,
 #define ATTNPROP_INSTANTIATE(S)                                                                    \
     template cross_entropy_row forced_pair_cross_entropy<S>(const model::model<rational>&, long,   \
                                                             std::size_t, std::uint64_t, long,      \
-                                                            const numeric::context&);
+                                                            const numeric::context&);      \
+    template cross_entropy_row forced_pairs_cross_entropy<S>(                                      \
+        const model::model<rational>&, const std::vector<forced_bracket_pair>&, long,              \
+        const numeric::context&);
 ATTNPROP_EXP_USER_KINDS(ATTNPROP_INSTANTIATE)
 #undef ATTNPROP_INSTANTIATE
 

@@ -192,6 +192,12 @@ struct forced_bracket_pair {
 forced_bracket_pair forced_pair(const model::model<numeric::rational>& m, long n, std::size_t k,
                                 std::uint64_t seed);
 
+/// The forced-bracket pair of an explicit prefix x (eos last): x[0..n-1) must be a prefix of a
+/// 2DYCK word (every closer matches the innermost open opener) that ends unbalanced; y flips
+/// the type of its top unmatched opener. nullopt when x is no such prefix.
+std::optional<forced_bracket_pair> forced_pair_of(const model::model<numeric::rational>& m,
+                                                  const model::input_sequence& x);
+
 /// The 2DYCK analogue of the cross-entropy corollary (theory.md §2.2) on `pairs` forced-bracket
 /// pairs (forced_pair(m, n, k, seed), k < pairs), measured in S: for any binary predictor
 /// p_label(x) + p_label'(x') <= 1 + |p(x) - p(x')|_inf, so by Jensen the mean cross-entropy over
@@ -203,6 +209,13 @@ template <numeric::ExpScalar S>
 cross_entropy_row forced_pair_cross_entropy(const model::model<numeric::rational>& m, long n,
                                             std::size_t pairs, std::uint64_t seed,
                                             long eta_divisor, const numeric::context& ctx);
+
+/// forced_pair_cross_entropy on explicit pairs (all of one length n, at least one), e.g. the
+/// pairs a search found: the same statement and measurement.
+template <numeric::ExpScalar S>
+cross_entropy_row forced_pairs_cross_entropy(const model::model<numeric::rational>& m,
+                                             const std::vector<forced_bracket_pair>& pairs,
+                                             long eta_divisor, const numeric::context& ctx);
 
 model::input_sequence sweep_input(const model::model<numeric::rational>& m, long n,
                                   std::size_t k, std::uint64_t seed,

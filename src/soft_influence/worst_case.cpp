@@ -1,6 +1,9 @@
 #include "soft_influence/worst_case.hpp"
 
 #include "soft_influence/influence.hpp"
+#include "soft_influence/sweep.hpp"
+#include "attention/common.hpp"
+#include "attention/soft.hpp"
 #include "attention/hard.hpp"
 #include "attention/hard_exact.hpp"
 #include "numeric/interrupt.hpp"
@@ -8,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -352,6 +357,316 @@ search_result worst_case_search(const model::model<numeric::rational>& m, long n
         throw precondition_error("the search's start input has another length than n");
     model::check_length(m, n);
     return searcher(m, n, opt).run();
+}
+
+namespace {
+
+/// One forced-bracket pair measured in double: its two inputs' cross-entropy (bits, summed)
+/// and its |Δp|.
+struct pair_value {
+    double ce = 0;
+    double eta = 0;
+};
+
+class forced_pair_searcher {
+public:
+    forced_pair_searcher(const model::model<numeric::rational>& m, long n,
+                         const forced_pair_search_options& opt)
+        : m_(m), md_(model::to_scalar<double>(m, ctx_)), n_(n), opt_(opt),
+          rng_(opt.seed ^ (0x5851f42d4c957f2dULL * static_cast<std::uint64_t>(n))) {
+        res_.n = n;
+        res_.seed = opt.seed;
+        open_[0] = m.sigma.index_of("(");
+        open_[1] = m.sigma.index_of("[");
+        close_[0] = m.sigma.index_of(")");
+        close_[1] = m.sigma.index_of("]");
+        const auto& outs = m.out.symbols;
+        for (int t = 0; t < 2; ++t)
+            out_[t] = static_cast<std::size_t>(
+                std::find(outs.begin(), outs.end(), t == 0 ? ")" : "]") - outs.begin());
+    }
+
+    forced_pair_search_result run() {
+        std::vector<forced_bracket_pair> cur;
+        if (opt_.start) {
+            for (const auto& x : *opt_.start) cur.push_back(*forced_pair_of(m_, x));
+        } else {
+            cur = random_set();
+        }
+        ++res_.restarts;
+        double cur_margin = evaluate(cur);
+        std::size_t stall = 0;
+        const std::size_t patience = std::max<std::size_t>(8, std::min<std::size_t>(64, opt_.budget / 8));
+        while (res_.evaluations < opt_.budget && !numeric::stop_requested()) {
+            if (opt_.sample_only || stall >= patience || !std::isfinite(cur_margin)) {
+                cur = random_set();
+                ++res_.restarts;
+                cur_margin = evaluate(cur);
+                stall = 0;
+                continue;
+            }
+            std::vector<forced_bracket_pair> next = cur;
+            const std::size_t worst = worst_pair(cur);
+            switch (rng_.below(4)) {
+            case 0: // change the worst pair
+                next[worst] = changed(cur[worst]);
+                break;
+            case 1: // change a random pair
+            {
+                const std::size_t k = rng_.below(cur.size());
+                next[k] = changed(cur[k]);
+                break;
+            }
+            case 2: // the worst pair replaced by a changed copy of the best one
+                next[worst] = changed(cur[best_pair(cur)]);
+                break;
+            default: // the worst pair replaced by a new random pair
+                next[worst] = random_pair();
+            }
+            const double v = evaluate(next);
+            if (std::isfinite(v) && v <= cur_margin) {
+                stall = v < cur_margin ? 0 : stall + 1;
+                cur = std::move(next);
+                cur_margin = v;
+            } else {
+                ++stall;
+            }
+        }
+        return res_;
+    }
+
+private:
+    /// A forced-bracket pair drawn as the property draws them (forced_pair), from the stream.
+    forced_bracket_pair random_pair() { return forced_pair(m_, n_, 0, rng_.next()); }
+
+    std::vector<forced_bracket_pair> random_set() {
+        std::vector<forced_bracket_pair> s;
+        for (std::size_t k = 0; k < opt_.pairs; ++k) s.push_back(random_pair());
+        return s;
+    }
+
+    /// The pair with the largest cross-entropy (ties: the first).
+    std::size_t worst_pair(const std::vector<forced_bracket_pair>& s) {
+        std::size_t w = 0;
+        double wv = -1;
+        for (std::size_t k = 0; k < s.size(); ++k)
+            if (const double v = value_of(s[k]).ce; !(v <= wv)) {
+                w = k;
+                wv = v;
+            }
+        return w;
+    }
+
+    /// The pair with the smallest cross-entropy.
+    std::size_t best_pair(const std::vector<forced_bracket_pair>& s) {
+        std::size_t b = 0;
+        double bv = std::numeric_limits<double>::infinity();
+        for (std::size_t k = 0; k < s.size(); ++k)
+            if (const double v = value_of(s[k]).ce; v < bv) {
+                b = k;
+                bv = v;
+            }
+        return b;
+    }
+
+    /// A random balanced word of `len` (even) symbols written at x[from..from+len).
+    void balanced(model::input_sequence& x, std::size_t from, std::size_t len) {
+        std::vector<int> stack;
+        for (std::size_t t = 0; t < len; ++t) {
+            const std::size_t left = len - t;
+            const bool opens = stack.empty() || (stack.size() < left && rng_.below(2) == 0);
+            if (opens) {
+                const int type = static_cast<int>(rng_.below(2));
+                stack.push_back(type);
+                x[from + t] = open_[type];
+            } else {
+                x[from + t] = close_[stack.back()];
+                stack.pop_back();
+            }
+        }
+    }
+
+    /// A random 2DYCK prefix (balanced or not) of `len` symbols at x[0..len).
+    void any_prefix(model::input_sequence& x, std::size_t len) {
+        std::vector<int> stack;
+        for (std::size_t t = 0; t < len; ++t) {
+            if (stack.empty() || rng_.below(2) == 0) {
+                const int type = static_cast<int>(rng_.below(2));
+                stack.push_back(type);
+                x[t] = open_[type];
+            } else {
+                x[t] = close_[stack.back()];
+                stack.pop_back();
+            }
+        }
+    }
+
+    /// The bracket at x[i] with its type flipped ( <-> [, ) <-> ].
+    void flip_type(model::input_sequence& x, std::size_t i) const {
+        for (int t = 0; t < 2; ++t) {
+            if (x[i] == open_[t]) {
+                x[i] = open_[1 - t];
+                return;
+            }
+            if (x[i] == close_[t]) {
+                x[i] = close_[1 - t];
+                return;
+            }
+        }
+    }
+
+    /// A local move on pair p: its prefix changed so that it stays an unbalanced 2DYCK prefix
+    /// with the same top opener (position and type); p itself when no move applies.
+    forced_bracket_pair changed(const forced_bracket_pair& p) {
+        const std::size_t len = p.x.size() - 1;
+        const std::size_t top = p.position;
+        for (int attempt = 0; attempt < 16; ++attempt) {
+            model::input_sequence x = p.x;
+            switch (rng_.below(5)) {
+            case 0: { // flip the types of a matched opener and its closer
+                std::vector<std::pair<std::size_t, std::size_t>> matched;
+                std::vector<std::size_t> stack;
+                for (std::size_t t = 0; t < len; ++t) {
+                    if (x[t] == open_[0] || x[t] == open_[1]) {
+                        stack.push_back(t);
+                    } else if (!stack.empty()) {
+                        matched.emplace_back(stack.back(), t);
+                        stack.pop_back();
+                    }
+                }
+                // Unmatched openers below the top are flipped alone.
+                for (const std::size_t o : stack)
+                    if (o != top) matched.emplace_back(o, o);
+                if (matched.empty()) continue;
+                const auto ab = matched[rng_.below(matched.size())];
+                flip_type(x, ab.first);
+                if (ab.second != ab.first) flip_type(x, ab.second);
+                break;
+            }
+            case 1: { // edit one or two symbols
+                const std::size_t k = 1 + rng_.below(2);
+                for (std::size_t t = 0; t < k; ++t) {
+                    const std::size_t i = rng_.below(len);
+                    if (i == top) continue;
+                    const int symbols[4] = {open_[0], close_[0], open_[1], close_[1]};
+                    x[i] = symbols[rng_.below(4)];
+                }
+                break;
+            }
+            case 2: // swap two neighbours
+                if (len >= 2) {
+                    const std::size_t i = rng_.below(len - 1);
+                    if (i == top || i + 1 == top) continue;
+                    std::swap(x[i], x[i + 1]);
+                }
+                break;
+            case 3: // the balanced part after the top opener drawn anew
+                if (top + 1 >= len) continue;
+                balanced(x, top + 1, len - top - 1);
+                break;
+            default: // the prefix before the top opener drawn anew
+                if (top == 0) continue;
+                any_prefix(x, top);
+            }
+            if (x == p.x) continue;
+            auto q = forced_pair_of(m_, x);
+            if (q && q->position == top && q->label_x == p.label_x) return *q;
+        }
+        return p;
+    }
+
+    /// The pair's value, from the cache or two forward passes in double; NaN when undefined.
+    pair_value value_of(const forced_bracket_pair& p) {
+        if (auto it = cache_.find(p.x); it != cache_.end()) return it->second;
+        pair_value v;
+        ++res_.pairs_measured;
+        try {
+            const auto px = probabilities(p.x), py = probabilities(p.y);
+            v.ce = -(std::log2(px[out_[p.label_x]]) + std::log2(py[out_[p.label_y]]));
+            v.eta = std::abs(px[out_[0]] - py[out_[0]]);
+            if (std::isnan(v.ce) || !std::isfinite(v.eta)) {
+                v.ce = v.eta = std::nan("");
+                if (!res_.undefined) {
+                    res_.undefined = "the probabilities are not finite in double on input '" +
+                                     model::format_input(m_.sigma, p.x) + "' or its flipped partner";
+                    res_.undefined_input = p.x;
+                }
+            }
+        } catch (const numeric::undefined_error& e) {
+            v.ce = v.eta = std::nan("");
+            if (!res_.undefined) {
+                res_.undefined = e.message() + "; input '" + model::format_input(m_.sigma, p.x) +
+                                 "' or its flipped partner";
+                res_.undefined_input = p.x;
+            }
+        }
+        if (cache_.size() > 4096) cache_.clear();
+        cache_.emplace(p.x, v);
+        return v;
+    }
+
+    model::vec<double> probabilities(const model::input_sequence& x) {
+        const auto y = attention::soft_forward(md_, x, ctx_).y;
+        return attention::softmax(attention::readout_logits(md_.out, y, ctx_), ctx_);
+    }
+
+    /// The set's margin (NaN when some pair is undefined); the best set so far is kept.
+    double evaluate(const std::vector<forced_bracket_pair>& s) {
+        ++res_.evaluations;
+        double ce = 0, eta = 0;
+        for (const auto& p : s) {
+            const auto v = value_of(p);
+            if (std::isnan(v.ce)) return std::nan("");
+            ce += v.ce;
+            eta = std::max(eta, v.eta);
+        }
+        const double margin = ce / (2.0 * static_cast<double>(s.size())) - 1.0 +
+                              std::log2(1.0 + eta / static_cast<double>(opt_.eta_divisor));
+        if (std::isfinite(margin) && (!res_.found || margin < res_.margin)) {
+            res_.found = true;
+            res_.margin = margin;
+            res_.found_at = res_.evaluations;
+            res_.pairs.clear();
+            for (const auto& p : s) res_.pairs.push_back(p.x);
+        }
+        return margin;
+    }
+
+    const model::model<numeric::rational>& m_;
+    numeric::context ctx_{53};
+    model::model<double> md_;
+    long n_;
+    forced_pair_search_options opt_;
+    stream rng_;
+    int open_[2] = {0, 0}, close_[2] = {0, 0};
+    std::size_t out_[2] = {0, 0};
+    std::map<model::input_sequence, pair_value> cache_;
+    forced_pair_search_result res_;
+};
+
+} // namespace
+
+forced_pair_search_result forced_pair_search(const model::model<numeric::rational>& m, long n,
+                                             const forced_pair_search_options& opt) {
+    const auto& outs = m.out.symbols;
+    if (m.attention != model::attention_kind::soft || m.out.type != model::readout<numeric::rational>::kind::softmax ||
+        m.sigma.symbols != std::vector<std::string>{"(", ")", "[", "]"} ||
+        outs != std::vector<std::string>{")", "]"})
+        throw precondition_error("the forced-pair search needs a soft softmax predictor over ( ) [ ] "
+                                 "with the outputs ) and ]");
+    if (n < 2) throw precondition_error("the forced-pair search needs n >= 2");
+    if (opt.budget < 1 || opt.pairs < 1 || opt.eta_divisor < 1)
+        throw precondition_error("the forced-pair search needs a budget, pairs and a divisor >= 1");
+    model::check_length(m, n);
+    if (opt.start) {
+        if (opt.start->size() != opt.pairs)
+            throw precondition_error("the forced-pair search's start needs one prefix per pair");
+        for (const auto& x : *opt.start)
+            if (x.size() != static_cast<std::size_t>(n) || !forced_pair_of(m, x))
+                throw precondition_error("the forced-pair search's start needs unbalanced 2DYCK "
+                                         "prefixes of length n");
+    }
+    return forced_pair_searcher(m, n, opt).run();
 }
 
 } // namespace attnprop::analysis

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attnprop::analysis {
 
@@ -94,5 +95,58 @@ struct disagreement_result {
 };
 disagreement_result double_disagreement_search(const model::model<numeric::rational>& m, long n,
                                                const search_options& opt);
+
+/// A search for the forced-bracket pairs of a 2DYCK predictor (a softmax readout over ( ) [ ]
+/// with the outputs ) and ]) with the smallest margin of the 2DYCK cross-entropy corollary
+/// (theory.md §2.2; forced_pairs_cross_entropy): over sets of K pairs of length n (an
+/// unbalanced 2DYCK prefix x and x with its top unmatched opener's type flipped),
+///     margin = mean cross-entropy (bits) over the 2K inputs - (1 - log2(1 + η / D)),
+/// η the largest |Δp| over the pairs and D the divisor of the negative controls. The theorem
+/// says margin >= 0 for every set; the search looks for the set closest to violating it.
+///
+/// One evaluation is the margin of one candidate set, in double (each pair's two forward
+/// passes are cached, so a set that changes one pair costs two passes). The first set is
+/// `start` (the case's drawn pairs) or random; then, with a seeded splitmix64 stream, local
+/// moves keep a set when its margin does not grow: a pair's prefix changes (the types of a
+/// matched opener and its closer, or of an unmatched opener below the top, flipped; one or two
+/// symbols edited or two neighbours swapped, kept when the prefix stays unbalanced with the
+/// same top opener; the balanced part after the top opener or the prefix before it drawn anew),
+/// applied to the pair with the largest cross-entropy or a random one, or the worst pair is
+/// replaced by a changed copy of the best one or by a new random pair. A run of moves without
+/// a gain ends in a restart (a new random set). With `sample_only` every evaluation after the
+/// first is a new random set: the plain sampler the search is measured against.
+///
+/// What it proves: nothing by itself (double). The smallest margin found is attained by the
+/// returned set in double, an upper bound on the true minimum over sets, never the minimum;
+/// callers judge the returned pairs rigorously (forced_pairs_cross_entropy in balls).
+struct forced_pair_search_options {
+    std::size_t budget = 256; ///< pair sets evaluated; >= 1
+    std::uint64_t seed = 1;
+    std::size_t pairs = 8;    ///< K, the pairs of a set; >= 1
+    long eta_divisor = 1;     ///< D >= 1
+    bool sample_only = false; ///< plain sampling: a new random set at every evaluation
+    /// The first set: K prefixes of length n (eos last), each an unbalanced 2DYCK prefix.
+    std::optional<std::vector<model::input_sequence>> start;
+};
+
+struct forced_pair_search_result {
+    long n = 0;
+    std::uint64_t seed = 1;
+    bool found = false;                    ///< some evaluated set had a finite margin
+    std::vector<model::input_sequence> pairs; ///< the best set's prefixes x (eos last)
+    double margin = 0;                     ///< its margin in double (approximate)
+    std::size_t found_at = 0;              ///< 1-based evaluation that found it
+    std::size_t evaluations = 0;           ///< sets evaluated
+    std::size_t pairs_measured = 0;        ///< distinct pairs measured (two forward passes each)
+    std::size_t restarts = 0;              ///< random sets among the evaluations (the first included)
+    /// The first pair whose probabilities do not exist in double: the message and its input.
+    std::optional<std::string> undefined;
+    model::input_sequence undefined_input; ///< that pair's prefix x (eos last)
+};
+
+/// Runs the forced-pair search at length n >= 2 (precondition_error for another model, n < 2,
+/// a budget, K or D below 1, or a start that is not K unbalanced prefixes of length n).
+forced_pair_search_result forced_pair_search(const model::model<numeric::rational>& m, long n,
+                                             const forced_pair_search_options& opt);
 
 } // namespace attnprop::analysis

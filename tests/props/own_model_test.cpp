@@ -491,3 +491,94 @@ TEST_CASE("hard claims: the search finds where double disagrees with exact, and 
     CHECK(none.exhaustive);
     CHECK(none.evaluations == 64);
 }
+
+namespace {
+
+/// soft-recency-2dyck with a bias `bias` on the logit of ')': it leans towards ')' everywhere,
+/// so on a typical forced-bracket pair (whose top opener weighs little) the mean cross-entropy
+/// is above 1 bit, and only pairs whose top opener is recent and whose other recent brackets
+/// cancel the bias (a rare prefix pattern) are confidently right on both inputs.
+model::model<rational> biased_recency(const rational& bias) {
+    auto m = bundled("soft-recency-2dyck");
+    m.name = "soft-recency-2dyck-biased";
+    m.out.logits.b = {bias, rational(0)};
+    m.out.logits.b_is_zero = false;
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("forced-pair search: a smaller margin than plain sampling with the same budget",
+          "[search][soft-influence]") {
+    const auto m = biased_recency(rational(3, 2));
+    for (const std::uint64_t seed : {1, 2, 3, 4, 5}) {
+        analysis::forced_pair_search_options o;
+        o.budget = 64;
+        o.seed = seed;
+        const auto searched = analysis::forced_pair_search(m, 16, o);
+        o.sample_only = true;
+        const auto sampled = analysis::forced_pair_search(m, 16, o);
+        INFO("seed " << seed << ": search margin " << searched.margin << " (evaluation "
+                     << searched.found_at << ", " << searched.pairs_measured
+                     << " pairs), plain sampling " << sampled.margin << " ("
+                     << sampled.pairs_measured << " pairs)");
+        REQUIRE(searched.found);
+        REQUIRE(sampled.found);
+        CHECK(searched.evaluations == 64);
+        CHECK(sampled.evaluations == 64);
+        CHECK(searched.margin < sampled.margin);
+        // The theorem holds for every set (eta_divisor 1): the margin found is not negative.
+        CHECK(searched.margin > -1e-9);
+        REQUIRE(searched.pairs.size() == 8);
+        for (const auto& x : searched.pairs) CHECK(analysis::forced_pair_of(m, x));
+        // Reproducible from the seed.
+        o.sample_only = false;
+        const auto again = analysis::forced_pair_search(m, 16, o);
+        CHECK(again.pairs == searched.pairs);
+        CHECK(again.found_at == searched.found_at);
+    }
+}
+
+TEST_CASE("forced-bracket-cross-entropy: with eta / 10^6 the search finds a violation the drawn "
+          "pairs miss, and its folder replays", "[props][own-model][negative][search]") {
+    const auto m = biased_recency(rational(2));
+    const auto control = props::forced_bracket_cross_entropy(1000000);
+    auto cfg = fixed(m, 20, 32);
+    // Plain sampling: the drawn pairs lean on the bias and stay above 1 bit.
+    cfg.search_budget = 0;
+    require_default_does_not_fail(control, cfg);
+    // The search: the theorem still holds on every set it finds...
+    cfg.search_budget = 64;
+    require_default_does_not_fail(props::forced_bracket_cross_entropy(), cfg);
+    // ... and the control's floor (eta / 10^6) is violated on the set it finds.
+    auto r = test::require_fails(control, cfg);
+    const auto& shrunk = r.cx->shrunk;
+    const auto number = [&](const std::string& name) -> std::string {
+        for (const auto& [k, v] : shrunk.result.numbers)
+            if (k == name) return v;
+        return "";
+    };
+    INFO(shrunk.result.message);
+    CHECK(number("found_by") == "the worst-case search");
+    CHECK(number("search_pairs").size() >= 8);
+    CHECK(number("search_found_at").find("evaluations") != std::string::npos);
+    CHECK(shrunk.value.params.count("search_budget") == 1);
+    CHECK(shrunk.value.params.count("search_seed") == 1);
+    // The folder replays the same search and the same violation.
+    auto dir = std::filesystem::temp_directory_path() / "attnprop-own-model-forced-search";
+    std::filesystem::remove_all(dir);
+    runner::check_run run;
+    run.cfg = cfg;
+    run.suites = {control.suite};
+    run.reports = {r};
+    run.model_name = m.name;
+    run.model_file = "biased.json";
+    runner::write_check_report(dir, run);
+    auto rec = runner::read_counterexample(dir / "counterexamples" / runner::counterexample_folder(r));
+    REQUIRE(rec.folder.seal == report::seal_status::intact);
+    REQUIRE_NOTHROW(runner::check_case(control, rec));
+    auto again = runner::replay_case(control, rec.value, rec.cfg);
+    REQUIRE(again.status() == runner::verdict::violated);
+    CHECK(runner::compare_with_record(rec.folder.record, again).reproduced);
+    std::filesystem::remove_all(dir);
+}
