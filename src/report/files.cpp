@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <signal.h>
+#include <string>
+#include <system_error>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -27,6 +30,26 @@ void sync_directory(const fs::path& dir) {
     (void)::close(fd);
 }
 
+/// Removes the temporary files `<name>.tmp<pid>` that an earlier writer of p left when it was
+/// killed between creating and renaming one (a killed rank 0, a SIGKILL): those of a process
+/// that no longer exists on this machine. Best effort: a file that cannot be removed stays.
+void remove_stale_temporaries(const fs::path& p) {
+    const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    const std::string prefix = p.filename().string() + ".tmp";
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+        const std::string digits = name.substr(prefix.size());
+        if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+        const long pid = std::stol(digits);
+        if (pid <= 0 || pid == static_cast<long>(::getpid())) continue;
+        if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue; // alive, or unknown
+        std::error_code ignored;
+        fs::remove(it->path(), ignored);
+    }
+}
+
 } // namespace
 
 int write_all(int fd, std::string_view bytes) {
@@ -45,6 +68,7 @@ int write_all(int fd, std::string_view bytes) {
 }
 
 void write_file_atomic(const fs::path& p, const std::string& text) {
+    remove_stale_temporaries(p);
     const fs::path tmp = p.string() + ".tmp" + std::to_string(::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) cannot_write(p, errno);

@@ -18,6 +18,8 @@ namespace attnprop::report {
 /// (fsync), renames it over `p` and flushes the directory, so that readers (and a resumed run)
 /// never see a half-written file and a finished write survives a crash. Throws
 /// std::runtime_error ("cannot write P: reason") on failure; the temporary file is removed.
+/// Temporary files of p that a killed writer left (`<p>.tmp<pid>` of a process that no longer
+/// exists) are removed first.
 void write_file_atomic(const std::filesystem::path& p, const std::string& text);
 
 /// Writes every byte of `bytes` to the open descriptor `fd`, retrying after EINTR and short
