@@ -28,6 +28,10 @@ WORKLOADS = {
     # 8 lengths of similar cost, 8 inputs each: what the distribution itself costs.
     "influence-flat": ["influence", "--model", "cc-parity", "--n", "448,480,512,544,576,608,640,672",
                        "--inputs", "8", "--threads", "1", "--seed", "1"],
+    # The same lengths with 32 inputs each: a run long enough that MPI's start-up (about
+    # 0.3 s per mpirun) is a small part of it, as in the sweeps MPI is for.
+    "influence-flat-32": ["influence", "--model", "cc-parity", "--n", "448,480,512,544,576,608,640,672",
+                          "--inputs", "32", "--threads", "1", "--seed", "1"],
     # The default suites (15 properties of very different cost).
     "check": ["check", "--tests", "100", "--max-n", "64", "--seed", "1"],
 }
