@@ -202,18 +202,26 @@ def kill_then_resume(attnprop, mpirun, np, args, work, kill_root, stop=False):
                             stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
     killed = None
+    ranks = []
     while not kill_root and time.time() < deadline and proc.poll() is None:
         if units_done(work, command) >= 1 and stop:
             proc.send_signal(signal.SIGUSR1)
             killed = f"SIGUSR1 to mpirun when the journal held {units_done(work, command)} units"
             break
         if units_done(work, command) >= 1:
+            ranks = rank_pids(proc.pid, 0)
             for pid in rank_pids(proc.pid, 1):
                 os.kill(pid, signal.SIGKILL)
                 killed = f"rank 1 (pid {pid}) when the journal held {units_done(work, command)} units"
             break
         time.sleep(0.02)
     code = proc.wait(timeout=120)
+    # mpirun may exit before the ranks it terminated are gone: a restart is a later command,
+    # so wait until the killed run's rank 0 has ended (it may be between writing a file and
+    # renaming it, which leaves a temporary file for the restart to clear).
+    while ranks and time.time() < deadline:
+        ranks = [pid for pid in ranks if os.path.exists(f"/proc/{pid}")]
+        time.sleep(0.02)
     if kill_root:
         killed = f"rank 0 after {kill_root} units"
     if killed is None:
