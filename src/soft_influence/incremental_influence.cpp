@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <variant>
 #include <stdexcept>
 
@@ -45,6 +46,19 @@ template <class S> struct row_sums_of {
 template <> struct row_sums_of<dinterval> {
     using type = attention::detail::soft_rows<dinterval>::row_sums;
 };
+
+/// A weight-table entry e_ij of the certified double kernel from the certified row's
+/// exponential E_j (soft_rows<dinterval>::sums): E_j [1 - tau_i, 1 + tau_i] one ulp outward,
+/// with grow = [next_down(1 - tau_i), next_up(1 + tau_i)] (row_growth), or [0, zero_hi] for a
+/// key below e^-707 (E_j = 0). The constructor's tables and their recomputation share it.
+std::pair<double, double> row_growth(double tau) {
+    return {numeric::interval_detail::next_down(1.0 - tau), numeric::interval_detail::next_up(1.0 + tau)};
+}
+dinterval table_entry(double e, std::pair<double, double> grow, double zero_hi) {
+    if (!(e > 0)) return dinterval(0.0, zero_hi);
+    return dinterval(numeric::interval_detail::mul_down_loose(e, grow.first),
+                     numeric::interval_detail::mul_up_loose(e, grow.second));
+}
 
 /// Whether x is a finite number (NaN and infinities send a row to the full recompute).
 template <class S> bool finite(const S& x) { return numeric::is_finite(x); }
@@ -213,21 +227,15 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                         row_zero_hi_[h].assign(n_, 0.0);
                     }
                     if (krows && krows->sums(q, rs)) {
-                        using numeric::interval_detail::mul_down_loose;
-                        using numeric::interval_detail::mul_up_loose;
                         if (!row_tau_.empty()) {
                             row_tau_[h][i] = rs.tau;
                             row_zero_hi_[h][i] = rs.zero_hi;
                         }
                         if (!etab_.empty()) {
-                            const double lo = numeric::interval_detail::next_down(1.0 - rs.tau),
-                                         hi = numeric::interval_detail::next_up(1.0 + rs.tau);
+                            const auto grow = row_growth(rs.tau);
                             auto& tab = etab_[h];
-                            for (std::size_t j = 0; j < n_; ++j) {
-                                const double e = rs.exp_mid[j];
-                                tab[j * n_ + i] = e > 0 ? S(mul_down_loose(e, lo), mul_up_loose(e, hi))
-                                                        : S(0.0, rs.zero_hi);
-                            }
+                            for (std::size_t j = 0; j < n_; ++j)
+                                tab[j * n_ + i] = table_entry(rs.exp_mid[j], grow, rs.zero_hi);
                         }
                         vec<S> num(dv);
                         for (std::size_t c = 0; c < dv; ++c) num[c] = S(rs.num[c]);
@@ -376,11 +384,7 @@ S incremental_influence<S>::weight(std::size_t h, std::size_t i, std::size_t j) 
             const double x = acc - st.shift[i].lo();
             const bool in = x >= numeric::elementary_detail::exp_fast_min;
             const double e = in ? numeric::elementary_detail::exp_fast(x) : 0.0;
-            if (!(e > 0)) return S(0.0, row_zero_hi_[h][i]);
-            const double lo = numeric::interval_detail::next_down(1.0 - tau),
-                         hi = numeric::interval_detail::next_up(1.0 + tau);
-            return S(numeric::interval_detail::mul_down_loose(e, lo),
-                     numeric::interval_detail::mul_up_loose(e, hi));
+            return table_entry(e, row_growth(tau), row_zero_hi_[h][i]);
         }
     }
     return numeric::exp(dot(st.q[i], st.k[j], ctx_) - st.shift[i]);
