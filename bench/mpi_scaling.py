@@ -32,8 +32,11 @@ WORKLOADS = {
     # 0.3 s per mpirun) is a small part of it, as in the sweeps MPI is for.
     "influence-flat-32": ["influence", "--model", "cc-parity", "--n", "448,480,512,544,576,608,640,672",
                           "--inputs", "32", "--threads", "1", "--seed", "1"],
-    # The default suites (15 properties of very different cost).
+    # The default suites (21 properties of very different cost), cut into batches of cases.
     "check": ["check", "--tests", "100", "--max-n", "64", "--seed", "1"],
+    # One property alone: only its batches of cases can be shared.
+    "check-one-property": ["check", "--property", "soft-influence/forced-bracket-cross-entropy",
+                           "--tests", "300", "--max-n", "64", "--seed", "1"],
 }
 
 ENV = {

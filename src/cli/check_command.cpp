@@ -10,6 +10,8 @@
 #include "runner/check_report.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -292,12 +294,16 @@ private:
         return out;
     }
 
-    /// The properties over MPI ranks (every rank calls it): one unit per property, since a
-    /// property's cases are one RapidCheck run from its own seed (runner::property_seed) whose
-    /// case sequence and shrinking cannot be cut into batches without changing them. Units go
-    /// out in selection order, those of `reused` (rank 0) excepted; rank 0 journals each
-    /// report as it arrives and returns the reports in selection order (those of properties
-    /// not run after a stop request left out), calling `progress` for each.
+    /// The properties over MPI ranks (every rank calls it). A unit is a batch of a property's
+    /// attempts (runner::run_case_batch: attempt i depends on the property's seed and i alone),
+    /// folded on rank 0 in attempt order into the report one process writes
+    /// (runner::report_builder). The batches go in rounds, every rank calling dist::run_units
+    /// once per round: the first round covers each property's --tests attempts; a property that
+    /// its attempts left short of --tests cases (discards) gets further attempts in the next
+    /// rounds, as many as its discard rate says it needs and in the last round all it may take
+    /// before it gives up. Rank 0 journals each whole report as it is folded and returns the
+    /// reports in selection order (those of properties not run after a stop request left out),
+    /// calling `progress` for each.
     std::vector<runner::property_report>
     properties_over_ranks(const std::vector<const runner::property*>& selected,
                           const report_fn& progress,
@@ -306,32 +312,188 @@ private:
         std::string key = cfg_.fixed_model ? report::sha256_hex(model::write_model(*cfg_.fixed_model))
                                            : std::string("random models");
         for (const auto* p : selected) key += " " + p->suite + "/" + p->name;
+        // A unit's number: the property's index, its first attempt and its number of attempts.
+        constexpr unsigned count_bits = 26, first_bits = 26;
+        const std::uint64_t cap = runner::max_attempts(cfg_);
+        if (selected.size() >= (std::size_t{1} << (64 - count_bits - first_bits)) ||
+            cap >= (std::uint64_t{1} << first_bits))
+            throw std::runtime_error("check: too many properties or cases to number their batches");
+        auto id_of = [&](std::size_t prop, std::uint64_t first, std::uint64_t count) {
+            return static_cast<std::size_t>((std::uint64_t{prop} << (count_bits + first_bits)) |
+                                            (first << count_bits) | count);
+        };
+        struct batch_ref {
+            std::size_t prop;
+            std::uint64_t first, count;
+        };
+        auto batch_of = [&](std::size_t id) {
+            const auto v = static_cast<std::uint64_t>(id);
+            const batch_ref b{static_cast<std::size_t>(v >> (count_bits + first_bits)),
+                              (v >> count_bits) & ((std::uint64_t{1} << first_bits) - 1),
+                              v & ((std::uint64_t{1} << count_bits) - 1)};
+            if (b.prop >= selected.size() || b.count == 0 || b.first + b.count > cap)
+                throw std::runtime_error("check: a batch out of range from another rank");
+            return b;
+        };
+
+        struct state {
+            std::optional<runner::report_builder> builder;
+            std::map<std::uint64_t, runner::case_batch> arrived; ///< by first attempt
+            std::uint64_t scheduled = 0;                         ///< attempts handed out so far
+            double seconds = 0;
+            bool refused = false;                                ///< a refused attempt was folded
+            std::map<std::uint64_t, std::uint64_t> reused;      ///< journaled batches: first -> count
+        };
+        std::vector<state> st(selected.size());
         std::vector<std::optional<runner::property_report>> reports(selected.size());
-        std::vector<std::size_t> order;
         for (std::size_t i = 0; i < selected.size(); ++i) {
             if (i < reused.size() && reused[i]) {
                 reports[i] = reused[i];
                 if (progress) progress(*reports[i], true);
-            } else {
-                order.push_back(i);
+            } else if (dist::is_root()) {
+                st[i].builder.emplace(*selected[i], cfg_);
             }
         }
-        // A result is its report's bytes after one byte saying whether the report is whole on
-        // the rank that ran it (whole()): only whole reports go into the journal.
-        dist::run_units(
-            key, order,
-            [&](std::size_t i) {
-                runner::property_report r = runner::run_property(*selected[i], cfg_);
-                return std::string(1, whole(r) ? 'w' : 'p') + dist::encode_property_report(r);
-            },
-            [&](std::size_t i, const std::string& bytes) {
-                if (bytes.empty()) throw std::runtime_error("an empty result from another rank");
-                const std::string body = bytes.substr(1);
-                reports[i] = dist::decode_property_report(body);
-                if (journal && bytes[0] == 'w')
-                    journal->record(selected[i]->suite + "/" + selected[i]->name, body);
-                if (progress) progress(*reports[i], false);
-            });
+        // About 32 batches per property (at most 1000 attempts each): enough to share one
+        // property among many ranks, few enough that a batch's set-up (its generator, the
+        // random generator's splits up to its first attempt) and its journal record stay small
+        // beside its cases. The cut never changes a result; it depends on the options alone,
+        // so that a rerun with another number of ranks reuses the journaled batches.
+        const std::uint64_t tests = static_cast<std::uint64_t>(std::max(cfg_.tests, 1));
+        const std::uint64_t batch = std::clamp<std::uint64_t>((tests + 31) / 32, 1, 1000);
+        auto batch_name = [&](std::size_t i, std::uint64_t first, std::uint64_t count) {
+            return selected[i]->suite + "/" + selected[i]->name + "@" + std::to_string(first) + "+" +
+                   std::to_string(count);
+        };
+        // Folds what arrived of property i, in attempt order, as far as it reaches without a
+        // gap, as each batch arrives: a property is reported and journaled as soon as it is
+        // over. At the end of a round (`round_end`) a property not over waits for the next
+        // round, or, at the last one or after a stop request (`last`), ends interrupted with
+        // what was folded. A refused attempt on the way ends the command with its error (that
+        // of the first such property in selection order) once the round's units are in.
+        std::exception_ptr refusal;
+        std::size_t refused_at = selected.size();
+        auto fold = [&](std::size_t i, bool round_end, bool last) {
+            state& s = st[i];
+            if (!s.builder || reports[i] || s.refused) return;
+            runner::report_builder& rb = *s.builder;
+            try {
+                for (auto it = s.arrived.find(rb.attempts()); !rb.over() && it != s.arrived.end();
+                     it = s.arrived.find(rb.attempts())) {
+                    const runner::case_batch& got = it->second;
+                    for (std::size_t k = 0; k < got.attempts.size() && !rb.over(); ++k)
+                        rb.add(got.attempts[k], k + 1 == got.attempts.size() ? got.cx : std::nullopt);
+                    s.arrived.erase(it);
+                }
+            } catch (...) {
+                s.refused = true;
+                s.arrived.clear();
+                if (i < refused_at) {
+                    refused_at = i;
+                    refusal = std::current_exception();
+                }
+                return;
+            }
+            if (!rb.over()) {
+                if (!round_end || !last) return; // more attempts to come
+                if (!numeric::stop_requested())
+                    throw std::logic_error("check: " + selected[i]->name + " not over after all its attempts");
+                if (rb.attempts() == 0) return; // not run (a stop request)
+            }
+            reports[i] = rb.finish(s.seconds);
+            s.arrived.clear();
+            if (journal && !reports[i]->interrupted() && !numeric::stop_requested())
+                journal->record(selected[i]->suite + "/" + selected[i]->name,
+                                dist::encode_property_report(*reports[i]));
+            if (progress) progress(*reports[i], false);
+        };
+        // The batches an earlier run journaled, of the properties it did not finish.
+        if (journal && dist::is_root()) {
+            std::size_t count_reused = 0;
+            std::vector<std::size_t> touched;
+            try {
+                for (const auto& rec : journal->found()) {
+                    const auto at = rec.unit.rfind('@');
+                    const auto plus = rec.unit.find('+', at == std::string::npos ? 0 : at);
+                    if (at == std::string::npos || plus == std::string::npos) continue;
+                    const std::string prop = rec.unit.substr(0, at);
+                    const auto it = std::find_if(selected.begin(), selected.end(), [&](const auto* p) {
+                        return p->suite + "/" + p->name == prop;
+                    });
+                    const auto i = static_cast<std::size_t>(it - selected.begin());
+                    if (it == selected.end() || !st[i].builder) continue;
+                    const std::uint64_t first = std::stoull(rec.unit.substr(at + 1, plus - at - 1));
+                    const std::uint64_t count = std::stoull(rec.unit.substr(plus + 1));
+                    runner::case_batch b = dist::decode_case_batch(rec.result);
+                    if (b.first != first || b.attempts.empty() || b.attempts.size() > count ||
+                        rec.unit != batch_name(i, first, count))
+                        throw std::runtime_error("the record of " + rec.unit + " holds other attempts");
+                    st[i].seconds += b.seconds;
+                    st[i].reused[first] = count;
+                    st[i].arrived.emplace(first, std::move(b));
+                    touched.push_back(i);
+                    ++count_reused;
+                }
+            } catch (const std::exception& e) {
+                std::cerr << "check: " << journal->path().string() << ": a batch record cannot be read ("
+                          << e.what() << "); every batch is computed again\n";
+                for (auto& x : st) {
+                    x.reused.clear();
+                    x.arrived.clear();
+                    x.seconds = 0;
+                }
+                count_reused = 0;
+                touched.clear();
+            }
+            if (count_reused > 0) {
+                std::sort(touched.begin(), touched.end());
+                touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+                std::cerr << "check: reused " << count_reused << (count_reused == 1 ? " batch" : " batches")
+                          << " of cases of " << touched.size()
+                          << (touched.size() == 1 ? " unfinished property" : " unfinished properties")
+                          << " from " << journal->path().string() << "\n";
+                for (std::size_t i : touched) fold(i, false, false);
+            }
+        }
+        constexpr int rounds = 4;
+        for (int round = 0; round < rounds; ++round) {
+            std::vector<std::size_t> order;
+            if (dist::is_root() && !numeric::stop_requested()) {
+                for (std::size_t i = 0; i < selected.size(); ++i) {
+                    state& s = st[i];
+                    if (!s.builder || s.builder->over() || s.refused) continue;
+                    const std::uint64_t want = runner::attempts_for_round(
+                        cfg_, round, rounds, s.scheduled, static_cast<std::uint64_t>(s.builder->counted()));
+                    for (std::uint64_t f = s.scheduled; f < s.scheduled + want; f += batch)
+                        if (const std::uint64_t n = std::min(batch, s.scheduled + want - f);
+                            s.reused.find(f) == s.reused.end() || s.reused.at(f) != n)
+                            order.push_back(id_of(i, f, n));
+                    s.scheduled += want;
+                }
+            }
+            dist::run_units(
+                key, order,
+                [&](std::size_t id) {
+                    const batch_ref b = batch_of(id);
+                    return dist::encode_case_batch(runner::run_case_batch(*selected[b.prop], cfg_, b.first, b.count));
+                },
+                [&](std::size_t id, const std::string& bytes) {
+                    const batch_ref b = batch_of(id);
+                    runner::case_batch got = dist::decode_case_batch(bytes);
+                    if (got.first != b.first) throw std::runtime_error("check: a batch out of place from another rank");
+                    // A batch cut short by a stop request is not journaled: a rerun computes it.
+                    if (journal && !(!got.attempts.empty() &&
+                                     got.attempts.back().what == runner::attempt::kind::stopped))
+                        journal->record(batch_name(b.prop, b.first, b.count), bytes);
+                    st[b.prop].seconds += got.seconds;
+                    st[b.prop].arrived.insert_or_assign(b.first, std::move(got));
+                    fold(b.prop, false, false);
+                });
+            if (!dist::is_root()) continue;
+            const bool stopped = numeric::stop_requested();
+            for (std::size_t i = 0; i < selected.size(); ++i) fold(i, true, stopped || round + 1 == rounds);
+            if (refusal) std::rethrow_exception(refusal);
+        }
         std::vector<runner::property_report> out;
         for (auto& r : reports)
             if (r) out.push_back(std::move(*r));

@@ -2,7 +2,10 @@
 
 #include "dist/wire.hpp"
 #include "model/model_file.hpp"
+#include "numeric/context.hpp"
+#include "numeric/limits.hpp"
 
+#include <new>
 #include <stdexcept>
 #include <variant>
 
@@ -169,6 +172,27 @@ runner::recorded_case get_recorded(reader& r) {
     c.result = get_check_result(r);
     c.precision = static_cast<long>(r.i64());
     return c;
+}
+
+void put_cx(writer& w, const std::optional<runner::counterexample>& cx) {
+    w.boolean(cx.has_value());
+    if (!cx) return;
+    put_recorded(w, cx->original);
+    put_recorded(w, cx->shrunk);
+    w.str(cx->reproduce);
+    w.i64(cx->shrink_steps);
+    w.str(cx->description);
+}
+
+std::optional<runner::counterexample> get_cx(reader& r) {
+    if (!r.boolean()) return std::nullopt;
+    runner::counterexample cx;
+    cx.original = get_recorded(r);
+    cx.shrunk = get_recorded(r);
+    cx.reproduce = r.str();
+    cx.shrink_steps = static_cast<int>(r.i64());
+    cx.description = r.str();
+    return cx;
 }
 
 // --- restrict -------------------------------------------------------------------------------
@@ -435,14 +459,7 @@ std::string encode_property_report(const runner::property_report& p) {
     w.strings(p.undecided_reasons);
     w.strings(p.undefined_reasons);
     w.int_map(p.measurements);
-    w.boolean(p.cx.has_value());
-    if (p.cx) {
-        put_recorded(w, p.cx->original);
-        put_recorded(w, p.cx->shrunk);
-        w.str(p.cx->reproduce);
-        w.i64(p.cx->shrink_steps);
-        w.str(p.cx->description);
-    }
+    put_cx(w, p.cx);
     w.f64(p.seconds);
     return w.take();
 }
@@ -464,18 +481,89 @@ runner::property_report decode_property_report(std::string_view bytes) {
     p.undecided_reasons = r.strings();
     p.undefined_reasons = r.strings();
     p.measurements = r.int_map();
-    if (r.boolean()) {
-        runner::counterexample cx;
-        cx.original = get_recorded(r);
-        cx.shrunk = get_recorded(r);
-        cx.reproduce = r.str();
-        cx.shrink_steps = static_cast<int>(r.i64());
-        cx.description = r.str();
-        p.cx = std::move(cx);
-    }
+    p.cx = get_cx(r);
     p.seconds = r.f64();
     r.finish();
     return p;
+}
+
+namespace {
+
+/// A refusal by its kind (0 a limit, 1 an unusable precision, 2 an allocation failure), so
+/// that the receiving rank rethrows the same error, with the same message and exit code.
+void put_refusal(writer& w, const std::exception_ptr& e) {
+    try {
+        if (e) std::rethrow_exception(e);
+        throw std::runtime_error("a refused attempt without its error");
+    } catch (const numeric::limit_error& x) {
+        w.u64(0);
+        w.i64(static_cast<long long>(x.which()));
+        w.u64(x.value());
+        w.str(x.quantity());
+    } catch (const numeric::precision_error& x) {
+        w.u64(1);
+        w.str(x.what());
+    } catch (const std::bad_alloc&) {
+        w.u64(2);
+    }
+}
+
+std::exception_ptr get_refusal(reader& r) {
+    switch (r.u64()) {
+    case 0: {
+        const auto which = static_cast<numeric::limit>(r.i64());
+        const std::uint64_t value = r.u64();
+        return std::make_exception_ptr(numeric::limit_error(which, value, r.str()));
+    }
+    case 1: return std::make_exception_ptr(numeric::precision_error(r.str()));
+    case 2: return std::make_exception_ptr(std::bad_alloc());
+    }
+    throw std::runtime_error("a refusal of unknown kind from another rank");
+}
+
+} // namespace
+
+std::string encode_case_batch(const runner::case_batch& b) {
+    writer w;
+    w.u64(b.first);
+    put_size(w, b.attempts.size());
+    for (const auto& a : b.attempts) {
+        put_enum(w, a.what);
+        w.boolean(a.sides_agree);
+        w.str(a.bucket);
+        w.str(a.tag);
+        w.str(a.measurement);
+        w.str(a.message);
+        if (a.what == runner::attempt::kind::refused) put_refusal(w, a.refusal);
+    }
+    put_cx(w, b.cx);
+    w.f64(b.seconds);
+    return w.take();
+}
+
+runner::case_batch decode_case_batch(std::string_view bytes) {
+    reader r(bytes);
+    runner::case_batch b;
+    b.first = r.u64();
+    const std::size_t count = get_size(r);
+    if (count > bytes.size()) throw std::runtime_error("malformed result between ranks: attempts");
+    for (std::size_t i = 0; i < count; ++i) {
+        runner::attempt a;
+        a.what = get_enum<runner::attempt::kind>(r);
+        if (a.what > runner::attempt::kind::stopped)
+            throw std::runtime_error("an attempt of unknown kind from another rank");
+        a.sides_agree = r.boolean();
+        a.bucket = r.str();
+        a.tag = r.str();
+        a.measurement = r.str();
+        a.message = r.str();
+        if (a.what == runner::attempt::kind::refused) a.refusal = get_refusal(r);
+        b.attempts.push_back(std::move(a));
+    }
+    b.cx = get_cx(r);
+    b.seconds = r.f64();
+    r.finish();
+    return b;
 }
 
 std::string encode_restrict_run(const report::restrict_run& x, double seconds) {

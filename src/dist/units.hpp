@@ -28,6 +28,11 @@ analysis::unit_result decode_unit_result(std::string_view bytes);
 std::string encode_property_report(const runner::property_report& r);
 runner::property_report decode_property_report(std::string_view bytes);
 
+/// A batch of a property's attempts for `attnprop check` (runner::run_case_batch), a
+/// refusal included (decoded to an error of the same kind and message).
+std::string encode_case_batch(const runner::case_batch& b);
+runner::case_batch decode_case_batch(std::string_view bytes);
+
 /// One length of `attnprop restrict`: the restriction, its certificate and the language
 /// result, with the seconds it took (reported on standard error only).
 std::string encode_restrict_run(const report::restrict_run& r, double seconds);

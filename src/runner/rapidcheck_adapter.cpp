@@ -1,5 +1,6 @@
-// The one place that touches rc::detail: runs a property through RapidCheck's checkProperty with
-// explicit parameters and a silent listener, and records the original and shrunk failure.
+// The one place that touches rc::detail: a property's case sequence, attempt by attempt, as
+// RapidCheck's search loop runs it (with sizes that depend on the attempt's index alone), its
+// shrinking of a failure, and the report folded from the attempts in order.
 #include "numeric/interrupt.hpp"
 #include "numeric/limits.hpp"
 #include "runner/runner.hpp"
@@ -9,13 +10,12 @@
 #include <functional>
 #include <new>
 
+#include <rapidcheck/Random.h>
+#include <rapidcheck/Shrinkable.h>
 #include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/Property.h>
 #include <rapidcheck/detail/Results.h>
 #include <rapidcheck/detail/Serialization.h>
-#include <rapidcheck/detail/TestListener.h>
-#include <rapidcheck/detail/TestMetadata.h>
-#include <rapidcheck/detail/TestParams.h>
 
 #include <chrono>
 #include <iostream>
@@ -31,23 +31,9 @@ namespace attnprop::runner {
 
 namespace {
 
-/// Thrown by the listener to leave RapidCheck's loop early; RapidCheck catches every exception
-/// a property throws (as a failure), but not its listener's.
-struct stop_checking {};
-
-class silent_listener final : public rc::detail::TestListener {
-public:
-    /// Called after every case (not while shrinking): true ends the run at once.
-    std::function<bool()> should_stop;
-    void onTestCaseFinished(const rc::detail::CaseDescription&) override {
-        if (should_stop && should_stop()) throw stop_checking{};
-    }
-    void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override {
-        if (accepted) ++accepted_shrinks;
-    }
-    void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-    int accepted_shrinks = 0;
-};
+/// RapidCheck's maxDiscardRatio: a property gives up after more than this many discarded
+/// attempts per case asked for.
+constexpr std::uint64_t max_discard_ratio = 10;
 
 // RapidCheck loads its global configuration (RC_PARAMS) on first use and announces it on
 // standard error; attnprop passes every parameter explicitly, so the announcement would only
@@ -82,124 +68,287 @@ std::string n_bucket(long n) {
     return "n>1024";
 }
 
-property_report run_property(const property& p, const run_config& cfg,
-                             const case_progress_fn& on_case) {
-    load_rapidcheck_configuration_quietly();
-    property_report rep;
-    rep.suite = p.suite;
-    rep.name = p.name;
-    rep.statement = p.statement;
-    rep.kinds = p.kinds;
-    rep.expected_to_fail = p.expected_to_fail;
-    rep.seed = property_seed(cfg.seed, p);
-    const auto start = std::chrono::steady_clock::now();
+int size_for_attempt(const run_config& cfg, std::uint64_t i) {
+    // RapidCheck's sizeFor (src/detail/Testing.cpp) for the (i mod tests)-th success.
+    const long long max_size = cfg.max_size, tests = std::max(cfg.tests, 1);
+    const auto k = static_cast<long long>(i % static_cast<std::uint64_t>(tests));
+    const long long sizes = max_size + 1;
+    const long long regular = (tests / sizes) * sizes;
+    if (k < regular) return static_cast<int>(k % sizes);
+    const long long rest = tests - regular;
+    if (rest == 1) return 0;
+    return static_cast<int>(((k % sizes) * max_size) / (rest - 1));
+}
 
-    // A fixed model (check --model): every case at full size, so that positions, symbols and
-    // parameters are uniform from the first case (RapidCheck's size ramp exists to start with
-    // small random models; the length has its own log-uniform law).
-    rc::Gen<test_case> gen =
-        cfg.fixed_model ? rc::gen::resize(cfg.max_size, p.generator(cfg)) : p.generator(cfg);
-    std::optional<recorded_case> first_failure, last_failure;
-    // A refusal (a resource limit, an allocation failure) ends the property and then the
-    // command; a stop request (SIGINT) ends it with the cases so far. RapidCheck would count an
-    // exception of the property as a failure and shrink it: the case is discarded instead, and
-    // the listener leaves RapidCheck's loop after it. While shrinking a failure, a refused or
-    // stopped attempt only rejects that shrink (the failure found stays the result).
-    std::exception_ptr refused;
-    auto testable = [&] {
-        const bool shrinking = first_failure.has_value();
-        if (numeric::stop_requested()) RC_DISCARD("stopped");
-        test_case c = *gen;
-        long prec = cfg.precision;
-        check_result r;
-        try {
-            r = check_with_escalation(p, c, cfg, &prec);
-        } catch (const numeric::limit_error&) {
-            if (!shrinking) refused = std::current_exception();
-            RC_DISCARD("refused");
-        } catch (const numeric::precision_error&) {
-            if (!shrinking) refused = std::current_exception();
-            RC_DISCARD("refused");
-        } catch (const std::bad_alloc&) {
-            if (!shrinking) refused = std::current_exception();
-            RC_DISCARD("refused");
+std::uint64_t max_attempts(const run_config& cfg) {
+    const auto tests = static_cast<std::uint64_t>(std::max(cfg.tests, 1));
+    return tests - 1 + max_discard_ratio * tests + 1;
+}
+
+std::uint64_t attempts_for_round(const run_config& cfg, int round, int rounds, std::uint64_t scheduled,
+                                 std::uint64_t counted) {
+    const std::uint64_t tests = static_cast<std::uint64_t>(std::max(cfg.tests, 1));
+    const std::uint64_t cap = max_attempts(cfg);
+    if (scheduled >= cap || counted >= tests) return 0;
+    std::uint64_t want;
+    if (round == 0) want = tests;
+    else if (round + 1 >= rounds) want = cap - scheduled;
+    else if (counted == 0) want = std::max<std::uint64_t>(scheduled, 1);
+    else want = ((tests - counted) * scheduled + counted - 1) / counted * 5 / 4 + 1;
+    return std::min(want, cap - scheduled);
+}
+
+namespace {
+
+/// A property's case sequence from one attempt on: RapidCheck's generator and the property's
+/// check as one RapidCheck property, run attempt by attempt as RapidCheck's search loop runs it
+/// (src/detail/Testing.cpp), with the size of size_for_attempt, and RapidCheck's shrinking of a
+/// failure. Not movable: the property's callable refers to it.
+class case_sequence {
+public:
+    case_sequence(const property& p, const run_config& cfg, std::uint64_t first)
+        : p_(p), cfg_(cfg),
+          // A fixed model (check --model): every case at full size, so that positions, symbols
+          // and parameters are uniform from the first case (RapidCheck's size ramp exists to
+          // start with small random models; the length has its own log-uniform law).
+          gen_(cfg.fixed_model ? rc::gen::resize(cfg.max_size, p.generator(cfg)) : p.generator(cfg)),
+          random_(property_seed(cfg.seed, p)), next_(first),
+          property_(rc::detail::toProperty([this] { run_case(); })) {
+        load_rapidcheck_configuration_quietly();
+        for (std::uint64_t i = 0; i < first; ++i) (void)random_.split();
+    }
+    case_sequence(const case_sequence&) = delete;
+    case_sequence& operator=(const case_sequence&) = delete;
+
+    /// Runs the next attempt; a failure is shrunk and returned in `cx`.
+    attempt next(std::optional<counterexample>& cx) {
+        const std::uint64_t i = next_++;
+        const rc::Random random = random_.split();
+        const int size = size_for_attempt(cfg_, i);
+        current_ = attempt{};
+        shrinking_ = false;
+        last_failure_.reset();
+        const auto shrinkable = property_(random, size);
+        const rc::detail::CaseDescription desc = shrinkable.value();
+        switch (desc.result.type) {
+        case rc::detail::CaseResult::Type::Success:
+            break;
+        case rc::detail::CaseResult::Type::Discard:
+            if (current_.what != attempt::kind::refused && current_.what != attempt::kind::stopped) {
+                current_ = attempt{};
+                current_.message = desc.result.description;
+            }
+            break;
+        case rc::detail::CaseResult::Type::Failure:
+            current_ = attempt{};
+            current_.what = attempt::kind::failed;
+            cx = shrink(shrinkable, desc.result.description, random, size);
+            break;
         }
+        return std::move(current_);
+    }
+
+private:
+    /// The property as RapidCheck runs it, for an attempt or a shrink of a failure. An
+    /// exception of the check would be a failure to RapidCheck and be shrunk: a refusal or a
+    /// stop request discards the attempt instead, and ends the sequence (while shrinking it only
+    /// rejects that shrink: the failure found stays the result).
+    void run_case() {
+        if (numeric::stop_requested()) {
+            if (!shrinking_) current_.what = attempt::kind::stopped;
+            RC_DISCARD("stopped");
+        }
+        test_case c = *gen_;
+        long prec = cfg_.precision;
+        check_result r;
+        bool refused = false;
+        try {
+            r = check_with_escalation(p_, c, cfg_, &prec);
+        } catch (const numeric::limit_error& e) {
+            refused = refuse(e.what());
+        } catch (const numeric::precision_error& e) {
+            refused = refuse(e.what());
+        } catch (const std::bad_alloc& e) {
+            refused = refuse(e.what());
+        }
+        if (refused) RC_DISCARD("refused");
         if (is<outcomes::failed>(r.result)) {
-            recorded_case rec{c, r, prec};
-            if (!first_failure) first_failure = rec;
-            last_failure = std::move(rec);
+            last_failure_ = recorded_case{c, r, prec};
             RC_FAIL(r.message);
         }
-        if (shrinking) return;
-        rep.n_buckets[n_bucket(length_of(c))]++;
-        rep.classes[p.tag ? p.tag(c) : std::string("?")]++;
-        if (r.measured) rep.measurements[r.measured->name + ": " + r.measured->label]++;
+        if (shrinking_) return;
+        current_.bucket = n_bucket(length_of(c));
+        current_.tag = p_.tag ? p_.tag(c) : std::string("?");
+        if (r.measured) current_.measurement = r.measured->name + ": " + r.measured->label;
         if (is<outcomes::undefined>(r.result)) {
-            ++rep.undefined;
-            auto& where = rep.undefined_reasons;
-            if (where.size() < 3 && std::find(where.begin(), where.end(), r.message) == where.end())
-                where.push_back(r.message);
+            current_.what = attempt::kind::undefined;
+            current_.message = r.message;
         } else if (is<outcomes::undecided>(r.result)) {
-            ++rep.undecided;
-            if (r.sides_agree()) ++rep.undecided_equal;
-            auto& why = rep.undecided_reasons;
-            if (why.size() < 3 && std::find(why.begin(), why.end(), r.message) == why.end())
-                why.push_back(r.message);
+            current_.what = attempt::kind::undecided;
+            current_.sides_agree = r.sides_agree();
+            current_.message = r.message;
         } else {
-            ++rep.passed;
+            current_.what = attempt::kind::passed;
         }
-        if (on_case) on_case(p, rep.passed + rep.undecided + rep.undefined);
-    };
-
-    rc::detail::TestParams params;
-    params.seed = rep.seed;
-    params.maxSuccess = cfg.tests;
-    params.maxSize = cfg.max_size;
-    params.maxDiscardRatio = 10;
-    rc::detail::TestMetadata meta;
-    meta.id = p.suite + "/" + p.name;
-    meta.description = p.statement;
-    silent_listener listener;
-    listener.should_stop = [&] { return refused || numeric::stop_requested(); };
-    std::optional<rc::detail::TestResult> result;
-    try {
-        result.emplace(rc::detail::checkProperty(rc::detail::toProperty(testable), meta, params, listener));
-    } catch (const stop_checking&) {
-        if (refused) std::rethrow_exception(refused);
-        rep.end = outcomes::interrupted{};
-        rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        return rep;
     }
 
-    rc::detail::FailureResult failure;
-    rc::detail::GaveUpResult gave_up;
-    rc::detail::Error error;
-    // RapidCheck's result, one alternative of the outcome; a run that ended with every case
-    // ends with what its cases said.
-    if (result->match(failure)) {
-        rep.end = outcomes::failed{};
+    /// In a catch block: records the refusal (not while shrinking); true.
+    bool refuse(const char* what) {
+        if (!shrinking_) {
+            current_.what = attempt::kind::refused;
+            current_.message = what;
+            current_.refusal = std::current_exception();
+        }
+        return true;
+    }
+
+    /// RapidCheck's shrinking of a failure (shrinkTestCase in src/detail/Testing.cpp): the
+    /// first shrink that still fails is taken and its own shrinks tried, until none fails; the
+    /// smallest failing case is then run once more, as RapidCheck does before reporting it.
+    counterexample shrink(const rc::Shrinkable<rc::detail::CaseDescription>& failing,
+                          std::string description, const rc::Random& random, int size) {
         counterexample cx;
-        if (first_failure) cx.original = *first_failure;
-        if (last_failure) cx.shrunk = *last_failure;
-        cx.shrink_steps = listener.accepted_shrinks;
-        cx.description = failure.description;
-        std::unordered_map<std::string, rc::detail::Reproduce> rmap{{meta.id, failure.reproduce}};
+        if (last_failure_) cx.original = *last_failure_;
+        shrinking_ = true;
+        rc::detail::Reproduce reproduce{random, size, {}};
+        rc::Shrinkable<rc::detail::CaseDescription> best = failing;
+        auto shrinks = best.shrinks();
+        std::size_t i = 0;
+        while (auto candidate = shrinks.next()) {
+            const rc::detail::CaseDescription d = candidate->value();
+            if (d.result.type == rc::detail::CaseResult::Type::Failure) {
+                best = std::move(*candidate);
+                shrinks = best.shrinks();
+                reproduce.shrinkPath.push_back(i);
+                description = d.result.description;
+                ++cx.shrink_steps;
+                i = 0;
+            } else {
+                ++i;
+            }
+        }
+        const rc::detail::CaseDescription last = best.value();
+        if (last.result.type == rc::detail::CaseResult::Type::Failure) description = last.result.description;
+        if (last_failure_) cx.shrunk = *last_failure_;
+        cx.description = std::move(description);
+        const std::unordered_map<std::string, rc::detail::Reproduce> rmap{{p_.suite + "/" + p_.name, reproduce}};
         cx.reproduce = rc::detail::reproduceMapToString(rmap);
-        rep.cx = std::move(cx);
-        // Cases counted before the failure passed; RapidCheck's numSuccess agrees.
-    } else if (result->match(gave_up)) {
-        rep.end = outcomes::gave_up{gave_up.description};
-    } else if (result->match(error)) {
-        rep.end = outcomes::error{error.description.empty() ? "RapidCheck error" : error.description};
-    } else if (rep.undefined > 0) {
-        rep.end = outcomes::undefined{};
-    } else if (rep.undecided > 0) {
-        rep.end = outcomes::undecided{};
-    } else {
-        rep.end = outcomes::passed{};
+        shrinking_ = false;
+        return cx;
     }
-    rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return rep;
+
+    const property& p_;
+    const run_config& cfg_;
+    rc::Gen<test_case> gen_;
+    rc::Random random_;
+    std::uint64_t next_;
+    rc::detail::Property property_;
+    attempt current_;
+    bool shrinking_ = false;
+    std::optional<recorded_case> last_failure_;
+};
+
+bool ends_sequence(const attempt& a) {
+    return a.what == attempt::kind::failed || a.what == attempt::kind::refused ||
+           a.what == attempt::kind::stopped;
+}
+
+} // namespace
+
+case_batch run_case_batch(const property& p, const run_config& cfg, std::uint64_t first,
+                          std::uint64_t count) {
+    const auto start = std::chrono::steady_clock::now();
+    case_batch b;
+    b.first = first;
+    case_sequence seq(p, cfg, first);
+    for (std::uint64_t k = 0; k < count; ++k) {
+        b.attempts.push_back(seq.next(b.cx));
+        if (ends_sequence(b.attempts.back())) break;
+    }
+    b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return b;
+}
+
+report_builder::report_builder(const property& p, const run_config& cfg) : tests_(std::max(cfg.tests, 1)) {
+    rep_.suite = p.suite;
+    rep_.name = p.name;
+    rep_.statement = p.statement;
+    rep_.kinds = p.kinds;
+    rep_.expected_to_fail = p.expected_to_fail;
+    rep_.seed = property_seed(cfg.seed, p);
+}
+
+bool report_builder::add(const attempt& a, const std::optional<counterexample>& cx) {
+    if (over_) throw std::logic_error("report_builder: an attempt after the run is over");
+    ++attempts_;
+    auto keep_reason = [](std::vector<std::string>& where, const std::string& m) {
+        if (where.size() < 3 && std::find(where.begin(), where.end(), m) == where.end())
+            where.push_back(m);
+    };
+    switch (a.what) {
+    case attempt::kind::refused:
+        over_ = true;
+        if (a.refusal) std::rethrow_exception(a.refusal);
+        throw std::runtime_error(a.message);
+    case attempt::kind::stopped:
+        over_ = true;
+        rep_.end = outcomes::interrupted{};
+        return true;
+    case attempt::kind::failed:
+        over_ = true;
+        rep_.end = outcomes::failed{};
+        if (!cx) throw std::logic_error("report_builder: a failed attempt without its counterexample");
+        rep_.cx = *cx;
+        return true;
+    case attempt::kind::discarded:
+        if (++discards_ > max_discard_ratio * static_cast<std::uint64_t>(tests_)) {
+            over_ = true;
+            rep_.end = outcomes::gave_up{a.message};
+        }
+        return over_;
+    case attempt::kind::passed:
+        ++rep_.passed;
+        break;
+    case attempt::kind::undecided:
+        ++rep_.undecided;
+        if (a.sides_agree) ++rep_.undecided_equal;
+        keep_reason(rep_.undecided_reasons, a.message);
+        break;
+    case attempt::kind::undefined:
+        ++rep_.undefined;
+        keep_reason(rep_.undefined_reasons, a.message);
+        break;
+    }
+    rep_.n_buckets[a.bucket]++;
+    rep_.classes[a.tag]++;
+    if (!a.measurement.empty()) rep_.measurements[a.measurement]++;
+    if (counted() >= tests_) {
+        over_ = true;
+        rep_.end = rep_.undefined > 0   ? outcome{outcomes::undefined{}}
+                   : rep_.undecided > 0 ? outcome{outcomes::undecided{}}
+                                        : outcome{outcomes::passed{}};
+    }
+    return over_;
+}
+
+property_report report_builder::finish(double seconds) {
+    if (!over_) rep_.end = outcomes::interrupted{};
+    rep_.seconds = seconds;
+    return std::move(rep_);
+}
+
+property_report run_property(const property& p, const run_config& cfg,
+                             const case_progress_fn& on_case) {
+    const auto start = std::chrono::steady_clock::now();
+    report_builder b(p, cfg);
+    case_sequence seq(p, cfg, 0);
+    while (!b.over()) {
+        std::optional<counterexample> cx;
+        const attempt a = seq.next(cx);
+        b.add(a, cx);
+        if (on_case && a.counted()) on_case(p, b.counted());
+    }
+    return b.finish(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 std::vector<property_report> run_properties(const std::vector<const property*>& ps,

@@ -5,6 +5,8 @@
 
 #include "runner/property.hpp"
 
+#include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <optional>
@@ -73,6 +75,91 @@ struct property_report {
         const auto* e = std::get_if<outcomes::error>(&end);
         return e ? e->description : std::string();
     }
+};
+
+/// One attempt of a property's case sequence (case_batch), as its report counts it.
+struct attempt {
+    /// passed, undecided and undefined are counted cases (RapidCheck's successes); a discarded
+    /// attempt (a filtered generator found no value) is not; failed, refused (a resource limit,
+    /// an unusable precision or an allocation failure: no verdict, the command ends) and stopped
+    /// (a stop request) end the sequence.
+    enum class kind : std::uint8_t { passed, undecided, undefined, discarded, failed, refused, stopped };
+    kind what = kind::discarded;
+    bool sides_agree = false; ///< undecided with both sides agreeing to every bit tried
+    std::string bucket;       ///< counted: n_bucket of its length
+    std::string tag;          ///< counted: its model class
+    std::string measurement;  ///< counted: "name: label" of its measurement, empty when none
+    /// undecided, undefined: the check's message; discarded: why (RapidCheck's description);
+    /// refused: the error's text.
+    std::string message;
+    /// refused: the error, rethrown by report_builder::add (numeric::limit_error,
+    /// numeric::precision_error or std::bad_alloc).
+    std::exception_ptr refusal;
+    /// Whether it is one of the property's cases (passed, undecided or undefined).
+    bool counted() const { return what == kind::passed || what == kind::undecided || what == kind::undefined; }
+};
+
+/// Attempts first, first + 1, ... of a property's case sequence. Attempt i of a property runs
+/// RapidCheck's generator and the property's check with the i-th split of the random generator
+/// seeded with the property's seed and the size size_for_attempt(cfg, i): a function of
+/// (seed, i) alone, so that batches of attempts computed apart (over MPI ranks) and folded in
+/// order give the report of the whole sequence run in one process.
+struct case_batch {
+    std::uint64_t first = 0;
+    /// In order; ends early at the first failed, refused or stopped attempt.
+    std::vector<attempt> attempts;
+    /// When the last attempt failed: its failure, shrunk (RapidCheck's shrinking).
+    std::optional<counterexample> cx;
+    double seconds = 0; ///< wall time (reports only; never compared)
+};
+
+/// The size attempt i runs with: RapidCheck's size for the (i mod cfg.tests)-th successful
+/// case of cfg.tests (sizes spread evenly over [0, cfg.max_size], the largest used). Without
+/// discards this is RapidCheck's own sequence; RapidCheck itself would also count a discard
+/// towards larger sizes, which would make an attempt depend on the outcomes before it.
+int size_for_attempt(const run_config& cfg, std::uint64_t i);
+
+/// The most attempts a property's run can take: one case short of cfg.tests and one discard
+/// more than the 10 per case RapidCheck allows (maxDiscardRatio), the attempt that gives up.
+std::uint64_t max_attempts(const run_config& cfg);
+
+/// How many more attempts to hand out for a property in round `round` of `rounds` (batches
+/// computed apart, folded after each round): the first round its cfg.tests attempts; a middle
+/// round the cases it is still short of at its rate of cases per attempt so far, a quarter
+/// more and one (as many again when no attempt counted); the last round all it may still take
+/// (max_attempts), so that the run is over after it. `scheduled`: attempts handed out so far,
+/// `counted`: the cases folded from them.
+std::uint64_t attempts_for_round(const run_config& cfg, int round, int rounds, std::uint64_t scheduled,
+                                 std::uint64_t counted);
+
+/// Runs `count` attempts of property p's case sequence from attempt `first` (fewer when one
+/// fails, is refused or is stopped), shrinking a failure. Like run_property, never runs two at
+/// once in one process (RapidCheck is not thread-safe).
+case_batch run_case_batch(const property& p, const run_config& cfg, std::uint64_t first,
+                          std::uint64_t count);
+
+/// Folds a property's attempts, in sequence order, into its report as RapidCheck's search
+/// decides a run: over after cfg.tests counted cases, at the first failure (its
+/// counterexample), or when the discards exceed 10 per case (gave up); a stopped attempt ends
+/// it interrupted; a refused attempt rethrows its error.
+class report_builder {
+public:
+    report_builder(const property& p, const run_config& cfg);
+    /// Adds the next attempt (with its counterexample when it failed); true when the run is over.
+    bool add(const attempt& a, const std::optional<counterexample>& cx = std::nullopt);
+    bool over() const { return over_; }
+    /// Attempts added so far: the index of the next one.
+    std::uint64_t attempts() const { return attempts_; }
+    /// Cases counted so far (passed, undecided, undefined).
+    int counted() const { return rep_.passed + rep_.undecided + rep_.undefined; }
+    /// The report; a run that is not over ends interrupted (its attempts were cut by a stop).
+    property_report finish(double seconds);
+
+private:
+    int tests_;
+    std::uint64_t attempts_ = 0, discards_ = 0;
+    bool over_ = false;
+    property_report rep_;
 };
 
 /// Progress callback: called after each property with its report.

@@ -14,7 +14,8 @@ compared: which those are depends on the ranks).
 --kill-worker: the MPI run is killed (SIGKILL to rank 1) as soon as its journal holds a
 finished unit while the run goes on (influence: a row in rows.json; check and restrict: a record
 in units.journal, read and verified here as docs/reports.md describes it); the same command is
-then run again, which must reuse exactly the units the journal held, compute the rest, and end
+then run again, which must reuse exactly the units the journal held (for check: its property
+records, and the batches of cases of the properties without one), compute the rest, and end
 with the report of the one-process run. For influence that is apart from the marks of reuse
 (docs/reports.md): the "reused" and "reused_rows" members of report.json and rows.json (and
 rows.json's rows_sha256, a hash over its rows with those marks), the reused column of
@@ -23,8 +24,8 @@ must be equal byte for byte, without units.journal, which a complete report remo
 output is then not compared for influence (it says what was reused).
 
 --kill-root K (check, restrict): the MPI run gets ATTNPROP_KILL_AFTER_UNITS=K, so rank 0 kills
-itself once it has journaled K units and mpirun ends the whole job; the restart must reuse
-exactly those K units, as above.
+itself once it has journaled K units (check: property or batch records) and mpirun ends the
+whole job; the restart must reuse exactly those units, as above.
 
 --stop: SIGUSR1 goes to mpirun (Open MPI forwards it to every rank: attnprop's graceful stop)
 as soon as the journal holds a finished unit; the run must end with exit 130 and a report of
@@ -162,16 +163,29 @@ def units_done(work, command):
     return len(journal_records(os.path.join(work, "rep", "units.journal")))
 
 
+def reusable_units(work, command):
+    """The units a restart can reuse from the journal: every record, but for check the batch
+    records ("suite/name@first+count") of a property whose own record is there too (its
+    report is reused whole)."""
+    if command == "influence":
+        return rows_done(os.path.join(work, "rep", "rows.json"))
+    units = journal_records(os.path.join(work, "rep", "units.journal"))
+    whole = {u for u in units if "@" not in u}
+    return len(whole) + len([u for u in units if "@" in u and u.rsplit("@", 1)[0] not in whole])
+
+
 def reused_units(work, command, stderr):
-    """How many units the restart reused: influence's reused_rows, or the count in the line
-    "check: reused K of N properties from ..." ("restrict: reused K of N lengths ...")."""
+    """How many units the restart reused: influence's reused_rows, or the counts in the lines
+    "check: reused K of N properties from ..." and "check: reused B batches of cases of M
+    unfinished properties from ..." ("restrict: reused K of N lengths ...")."""
     if command == "influence":
         with open(os.path.join(work, "rep", "report.json")) as fh:
             return json.load(fh).get("reused_rows")
+    reused = 0
     for line in stderr.decode(errors="replace").splitlines():
         if line.startswith(command + ": reused "):
-            return int(line.split()[2])
-    return 0
+            reused += int(line.split()[2])
+    return reused
 
 
 def rank_pids(mpirun_pid, rank):
@@ -227,6 +241,7 @@ def kill_then_resume(attnprop, mpirun, np, args, work, kill_root, stop=False):
     if killed is None:
         return [f"no worker was killed (the run ended first, exit {code}): give it more work"], None
     before = units_done(work, command)
+    reusable = reusable_units(work, command)
     problems = []
     if stop:
         if code != 130:
@@ -237,13 +252,14 @@ def kill_then_resume(attnprop, mpirun, np, args, work, kill_root, stop=False):
         problems.append("mpirun exited 0 although a rank was killed")
     elif command != "influence" and os.path.exists(os.path.join(work, "rep", "report.json")):
         problems.append("the killed run wrote a report")
-    print(f"killed {killed}; mpirun exited {code}; the journal holds {before} units")
+    print(f"killed {killed}; mpirun exited {code}; the journal holds {before} units, "
+          f"{reusable} of them reusable")
     again = run(cmd, work, mpi_env())
     sys.stdout.write(again.stderr.decode(errors="replace")[-2000:] if again.returncode not in (0, 1) else "")
     reused = reused_units(work, command, again.stderr)
     print(f"restart exited {again.returncode}, reused {reused} units")
-    if reused != before:
-        problems.append(f"the restart reused {reused} units, the journal held {before}")
+    if reused != reusable:
+        problems.append(f"the restart reused {reused} units, the journal held {reusable} reusable")
     if before < 1:
         problems.append("no unit was kept from the killed run")
     if kill_root and before != kill_root:
