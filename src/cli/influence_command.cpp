@@ -6,6 +6,7 @@
 #include "soft_influence/worst_case.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
+#include "cli/unit_journal.hpp"
 #include "dist/units.hpp"
 #include "dist/world.hpp"
 #include "model/model_file.hpp"
@@ -18,6 +19,7 @@
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -158,12 +160,17 @@ public:
         if (dist::launched() && !dist::is_root()) {
             // A worker measures the rows rank 0 hands it; rank 0 writes and prints everything.
             stop_on_interrupt();
-            (void)sweep_over_ranks(m, o, meta.fingerprint);
+            (void)sweep_over_ranks(m, o, meta.fingerprint, nullptr);
             return exit_ok;
         }
-        if (claim_out_dir(dir, meta.made_by, policy, force_, meta.fingerprint) == out_found::replaced)
-            remove_owned(dir, policy);
+        const out_found claim = claim_out_dir(dir, meta.made_by, policy, force_, meta.fingerprint);
+        if (claim == out_found::replaced) remove_owned(dir, policy);
         prepare_out_dir(dir); // before the work: a sweep is never lost for want of a folder
+        // Under MPI the units of rows not yet final are journaled too (units.journal), so that a
+        // killed job loses no finished unit; one process journals whole rows (rows.json) and
+        // only removes a journal an MPI run left once its own report is complete.
+        unit_journal journal(dir, "influence", meta.fingerprint, meta.made_by,
+                             dist::launched() && claim == out_found::same_report);
         std::string note;
         o.reuse = report::read_resume_rows(dir, meta.fingerprint, &note);
         if (!note.empty()) std::cerr << "influence: " << note << "\n";
@@ -190,7 +197,7 @@ public:
         set_activity("measuring the influence of " + m.name + " at n = " + n_text_);
         stop_on_interrupt();
         const analysis::sweep_result r =
-            dist::launched() ? sweep_over_ranks(m, o, meta.fingerprint) : analysis::influence_sweep(m, o);
+            dist::launched() ? sweep_over_ranks(m, o, meta.fingerprint, &journal) : analysis::influence_sweep(m, o);
         progress.clear();
         if (!r.not_measured.empty() && r.rows.empty()) {
             std::cerr << "influence: interrupted before the first n finished; nothing written\n";
@@ -268,6 +275,8 @@ public:
                 std::cout << ")\n";
             }
         }
+        // A complete report holds every row: the units journaled on the way are not needed.
+        if (not_written.empty() && r.not_measured.empty() && fs::exists(journal.path())) journal.remove();
         if (!r.not_measured.empty() && code != exit_failed) {
             std::cerr << "influence: interrupted; the report holds the " << r.rows.size()
                       << " lengths finished (rerun to resume from rows.json)\n";
@@ -286,10 +295,13 @@ private:
     /// that the earlier attempts left undecided (analysis::row_ladder, attempt_decides); every
     /// rank runs as many rounds as the longest ladder. Rank 0 reuses the rows of o.reuse,
     /// passes every row to o.on_row as it is final (the journal), and lists the lengths whose
-    /// rows were not finished (a stop request) as not measured.
+    /// rows were not finished (a stop request) as not measured. With `journal` (rank 0) every
+    /// unit's result is journaled as it arrives ("n=N attempt=A unit=U") and the units an earlier
+    /// run journaled are reused: they are not handed out, and a row whose units all come from
+    /// the journal is assembled at once.
     analysis::sweep_result sweep_over_ranks(const model::model<numeric::rational>& m,
                                             const analysis::sweep_options& o,
-                                            const std::string& fingerprint) const {
+                                            const std::string& fingerprint, unit_journal* journal) const {
         analysis::check_sweep(m, o);
         const std::size_t count = o.ns.size();
         analysis::sweep_options unit = o;
@@ -332,19 +344,54 @@ private:
         std::vector<std::size_t> outstanding(count, 0);
         std::string key = fingerprint + " n";
         for (long n : o.ns) key += " " + std::to_string(n);
+        auto unit_name = [&](const unit_id& u) {
+            return "n=" + std::to_string(o.ns[u.row]) + " attempt=" + std::to_string(u.round) +
+                   " unit=" + std::to_string(u.unit);
+        };
+        // The units an earlier run journaled, by name (rank 0).
+        std::map<std::string, const std::string*> journaled;
+        if (journal)
+            for (const auto& rec : journal->found()) journaled[rec.unit] = &rec.result;
+        std::size_t units_reused = 0;
+        std::vector<bool> rows_touched(count, false);
+        // Row u.row's attempt u.round, once all its units are in: final, or measured again by
+        // the next round.
+        auto assemble = [&](std::size_t i, std::size_t round) {
+            std::vector<analysis::unit_result> all;
+            for (auto& r : results[i]) all.push_back(std::move(*r));
+            results[i].clear();
+            const analysis::row_attempt& a = ladders[i][round];
+            analysis::row_measurement row = analysis::assemble_row(m, unit, o.ns[i], a, all);
+            if (!analysis::attempt_decides(a, row) && round + 1 < ladders[i].size())
+                return; // measured again by the next round
+            rows[i] = analysis::finish_row(std::move(row));
+            pending[i] = false;
+            if (o.on_row) o.on_row(*rows[i]);
+        };
         for (std::size_t round = 0; round < rounds; ++round) {
             std::vector<std::size_t> order;
             if (dist::is_root() && !numeric::stop_requested()) {
                 // The costliest units first (dynamic balancing: the last ones are the cheapest).
                 std::vector<std::pair<double, std::size_t>> costed;
+                std::vector<std::size_t> complete; // rows whose units all come from the journal
                 for (std::size_t i = 0; i < count; ++i) {
                     if (!pending[i] || round >= ladders[i].size()) continue;
                     results[i].assign(units[i].size(), std::nullopt);
                     outstanding[i] = units[i].size();
-                    for (std::size_t j = 0; j < units[i].size(); ++j)
+                    for (std::size_t j = 0; j < units[i].size(); ++j) {
+                        if (const auto it = journaled.find(unit_name({round, i, j})); it != journaled.end()) {
+                            results[i][j] = dist::decode_unit_result(*it->second);
+                            --outstanding[i];
+                            ++units_reused;
+                            rows_touched[i] = true;
+                            continue;
+                        }
                         costed.emplace_back(analysis::row_unit_cost(m, unit, o.ns[i], units[i][j]),
                                             id_of({round, i, j}));
+                    }
+                    if (outstanding[i] == 0) complete.push_back(i);
                 }
+                for (std::size_t i : complete) assemble(i, round);
                 std::stable_sort(costed.begin(), costed.end(),
                                  [](const auto& a, const auto& b) { return a.first > b.first; });
                 for (const auto& c : costed) order.push_back(c.second);
@@ -359,23 +406,21 @@ private:
                 [&](std::size_t id, const std::string& bytes) {
                     const unit_id u = unit_of(id);
                     results[u.row][u.unit] = dist::decode_unit_result(bytes);
+                    if (journal) journal->record(unit_name(u), bytes);
                     if (--outstanding[u.row] > 0) return;
-                    std::vector<analysis::unit_result> all;
-                    for (auto& r : results[u.row]) all.push_back(std::move(*r));
-                    results[u.row].clear();
-                    const analysis::row_attempt& a = ladders[u.row][u.round];
-                    analysis::row_measurement row = analysis::assemble_row(m, unit, o.ns[u.row], a, all);
-                    if (!analysis::attempt_decides(a, row) && u.round + 1 < ladders[u.row].size())
-                        return; // measured again by the next round
-                    rows[u.row] = analysis::finish_row(std::move(row));
-                    pending[u.row] = false;
-                    if (o.on_row) o.on_row(*rows[u.row]);
+                    assemble(u.row, u.round);
                 });
             // A row whose units did not all arrive (a stop request) is not measured.
             for (std::size_t i = 0; i < count; ++i)
                 if (pending[i] && outstanding[i] > 0) pending[i] = false;
         }
         if (!dist::is_root()) return {};
+        if (units_reused > 0)
+            std::cerr << "influence: reused " << units_reused << (units_reused == 1 ? " unit" : " units")
+                      << " of " << std::count(rows_touched.begin(), rows_touched.end(), true)
+                      << (std::count(rows_touched.begin(), rows_touched.end(), true) == 1 ? " unfinished length"
+                                                                                            : " unfinished lengths")
+                      << " from " << journal->path().string() << "\n";
         std::vector<analysis::sweep_row> done;
         std::vector<long> not_measured;
         for (std::size_t i = 0; i < count; ++i)
@@ -389,10 +434,13 @@ private:
     static out_policy influence_out_policy() {
         out_policy p;
         p.command = "influence";
-        p.markers = {{"rows.json", "attnprop-influence-rows"}, {"report.json", "attnprop-influence-report"}};
+        p.markers = {{"rows.json", "attnprop-influence-rows"},
+                     {"report.json", "attnprop-influence-report"},
+                     {journal_file, "attnprop-influence-journal", true}};
         p.ignored = {"--n", "--threads", "--json", "--out", "--force", "--search", "--search-seed"};
         p.owned_files = {"search.json", "report.json", "report.md", "influence.csv", "influence.svg",
-                         "influence.png",     "cross_entropy.svg", "cross_entropy.png", "rows.json"};
+                         "influence.png",     "cross_entropy.svg", "cross_entropy.png", "rows.json",
+                         journal_file};
         p.owned_folder_prefixes = {"counterexample-n"};
         return p;
     }

@@ -23,9 +23,10 @@ influence.csv and " (reused)" in report.md; check and restrict mark nothing, so 
 must be equal byte for byte, without units.journal, which a complete report removes. Standard
 output is then not compared for influence (it says what was reused).
 
---kill-root K (check, restrict): the MPI run gets ATTNPROP_KILL_AFTER_UNITS=K, so rank 0 kills
-itself once it has journaled K units (check: property or batch records) and mpirun ends the
-whole job; the restart must reuse exactly those units, as above.
+--kill-root K: the MPI run gets ATTNPROP_KILL_AFTER_UNITS=K, so rank 0 kills itself once it
+has journaled K units in units.journal (check: property or batch records; influence: the units
+of rows, beside the final rows in rows.json) and mpirun ends the whole job; the restart must
+reuse exactly those units, as above.
 
 --stop: SIGUSR1 goes to mpirun (Open MPI forwards it to every rank: attnprop's graceful stop)
 as soon as the journal holds a finished unit; the run must end with exit 130 and a report of
@@ -120,11 +121,16 @@ def compare_trees(a, b, reuse_marks, expect_report=True):
 
 
 def rows_done(path):
+    return len(rows_ns(path))
+
+
+def rows_ns(path):
+    """The lengths n of the rows in rows.json."""
     try:
         with open(path) as fh:
-            return len(json.load(fh)["rows"])
-    except (OSError, ValueError, KeyError):
-        return 0
+            return {row["n"] for row in json.load(fh)["rows"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
 
 
 def journal_records(path):
@@ -167,21 +173,24 @@ def reusable_units(work, command):
     """The units a restart can reuse from the journal: every record, but for check the batch
     records ("suite/name@first+count") of a property whose own record is there too (its
     report is reused whole)."""
-    if command == "influence":
-        return rows_done(os.path.join(work, "rep", "rows.json"))
     units = journal_records(os.path.join(work, "rep", "units.journal"))
+    if command == "influence":
+        # Rows of rows.json, and under MPI the units ("n=N attempt=A unit=U") of the others.
+        final = rows_ns(os.path.join(work, "rep", "rows.json"))
+        return len(final) + len([u for u in units if int(u.split()[0][2:]) not in final])
     whole = {u for u in units if "@" not in u}
     return len(whole) + len([u for u in units if "@" in u and u.rsplit("@", 1)[0] not in whole])
 
 
 def reused_units(work, command, stderr):
-    """How many units the restart reused: influence's reused_rows, or the counts in the lines
+    """How many units the restart reused: influence's reused_rows and the count in
+    "influence: reused K units of M unfinished lengths from ...", or the counts in the lines
     "check: reused K of N properties from ..." and "check: reused B batches of cases of M
     unfinished properties from ..." ("restrict: reused K of N lengths ...")."""
+    reused = 0
     if command == "influence":
         with open(os.path.join(work, "rep", "report.json")) as fh:
-            return json.load(fh).get("reused_rows")
-    reused = 0
+            reused = json.load(fh).get("reused_rows")
     for line in stderr.decode(errors="replace").splitlines():
         if line.startswith(command + ": reused "):
             reused += int(line.split()[2])
@@ -242,6 +251,7 @@ def kill_then_resume(attnprop, mpirun, np, args, work, kill_root, stop=False):
         return [f"no worker was killed (the run ended first, exit {code}): give it more work"], None
     before = units_done(work, command)
     reusable = reusable_units(work, command)
+    journaled = len(journal_records(os.path.join(work, "rep", "units.journal")))
     problems = []
     if stop:
         if code != 130:
@@ -262,8 +272,8 @@ def kill_then_resume(attnprop, mpirun, np, args, work, kill_root, stop=False):
         problems.append(f"the restart reused {reused} units, the journal held {reusable} reusable")
     if before < 1:
         problems.append("no unit was kept from the killed run")
-    if kill_root and before != kill_root:
-        problems.append(f"rank 0 was to be killed after {kill_root} units, the journal holds {before}")
+    if kill_root and journaled != kill_root:
+        problems.append(f"rank 0 was to be killed after {kill_root} units, the journal holds {journaled}")
     if command != "influence" and os.path.exists(os.path.join(work, "rep", "units.journal")):
         problems.append("units.journal is left beside the complete report")
     return problems, again.returncode
