@@ -10,11 +10,13 @@
 #include "runner/check_report.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <unistd.h>
@@ -373,6 +375,12 @@ private:
         // of the first such property in selection order) once the round's units are in.
         std::exception_ptr refusal;
         std::size_t refused_at = selected.size();
+        // Properties whose report is folded (or refused): their batches not yet handed out are
+        // skipped, and so are those after a failed attempt already received (one process stops
+        // at the failure too). Read by rank 0's second thread.
+        std::vector<std::atomic<bool>> finished(selected.size());
+        std::vector<std::atomic<std::uint64_t>> failed_at(selected.size());
+        for (auto& f : failed_at) f = std::numeric_limits<std::uint64_t>::max();
         auto fold = [&](std::size_t i, bool round_end, bool last) {
             state& s = st[i];
             if (!s.builder || reports[i] || s.refused) return;
@@ -387,6 +395,7 @@ private:
                 }
             } catch (...) {
                 s.refused = true;
+                finished[i] = true;
                 s.arrived.clear();
                 if (i < refused_at) {
                     refused_at = i;
@@ -401,6 +410,7 @@ private:
                 if (rb.attempts() == 0) return; // not run (a stop request)
             }
             reports[i] = rb.finish(s.seconds);
+            finished[i] = true;
             s.arrived.clear();
             if (journal && !reports[i]->interrupted() && !numeric::stop_requested())
                 journal->record(selected[i]->suite + "/" + selected[i]->name,
@@ -486,8 +496,16 @@ private:
                                      got.attempts.back().what == runner::attempt::kind::stopped))
                         journal->record(batch_name(b.prop, b.first, b.count), bytes);
                     st[b.prop].seconds += got.seconds;
+                    if (got.cx) {
+                        const std::uint64_t at = got.first + got.attempts.size() - 1;
+                        if (at < failed_at[b.prop]) failed_at[b.prop] = at;
+                    }
                     st[b.prop].arrived.insert_or_assign(b.first, std::move(got));
                     fold(b.prop, false, false);
+                },
+                [&](std::size_t id) {
+                    const batch_ref b = batch_of(id);
+                    return !finished[b.prop] && b.first <= failed_at[b.prop];
                 });
             if (!dist::is_root()) continue;
             const bool stopped = numeric::stop_requested();

@@ -30,10 +30,12 @@ std::string several_ranks() {
 }
 
 std::vector<std::size_t> run_units_here(const std::vector<std::size_t>& order,
-                                        const compute_fn& compute, const result_fn& on_result) {
+                                        const compute_fn& compute, const result_fn& on_result,
+                                        const wanted_fn& wanted) {
     std::vector<std::size_t> done;
     for (std::size_t u : order) {
         if (numeric::stop_requested()) break;
+        if (wanted && !wanted(u)) continue;
         std::string bytes;
         try {
             bytes = compute(u);

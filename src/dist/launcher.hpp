@@ -17,10 +17,12 @@ bool launched_by_mpi();
 /// of 3"), else empty: a build without MPI refuses to run as one of several ranks.
 std::string several_ranks();
 
-/// The units of `order` run in this thread, in order; a stop request ends the loop between
-/// units, and a unit abandoned on one (unit_dropped, numeric::interrupted_error) ends it too,
-/// without a result. Any other failure propagates. Returns the units done.
+/// The units of `order` run in this thread, in order (those `wanted` declines skipped); a stop
+/// request ends the loop between units, and a unit abandoned on one (unit_dropped,
+/// numeric::interrupted_error) ends it too, without a result. Any other failure propagates.
+/// Returns the units done.
 std::vector<std::size_t> run_units_here(const std::vector<std::size_t>& order,
-                                        const compute_fn& compute, const result_fn& on_result);
+                                        const compute_fn& compute, const result_fn& on_result,
+                                        const wanted_fn& wanted = {});
 
 } // namespace attnprop::dist

@@ -70,6 +70,10 @@ void set_failure_describer(failure_describer d);
 using compute_fn = std::function<std::string(std::size_t unit)>;
 /// Receives one unit's result on rank 0 (in the main thread, in arrival order).
 using result_fn = std::function<void(std::size_t unit, const std::string& result)>;
+/// Asked by rank 0 (from any of its threads) before it hands a unit out: false skips the unit
+/// (not computed, no result), for work that results received since made unnecessary. Must be
+/// safe to call while `on_result` runs in another thread.
+using wanted_fn = std::function<bool(std::size_t unit)>;
 
 /// Thrown inside compute_fn to say the unit was abandoned on a stop request
 /// (numeric::interrupted_error is mapped to it by the commands): the unit is not done, which is
@@ -94,8 +98,10 @@ public:
 /// Rank 0 returns the units whose result it received, in `order`'s order (all of them unless
 /// a stop was requested); workers return an empty list when rank 0 says the work is done, and
 /// throw ended_by_root when rank 0 ended the run instead. Not launched (no MPI): the units run
-/// in order in this thread, and a stop request ends the loop between units.
+/// in order in this thread, and a stop request ends the loop between units. With `wanted`
+/// (rank 0), a unit it declines when its turn comes is skipped and not in the list returned.
 std::vector<std::size_t> run_units(const std::string& key, const std::vector<std::size_t>& order,
-                                   const compute_fn& compute, const result_fn& on_result);
+                                   const compute_fn& compute, const result_fn& on_result,
+                                   const wanted_fn& wanted = {});
 
 } // namespace attnprop::dist

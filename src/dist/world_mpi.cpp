@@ -183,7 +183,7 @@ struct failure {
 
 std::vector<std::size_t> run_root(std::uint64_t call, const std::string& key,
                                   const std::vector<std::size_t>& order, const compute_fn& compute,
-                                  const result_fn& on_result) {
+                                  const result_fn& on_result, const wanted_fn& wanted) {
     std::map<std::size_t, std::size_t> position; // unit -> index in order
     for (std::size_t i = 0; i < order.size(); ++i) position.emplace(order[i], i);
     std::mutex mu;                 // guards queue, closed, local_done, local_finished
@@ -198,10 +198,12 @@ std::vector<std::size_t> run_root(std::uint64_t call, const std::string& key,
     bool local_finished = false;
     auto take = [&]() -> std::optional<std::size_t> {
         std::lock_guard<std::mutex> lock(mu);
-        if (closed || queue.empty()) return std::nullopt;
-        const std::size_t u = queue.front();
-        queue.pop_front();
-        return u;
+        while (!closed && !queue.empty()) {
+            const std::size_t u = queue.front();
+            queue.pop_front();
+            if (!wanted || wanted(u)) return u;
+        }
+        return std::nullopt;
     };
     auto close_queue = [&] {
         std::lock_guard<std::mutex> lock(mu);
@@ -386,11 +388,12 @@ int size() { return size_; }
 void set_failure_describer(failure_describer d) { describer_ = std::move(d); }
 
 std::vector<std::size_t> run_units(const std::string& key, const std::vector<std::size_t>& order,
-                                   const compute_fn& compute, const result_fn& on_result) {
-    if (!launched_) return run_units_here(order, compute, on_result);
+                                   const compute_fn& compute, const result_fn& on_result,
+                                   const wanted_fn& wanted) {
+    if (!launched_) return run_units_here(order, compute, on_result, wanted);
     const std::uint64_t call = calls_++;
     if (rank_ != 0) return run_worker(call, key, compute);
-    return run_root(call, key, order, compute, on_result);
+    return run_root(call, key, order, compute, on_result, wanted);
 }
 
 int finish(int code) {

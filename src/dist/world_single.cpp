@@ -21,8 +21,9 @@ int finish(int code) { return code; }
 void set_failure_describer(failure_describer) {}
 
 std::vector<std::size_t> run_units(const std::string&, const std::vector<std::size_t>& order,
-                                   const compute_fn& compute, const result_fn& on_result) {
-    return run_units_here(order, compute, on_result);
+                                   const compute_fn& compute, const result_fn& on_result,
+                                   const wanted_fn& wanted) {
+    return run_units_here(order, compute, on_result, wanted);
 }
 
 } // namespace attnprop::dist
