@@ -3,6 +3,7 @@
 // through the report writers (every field a report shows) and the doubles bit for bit.
 #include "dist/units.hpp"
 #include "dist/wire.hpp"
+#include "dist/world.hpp"
 #include "model/json.hpp"
 #include "model/model_file.hpp"
 #include "report/influence_report.hpp"
@@ -240,4 +241,25 @@ TEST_CASE("dist: an influence unit's result crosses ranks unchanged", "[unit][di
     const std::string bytes = dist::encode_unit_result(a);
     CHECK_THROWS_AS(dist::decode_unit_result(bytes.substr(0, bytes.size() - 1)), std::runtime_error);
     CHECK_THROWS_AS(dist::decode_unit_result(bytes + "x"), std::runtime_error);
+}
+
+TEST_CASE("dist: units that rank 0 no longer wants are skipped, in one process too", "[unit][dist]") {
+    // As check skips the batches of a property after its failure: a result can make later
+    // units unnecessary; those are neither computed nor returned.
+    std::vector<std::size_t> computed, received;
+    bool failed = false;
+    const std::vector<std::size_t> done = dist::run_units(
+        "key", {0, 1, 2, 3, 4, 5},
+        [&](std::size_t u) {
+            computed.push_back(u);
+            return std::string(u == 2 ? "fail" : "ok");
+        },
+        [&](std::size_t u, const std::string& r) {
+            received.push_back(u);
+            if (r == "fail") failed = true;
+        },
+        [&](std::size_t u) { return !failed && u != 1; });
+    CHECK(computed == std::vector<std::size_t>{0, 2});
+    CHECK(received == computed);
+    CHECK(done == computed);
 }
