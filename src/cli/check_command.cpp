@@ -356,13 +356,13 @@ private:
                 st[i].builder.emplace(*selected[i], cfg_);
             }
         }
-        // About 32 batches per property (at most 1000 attempts each): enough to share one
+        // About 16 batches per property (at most 1000 attempts each): enough to share one
         // property among many ranks, few enough that a batch's set-up (its generator, the
         // random generator's splits up to its first attempt) and its journal record stay small
         // beside its cases. The cut never changes a result; it depends on the options alone,
         // so that a rerun with another number of ranks reuses the journaled batches.
         const std::uint64_t tests = static_cast<std::uint64_t>(std::max(cfg_.tests, 1));
-        const std::uint64_t batch = std::clamp<std::uint64_t>((tests + 31) / 32, 1, 1000);
+        const std::uint64_t batch = std::clamp<std::uint64_t>((tests + 15) / 16, 1, 1000);
         auto batch_name = [&](std::size_t i, std::uint64_t first, std::uint64_t count) {
             return selected[i]->suite + "/" + selected[i]->name + "@" + std::to_string(first) + "+" +
                    std::to_string(count);
