@@ -97,12 +97,13 @@ std::optional<message> poll(int source) {
     return m;
 }
 
-/// Sleeps a little longer each time nothing happened (50 us up to 2 ms).
+/// Sleeps a little longer each time nothing happened (50 us up to 0.5 ms: a unit of a few
+/// milliseconds, a batch of cheap cases, then waits little for its reply).
 class backoff {
 public:
     void idle() {
         std::this_thread::sleep_for(std::chrono::microseconds(us_));
-        us_ = std::min(us_ * 2, 2000);
+        us_ = std::min(us_ * 2, 500);
     }
     void busy() { us_ = 50; }
 
