@@ -227,15 +227,17 @@ def kill_then_resume(attnprop, mpirun, np, args, work, kill_root, stop=False):
     killed = None
     ranks = []
     while not kill_root and time.time() < deadline and proc.poll() is None:
-        if units_done(work, command) >= 1 and stop:
+        # Read once per turn: the journal may gain its first unit between two reads.
+        done = units_done(work, command)
+        if done >= 1 and stop:
             proc.send_signal(signal.SIGUSR1)
-            killed = f"SIGUSR1 to mpirun when the journal held {units_done(work, command)} units"
+            killed = f"SIGUSR1 to mpirun when the journal held {done} units"
             break
-        if units_done(work, command) >= 1:
+        if done >= 1:
             ranks = rank_pids(proc.pid, 0)
             for pid in rank_pids(proc.pid, 1):
                 os.kill(pid, signal.SIGKILL)
-                killed = f"rank 1 (pid {pid}) when the journal held {units_done(work, command)} units"
+                killed = f"rank 1 (pid {pid}) when the journal held {done} units"
             break
         time.sleep(0.02)
     code = proc.wait(timeout=120)
