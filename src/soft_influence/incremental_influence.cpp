@@ -203,9 +203,13 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
             // rows"), its exponentials E_j giving the table e_ij in E_j [1 - tau_i, 1 + tau_i];
             // a row it cannot take (a midpoint not finite) by the interval operations below.
             using rows_t = attention::detail::soft_rows<S>;
-            std::unique_ptr<rows_t> krows;
+            std::shared_ptr<rows_t> krows;
             if constexpr (interval_kernel)
-                if (L == 2) krows = std::make_unique<rows_t>(st.k, st.v, ctx);
+                if (L == 2) {
+                    krows = std::make_shared<rows_t>(st.k, st.v, ctx);
+                    krows_.resize(heads_.size());
+                    krows_[h] = krows; // row p of every change (fold_interval)
+                }
             [[maybe_unused]] typename row_sums_of<S>::type rs{};
             for (std::size_t i = first_row_; i < n_; ++i) {
                 at_pos = i + 1;
@@ -288,9 +292,10 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                         auto& out = st.ratio[b * sigma + a];
                         out.reserve(st.q.size());
                         for (const auto& q : st.q) out.push_back(numeric::exp(dot(q, dk, ctx)));
-                        // Raw kernels (MPFR) and the certified double kernel, L = 2: the
-                        // change of p's scaled query, f Q_W delta, for row p.
-                        if (!(raw_kernels || interval_kernel) || L != 2) continue;
+                        // Raw kernels (MPFR), L = 2: the change of p's scaled query, f Q_W
+                        // delta, for row p (the certified double kernel recomputes row p by
+                        // the certified row instead).
+                        if (!raw_kernels || L != 2) continue;
                         if (st.qratio.empty()) st.qratio.resize(sigma * sigma);
                         model::affine_map<S> qw{hd.score.Q.W, {}, true};
                         vec<S> dq = model::apply_affine(qw, delta, ctx);
@@ -388,6 +393,17 @@ S incremental_influence<S>::weight(std::size_t h, std::size_t i, std::size_t j) 
         }
     }
     return numeric::exp(dot(st.q[i], st.k[j], ctx_) - st.shift[i]);
+}
+
+template <numeric::ExpScalar S>
+vec<S> incremental_influence<S>::changed_row_p_head(std::size_t p, int a, std::size_t h) const {
+    if constexpr (interval_kernel) {
+        if (!fold_mr_ || h >= heads_.size()) return {};
+        const change ch = prepare(p, a);
+        std::vector<vec<S>> b;
+        if (row_p_heads(ch, b)) return b[h];
+    }
+    return {};
 }
 
 template <numeric::ExpScalar S>
@@ -967,10 +983,34 @@ bool coefficients(const dinterval& e_old, const dinterval& factor, const dinterv
 } // namespace
 
 template <>
+bool incremental_influence<dinterval>::row_p_heads(const change& ch, std::vector<vec<dinterval>>& b) const {
+    // The certified soft-attention row of each head (krows_, the constructor's) with p's new
+    // scaled query and p's key and value replaced (sums_replaced: midpoints, one a-priori
+    // bound per row), and its quotient.
+    const std::size_t H = heads_.size(), p = ch.p;
+    if (krows_.size() != H) return false;
+    b.assign(H, {});
+    attention::detail::soft_rows<dinterval>::row_sums rs;
+    for (std::size_t h = 0; h < H; ++h) {
+        if (!krows_[h] || ch.qp[h].empty() ||
+            !krows_[h]->sums_replaced(ch.qp[h], p, ch.kp[h], ch.vp[h], rs,
+                                      fault_ == incremental_fault::drop_row_p_bound))
+            return false;
+        const dinterval den(rs.den);
+        if (!(den.lo() > 0) || !finite(den)) return false;
+        vec<dinterval> num(rs.num.size());
+        for (std::size_t c = 0; c < num.size(); ++c) num[c] = dinterval(rs.num[c]) / den;
+        b[h] = std::move(num);
+    }
+    return true;
+}
+
+template <>
 void incremental_influence<dinterval>::init_interval_kernel() {
     fold_mr_ = false;
     const bool fault_ok = fault_ == incremental_fault::none || fault_ == incremental_fault::drop_fold_bound ||
-                          fault_ == incremental_fault::midpoint_omega;
+                          fault_ == incremental_fault::midpoint_omega ||
+                          fault_ == incremental_fault::drop_row_p_bound;
     if (m_.layers.size() != 2 || !affine_ || !fault_ok || heads_.size() > fold_max_heads) return;
     const std::size_t H = heads_.size(), d = y1_.front().size();
     const double g = gamma_of(3 * H + 1);
@@ -1040,35 +1080,11 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
     ar_.assign(w, 0.0);
     const dinterval guard(65536.0);
     ++stats_.interval_changes;
-    // Row p (f_in add or concat): e'_pj = e_pj exp(dq . k_j) for j != p, dq the change of p's
-    // scaled query, relative to row p's old shift (every term positive), and the new key and
-    // value at j = p; the generic recomputation otherwise, or when the sum is not a positive
-    // finite enclosure. e_pj from the weight table, or recomputed by the constructor's
-    // operations (the same value, so results do not depend on the table memory).
+    // Row p: the certified soft-attention row of each head (row_p_heads), then F_1; the
+    // generic recomputation when that row cannot be taken.
     auto row_p = [&](vec<dinterval>& out) {
-        if (ch.a == x_[p] || heads_.front().qratio.empty()) return false;
-        const std::size_t pair =
-            static_cast<std::size_t>(x_[p]) * sigma + static_cast<std::size_t>(ch.a);
-        std::vector<vec<dinterval>> b(H);
-        for (std::size_t h = 0; h < H; ++h) {
-            const auto& st = heads_[h];
-            const auto& factor = st.qratio[pair];
-            const std::size_t dv = ch.vp[h].size();
-            vec<dinterval> num(dv, dinterval());
-            dinterval den;
-            for (std::size_t j = 0; j < n_; ++j) {
-                const bool at_p = j == p;
-                const dinterval e =
-                    at_p ? numeric::exp(dot(ch.qp[h], ch.kp[h], ctx_) - st.shift[p])
-                         : weight(h, p, j) * factor[j];
-                den += e;
-                const vec<dinterval>& v = at_p ? ch.vp[h] : st.v[j];
-                for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(num[c], e, v[c]);
-            }
-            if (!finite(den) || !(den.lo() > 0)) return false;
-            for (auto& c : num) c = c / den;
-            b[h] = std::move(num);
-        }
+        std::vector<vec<dinterval>> b;
+        if (!row_p_heads(ch, b)) return false;
         try {
             out = attention::update(m_.layers.front(), ch.y0p, b, ctx_);
         } catch (const numeric::undefined_error& err) {

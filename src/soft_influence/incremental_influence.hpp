@@ -47,7 +47,12 @@
 #include "numeric/kind_list.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <vector>
+
+namespace attnprop::attention::detail {
+template <numeric::ExpScalar S> class soft_rows;
+} // namespace attnprop::attention::detail
 
 namespace attnprop::analysis {
 
@@ -57,7 +62,8 @@ enum class incremental_fault {
     keep_old_term,       ///< add the new term of p without subtracting the old one
     skip_row_correction, ///< L = 2: leave layer-1 rows j != p, n uncorrected
     drop_fold_bound,     ///< certified double kernel: leave out the a-priori radius of a folded row
-    midpoint_omega       ///< certified double kernel: the weights ω from midpoints, no rounding
+    midpoint_omega,      ///< certified double kernel: the weights ω from midpoints, no rounding
+    drop_row_p_bound     ///< certified double kernel: leave out the a-priori bound of row p
 };
 
 namespace detail {
@@ -140,6 +146,11 @@ public:
         return nullptr;
     }
 
+    /// Testing (certified double kernel, L = 2): head h's output b_h of layer-1 row p of
+    /// x[p <- a] as the kernel computes it (the certified row with p's query, key and value
+    /// replaced), before F_1; empty when the kernel does not take row p.
+    model::vec<S> changed_row_p_head(std::size_t p, int a, std::size_t h) const;
+
     /// y_n^(L)(x[p <- a]) for a position p < n - 1 (0-based) and a symbol a of Σ. Not safe to
     /// call concurrently on one object (the MPFR kernel keeps its scratch in the object); one
     /// object per thread.
@@ -208,6 +219,9 @@ private:
     /// corrected_row) and, with omega1, the pair bound's layer-1 weight ω per head
     /// (changed_states::omega1), and layer 2 at row n by the certified soft-attention row.
     void init_interval_kernel();
+    /// Row p's head outputs b_h of a change by the certified row (krows_); false when a
+    /// midpoint is not finite or a denominator's enclosure not positive.
+    bool row_p_heads(const change& ch, std::vector<model::vec<S>>& b) const;
     void fold_interval(const change& ch, std::vector<model::vec<S>>& y1,
                        std::vector<double>* omega1 = nullptr) const;
     model::vec<S> top_interval(const std::vector<model::vec<S>>& y1) const;
@@ -282,6 +296,10 @@ private:
     S weight(std::size_t h, std::size_t i, std::size_t j) const;
     mutable std::vector<double> am_, ar_, bm_, bb_, bt_; ///< per change: coefficients, A_h v
     mutable std::vector<const std::vector<S>*> ratio_;   ///< per change: the factors of (x_p, a)
+    /// Certified double kernel, L = 2: per layer-1 head, the certified soft-attention row over
+    /// x's keys and values (the constructor's rows; row p of a change with its key and value
+    /// replaced).
+    mutable std::vector<std::shared_ptr<attention::detail::soft_rows<S>>> krows_;
 };
 
 // The raw MPFR kernels (incremental_influence.cpp).
@@ -300,6 +318,9 @@ mpfr_vec incremental_influence<numeric::mpfr_real>::row_p_factored(const change&
 // The certified double kernel (incremental_influence.cpp).
 using dinterval_vec = model::vec<numeric::dinterval>;
 template <> void incremental_influence<numeric::dinterval>::init_interval_kernel();
+template <>
+bool incremental_influence<numeric::dinterval>::row_p_heads(const change& ch,
+                                                           std::vector<dinterval_vec>& b) const;
 template <>
 void incremental_influence<numeric::dinterval>::fold_interval(const change& ch,
                                                               std::vector<dinterval_vec>& y1,

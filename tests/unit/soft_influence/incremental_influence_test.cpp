@@ -332,6 +332,50 @@ interval_check check_interval_changes(const model::model<rational>& m,
     return out;
 }
 
+/// Row p's head outputs b_h (before F_1) of every change x[p <- 1 - x_p] as the certified double
+/// kernel computes them (changed_row_p_head) that miss the MPFR-512 row: b_h = Σ_j e_j v_j /
+/// Σ_j e_j, e_j = exp(q_p . k_j) over x''s scaled query, keys and values. `taken` counts the
+/// heads the kernel computed.
+struct row_p_check {
+    int taken = 0;
+    int misses = 0;
+};
+row_p_check row_p_heads_check(const model::model<rational>& m, const model::input_sequence& x,
+                              const incremental_influence<numeric::dinterval>& inc) {
+    row_p_check out;
+    const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
+    const auto& heads = m512.layers.front().heads;
+    const std::size_t n = x.size();
+    model::input_sequence x2 = x;
+    for (std::size_t p = 0; p + 1 < n; ++p) {
+        x2[p] = 1 - x[p];
+        const auto y0 = attention::initial_states(m512, x2, ctx512);
+        for (std::size_t h = 0; h < heads.size(); ++h) {
+            const auto b = inc.changed_row_p_head(p, x2[p], h);
+            if (b.empty()) continue;
+            ++out.taken;
+            vec<mpfr_real> q = attention::query(heads[h], y0[p], ctx512);
+            const mpfr_real f = attention::dot_scale(heads[h], n, ctx512);
+            for (auto& c : q) c = c * f;
+            mpfr_real den = numeric::zero<mpfr_real>(ctx512);
+            vec<mpfr_real> num;
+            for (std::size_t j = 0; j < n; ++j) {
+                const auto k = attention::key(heads[h], y0[j], ctx512);
+                const auto v = attention::value(heads[h], y0[j], ctx512);
+                const mpfr_real e = numeric::exp(model::dot(q.data(), k.data(), q.size(), ctx512));
+                den += e;
+                if (num.empty()) num.assign(v.size(), numeric::zero<mpfr_real>(ctx512));
+                for (std::size_t c = 0; c < v.size(); ++c) numeric::fma_acc(num[c], e, v[c]);
+            }
+            REQUIRE(num.size() == b.size());
+            for (std::size_t c = 0; c < b.size(); ++c)
+                if (!numeric::contains(b[c], num[c] / den)) ++out.misses;
+        }
+        x2[p] = x[p];
+    }
+    return out;
+}
+
 /// Values of the constructor that miss MPFR-512: every layer-1 row of x and y_n^(2) against
 /// the forward pass with trace, and every row's D_i = Σ_j exp(s_ij - M_i) and kept weight
 /// e_ij = exp(s_ij - M_i) (M_i the kernel's shift) against the scores in MPFR-512.
@@ -391,7 +435,7 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
           "[analysis][influence][incremental]") {
     const numeric::context ctx53{53};
     bool guarded = false;
-    int row_controls = 0, row_caught = 0;
+    int row_controls = 0, row_caught = 0, rowp_controls = 0, rowp_caught = 0;
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
         // Dyadic weights (k/8), weights with no double value (k/7), and nearly hard attention
         // (the cancellation guard sends some rows to the generic recomputation).
@@ -407,6 +451,9 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
                                                                     incremental_fault::none, table);
                 CHECK(inc.tabled() == (table > 0));
                 REQUIRE(constructor_misses(m, x, inc) == 0);
+                const auto rp = row_p_heads_check(m, x, inc);
+                REQUIRE(rp.misses == 0);
+                if (q_scale == 1) REQUIRE(rp.taken == static_cast<int>(2 * (x.size() - 1)));
                 const auto r = check_interval_changes(m, x, inc);
                 INFO(r.first_miss);
                 REQUIRE(r.misses == 0);
@@ -422,12 +469,24 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
                 // miss (the changes' rows mostly not: their own radius covers the few ulps).
                 ++row_controls;
                 if (constructor_misses(m, x, constructed_without_row_bound(md, x, table)) > 0) ++row_caught;
+                // Negative control of row p (the certified row with p's query, key and value
+                // replaced): without its bound, its head outputs miss.
+                const incremental_influence<numeric::dinterval> no_rowp(
+                    md, x, ctx53, incremental_fault::drop_row_p_bound, table);
+                const auto rpd = row_p_heads_check(m, x, no_rowp);
+                if (rpd.taken > 0) {
+                    ++rowp_controls;
+                    if (rpd.misses > 0) ++rowp_caught;
+                }
             }
         }
     }
     REQUIRE(guarded);
     INFO(row_caught << " of " << row_controls << " constructor controls caught");
     REQUIRE(row_caught * 4 >= row_controls * 3);
+    INFO(rowp_caught << " of " << rowp_controls << " row-p controls caught");
+    REQUIRE(rowp_controls > 0);
+    REQUIRE(rowp_caught * 4 >= rowp_controls * 3);
 }
 
 namespace {
