@@ -85,6 +85,34 @@ soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& keys, const std::vect
         }
     }
     if (!(key_rad_term_ <= max_finite)) finite_ = false;
+    km_ = kmid_.data();
+    vm_ = vmid_.data();
+}
+
+soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& rows, const double* mid, const double* rad,
+                                const numeric::context& ctx)
+    : keys_(rows), values_(rows), ctx_(ctx), n_(rows.size()), dk_(rows.front().size()),
+      dv_(rows.front().size()), vrad_(dv_, 0.0), vabs_(dv_, 0.0), s_(n_), e_(n_) {
+    // The same terms as the constructor from intervals, from the given midpoints and radii.
+    const double gk = gamma_of(dk_);
+    const double norm_slack = 1.0 + gamma_of(dk_ + 4);
+    for (std::size_t j = 0; j < n_ && finite_; ++j) {
+        const double* m = mid + j * dk_;
+        const double* r = rad + j * dk_;
+        double m1 = 0, r1 = 0;
+        for (std::size_t t = 0; t < dk_; ++t) {
+            m1 += std::fabs(m[t]);
+            r1 += r[t];
+            vrad_[t] = std::max(vrad_[t], r[t]);
+            vabs_[t] = std::max(vabs_[t], std::fabs(m[t]));
+        }
+        if (!(m1 <= max_finite && r1 <= max_finite)) finite_ = false;
+        key_mid_term_ = std::max(key_mid_term_, (gk * m1 + r1) * norm_slack);
+        key_rad_term_ = std::max(key_rad_term_, (m1 + r1) * norm_slack);
+    }
+    if (!(key_rad_term_ <= max_finite)) finite_ = false;
+    km_ = mid;
+    vm_ = mid;
 }
 
 vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
@@ -113,7 +141,7 @@ bool soft_rows<dinterval>::sums(const vec<I>& q, row_sums& out) {
 
 bool soft_rows<dinterval>::sums_replaced(const vec<I>& q, std::size_t j, const vec<I>& kj,
                                          const vec<I>& vj, row_sums& out, bool drop) {
-    if (!finite_ || j >= n_ || kj.size() != dk_ || vj.size() != dv_) return false;
+    if (!finite_ || km_ != kmid_.data() || j >= n_ || kj.size() != dk_ || vj.size() != dv_) return false;
     // Key j's and value j's midpoints replaced in place (restored below); the key and value
     // terms of the bound become the largest over the kept rows and the new ones.
     std::vector<double>& saved = save_; // key j, value j, vrad_, vabs_
@@ -175,7 +203,7 @@ bool soft_rows<dinterval>::sums_core(const vec<I>& q, row_sums& out, bool drop) 
 
     // Scores, their maximum and minimum.
     for (std::size_t j = 0; j < n_; ++j) {
-        const double* k = &kmid_[j * dk_];
+        const double* k = km_ + j * dk_;
         double acc = 0.0;
         for (std::size_t t = 0; t < dk_; ++t) acc += a[t] * k[t];
         s_[j] = acc;
@@ -222,7 +250,7 @@ bool soft_rows<dinterval>::sums_core(const vec<I>& q, row_sums& out, bool drop) 
         for (std::size_t j = j0; j < j1; ++j) {
             const double e = e_[j];
             bD += e;
-            const double* v = vmid_.data() + j * dv_; // dv_ may be 0 (scores only)
+            const double* v = vm_ + j * dv_; // dv_ may be 0 (scores only)
             for (std::size_t c = 0; c < dv_; ++c) {
                 bN[c] += e * v[c];
                 bS[c] += e * std::fabs(v[c]);

@@ -63,7 +63,8 @@ enum class incremental_fault {
     skip_row_correction, ///< L = 2: leave layer-1 rows j != p, n uncorrected
     drop_fold_bound,     ///< certified double kernel: leave out the a-priori radius of a folded row
     midpoint_omega,      ///< certified double kernel: the weights ω from midpoints, no rounding
-    drop_row_p_bound     ///< certified double kernel: leave out the a-priori bound of row p
+    drop_row_p_bound,    ///< certified double kernel: leave out the a-priori bound of row p
+    drop_moved_radius    ///< certified double kernel: y1_moved from the midpoints alone
 };
 
 namespace detail {
@@ -168,6 +169,11 @@ public:
         /// kept weights e_mp, e'_mp and denominators; NaN for a head it does not bound. Empty
         /// when the kernel did not run.
         std::vector<double> omega1;
+        /// Certified double kernel, L = 2 (empty when it did not run or a row is not finite):
+        /// every row of y^(1) as n x d midpoints and radii, each exact entry within mid +- rad
+        /// (a folded row: the fold's M_c and R_c), and per row an upper bound of
+        /// ||y'^(1)_j - y^(1)_j||_2 (a folded row; NaN for row p and a recomputed row).
+        std::vector<double> y1_mid, y1_rad, y1_moved;
     };
     /// Like changed(p, a), keeping the states (the generic kernel or the certified double one;
     /// never the raw MPFR one).
@@ -222,9 +228,14 @@ private:
     /// Row p's head outputs b_h of a change by the certified row (krows_); false when a
     /// midpoint is not finite or a denominator's enclosure not positive.
     bool row_p_heads(const change& ch, std::vector<model::vec<S>>& b) const;
-    void fold_interval(const change& ch, std::vector<model::vec<S>>& y1,
+    /// mid, rad, moved: changed_states::y1_mid, y1_rad, y1_moved.
+    void fold_interval(const change& ch, std::vector<model::vec<S>>& y1, std::vector<double>& mid,
+                       std::vector<double>& rad, std::vector<double>& moved,
                        std::vector<double>* omega1 = nullptr) const;
-    model::vec<S> top_interval(const std::vector<model::vec<S>>& y1) const;
+    /// Layer 2 at row n; with mid and rad (n x d, see changed_states) the certified row reads
+    /// them instead of splitting y1's intervals again.
+    model::vec<S> top_interval(const std::vector<model::vec<S>>& y1, const std::vector<double>* mid = nullptr,
+                               const std::vector<double>* rad = nullptr) const;
 
     struct head_state {
         std::vector<model::vec<S>> q;   ///< scaled queries (rows that are needed)
@@ -298,8 +309,9 @@ private:
     mutable std::vector<const std::vector<S>*> ratio_;   ///< per change: the factors of (x_p, a)
     /// Certified double kernel, L = 2: per layer-1 head, the certified soft-attention row over
     /// x's keys and values (the constructor's rows; row p of a change with its key and value
-    /// replaced).
+    /// replaced), and changed()'s midpoints, radii and moved bounds of y'^(1).
     mutable std::vector<std::shared_ptr<attention::detail::soft_rows<S>>> krows_;
+    mutable std::vector<double> ymid_work_, yrad_work_, moved_work_;
 };
 
 // The raw MPFR kernels (incremental_influence.cpp).
@@ -322,12 +334,13 @@ template <>
 bool incremental_influence<numeric::dinterval>::row_p_heads(const change& ch,
                                                            std::vector<dinterval_vec>& b) const;
 template <>
-void incremental_influence<numeric::dinterval>::fold_interval(const change& ch,
-                                                              std::vector<dinterval_vec>& y1,
-                                                              std::vector<double>* omega1) const;
+void incremental_influence<numeric::dinterval>::fold_interval(
+    const change& ch, std::vector<dinterval_vec>& y1, std::vector<double>& mid, std::vector<double>& rad,
+    std::vector<double>& moved, std::vector<double>* omega1) const;
 template <>
-dinterval_vec
-incremental_influence<numeric::dinterval>::top_interval(const std::vector<dinterval_vec>& y1) const;
+dinterval_vec incremental_influence<numeric::dinterval>::top_interval(const std::vector<dinterval_vec>& y1,
+                                                                      const std::vector<double>* mid,
+                                                                      const std::vector<double>* rad) const;
 
 #define ATTNPROP_INCREMENTAL_EXTERN(S) extern template class incremental_influence<S>;
 #define ATTNPROP_INCREMENTAL_SUPPORTS_EXTERN(S)                                                    \
