@@ -1212,16 +1212,27 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         bool finite_row = true;
         double t2 = 0, trad = 0; // the moved bound's sums: (M_c - y_m,c)^2 and R_c + y_r,c
         bool small = false;      // a square of t2 may have underflowed
+        // The midpoints, head after head over contiguous coordinates (the same operations in
+        // the same order per coordinate as a loop over heads per coordinate; this one
+        // vectorises).
+        std::copy(ym, ym + d, om);
+        for (std::size_t h = 0; h < H; ++h) {
+            const double a0 = am_[3 * h], a1 = am_[3 * h + 1], a2 = am_[3 * h + 2];
+            const double* g0 = &gm_[(h * n_ + i) * d];
+            const double* b1 = &bm_[2 * h * d];
+            const double* b2 = &bm_[(2 * h + 1) * d];
+            for (std::size_t c = 0; c < d; ++c) om[c] += a0 * g0[c] + a1 * b1[c] + a2 * b2[c];
+        }
         for (std::size_t c = 0; c < d; ++c) {
-            double M = ym[c];
-            for (std::size_t h = 0; h < H; ++h)
-                M += am_[3 * h] * gm_[(h * n_ + i) * d + c] + am_[3 * h + 1] * bm_[2 * h * d + c] +
-                     am_[3 * h + 2] * bm_[(2 * h + 1) * d + c];
+            const double M = om[c];
             const double R = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
-            const double lo = add_down(M, -R), hi = add_up(M, R);
+            // [M - R, M + R] rounded outward without a branch: with R >= 2^-1000 and
+            // R' = fl(fl(R (1 + 2^-50)) + |M| 2^-52), R' (1 - u) >= R + u |M|, so
+            // fl(M -+ R') lies beyond M -+ R (docs/scalars.md).
+            const double Rw = drop ? 0.0 : R * (1.0 + 0x1p-50) + std::fabs(M) * 0x1p-52;
+            const double lo = M - Rw, hi = M + Rw;
             finite_row = finite_row && std::isfinite(lo) && std::isfinite(hi);
             out[c] = dinterval(lo, hi);
-            om[c] = M;
             orad[c] = R;
             const double t = M - ym[c];
             const double at = std::fabs(t);
