@@ -250,6 +250,12 @@ template <> class soft_rows<numeric::dinterval> {
 public:
     soft_rows(const std::vector<vec<I>>& keys, const std::vector<vec<I>>& values,
               const numeric::context& ctx);
+    /// Keys and values both the rows `rows` (n x d), given as midpoints `mid` and radii `rad`
+    /// (n x d each, row after row) with every exact entry within mid +- rad: the midpoints are
+    /// read in place (they must outlive the object), no interval is split again. `rows` (the
+    /// intervals) is read only by the generic operations of a row that is not finite.
+    soft_rows(const std::vector<vec<I>>& rows, const double* mid, const double* rad,
+              const numeric::context& ctx);
     vec<I> row(const vec<I>& q, vec<I>* weights);
 
     /// The unnormalised row of a query, before the quotient: with the shift M (a double, the
@@ -269,6 +275,13 @@ public:
     /// takes the generic operations. With drop_error_bound_for_testing, tau, zero_hi and the
     /// radii of den and num are 0.
     bool sums(const vec<I>& q, row_sums& out);
+    /// sums() of the keys and values with key j and value j replaced by kj and vj (row p of a
+    /// one-symbol change: its new query, key and value): the same bound, its key and value
+    /// terms the largest over the kept keys and values and the new ones (a superset). False
+    /// when a midpoint is not finite. `drop` (tests only) leaves out the row's bound as
+    /// drop_error_bound_for_testing does. Only for an object built from intervals.
+    bool sums_replaced(const vec<I>& q, std::size_t j, const vec<I>& kj, const vec<I>& vj,
+                       row_sums& out, bool drop = false);
 
     /// Testing only: when set, the row's error bound is dropped (the output is the quotient of
     /// the computed sums, rounded outward once): the negative control that the containment
@@ -280,13 +293,17 @@ private:
     const std::vector<vec<I>>& values_;
     numeric::context ctx_;
     std::size_t n_, dk_, dv_;
+    bool sums_core(const vec<I>& q, row_sums& out, bool drop);
     bool finite_ = true;
-    std::vector<double> kmid_, vmid_; ///< n x dk and n x dv midpoints
+    std::vector<double> kmid_, vmid_; ///< n x dk and n x dv midpoints (built from intervals)
+    const double* km_ = nullptr;      ///< the keys' midpoints (kmid_, or the caller's)
+    const double* vm_ = nullptr;      ///< the values' midpoints (vmid_, or the caller's)
     double key_mid_term_ = 0;  ///< max_j gamma_dk |k_m,j|_1 + |k_r,j|_1
     double key_rad_term_ = 0;  ///< max_j |k_m,j|_1 + |k_r,j|_1
     std::vector<double> vrad_, vabs_; ///< per value coordinate: max_j radius, max_j |midpoint|
     std::vector<double> s_, e_;       ///< per key: score midpoints, exponentials
     std::vector<double> acc_;         ///< the row's sums and block sums (4 dv)
+    std::vector<double> save_;        ///< sums_replaced: the kept key, value and value terms
     row_sums sums_;                   ///< row()'s scratch
 };
 

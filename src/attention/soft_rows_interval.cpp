@@ -29,6 +29,7 @@
 #include "numeric/dinterval_raw.hpp"
 #include "numeric/elementary.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -84,6 +85,34 @@ soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& keys, const std::vect
         }
     }
     if (!(key_rad_term_ <= max_finite)) finite_ = false;
+    km_ = kmid_.data();
+    vm_ = vmid_.data();
+}
+
+soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& rows, const double* mid, const double* rad,
+                                const numeric::context& ctx)
+    : keys_(rows), values_(rows), ctx_(ctx), n_(rows.size()), dk_(rows.front().size()),
+      dv_(rows.front().size()), vrad_(dv_, 0.0), vabs_(dv_, 0.0), s_(n_), e_(n_) {
+    // The same terms as the constructor from intervals, from the given midpoints and radii.
+    const double gk = gamma_of(dk_);
+    const double norm_slack = 1.0 + gamma_of(dk_ + 4);
+    for (std::size_t j = 0; j < n_ && finite_; ++j) {
+        const double* m = mid + j * dk_;
+        const double* r = rad + j * dk_;
+        double m1 = 0, r1 = 0;
+        for (std::size_t t = 0; t < dk_; ++t) {
+            m1 += std::fabs(m[t]);
+            r1 += r[t];
+            vrad_[t] = std::max(vrad_[t], r[t]);
+            vabs_[t] = std::max(vabs_[t], std::fabs(m[t]));
+        }
+        if (!(m1 <= max_finite && r1 <= max_finite)) finite_ = false;
+        key_mid_term_ = std::max(key_mid_term_, (gk * m1 + r1) * norm_slack);
+        key_rad_term_ = std::max(key_rad_term_, (m1 + r1) * norm_slack);
+    }
+    if (!(key_rad_term_ <= max_finite)) finite_ = false;
+    km_ = mid;
+    vm_ = mid;
 }
 
 vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
@@ -107,6 +136,53 @@ vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
 }
 
 bool soft_rows<dinterval>::sums(const vec<I>& q, row_sums& out) {
+    return sums_core(q, out, drop_error_bound_for_testing());
+}
+
+bool soft_rows<dinterval>::sums_replaced(const vec<I>& q, std::size_t j, const vec<I>& kj,
+                                         const vec<I>& vj, row_sums& out, bool drop) {
+    if (!finite_ || km_ != kmid_.data() || j >= n_ || kj.size() != dk_ || vj.size() != dv_) return false;
+    // Key j's and value j's midpoints replaced in place (restored below); the key and value
+    // terms of the bound become the largest over the kept rows and the new ones.
+    std::vector<double>& saved = save_; // key j, value j, vrad_, vabs_
+    saved.resize(dk_ + 3 * dv_);
+    double* krow = kmid_.data() + j * dk_;
+    double* vrow = vmid_.data() + j * dv_;
+    std::copy(krow, krow + dk_, saved.data());
+    std::copy(vrow, vrow + dv_, saved.data() + dk_);
+    std::copy(vrad_.begin(), vrad_.end(), saved.data() + dk_ + dv_);
+    std::copy(vabs_.begin(), vabs_.end(), saved.data() + dk_ + 2 * dv_);
+    const double key_mid = key_mid_term_, key_rad = key_rad_term_;
+    bool ok = true;
+    const double gk = gamma_of(dk_);
+    const double norm_slack = 1.0 + gamma_of(dk_ + 4);
+    double m1 = 0, r1 = 0;
+    for (std::size_t t = 0; t < dk_; ++t) {
+        double r = 0;
+        if (!mid_rad(kj[t], krow[t], r)) ok = false;
+        m1 += std::fabs(krow[t]);
+        r1 += r;
+    }
+    key_mid_term_ = std::max(key_mid_term_, (gk * m1 + r1) * norm_slack);
+    key_rad_term_ = std::max(key_rad_term_, (m1 + r1) * norm_slack);
+    ok = ok && key_rad_term_ <= max_finite;
+    for (std::size_t c = 0; c < dv_; ++c) {
+        double r = 0;
+        if (!mid_rad(vj[c], vrow[c], r)) ok = false;
+        vrad_[c] = std::max(vrad_[c], r);
+        vabs_[c] = std::max(vabs_[c], std::fabs(vrow[c]));
+    }
+    ok = ok && sums_core(q, out, drop);
+    std::copy(saved.data(), saved.data() + dk_, krow);
+    std::copy(saved.data() + dk_, saved.data() + dk_ + dv_, vrow);
+    std::copy(saved.data() + dk_ + dv_, saved.data() + dk_ + 2 * dv_, vrad_.begin());
+    std::copy(saved.data() + dk_ + 2 * dv_, saved.data() + dk_ + 3 * dv_, vabs_.begin());
+    key_mid_term_ = key_mid;
+    key_rad_term_ = key_rad;
+    return ok;
+}
+
+bool soft_rows<dinterval>::sums_core(const vec<I>& q, row_sums& out, bool drop) {
     if (!finite_) return false;
     // The query's midpoints and the radius bound rho of every score.
     double qstack[64];
@@ -127,7 +203,7 @@ bool soft_rows<dinterval>::sums(const vec<I>& q, row_sums& out) {
 
     // Scores, their maximum and minimum.
     for (std::size_t j = 0; j < n_; ++j) {
-        const double* k = &kmid_[j * dk_];
+        const double* k = km_ + j * dk_;
         double acc = 0.0;
         for (std::size_t t = 0; t < dk_; ++t) acc += a[t] * k[t];
         s_[j] = acc;
@@ -153,7 +229,6 @@ bool soft_rows<dinterval>::sums(const vec<I>& q, row_sums& out) {
     // tau = e^rho1 (1 + eps) - 1, rounded up; Z = clamped * e^(-707 + rho1).
     const double eps = numeric::elementary_detail::exp_fast_rel_error;
     const double e_rho = numeric::exp_enclosure(rho1).hi();
-    const bool drop = drop_error_bound_for_testing();
     const double tau = drop ? 0.0 : next_up(next_up(e_rho * (1.0 + eps)) - 1.0);
     const double zero_hi = clamped && !drop ? numeric::exp_enclosure(lim + rho1).hi() : 0.0;
     const double Z = static_cast<double>(clamped) * zero_hi * slack;
@@ -175,7 +250,7 @@ bool soft_rows<dinterval>::sums(const vec<I>& q, row_sums& out) {
         for (std::size_t j = j0; j < j1; ++j) {
             const double e = e_[j];
             bD += e;
-            const double* v = vmid_.data() + j * dv_; // dv_ may be 0 (scores only)
+            const double* v = vm_ + j * dv_; // dv_ may be 0 (scores only)
             for (std::size_t c = 0; c < dv_; ++c) {
                 bN[c] += e * v[c];
                 bS[c] += e * std::fabs(v[c]);

@@ -745,6 +745,67 @@ arb_ball max_value_norm_up(const model::affine_map<dinterval>& V,
     return upper_of_max(mx, prec);
 }
 
+/// The value map of posterior_cache<dinterval>'s head as midpoints and radii with their norms
+/// (max_value_norm_up's terms, kept once); false when that bound does not apply (sizes, or a
+/// value that is not finite).
+template <class HS> bool value_mid_init(HS& st) {
+    const auto& V = st.V;
+    const std::size_t R = V.W.rows, C = V.W.cols;
+    st.vmid = false;
+    if (R == 0 || R > 4094 || C > 4094 || R * C > (std::size_t{1} << 24)) return false;
+    st.vWm.assign(R * C, 0.0);
+    st.vWr.assign(R * C, 0.0);
+    st.vbm.assign(R, 0.0);
+    st.vbr.assign(R, 0.0);
+    for (std::size_t k = 0; k < R * C; ++k)
+        if (!mid_rad(V.W.data[k], st.vWm[k], st.vWr[k])) return false;
+    for (std::size_t r = 0; r < V.b.size() && r < R; ++r)
+        if (!mid_rad(V.b[r], st.vbm[r], st.vbr[r])) return false;
+    st.vfm = norm_up_abs(st.vWm.data(), R * C);
+    st.vfr = norm_up_abs(st.vWr.data(), R * C);
+    st.vnbm = norm_up_abs(st.vbm.data(), R);
+    st.vnbr = norm_up_abs(st.vbr.data(), R);
+    st.vmid = true;
+    return true;
+}
+/// max_value_norm_up's bound of ||V y + c|| for one row y within ym +- yr (C entries each),
+/// from the kept midpoints (value_mid_init); z is scratch of R entries. +inf when not finite.
+template <class HS> double value_norm_row(const HS& st, const double* ym, const double* yr, double* z) {
+    const std::size_t R = st.V.W.rows, C = st.V.W.cols;
+    const double g = static_cast<double>(C + 2) * 0x1p-52;
+    for (std::size_t r = 0; r < R; ++r) {
+        const double* w = &st.vWm[r * C];
+        double acc = st.vbm[r];
+        for (std::size_t t = 0; t < C; ++t) acc += w[t] * ym[t];
+        z[r] = acc;
+    }
+    const double nz = norm_up_abs(z, R), ny = norm_up_abs(ym, C), nr = norm_up_abs(yr, C);
+    const double v =
+        (nz + st.vfm * (nr + g * ny) + st.vfr * (ny + nr) + st.vnbr + g * st.vnbm) * (1.0 + 0x1p-40) + 0x1p-1000;
+    return v <= std::numeric_limits<double>::max() ? v : std::numeric_limits<double>::infinity();
+}
+/// The same for a row of intervals (split here); +inf when an entry is not finite.
+template <class HS>
+double value_norm_row(const HS& st, const model::vec<dinterval>& y, std::vector<double>& scratch) {
+    const std::size_t R = st.V.W.rows, C = st.V.W.cols;
+    if (y.size() != C) return std::numeric_limits<double>::infinity();
+    scratch.resize(2 * C + R);
+    for (std::size_t t = 0; t < C; ++t)
+        if (!mid_rad(y[t], scratch[t], scratch[C + t])) return std::numeric_limits<double>::infinity();
+    return value_norm_row(st, scratch.data(), scratch.data() + C, scratch.data() + 2 * C);
+}
+/// An arb upper bound rounded up to a double (+inf when not finite).
+double upper_double(const arb_ball& x) {
+    arf_t t;
+    arf_init(t);
+    arb_get_ubound_arf(t, x.raw(), 64);
+    const double d = arf_get_d(t, ARF_RND_UP);
+    arf_clear(t);
+    return d <= std::numeric_limits<double>::max() ? d : std::numeric_limits<double>::infinity();
+}
+/// Whether v holds `len` entries.
+bool sized(const std::vector<double>* v, std::size_t len) { return v && v->size() == len; }
+
 /// Certified double intervals, layer 1 below the top (posterior_cache's constructor): E_m =
 /// e^M D_m from the certified soft-attention row's sums (M its shift, D_m its enclosure of
 /// sum_l exp(s_ml - M)) instead of n interval exponentials per row, and the midpoints the
@@ -812,7 +873,7 @@ double first_layer_omega(const HS& st, std::size_t i, const model::vec<dinterval
 /// ω of the top layer (detail::top_omega_upper) from kq = K^T q' and qb = q' . b_K in intervals.
 double top_omega(const model::vec<dinterval>& kq, const dinterval& qb,
                  const std::vector<model::vec<dinterval>>& y1, const std::vector<dinterval>& s_top,
-                 std::size_t i) {
+                 std::size_t i, const change_hints& hints) {
     const std::size_t d = kq.size();
     std::vector<double> kqm(d);
     double kqm_inf = 0, kqr_inf = 0, qbm = 0, qbr = 0;
@@ -823,6 +884,11 @@ double top_omega(const model::vec<dinterval>& kq, const dinterval& qb,
         kqr_inf = std::max(kqr_inf, r);
     }
     if (!mid_rad(qb, qbm, qbr)) return std::numeric_limits<double>::quiet_NaN();
+    // The fold's midpoints and radii when given (no interval split again).
+    const std::size_t n = y1.size();
+    if (sized(hints.y1_mid, n * d) && sized(hints.y1_rad, n * d))
+        return detail::top_omega_upper(kqm.data(), kqm_inf, kqr_inf, qbm, qbr, hints.y1_mid->data(),
+                                       hints.y1_rad->data(), n, d, s_top, i);
     return detail::top_omega_upper(kqm.data(), kqm_inf, kqr_inf, qbm, qbr, y1, s_top, i);
 }
 
@@ -844,6 +910,8 @@ using numeric::interval_detail::add_up;
 using numeric::interval_detail::next_up;
 
 constexpr double omega_slack = 1.0 + 0x1p-49;
+constexpr double fast_min = numeric::elementary_detail::exp_fast_min;
+constexpr double fast_max = numeric::elementary_detail::exp_fast_max;
 constexpr double omega_tiny = 0x1p-1000;
 constexpr double dmax = std::numeric_limits<double>::max();
 constexpr double dinf = std::numeric_limits<double>::infinity();
@@ -900,21 +968,34 @@ double top_omega_upper(const double* kqm, double kqm_inf, double kqr_inf, double
     const std::size_t n = y.size();
     if (n == 0 || s_top.size() != n || i >= n) return std::numeric_limits<double>::quiet_NaN();
     const std::size_t d = y.front().size();
+    std::vector<double> ym(n * d), yr(n * d);
+    for (std::size_t j = 0; j < n; ++j) {
+        if (y[j].size() != d) return std::numeric_limits<double>::quiet_NaN();
+        for (std::size_t c = 0; c < d; ++c)
+            if (!numeric::mid_rad(y[j][c], ym[j * d + c], yr[j * d + c]))
+                return std::numeric_limits<double>::quiet_NaN();
+    }
+    return top_omega_upper(kqm, kqm_inf, kqr_inf, qbm, qbr, ym.data(), yr.data(), n, d, s_top, i,
+                           drop_radius);
+}
+
+double top_omega_upper(const double* kqm, double kqm_inf, double kqr_inf, double qbm, double qbr,
+                       const double* ym, const double* yr, std::size_t n, std::size_t d,
+                       const std::vector<numeric::dinterval>& s_top, std::size_t i, bool drop_radius) {
+    if (n == 0 || s_top.size() != n || i >= n) return std::numeric_limits<double>::quiet_NaN();
     const double g = gamma_w(d + 1);
     // The bound below passes through at most d + 10 roundings; 1 + (d + 12) 2^-52 (exact)
     // and one more rounding restore it.
     const double fix = 1.0 + static_cast<double>(d + 12) * 0x1p-52;
     double den = 0, num_hi = 0;
     for (std::size_t j = 0; j < n; ++j) {
-        const auto& yj = y[j];
-        if (yj.size() != d) return std::numeric_limits<double>::quiet_NaN();
+        const double* m = ym + j * d;
+        const double* r = yr + j * d;
         double acc = qbm, A = 0, R = 0;
         for (std::size_t c = 0; c < d; ++c) {
-            double m = 0, r = 0;
-            if (!numeric::mid_rad(yj[c], m, r)) return std::numeric_limits<double>::quiet_NaN();
-            acc += kqm[c] * m;
-            A += std::fabs(m);
-            R += r;
+            acc += kqm[c] * m[c];
+            A += std::fabs(m[c]);
+            R += r[c];
         }
         // |s'_j - acc| <= g (|qbm| + |kq_m|_inf A) + |kq_m|_inf R + |kq_r|_inf (A + R) + qbr.
         const double rho =
@@ -923,9 +1004,12 @@ double top_omega_upper(const double* kqm, double kqm_inf, double kqr_inf, double
                               omega_tiny;
         const double lo_new = add_down(acc, -rho);
         const double lo_old = s_top[j].lo();
-        if (!(lo_new >= -dmax && lo_new <= dmax) || std::isnan(lo_old))
+        if (!(lo_new >= -dmax && lo_new <= dmax) || std::isnan(lo_old) || !(R <= dmax))
             return std::numeric_limits<double>::quiet_NaN();
-        den += exp_down(std::min(lo_old, lo_new));
+        // exp_fast within its range (its relative error is taken once on the sum below), 0
+        // below it (a lower bound), the certified exp's lower end above it.
+        const double x = std::min(lo_old, lo_new);
+        den += x < fast_min ? 0.0 : x <= fast_max ? numeric::elementary_detail::exp_fast(x) : exp_down(x);
         if (j == i) {
             const double hi = std::max(s_top[j].hi(), add_up(acc, rho));
             if (std::isnan(hi)) return std::numeric_limits<double>::quiet_NaN();
@@ -933,10 +1017,13 @@ double top_omega_upper(const double* kqm, double kqm_inf, double kqr_inf, double
         }
     }
     // n nonnegative terms summed in rounding to nearest: the exact sum is at least the
-    // computed one times 1 - (n + 1) 2^-52 (exact), that product rounded down.
+    // computed one times 1 - (n + 1) 2^-52; each term exp_fast(x) = e^x (1 + theta) with
+    // |theta| <= 2^-50 is at most e^x (1 + 2^-50), so e^x >= exp_fast(x) (1 - 2^-50) (the
+    // certified exp's lower end and 0 are below e^x already). Together a factor
+    // 1 - (n + 5) 2^-52 (exact for n < 2^50), the product rounded down.
     // A sum that overflowed is no lower bound of the exact one: the interval operations then.
-    if (!(den <= dmax)) return std::numeric_limits<double>::quiet_NaN();
-    const double den_lo = numeric::interval_detail::mul_down(den, 1.0 - static_cast<double>(n + 1) * 0x1p-52);
+    if (!(den <= dmax) || n >= (std::size_t{1} << 50)) return std::numeric_limits<double>::quiet_NaN();
+    const double den_lo = numeric::interval_detail::mul_down(den, 1.0 - static_cast<double>(n + 5) * 0x1p-52);
     return den_lo > 0 ? div_up(num_hi, den_lo) : dinf;
 }
 
@@ -987,7 +1074,20 @@ void posterior_cache<S>::init(const std::vector<model::vec<S>>* y1, const model:
     n_ = y0_.size();
     F0_ = F1_ = Ftop_ = zero_point(prec);
     F0_ = max_norm_up(y0_, prec);
-    if (L == 2) F1_ = max_norm_up(*y1, prec);
+    f1_rows_.clear();
+    if (L == 2) {
+        if constexpr (std::is_same_v<S, dinterval>) {
+            // Per row (bound() adds a change's moved bound to each).
+            double mx = 0;
+            for (const auto& y : *y1) {
+                f1_rows_.push_back(norm_hi(y));
+                if (!(f1_rows_.back() <= mx)) mx = f1_rows_.back();
+            }
+            F1_ = upper_of_max(mx, prec);
+        } else {
+            F1_ = max_norm_up(*y1, prec);
+        }
+    }
     Ftop_ = norm_up(y_top, prec);
     ok_ = true;
     for (std::size_t k = 0; k < L; ++k) {
@@ -1010,7 +1110,23 @@ void posterior_cache<S>::init(const std::vector<model::vec<S>>* y1, const model:
             st.score_bias = hc.score_bias;
             st.V = model::convert<S>(*value_affine(hd), ctx);
             st.P = zero_point(prec);
-            st.P = max_upper(st.P, max_value_norm_up(st.V, rows(k), ctx));
+            [[maybe_unused]] bool per_row = false;
+            if constexpr (std::is_same_v<S, dinterval>) {
+                // The top layer of two: per row of x (bound() adds ν times a change's moved
+                // bound to each), from the value map's midpoints.
+                st.nu_up = upper_double(hc.nu);
+                if (top && k == 1 && value_mid_init(st)) {
+                    std::vector<double> scratch;
+                    double mx = 0;
+                    for (const auto& y : rows(k)) {
+                        st.pv.push_back(value_norm_row(st, y, scratch));
+                        if (!(st.pv.back() <= mx)) mx = st.pv.back();
+                    }
+                    st.P = upper_of_max(mx, prec);
+                    per_row = true;
+                }
+            }
+            if (!per_row) st.P = max_upper(st.P, max_value_norm_up(st.V, rows(k), ctx));
             st.constant_scores = arb_is_zero(hc.mu.raw()) != 0;
             if (!st.constant_scores) {
                 st.Q = model::convert<S>(hd.score.Q, ctx);
@@ -1050,10 +1166,46 @@ void posterior_cache<S>::init(const std::vector<model::vec<S>>* y1, const model:
 }
 
 template <class S>
+std::vector<double> posterior_cache<S>::top_value_norms(std::size_t h, const std::vector<model::vec<S>>& y1,
+                                                        const change_hints& hints, bool drop_moved) const {
+    std::vector<double> out;
+    if constexpr (std::is_same_v<S, dinterval>) {
+        if (!ok_ || layers_.size() != 2 || h >= layers_[1].heads.size() || y1.size() != n_) return out;
+        const auto& st = layers_[1].heads[h];
+        if (!st.vmid || st.pv.size() != n_) return out;
+        const std::size_t C = st.V.W.cols, R = st.V.W.rows;
+        const bool moved = sized(hints.y1_moved, n_) && st.nu_up <= std::numeric_limits<double>::max();
+        const bool mids = sized(hints.y1_mid, n_ * C) && sized(hints.y1_rad, n_ * C);
+        std::vector<double> scratch(2 * C + R);
+        using numeric::interval_detail::next_up;
+        for (std::size_t j = 0; j < n_; ++j) {
+            const double mv = moved ? (*hints.y1_moved)[j] : std::numeric_limits<double>::quiet_NaN();
+            if (mv >= 0 && mv <= std::numeric_limits<double>::max()) {
+                // ||V y'_j + c|| <= ||V y_j + c|| + ν ||y'_j - y_j||: a product and a sum of
+                // nonnegative doubles, each rounded to nearest and one ulp up.
+                out.push_back(drop_moved ? st.pv[j] : next_up(st.pv[j] + next_up(st.nu_up * mv)));
+            } else if (mids) {
+                out.push_back(value_norm_row(st, hints.y1_mid->data() + j * C, hints.y1_rad->data() + j * C,
+                                             scratch.data() + 2 * C));
+            } else {
+                out.push_back(value_norm_row(st, y1[j], scratch));
+            }
+        }
+    } else {
+        (void)h;
+        (void)y1;
+        (void)hints;
+        (void)drop_moved;
+    }
+    return out;
+}
+
+template <class S>
 arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                                    const std::vector<model::vec<S>>& y1,
                                    const model::vec<S>& y_top,
-                                   const std::vector<double>* omega1) const {
+                                   const change_hints& hints) const {
+    const std::vector<double>* omega1 = hints.omega1;
     const long prec = ctx_.precision_bits;
     if (!ok_) return pos_inf(prec);
     const std::size_t L = layers_.size();
@@ -1068,7 +1220,26 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
         const auto& ls = layers_[k];
         const bool top = k + 1 == L;
         arb_ball Fk = top ? max_upper(Ftop_, norm_up(y_top, prec)) : F1_;
-        if (!top) Fk = max_upper(Fk, max_norm_up(y1, prec));
+        if (!top) {
+            bool by_moved = false;
+            if constexpr (std::is_same_v<S, dinterval>) {
+                // ||y'_j|| <= ||y_j|| + moved_j (rounded to nearest, one ulp up); a row without
+                // a moved bound from its intervals.
+                if (sized(hints.y1_moved, n_) && f1_rows_.size() == n_) {
+                    double mx = 0;
+                    for (std::size_t j = 0; j < n_; ++j) {
+                        const double mv = (*hints.y1_moved)[j];
+                        const double v = mv >= 0 && mv <= std::numeric_limits<double>::max()
+                                             ? numeric::interval_detail::next_up(f1_rows_[j] + mv)
+                                             : norm_hi(y1[j]);
+                        if (!(v <= mx)) mx = v;
+                    }
+                    Fk = max_upper(Fk, upper_of_max(mx, prec));
+                    by_moved = true;
+                }
+            }
+            if (!by_moved) Fk = max_upper(Fk, max_norm_up(y1, prec));
+        }
         arb_ball sum_db = zero_point(prec), sumP = zero_point(prec);
         for (std::size_t h = 0; h < ls.heads.size(); ++h) {
             const auto& st = ls.heads[h];
@@ -1077,7 +1248,18 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
             if (k == 0) {
                 P = max_upper(P, norm_up(model::apply_affine(st.V, y0i, ctx_), prec));
             } else {
-                P = max_upper(P, max_value_norm_up(st.V, y1, ctx_));
+                bool per_row = false;
+                if constexpr (std::is_same_v<S, dinterval>) {
+                    const std::vector<double> pv = top_value_norms(h, y1, hints);
+                    if (pv.size() == n_) {
+                        double mx = 0;
+                        for (double v : pv)
+                            if (!(v <= mx)) mx = v;
+                        P = max_upper(P, upper_of_max(mx, prec));
+                        per_row = true;
+                    }
+                }
+                if (!per_row) P = max_upper(P, max_value_norm_up(st.V, y1, ctx_));
             }
             arb_ball omega = zero_point(prec);
             if (st.constant_scores) {
@@ -1135,7 +1317,7 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                 S den = zero, num_s = zero;
                 bool done = false;
                 if constexpr (std::is_same_v<S, dinterval>) {
-                    const double w = top_omega(kq, qb, y1, st.s_top, i);
+                    const double w = top_omega(kq, qb, y1, st.s_top, i, hints);
                     if (!std::isnan(w)) {
                         omega = w >= 1 ? one : min_upper(upper_of_max(w, prec), one);
                         done = true;

@@ -141,6 +141,20 @@ numeric::arb_ball posterior_bound(const model::model<numeric::rational>& m,
 ///   of y_n^(L) is at most the sum of the two norms (posterior_bound takes the maximum over
 ///   every row, which is larger or equal).
 /// Throws precondition_error for a model with L = 0 or L > 2 or a trace that does not match.
+/// What the certified double kernel knows of a change besides x''s states
+/// (incremental_influence::changed_states), for posterior_cache::bound. Every member optional
+/// (null, empty or of the wrong size: not used).
+struct change_hints {
+    /// Per layer-1 head, an upper bound of that head's ω for this change (NaN: not bounded).
+    const std::vector<double>* omega1 = nullptr;
+    /// Two layers, certified double intervals: every row of x''s y^(1) as n x d midpoints and
+    /// radii (every exact entry within mid +- rad), and per row an upper bound of
+    /// ||y'^(1)_j - y^(1)_j||_2 (NaN: not bounded; that row is read from its intervals).
+    const std::vector<double>* y1_mid = nullptr;
+    const std::vector<double>* y1_rad = nullptr;
+    const std::vector<double>* y1_moved = nullptr;
+};
+
 template <class S> class posterior_cache {
 public:
     posterior_cache(const model::model<numeric::rational>& m, const attention::soft_trace<S>& tx,
@@ -154,12 +168,19 @@ public:
                     const numeric::context& ctx);
     /// The bound for x and x' = x with position i (< n - 1) changed, given x''s states: `y0i`
     /// its y_i^(0), `y1` every row of its y^(1) (two layers; ignored for one), `y_top` its
-    /// y_n^(L). `omega1`, when given, holds per layer-1 head an upper bound of that head's ω
-    /// for this change (incremental_influence::changed_states::omega1; NaN: not bounded there),
-    /// taken instead of the cache's own.
+    /// y_n^(L). `hints` (certified double intervals): layer 1's ω per head taken instead of
+    /// the cache's own; with y1_moved, ||y'_j|| <= ||y_j|| + moved_j and the top layer's
+    /// ||V y'_j + c|| <= ||V y_j + c|| + ν moved_j from x's rows instead of y'_j's intervals;
+    /// with y1_mid and y1_rad, the top layer's ω from those midpoints.
     numeric::arb_ball bound(std::size_t i, const model::vec<S>& y0i,
                             const std::vector<model::vec<S>>& y1, const model::vec<S>& y_top,
-                            const std::vector<double>* omega1 = nullptr) const;
+                            const change_hints& hints = {}) const;
+    /// Testing: per row j of x' (two layers, top head h), the upper bound of ||V_h y'_j + c_h||
+    /// that bound() takes (with hints.y1_moved: x's row's bound plus ν moved_j; a row without a
+    /// moved bound, or without hints, from y1's intervals). Certified double intervals only
+    /// (empty for the other kinds). `drop_moved` (the negative control) leaves ν moved_j out.
+    std::vector<double> top_value_norms(std::size_t h, const std::vector<model::vec<S>>& y1,
+                                        const change_hints& hints, bool drop_moved = false) const;
 
 private:
     struct head_state {
@@ -179,6 +200,13 @@ private:
         bool mid = false;
         std::vector<double> qm, km, qa, qr, e_lo;
         double key_mid = 0, key_rad = 0;
+        /// Certified double intervals: the value map as midpoints and radii with its norms
+        /// (value norms on midpoints, one row at a time), per row of x the upper bound of
+        /// ||V y_j + c|| (`pv`), and ν rounded up to a double (+inf when not finite).
+        std::vector<double> vWm, vWr, vbm, vbr;
+        double vfm = 0, vfr = 0, vnbm = 0, vnbr = 0, nu_up = 0;
+        bool vmid = false;
+        std::vector<double> pv;
     };
     struct layer_state {
         numeric::arb_ball ly;
@@ -194,6 +222,7 @@ private:
     bool ok_ = false;
     std::vector<layer_state> layers_;
     numeric::arb_ball F0_, F1_, Ftop_; ///< max_j ||y_j^(0)(x)||, max_j ||y_j^(1)(x)||, ||y_n^(L)(x)||
+    std::vector<double> f1_rows_; ///< certified double intervals, two layers: ||y_j^(1)(x)|| per row, rounded up
 };
 
 namespace detail {
@@ -218,6 +247,12 @@ double layer1_omega_upper(const double* qm, const double* qa, const double* qr, 
 /// interval operations). drop_radius as above.
 double top_omega_upper(const double* kqm, double kqm_inf, double kqr_inf, double qbm, double qbr,
                        const std::vector<model::vec<numeric::dinterval>>& y,
+                       const std::vector<numeric::dinterval>& s_top, std::size_t i,
+                       bool drop_radius = false);
+/// The same from the rows' midpoints ym and radii yr (n x d each, every exact y_j within
+/// ym +- yr): the interval form above splits its rows and calls this one.
+double top_omega_upper(const double* kqm, double kqm_inf, double kqr_inf, double qbm, double qbr,
+                       const double* ym, const double* yr, std::size_t n, std::size_t d,
                        const std::vector<numeric::dinterval>& s_top, std::size_t i,
                        bool drop_radius = false);
 

@@ -203,9 +203,13 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
             // rows"), its exponentials E_j giving the table e_ij in E_j [1 - tau_i, 1 + tau_i];
             // a row it cannot take (a midpoint not finite) by the interval operations below.
             using rows_t = attention::detail::soft_rows<S>;
-            std::unique_ptr<rows_t> krows;
+            std::shared_ptr<rows_t> krows;
             if constexpr (interval_kernel)
-                if (L == 2) krows = std::make_unique<rows_t>(st.k, st.v, ctx);
+                if (L == 2) {
+                    krows = std::make_shared<rows_t>(st.k, st.v, ctx);
+                    krows_.resize(heads_.size());
+                    krows_[h] = krows; // row p of every change (fold_interval)
+                }
             [[maybe_unused]] typename row_sums_of<S>::type rs{};
             for (std::size_t i = first_row_; i < n_; ++i) {
                 at_pos = i + 1;
@@ -288,9 +292,10 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                         auto& out = st.ratio[b * sigma + a];
                         out.reserve(st.q.size());
                         for (const auto& q : st.q) out.push_back(numeric::exp(dot(q, dk, ctx)));
-                        // Raw kernels (MPFR) and the certified double kernel, L = 2: the
-                        // change of p's scaled query, f Q_W delta, for row p.
-                        if (!(raw_kernels || interval_kernel) || L != 2) continue;
+                        // Raw kernels (MPFR), L = 2: the change of p's scaled query, f Q_W
+                        // delta, for row p (the certified double kernel recomputes row p by
+                        // the certified row instead).
+                        if (!raw_kernels || L != 2) continue;
                         if (st.qratio.empty()) st.qratio.resize(sigma * sigma);
                         model::affine_map<S> qw{hd.score.Q.W, {}, true};
                         vec<S> dq = model::apply_affine(qw, delta, ctx);
@@ -388,6 +393,17 @@ S incremental_influence<S>::weight(std::size_t h, std::size_t i, std::size_t j) 
         }
     }
     return numeric::exp(dot(st.q[i], st.k[j], ctx_) - st.shift[i]);
+}
+
+template <numeric::ExpScalar S>
+vec<S> incremental_influence<S>::changed_row_p_head(std::size_t p, int a, std::size_t h) const {
+    if constexpr (interval_kernel) {
+        if (!fold_mr_ || h >= heads_.size()) return {};
+        const change ch = prepare(p, a);
+        std::vector<vec<S>> b;
+        if (row_p_heads(ch, b)) return b[h];
+    }
+    return {};
 }
 
 template <numeric::ExpScalar S>
@@ -603,8 +619,12 @@ vec<S> incremental_influence<S>::changed(std::size_t p, int a) const {
     if (m_.layers.size() == 1) return corrected_row(ch, n_ - 1);
     if constexpr (interval_kernel)
         if (fold_mr_) {
-            fold_interval(ch, ywork_);
-            return top(ywork_);
+            fold_interval(ch, ywork_, ymid_work_, yrad_work_, moved_work_);
+            try {
+                return top_interval(ywork_, &ymid_work_, &yrad_work_);
+            } catch (const numeric::undefined_error& e) {
+                throw e.located(attention::place(2, nullptr, n_));
+            }
         }
     std::vector<vec<S>> y1(n_);
     for (std::size_t i = 0; i < n_; ++i) y1[i] = corrected_row(ch, i);
@@ -630,10 +650,19 @@ void incremental_influence<S>::changed_with_states(std::size_t p, int a, changed
     }
     bool folded = false;
     st.omega1.clear();
+    st.y1_mid.clear();
+    st.y1_rad.clear();
+    st.y1_moved.clear();
     if constexpr (interval_kernel)
         if (fold_mr_) {
-            fold_interval(ch, st.y1, &st.omega1);
+            fold_interval(ch, st.y1, st.y1_mid, st.y1_rad, st.y1_moved, &st.omega1);
             folded = true;
+            try {
+                st.y = top_interval(st.y1, &st.y1_mid, &st.y1_rad);
+            } catch (const numeric::undefined_error& e) {
+                throw e.located(attention::place(2, nullptr, n_));
+            }
+            return;
         }
     if (!folded) {
         st.y1.resize(n_);
@@ -901,6 +930,29 @@ constexpr std::size_t fold_max_heads = 1024;
 /// g_w = (w + 1) 2^-52 >= gamma_w.
 double gamma_of(std::size_t w) { return static_cast<double>(w + 1) * 0x1p-52; }
 
+/// An upper bound of ||y'_i - y_i||_2 for a folded row i (d <= 4094 coordinates): y'_c lies
+/// within R_c of M_c and y_c within y_r,c of y_m,c, so y'_c - y_c = t_c (1 + delta_c) + e_c
+/// with t_c = fl(M_c - y_m,c) (|delta_c| <= u: rounding to nearest, exact when subnormal) and
+/// |e_c| <= R_c + y_r,c; so ||y' - y|| <= (1 + u) ||t|| + sum_c (R_c + y_r,c). t2 = fl(sum_c
+/// t_c^2) is at least the exact sum times (1 - u)^(d + 1), which 1 + 2^-40 restores for
+/// d <= 4094 (plus 2^-1000 when `small`: a nonzero |t_c| below 2^-500, whose square may
+/// underflow); its square root rounded to nearest and one ulp up bounds ||t||. trad =
+/// fl(sum_c (R_c + y_r,c)) and the final sum pass through at most d + 4 roundings of
+/// nonnegative terms: (1 - u)^-(d + 5) <= 1 + 2^-40, the factor applied (itself rounded: the
+/// ulp it loses is far below the slack left). NaN when a sum is not finite. `drop`
+/// (incremental_fault::drop_moved_radius, tests only): sqrt(t2) alone, the negative control.
+double moved_bound(double t2, bool small, double trad, bool drop) {
+    constexpr double dmax = std::numeric_limits<double>::max();
+    if (drop) return std::sqrt(t2);
+    if (!(t2 <= dmax) || !(trad <= dmax)) return std::numeric_limits<double>::quiet_NaN();
+    const double nt = t2 == 0 && !small
+                          ? 0.0
+                          : numeric::interval_detail::next_up(
+                                std::sqrt(t2 * (1.0 + 0x1p-40) + (small ? 0x1p-1000 : 0.0)));
+    const double v = (nt * (1.0 + 0x1p-52) + trad) * (1.0 + 0x1p-40);
+    return v <= dmax ? v : std::numeric_limits<double>::quiet_NaN();
+}
+
 /// a + b rounded down / up without the exactness test: rounded to nearest, then one ulp
 /// outward (an overflow gives DBL_MAX down, a valid lower bound, and NaN up, which the
 /// callers' finiteness tests catch).
@@ -967,10 +1019,35 @@ bool coefficients(const dinterval& e_old, const dinterval& factor, const dinterv
 } // namespace
 
 template <>
+bool incremental_influence<dinterval>::row_p_heads(const change& ch, std::vector<vec<dinterval>>& b) const {
+    // The certified soft-attention row of each head (krows_, the constructor's) with p's new
+    // scaled query and p's key and value replaced (sums_replaced: midpoints, one a-priori
+    // bound per row), and its quotient.
+    const std::size_t H = heads_.size(), p = ch.p;
+    if (krows_.size() != H) return false;
+    b.assign(H, {});
+    attention::detail::soft_rows<dinterval>::row_sums rs;
+    for (std::size_t h = 0; h < H; ++h) {
+        if (!krows_[h] || ch.qp[h].empty() ||
+            !krows_[h]->sums_replaced(ch.qp[h], p, ch.kp[h], ch.vp[h], rs,
+                                      fault_ == incremental_fault::drop_row_p_bound))
+            return false;
+        const dinterval den(rs.den);
+        if (!(den.lo() > 0) || !finite(den)) return false;
+        vec<dinterval> num(rs.num.size());
+        for (std::size_t c = 0; c < num.size(); ++c) num[c] = dinterval(rs.num[c]) / den;
+        b[h] = std::move(num);
+    }
+    return true;
+}
+
+template <>
 void incremental_influence<dinterval>::init_interval_kernel() {
     fold_mr_ = false;
     const bool fault_ok = fault_ == incremental_fault::none || fault_ == incremental_fault::drop_fold_bound ||
-                          fault_ == incremental_fault::midpoint_omega;
+                          fault_ == incremental_fault::midpoint_omega ||
+                          fault_ == incremental_fault::drop_row_p_bound ||
+                          fault_ == incremental_fault::drop_moved_radius;
     if (m_.layers.size() != 2 || !affine_ || !fault_ok || heads_.size() > fold_max_heads) return;
     const std::size_t H = heads_.size(), d = y1_.front().size();
     const double g = gamma_of(3 * H + 1);
@@ -1002,6 +1079,8 @@ void incremental_influence<dinterval>::init_interval_kernel() {
 
 template <>
 void incremental_influence<dinterval>::fold_interval(const change& ch, std::vector<vec<dinterval>>& y1,
+                                                     std::vector<double>& mid, std::vector<double>& rad,
+                                                     std::vector<double>& moved,
                                                      std::vector<double>* omega1) const {
     using numeric::interval_detail::add_down;
     using numeric::interval_detail::add_up;
@@ -1011,7 +1090,19 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
     const bool drop = fault_ == incremental_fault::drop_fold_bound;
     y1.resize(n_);
     const bool midpoint_omega = fault_ == incremental_fault::midpoint_omega;
+    const bool drop_moved = fault_ == incremental_fault::drop_moved_radius;
     if (omega1) omega1->assign(H, 0.0);
+    // Every row as midpoints and radii (a folded row: M_c and R_c; the others split), and the
+    // moved bounds (d <= 4094: the norm bound's limit); cleared when a row is not finite.
+    bool arrays = d <= 4094;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    mid.assign(n_ * d, 0.0);
+    rad.assign(n_ * d, 0.0);
+    moved.assign(n_, nan);
+    auto split_row = [&](std::size_t i) {
+        for (std::size_t c = 0; c < d && arrays; ++c)
+            if (y1[i].size() != d || !mid_rad(y1[i][c], mid[i * d + c], rad[i * d + c])) arrays = false;
+    };
     // A_h v_p and A_h v'_p as midpoints, with B_k (largest |midpoint|) and T_k (largest radius).
     bm_.assign(2 * H * d, 0.0);
     bb_.assign(2 * H, 0.0);
@@ -1023,6 +1114,9 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             if (src.size() != d || !mid_rad(src[c], m, r)) {
                 for (std::size_t i = 0; i < n_; ++i) y1[i] = corrected_row(ch, i);
                 if (omega1) omega1->assign(H, std::numeric_limits<double>::quiet_NaN());
+                mid.clear();
+                rad.clear();
+                moved.clear();
                 return;
             }
             bm_[k * d + c] = m;
@@ -1040,35 +1134,11 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
     ar_.assign(w, 0.0);
     const dinterval guard(65536.0);
     ++stats_.interval_changes;
-    // Row p (f_in add or concat): e'_pj = e_pj exp(dq . k_j) for j != p, dq the change of p's
-    // scaled query, relative to row p's old shift (every term positive), and the new key and
-    // value at j = p; the generic recomputation otherwise, or when the sum is not a positive
-    // finite enclosure. e_pj from the weight table, or recomputed by the constructor's
-    // operations (the same value, so results do not depend on the table memory).
+    // Row p: the certified soft-attention row of each head (row_p_heads), then F_1; the
+    // generic recomputation when that row cannot be taken.
     auto row_p = [&](vec<dinterval>& out) {
-        if (ch.a == x_[p] || heads_.front().qratio.empty()) return false;
-        const std::size_t pair =
-            static_cast<std::size_t>(x_[p]) * sigma + static_cast<std::size_t>(ch.a);
-        std::vector<vec<dinterval>> b(H);
-        for (std::size_t h = 0; h < H; ++h) {
-            const auto& st = heads_[h];
-            const auto& factor = st.qratio[pair];
-            const std::size_t dv = ch.vp[h].size();
-            vec<dinterval> num(dv, dinterval());
-            dinterval den;
-            for (std::size_t j = 0; j < n_; ++j) {
-                const bool at_p = j == p;
-                const dinterval e =
-                    at_p ? numeric::exp(dot(ch.qp[h], ch.kp[h], ctx_) - st.shift[p])
-                         : weight(h, p, j) * factor[j];
-                den += e;
-                const vec<dinterval>& v = at_p ? ch.vp[h] : st.v[j];
-                for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(num[c], e, v[c]);
-            }
-            if (!finite(den) || !(den.lo() > 0)) return false;
-            for (auto& c : num) c = c / den;
-            b[h] = std::move(num);
-        }
+        std::vector<vec<dinterval>> b;
+        if (!row_p_heads(ch, b)) return false;
         try {
             out = attention::update(m_.layers.front(), ch.y0p, b, ctx_);
         } catch (const numeric::undefined_error& err) {
@@ -1080,6 +1150,7 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         vec<dinterval>& out = y1[i];
         if (i == p) {
             if (!row_p(out)) out = corrected_row(ch, i);
+            split_row(i);
             continue;
         }
         // The coefficients in interval arithmetic on nonnegative operands (coefficients()); the
@@ -1120,6 +1191,7 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         }
         if (!ok) { // the cancellation guard, or a coefficient that is not finite
             out = corrected_row(ch, i);
+            split_row(i);
             continue;
         }
         // The per-row part of the bound: sum_k |a_m,k| T_k + r_a,k (B_k + T_k) + g |a_m,k| B_k.
@@ -1135,33 +1207,68 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         if (out.size() != d) out.assign(d, dinterval());
         const double* ym = &y1m_[i * d];
         const double* yr = &y1r_[i * d];
+        double* om = &mid[i * d];
+        double* orad = &rad[i * d];
         bool finite_row = true;
+        double t2 = 0, trad = 0; // the moved bound's sums: (M_c - y_m,c)^2 and R_c + y_r,c
+        bool small = false;      // a square of t2 may have underflowed
+        // The midpoints, head after head over contiguous coordinates (the same operations in
+        // the same order per coordinate as a loop over heads per coordinate; this one
+        // vectorises).
+        std::copy(ym, ym + d, om);
+        for (std::size_t h = 0; h < H; ++h) {
+            const double a0 = am_[3 * h], a1 = am_[3 * h + 1], a2 = am_[3 * h + 2];
+            const double* g0 = &gm_[(h * n_ + i) * d];
+            const double* b1 = &bm_[2 * h * d];
+            const double* b2 = &bm_[(2 * h + 1) * d];
+            for (std::size_t c = 0; c < d; ++c) om[c] += a0 * g0[c] + a1 * b1[c] + a2 * b2[c];
+        }
         for (std::size_t c = 0; c < d; ++c) {
-            double M = ym[c];
-            for (std::size_t h = 0; h < H; ++h)
-                M += am_[3 * h] * gm_[(h * n_ + i) * d + c] + am_[3 * h + 1] * bm_[2 * h * d + c] +
-                     am_[3 * h + 2] * bm_[(2 * h + 1) * d + c];
+            const double M = om[c];
             const double R = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
-            const double lo = add_down(M, -R), hi = add_up(M, R);
+            // [M - R, M + R] rounded outward without a branch: with R >= 2^-1000 and
+            // R' = fl(fl(R (1 + 2^-50)) + |M| 2^-52), R' (1 - u) >= R + u |M|, so
+            // fl(M -+ R') lies beyond M -+ R (docs/scalars.md).
+            const double Rw = drop ? 0.0 : R * (1.0 + 0x1p-50) + std::fabs(M) * 0x1p-52;
+            const double lo = M - Rw, hi = M + Rw;
             finite_row = finite_row && std::isfinite(lo) && std::isfinite(hi);
             out[c] = dinterval(lo, hi);
+            orad[c] = R;
+            const double t = M - ym[c];
+            const double at = std::fabs(t);
+            small = small || (at > 0 && at < 0x1p-500);
+            t2 += t * t;
+            trad += R + yr[c];
         }
         if (!finite_row) {
             out = corrected_row(ch, i);
+            split_row(i);
             continue;
         }
+        moved[i] = moved_bound(t2, small, trad, drop_moved);
         stats_.rank1_rows += H;
+    }
+    if (!arrays) {
+        mid.clear();
+        rad.clear();
+        moved.clear();
     }
 }
 
 template <>
-vec<dinterval> incremental_influence<dinterval>::top_interval(const std::vector<vec<dinterval>>& y1) const {
+vec<dinterval> incremental_influence<dinterval>::top_interval(const std::vector<vec<dinterval>>& y1,
+                                                              const std::vector<double>* mid,
+                                                              const std::vector<double>* rad) const {
     const auto& lay = m_.layers[1];
     const vec<dinterval>& yn = y1[n_ - 1];
     // Keys and values of layer 2's row n are the rows of y^(1) themselves (the key map folded
     // onto the query, the value map applied once to the weighted sum); the constant q . b_K of
-    // every score cancels in the softmax.
-    attention::detail::soft_rows<dinterval> rows(y1, y1, ctx_);
+    // every score cancels in the softmax. The fold's midpoints and radii when kept.
+    const std::size_t d = yn.size();
+    const bool kept = mid && rad && mid->size() == n_ * d && rad->size() == n_ * d && d > 0;
+    attention::detail::soft_rows<dinterval> rows =
+        kept ? attention::detail::soft_rows<dinterval>(y1, mid->data(), rad->data(), ctx_)
+             : attention::detail::soft_rows<dinterval>(y1, y1, ctx_);
     std::vector<vec<dinterval>> b(lay.heads.size());
     for (std::size_t h = 0; h < lay.heads.size(); ++h) {
         const auto& hd = lay.heads[h];

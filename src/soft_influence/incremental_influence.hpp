@@ -47,7 +47,12 @@
 #include "numeric/kind_list.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <vector>
+
+namespace attnprop::attention::detail {
+template <numeric::ExpScalar S> class soft_rows;
+} // namespace attnprop::attention::detail
 
 namespace attnprop::analysis {
 
@@ -57,7 +62,9 @@ enum class incremental_fault {
     keep_old_term,       ///< add the new term of p without subtracting the old one
     skip_row_correction, ///< L = 2: leave layer-1 rows j != p, n uncorrected
     drop_fold_bound,     ///< certified double kernel: leave out the a-priori radius of a folded row
-    midpoint_omega       ///< certified double kernel: the weights ω from midpoints, no rounding
+    midpoint_omega,      ///< certified double kernel: the weights ω from midpoints, no rounding
+    drop_row_p_bound,    ///< certified double kernel: leave out the a-priori bound of row p
+    drop_moved_radius    ///< certified double kernel: y1_moved from the midpoints alone
 };
 
 namespace detail {
@@ -140,6 +147,11 @@ public:
         return nullptr;
     }
 
+    /// Testing (certified double kernel, L = 2): head h's output b_h of layer-1 row p of
+    /// x[p <- a] as the kernel computes it (the certified row with p's query, key and value
+    /// replaced), before F_1; empty when the kernel does not take row p.
+    model::vec<S> changed_row_p_head(std::size_t p, int a, std::size_t h) const;
+
     /// y_n^(L)(x[p <- a]) for a position p < n - 1 (0-based) and a symbol a of Σ. Not safe to
     /// call concurrently on one object (the MPFR kernel keeps its scratch in the object); one
     /// object per thread.
@@ -157,6 +169,11 @@ public:
         /// kept weights e_mp, e'_mp and denominators; NaN for a head it does not bound. Empty
         /// when the kernel did not run.
         std::vector<double> omega1;
+        /// Certified double kernel, L = 2 (empty when it did not run or a row is not finite):
+        /// every row of y^(1) as n x d midpoints and radii, each exact entry within mid +- rad
+        /// (a folded row: the fold's M_c and R_c), and per row an upper bound of
+        /// ||y'^(1)_j - y^(1)_j||_2 (a folded row; NaN for row p and a recomputed row).
+        std::vector<double> y1_mid, y1_rad, y1_moved;
     };
     /// Like changed(p, a), keeping the states (the generic kernel or the certified double one;
     /// never the raw MPFR one).
@@ -208,9 +225,17 @@ private:
     /// corrected_row) and, with omega1, the pair bound's layer-1 weight ω per head
     /// (changed_states::omega1), and layer 2 at row n by the certified soft-attention row.
     void init_interval_kernel();
-    void fold_interval(const change& ch, std::vector<model::vec<S>>& y1,
+    /// Row p's head outputs b_h of a change by the certified row (krows_); false when a
+    /// midpoint is not finite or a denominator's enclosure not positive.
+    bool row_p_heads(const change& ch, std::vector<model::vec<S>>& b) const;
+    /// mid, rad, moved: changed_states::y1_mid, y1_rad, y1_moved.
+    void fold_interval(const change& ch, std::vector<model::vec<S>>& y1, std::vector<double>& mid,
+                       std::vector<double>& rad, std::vector<double>& moved,
                        std::vector<double>* omega1 = nullptr) const;
-    model::vec<S> top_interval(const std::vector<model::vec<S>>& y1) const;
+    /// Layer 2 at row n; with mid and rad (n x d, see changed_states) the certified row reads
+    /// them instead of splitting y1's intervals again.
+    model::vec<S> top_interval(const std::vector<model::vec<S>>& y1, const std::vector<double>* mid = nullptr,
+                               const std::vector<double>* rad = nullptr) const;
 
     struct head_state {
         std::vector<model::vec<S>> q;   ///< scaled queries (rows that are needed)
@@ -282,6 +307,11 @@ private:
     S weight(std::size_t h, std::size_t i, std::size_t j) const;
     mutable std::vector<double> am_, ar_, bm_, bb_, bt_; ///< per change: coefficients, A_h v
     mutable std::vector<const std::vector<S>*> ratio_;   ///< per change: the factors of (x_p, a)
+    /// Certified double kernel, L = 2: per layer-1 head, the certified soft-attention row over
+    /// x's keys and values (the constructor's rows; row p of a change with its key and value
+    /// replaced), and changed()'s midpoints, radii and moved bounds of y'^(1).
+    mutable std::vector<std::shared_ptr<attention::detail::soft_rows<S>>> krows_;
+    mutable std::vector<double> ymid_work_, yrad_work_, moved_work_;
 };
 
 // The raw MPFR kernels (incremental_influence.cpp).
@@ -301,12 +331,16 @@ mpfr_vec incremental_influence<numeric::mpfr_real>::row_p_factored(const change&
 using dinterval_vec = model::vec<numeric::dinterval>;
 template <> void incremental_influence<numeric::dinterval>::init_interval_kernel();
 template <>
-void incremental_influence<numeric::dinterval>::fold_interval(const change& ch,
-                                                              std::vector<dinterval_vec>& y1,
-                                                              std::vector<double>* omega1) const;
+bool incremental_influence<numeric::dinterval>::row_p_heads(const change& ch,
+                                                           std::vector<dinterval_vec>& b) const;
 template <>
-dinterval_vec
-incremental_influence<numeric::dinterval>::top_interval(const std::vector<dinterval_vec>& y1) const;
+void incremental_influence<numeric::dinterval>::fold_interval(
+    const change& ch, std::vector<dinterval_vec>& y1, std::vector<double>& mid, std::vector<double>& rad,
+    std::vector<double>& moved, std::vector<double>* omega1) const;
+template <>
+dinterval_vec incremental_influence<numeric::dinterval>::top_interval(const std::vector<dinterval_vec>& y1,
+                                                                      const std::vector<double>* mid,
+                                                                      const std::vector<double>* rad) const;
 
 #define ATTNPROP_INCREMENTAL_EXTERN(S) extern template class incremental_influence<S>;
 #define ATTNPROP_INCREMENTAL_SUPPORTS_EXTERN(S)                                                    \

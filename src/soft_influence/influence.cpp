@@ -212,7 +212,12 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                         if (!states) states.emplace();
                         inc->changed_with_states(i, a, *states);
                         changed.y = states->y;
-                        pr_posterior = cache->bound(i, states->y0p, states->y1, changed.y, &states->omega1);
+                        change_hints hints;
+                        hints.omega1 = &states->omega1;
+                        hints.y1_mid = &states->y1_mid;
+                        hints.y1_rad = &states->y1_rad;
+                        hints.y1_moved = &states->y1_moved;
+                        pr_posterior = cache->bound(i, states->y0p, states->y1, changed.y, hints);
                     }
                 } else if (incremental) {
                     changed.y = inc->changed(i, a);

@@ -7,6 +7,7 @@
 // Profiles: automatic takes incremental for L <= 2 and naive for L = 3; method incremental
 // throws for L = 3.
 #include "soft_influence/incremental_influence.hpp"
+#include "soft_influence/bounds.hpp"
 #include "soft_influence/influence.hpp"
 #include "attention/soft.hpp"
 #include "gen/generators.hpp"
@@ -332,6 +333,50 @@ interval_check check_interval_changes(const model::model<rational>& m,
     return out;
 }
 
+/// Row p's head outputs b_h (before F_1) of every change x[p <- 1 - x_p] as the certified double
+/// kernel computes them (changed_row_p_head) that miss the MPFR-512 row: b_h = Σ_j e_j v_j /
+/// Σ_j e_j, e_j = exp(q_p . k_j) over x''s scaled query, keys and values. `taken` counts the
+/// heads the kernel computed.
+struct row_p_check {
+    int taken = 0;
+    int misses = 0;
+};
+row_p_check row_p_heads_check(const model::model<rational>& m, const model::input_sequence& x,
+                              const incremental_influence<numeric::dinterval>& inc) {
+    row_p_check out;
+    const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
+    const auto& heads = m512.layers.front().heads;
+    const std::size_t n = x.size();
+    model::input_sequence x2 = x;
+    for (std::size_t p = 0; p + 1 < n; ++p) {
+        x2[p] = 1 - x[p];
+        const auto y0 = attention::initial_states(m512, x2, ctx512);
+        for (std::size_t h = 0; h < heads.size(); ++h) {
+            const auto b = inc.changed_row_p_head(p, x2[p], h);
+            if (b.empty()) continue;
+            ++out.taken;
+            vec<mpfr_real> q = attention::query(heads[h], y0[p], ctx512);
+            const mpfr_real f = attention::dot_scale(heads[h], n, ctx512);
+            for (auto& c : q) c = c * f;
+            mpfr_real den = numeric::zero<mpfr_real>(ctx512);
+            vec<mpfr_real> num;
+            for (std::size_t j = 0; j < n; ++j) {
+                const auto k = attention::key(heads[h], y0[j], ctx512);
+                const auto v = attention::value(heads[h], y0[j], ctx512);
+                const mpfr_real e = numeric::exp(model::dot(q.data(), k.data(), q.size(), ctx512));
+                den += e;
+                if (num.empty()) num.assign(v.size(), numeric::zero<mpfr_real>(ctx512));
+                for (std::size_t c = 0; c < v.size(); ++c) numeric::fma_acc(num[c], e, v[c]);
+            }
+            REQUIRE(num.size() == b.size());
+            for (std::size_t c = 0; c < b.size(); ++c)
+                if (!numeric::contains(b[c], num[c] / den)) ++out.misses;
+        }
+        x2[p] = x[p];
+    }
+    return out;
+}
+
 /// Values of the constructor that miss MPFR-512: every layer-1 row of x and y_n^(2) against
 /// the forward pass with trace, and every row's D_i = Σ_j exp(s_ij - M_i) and kept weight
 /// e_ij = exp(s_ij - M_i) (M_i the kernel's shift) against the scores in MPFR-512.
@@ -391,7 +436,7 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
           "[analysis][influence][incremental]") {
     const numeric::context ctx53{53};
     bool guarded = false;
-    int row_controls = 0, row_caught = 0;
+    int row_controls = 0, row_caught = 0, rowp_controls = 0, rowp_caught = 0;
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
         // Dyadic weights (k/8), weights with no double value (k/7), and nearly hard attention
         // (the cancellation guard sends some rows to the generic recomputation).
@@ -407,6 +452,9 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
                                                                     incremental_fault::none, table);
                 CHECK(inc.tabled() == (table > 0));
                 REQUIRE(constructor_misses(m, x, inc) == 0);
+                const auto rp = row_p_heads_check(m, x, inc);
+                REQUIRE(rp.misses == 0);
+                if (q_scale == 1) REQUIRE(rp.taken == static_cast<int>(2 * (x.size() - 1)));
                 const auto r = check_interval_changes(m, x, inc);
                 INFO(r.first_miss);
                 REQUIRE(r.misses == 0);
@@ -422,12 +470,24 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
                 // miss (the changes' rows mostly not: their own radius covers the few ulps).
                 ++row_controls;
                 if (constructor_misses(m, x, constructed_without_row_bound(md, x, table)) > 0) ++row_caught;
+                // Negative control of row p (the certified row with p's query, key and value
+                // replaced): without its bound, its head outputs miss.
+                const incremental_influence<numeric::dinterval> no_rowp(
+                    md, x, ctx53, incremental_fault::drop_row_p_bound, table);
+                const auto rpd = row_p_heads_check(m, x, no_rowp);
+                if (rpd.taken > 0) {
+                    ++rowp_controls;
+                    if (rpd.misses > 0) ++rowp_caught;
+                }
             }
         }
     }
     REQUIRE(guarded);
     INFO(row_caught << " of " << row_controls << " constructor controls caught");
     REQUIRE(row_caught * 4 >= row_controls * 3);
+    INFO(rowp_caught << " of " << rowp_controls << " row-p controls caught");
+    REQUIRE(rowp_controls > 0);
+    REQUIRE(rowp_caught * 4 >= rowp_controls * 3);
 }
 
 namespace {
@@ -523,6 +583,131 @@ TEST_CASE("the certified double kernel's weights of the pair bound bound the MPF
     }
     INFO(caught << " of " << controls << " midpoint controls caught");
     REQUIRE(caught * 2 >= controls);
+}
+
+namespace {
+
+/// What the certified double kernel keeps of y'^(1) for the pair bound (changed_states::y1_mid,
+/// y1_rad, y1_moved), and the pair bound's value norms of the top layer from them
+/// (posterior_cache::top_value_norms), against the MPFR-512 forward passes with trace of x and
+/// x': rows where |y'_c - M_c| > R_c, where ||y'_j - y_j|| exceeds the moved bound, and where
+/// ||V_h y'_j + c_h|| exceeds its bound. `drop_norms`: top_value_norms' negative control.
+struct moved_check {
+    int rows = 0; ///< rows with a moved bound
+    int mid_misses = 0, moved_misses = 0, norm_misses = 0;
+    std::string first_miss;
+};
+moved_check check_moved(const model::model<rational>& m, const model::input_sequence& x,
+                        const incremental_influence<numeric::dinterval>& inc, bool drop_norms) {
+    moved_check out;
+    const numeric::context ctx53{53};
+    const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
+    const attention::soft_options opt{.trace = true};
+    const auto base = attention::soft_forward(m512, x, ctx512, opt);
+    const analysis::posterior_cache<numeric::dinterval> cache(m, inc.initial_states(), inc.layer1_states(),
+                                                              inc.base(), ctx53);
+    const auto& heads2 = m512.layers[1].heads;
+    const std::size_t n = x.size();
+    auto note = [&](const char* what, std::size_t p, std::size_t j) {
+        if (!out.first_miss.empty()) return;
+        std::ostringstream os;
+        os << what << ": position " << p << ", row " << j;
+        out.first_miss = os.str();
+    };
+    model::input_sequence x2 = x;
+    incremental_influence<numeric::dinterval>::changed_states st;
+    for (std::size_t p = 0; p + 1 < n; ++p) {
+        x2[p] = 1 - x[p];
+        const auto ref = attention::soft_forward(m512, x2, ctx512, opt);
+        inc.changed_with_states(p, x2[p], st);
+        const std::size_t d = st.y1.front().size();
+        REQUIRE(st.y1_mid.size() == n * d);
+        REQUIRE(st.y1_rad.size() == n * d);
+        REQUIRE(st.y1_moved.size() == n);
+        for (std::size_t j = 0; j < n; ++j) {
+            const auto& y = base.trace->y[1][j];
+            const auto& y2 = ref.trace->y[1][j];
+            mpfr_real sq = numeric::zero<mpfr_real>(ctx512);
+            for (std::size_t c = 0; c < d; ++c) {
+                const mpfr_real M = mpfr_real::from_double(st.y1_mid[j * d + c], ctx512);
+                const mpfr_real R = mpfr_real::from_double(st.y1_rad[j * d + c], ctx512);
+                if (numeric::compare(numeric::abs(y2[c] - M), R) == numeric::order::greater) {
+                    ++out.mid_misses;
+                    note("midpoint", p, j);
+                }
+                const mpfr_real t = y2[c] - y[c];
+                numeric::fma_acc(sq, t, t);
+            }
+            const double mv = st.y1_moved[j];
+            if (std::isnan(mv)) continue;
+            ++out.rows;
+            if (numeric::compare(numeric::sqrt(sq), mpfr_real::from_double(mv, ctx512)) ==
+                numeric::order::greater) {
+                ++out.moved_misses;
+                note("moved", p, j);
+            }
+        }
+        analysis::change_hints hints;
+        hints.y1_mid = &st.y1_mid;
+        hints.y1_rad = &st.y1_rad;
+        hints.y1_moved = &st.y1_moved;
+        for (std::size_t h = 0; h < heads2.size(); ++h) {
+            const auto pv = cache.top_value_norms(h, st.y1, hints, drop_norms);
+            REQUIRE(pv.size() == n);
+            for (std::size_t j = 0; j < n; ++j) {
+                const auto v = model::apply_affine(heads2[h].value.V, ref.trace->y[1][j], ctx512);
+                mpfr_real sq = numeric::zero<mpfr_real>(ctx512);
+                for (const auto& c : v) numeric::fma_acc(sq, c, c);
+                if (numeric::compare(numeric::sqrt(sq), mpfr_real::from_double(pv[j], ctx512)) ==
+                    numeric::order::greater) {
+                    ++out.norm_misses;
+                    note("value norm", p, j);
+                }
+            }
+        }
+        x2[p] = x[p];
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("the certified double kernel's midpoints, radii and moved bounds of y'^(1), and the pair "
+          "bound's value norms from them, bound the MPFR-512 values, and without their radii they do not",
+          "[analysis][influence][incremental][bounds]") {
+    const numeric::context ctx53{53};
+    int moved_controls = 0, moved_caught = 0, norm_controls = 0, norm_caught = 0;
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        for (const auto& [q_scale, den] : {std::pair{1, 8}, std::pair{1, 7}, std::pair{4096, 7}}) {
+            const auto m = model::parse_model(affine_model(seed, 2, q_scale, den), "affine.json");
+            const auto md = model::to_scalar<numeric::dinterval>(m, ctx53);
+            const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
+            INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den << ", input "
+                         << model::format_input(m.sigma, x));
+            const incremental_influence<numeric::dinterval> inc(md, x, ctx53);
+            const auto r = check_moved(m, x, inc, false);
+            INFO(r.first_miss);
+            REQUIRE(r.mid_misses == 0);
+            REQUIRE(r.moved_misses == 0);
+            REQUIRE(r.norm_misses == 0);
+            if (q_scale == 1) REQUIRE(r.rows > 0);
+            // Negative controls: the moved bound from the midpoints alone (no radii, no
+            // rounding), and the value norms without ν times the moved bound (x's rows').
+            const incremental_influence<numeric::dinterval> dropped(md, x, ctx53,
+                                                                    incremental_fault::drop_moved_radius);
+            if (r.rows > 0) {
+                ++moved_controls;
+                if (check_moved(m, x, dropped, false).moved_misses > 0) ++moved_caught;
+                ++norm_controls;
+                if (check_moved(m, x, inc, true).norm_misses > 0) ++norm_caught;
+            }
+        }
+    }
+    INFO(moved_caught << " of " << moved_controls << " moved controls, " << norm_caught << " of "
+                      << norm_controls << " value-norm controls caught");
+    REQUIRE(moved_controls > 0);
+    REQUIRE(moved_caught * 4 >= moved_controls * 3);
+    REQUIRE(norm_caught * 4 >= norm_controls * 3);
 }
 
 TEST_CASE("the certified double kernel gives the same intervals with and without its weight "
