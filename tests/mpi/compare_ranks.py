@@ -272,7 +272,7 @@ def kill_then_resume(attnprop, mpirun, np, args, work, kill_root, stop=False):
     print(f"restart exited {again.returncode}, reused {reused} units")
     if reused != reusable:
         problems.append(f"the restart reused {reused} units, the journal held {reusable} reusable")
-    if before < 1:
+    if reusable < 1:
         problems.append("no unit was kept from the killed run")
     if kill_root and journaled != kill_root:
         problems.append(f"rank 0 was to be killed after {kill_root} units, the journal holds {journaled}")
