@@ -1047,7 +1047,8 @@ void incremental_influence<dinterval>::init_interval_kernel() {
     const bool fault_ok = fault_ == incremental_fault::none || fault_ == incremental_fault::drop_fold_bound ||
                           fault_ == incremental_fault::midpoint_omega ||
                           fault_ == incremental_fault::drop_row_p_bound ||
-                          fault_ == incremental_fault::drop_moved_radius;
+                          fault_ == incremental_fault::drop_moved_radius ||
+                          fault_ == incremental_fault::drop_outward_widening;
     if (m_.layers.size() != 2 || !affine_ || !fault_ok || heads_.size() > fold_max_heads) return;
     const std::size_t H = heads_.size(), d = y1_.front().size();
     const double g = gamma_of(3 * H + 1);
@@ -1229,7 +1230,9 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             // [M - R, M + R] rounded outward without a branch: with R >= 2^-1000 and
             // R' = fl(fl(R (1 + 2^-50)) + |M| 2^-52), R' (1 - u) >= R + u |M|, so
             // fl(M -+ R') lies beyond M -+ R (docs/scalars.md).
-            const double Rw = drop ? 0.0 : R * (1.0 + 0x1p-50) + std::fabs(M) * 0x1p-52;
+            const double Rw = drop                                                  ? 0.0
+                              : fault_ == incremental_fault::drop_outward_widening ? R
+                                                                                  : R * (1.0 + 0x1p-50) + std::fabs(M) * 0x1p-52;
             const double lo = M - Rw, hi = M + Rw;
             finite_row = finite_row && std::isfinite(lo) && std::isfinite(hi);
             out[c] = dinterval(lo, hi);

@@ -64,7 +64,8 @@ enum class incremental_fault {
     drop_fold_bound,     ///< certified double kernel: leave out the a-priori radius of a folded row
     midpoint_omega,      ///< certified double kernel: the weights ω from midpoints, no rounding
     drop_row_p_bound,    ///< certified double kernel: leave out the a-priori bound of row p
-    drop_moved_radius    ///< certified double kernel: y1_moved from the midpoints alone
+    drop_moved_radius,   ///< certified double kernel: y1_moved from the midpoints alone
+    drop_outward_widening ///< certified double kernel: a folded row stored as [fl(M - R), fl(M + R)]
 };
 
 namespace detail {

@@ -710,6 +710,65 @@ TEST_CASE("the certified double kernel's midpoints, radii and moved bounds of y'
     REQUIRE(norm_caught * 4 >= norm_controls * 3);
 }
 
+namespace {
+
+/// Coordinates of the folded rows of y'^(1) (those with a moved bound) whose stored interval
+/// does not contain [M - R, M + R] exactly (M, R: the fold's midpoint and radius), over every
+/// change of x; and how many were checked.
+std::pair<std::size_t, std::size_t> outward_misses(const model::input_sequence& x,
+                                                   const incremental_influence<numeric::dinterval>& inc) {
+    std::size_t misses = 0, checked = 0;
+    incremental_influence<numeric::dinterval>::changed_states st;
+    // a + b = s + e exactly (TwoSum), so a + b <= h iff s < h or (s == h and e <= 0).
+    auto above = [](double h, double a, double b) {
+        const double s = a + b, bb = s - a, e = (a - (s - bb)) + (b - bb);
+        return s < h || (s == h && e <= 0);
+    };
+    for (std::size_t p = 0; p + 1 < x.size(); ++p) {
+        inc.changed_with_states(p, 1 - x[p], st);
+        if (st.y1_moved.empty()) continue;
+        const std::size_t d = st.y1.front().size();
+        for (std::size_t j = 0; j < st.y1.size(); ++j) {
+            if (std::isnan(st.y1_moved[j])) continue; // row p or a recomputed row
+            for (std::size_t c = 0; c < d; ++c) {
+                const double M = st.y1_mid[j * d + c], R = st.y1_rad[j * d + c];
+                const numeric::dinterval& v = st.y1[j][c];
+                ++checked;
+                if (!above(v.hi(), M, R) || !above(-v.lo(), -M, R)) ++misses;
+            }
+        }
+    }
+    return {misses, checked};
+}
+
+} // namespace
+
+TEST_CASE("the certified double kernel stores a folded row rounded outward: each interval holds "
+          "[M - R, M + R] exactly, and without the widening it does not",
+          "[analysis][influence][incremental]") {
+    const numeric::context ctx53{53};
+    std::size_t control_misses = 0, control_checked = 0;
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        const auto m = model::parse_model(affine_model(seed, 2, 1, 7), "affine.json");
+        const auto md = model::to_scalar<numeric::dinterval>(m, ctx53);
+        const auto x = random_input(m, 17, seed * 3);
+        INFO("seed " << seed << ", input " << model::format_input(m.sigma, x));
+        const incremental_influence<numeric::dinterval> inc(md, x, ctx53);
+        const auto [misses, checked] = outward_misses(x, inc);
+        REQUIRE(checked > 0);
+        REQUIRE(misses == 0);
+        // Negative control: [fl(M - R), fl(M + R)] rounds inward about half the time.
+        const incremental_influence<numeric::dinterval> narrow(md, x, ctx53,
+                                                               incremental_fault::drop_outward_widening);
+        const auto [cm, cc] = outward_misses(x, narrow);
+        control_misses += cm;
+        control_checked += cc;
+    }
+    INFO(control_misses << " of " << control_checked << " coordinates missed without the widening");
+    REQUIRE(control_checked > 0);
+    REQUIRE(control_misses * 10 >= control_checked);
+}
+
 TEST_CASE("the certified double kernel gives the same intervals with and without its weight "
           "tables", "[analysis][influence][incremental]") {
     const numeric::context ctx53{53};
