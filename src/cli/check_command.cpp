@@ -388,9 +388,7 @@ private:
             try {
                 for (auto it = s.arrived.find(rb.attempts()); !rb.over() && it != s.arrived.end();
                      it = s.arrived.find(rb.attempts())) {
-                    const runner::case_batch& got = it->second;
-                    for (std::size_t k = 0; k < got.attempts.size() && !rb.over(); ++k)
-                        rb.add(got.attempts[k], k + 1 == got.attempts.size() ? got.cx : std::nullopt);
+                    rb.add(it->second);
                     s.arrived.erase(it);
                 }
             } catch (...) {

@@ -331,6 +331,13 @@ bool report_builder::add(const attempt& a, const std::optional<counterexample>& 
     return over_;
 }
 
+bool report_builder::add(const case_batch& b) {
+    if (b.first != attempts_) throw std::logic_error("report_builder: a batch out of order");
+    for (std::size_t k = 0; k < b.attempts.size() && !over_; ++k)
+        add(b.attempts[k], k + 1 == b.attempts.size() ? b.cx : std::nullopt);
+    return over_;
+}
+
 property_report report_builder::finish(double seconds) {
     if (!over_) rep_.end = outcomes::interrupted{};
     rep_.seconds = seconds;

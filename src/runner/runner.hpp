@@ -147,6 +147,9 @@ public:
     report_builder(const property& p, const run_config& cfg);
     /// Adds the next attempt (with its counterexample when it failed); true when the run is over.
     bool add(const attempt& a, const std::optional<counterexample>& cx = std::nullopt);
+    /// Adds a batch's attempts, which must start at attempts(), until the run is over (the
+    /// batch's counterexample with its last attempt); true when the run is over.
+    bool add(const case_batch& b);
     bool over() const { return over_; }
     /// Attempts added so far: the index of the next one.
     std::uint64_t attempts() const { return attempts_; }

@@ -85,8 +85,7 @@ runner::property_report folded(const runner::property& p, const runner::run_conf
         REQUIRE(got.first == b.attempts());
         REQUIRE_FALSE(got.attempts.empty());
         seconds += got.seconds;
-        for (std::size_t k = 0; k < got.attempts.size() && !b.over(); ++k)
-            b.add(got.attempts[k], k + 1 == got.attempts.size() ? got.cx : std::nullopt);
+        b.add(got);
     }
     return b.finish(seconds);
 }
@@ -144,7 +143,6 @@ TEST_CASE("runner: a property that discards every case gives up after ten discar
     CHECK(whole.passed == 0);
     CHECK(runner::max_attempts(cfg) == 4 + 51); // 4 cases and 51 discards at most
     for (std::uint64_t cut : {1, 4, 100}) {
-        runner::report_builder b(p, cfg);
         const runner::property_report r = folded(p, cfg, cut, true);
         CHECK(as_json(r) == as_json(whole));
     }
@@ -256,8 +254,7 @@ TEST_CASE("runner: rounds of batches end every run by the last round, with the w
                 got.push_back(runner::run_case_batch(p, cfg, f, std::min<std::uint64_t>(5, scheduled + want - f)));
             scheduled += want;
             for (const auto& g : got)
-                for (std::size_t k = 0; k < g.attempts.size() && !b.over(); ++k)
-                    b.add(g.attempts[k], k + 1 == g.attempts.size() ? g.cx : std::nullopt);
+                if (!b.over()) b.add(g);
         }
         REQUIRE(b.over());
         CHECK(as_json(b.finish(0)) == as_json(whole));
