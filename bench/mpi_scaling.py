@@ -4,8 +4,8 @@
 
     bench/mpi_scaling.py [--attnprop build/bin/attnprop] [--mpirun mpirun] [--reps 3] [--ranks 2]
 
-For each workload (an influence sweep and a check run, one thread per rank) it runs np = 1 and
-np = N in turn (1, N, 1, N, ...: a pair at a time, so that drifts of a shared machine's speed
+For each workload (influence sweeps, check runs and restrict sweeps, one thread per rank) it
+runs np = 1 and np = N in turn (1, N, 1, N, ...: a pair at a time, so that drifts of a shared machine's speed
 hit both), each in a fresh folder, and prints per workload the median wall time of each, the
 median of the paired ratios T(1) / T(N) (the speed-up) and the efficiency speed-up / N. It also
 checks that both wrote the same report.json. Ratios, not absolute times: on a shared machine
@@ -37,6 +37,14 @@ WORKLOADS = {
     # One property alone: only its batches of cases can be shared.
     "check-one-property": ["check", "--property", "soft-influence/forced-bracket-cross-entropy",
                            "--tests", "300", "--max-n", "64", "--seed", "1"],
+    # Five lengths: their restrictions (one unit each) first, then every length's language
+    # analysis and certificate blocks (16 per length, 128 sampled inputs).
+    "restrict": ["restrict", "--model", "hard-parity-attempt", "--n", "8192,10240,12288,14336,16384",
+                 "--language", "parity", "--samples", "128", "--threads", "1", "--seed", "1"],
+    # One length: its restriction is one unit, the rest is shared.
+    "restrict-one-length": ["restrict", "--model", "hard-parity-attempt", "--n", "16384",
+                            "--language", "parity", "--samples", "256", "--threads", "1",
+                            "--seed", "1"],
 }
 
 ENV = {

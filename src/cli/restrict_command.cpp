@@ -17,13 +17,245 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <stdexcept>
 
 namespace attnprop::cli {
 
 namespace {
 
 using numeric::rational;
+using model::vec;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// A length's result as rank 0 holds it until it is printed, with the seconds it took.
+using arrived_runs = std::vector<std::optional<std::pair<report::restrict_run, double>>>;
+
+/// The parts of restrict's lengths over MPI ranks (docs/cli.md, "Running under MPI"): a
+/// length's restriction, its language analysis and the outputs of up to `max_blocks` blocks of
+/// its certificate's inputs. Every rank computes units with it; rank 0 also collects the parts
+/// (from units and from the journal) and assembles the certificate.
+class parts {
+public:
+    static constexpr std::size_t max_blocks = 16;
+    /// The unit of part k of length i (k = 0: the language analysis; 1 + b: block b) is
+    /// i * per_length + k.
+    static constexpr std::size_t per_length = 1 + max_blocks;
+
+    parts(const model::model<rational>& m, const analysis::language_options& lo,
+          std::optional<lang::language> l, const std::vector<long>& ns)
+        : m_(m), lo_(lo), lang_(l), ns_(ns), lengths_(ns.size()) {}
+
+    /// The unit of the first call: the restriction of length i.
+    std::string restriction_unit(std::size_t i) const {
+        const auto t0 = std::chrono::steady_clock::now();
+        const long n = ns_.at(i);
+        const analysis::restriction r = analysis::build_restriction(
+            m_, n, lang_ ? analysis::language_restriction_options(m_, n, *lang_, lo_) : lo_.restrict);
+        return dist::encode_restriction(r, seconds_since(t0));
+    }
+
+    /// A unit of the second call: part u of length i, whose restriction is `input`.
+    std::string part_unit(std::size_t u, std::size_t i, const std::string& input) {
+        const auto t0 = std::chrono::steady_clock::now();
+        if (i >= ns_.size() || u / per_length != i)
+            throw std::runtime_error("attnprop: restrict part " + std::to_string(u) +
+                                     " does not belong to length " + std::to_string(i));
+        std::shared_ptr<const analysis::restriction> r;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            auto& held = lengths_[i].r;
+            if (!held) held = std::make_shared<const analysis::restriction>(dist::decode_restriction(input, nullptr));
+            r = held;
+        }
+        const std::size_t k = u % per_length;
+        if (k == 0) {
+            if (!lang_) throw std::runtime_error("attnprop: a language part without a language");
+            return dist::encode_language_result(analysis::analyse_language(m_, *r, *lang_, lo_),
+                                                seconds_since(t0));
+        }
+        const auto [first, count] = block(analysis::certificate_inputs(*r, lo_.certify), k - 1);
+        return dist::encode_outputs(analysis::certificate_outputs(m_, *r, lo_.certify, first, count),
+                                    seconds_since(t0));
+    }
+
+    // --- rank 0 ---
+
+    /// Records length i's restriction (the bytes of restriction_unit).
+    void add_restriction(std::size_t i, const std::string& bytes) {
+        double s = 0;
+        auto r = std::make_shared<const analysis::restriction>(dist::decode_restriction(bytes, &s));
+        if (r->n != ns_.at(i))
+            throw std::runtime_error("it holds the restriction of n = " + std::to_string(r->n) +
+                                     " as n = " + std::to_string(ns_[i]));
+        length& x = lengths_[i];
+        x.outputs.assign(blocks(analysis::certificate_inputs(*r, lo_.certify)), std::nullopt);
+        x.seconds += s;
+        x.restriction_bytes = bytes;
+        std::lock_guard<std::mutex> lock(mu_);
+        x.r = std::move(r);
+    }
+
+    /// Records part u (the bytes of part_unit).
+    void add_part(std::size_t u, const std::string& bytes) {
+        const std::size_t i = u / per_length, k = u % per_length;
+        if (i >= ns_.size() || !lengths_[i].r)
+            throw std::runtime_error("a part of n = " + (i < ns_.size() ? std::to_string(ns_[i]) : "?") +
+                                     " comes before its restriction");
+        length& x = lengths_[i];
+        double s = 0;
+        if (k == 0) {
+            if (!lang_) throw std::runtime_error("a language part of a run without a language");
+            x.lang = dist::decode_language_result(bytes, &s);
+        } else {
+            if (k - 1 >= x.outputs.size())
+                throw std::runtime_error("block " + std::to_string(k - 1) + " of " +
+                                         std::to_string(x.outputs.size()));
+            auto ys = dist::decode_outputs(bytes, &s);
+            const auto [first, count] = block(analysis::certificate_inputs(*x.r, lo_.certify), k - 1);
+            (void)first;
+            if (ys.size() != count)
+                throw std::runtime_error("block " + std::to_string(k - 1) + " holds " +
+                                         std::to_string(ys.size()) + " outputs, not " +
+                                         std::to_string(count));
+            x.outputs[k - 1] = std::move(ys);
+        }
+        x.seconds += s;
+    }
+
+    /// The journal's name of part u: "N language" or "N block B".
+    std::string part_name(std::size_t u) const {
+        const std::size_t i = u / per_length, k = u % per_length;
+        return std::to_string(ns_.at(i)) + (k == 0 ? " language" : " block " + std::to_string(k - 1));
+    }
+
+    /// Reads the parts an earlier run journaled ("N restriction", "N language", "N block B")
+    /// for the lengths not in `done`; returns how many. Throws std::runtime_error for a record
+    /// that cannot be read.
+    std::size_t reuse(const std::vector<report::journal_record>& found, const arrived_runs& done) {
+        std::size_t count = 0;
+        for (const auto& rec : found) {
+            std::istringstream words(rec.unit);
+            std::string n_text, kind, extra;
+            words >> n_text >> kind;
+            if (kind.empty()) continue; // a whole length, journaled by one process
+            std::size_t i = 0;
+            while (i < ns_.size() && std::to_string(ns_[i]) != n_text) ++i;
+            if (i == ns_.size() || done[i]) continue;
+            if (kind == "restriction") {
+                if (lengths_[i].r) continue;
+                add_restriction(i, rec.result);
+            } else if (kind == "language") {
+                add_part(i * per_length, rec.result);
+            } else if (kind == "block") {
+                std::size_t b = 0;
+                if (!(words >> b) || b >= max_blocks)
+                    throw std::runtime_error("unknown unit '" + rec.unit + "'");
+                add_part(i * per_length + 1 + b, rec.result);
+            } else {
+                throw std::runtime_error("unknown unit '" + rec.unit + "'");
+            }
+            if (words >> extra) throw std::runtime_error("unknown unit '" + rec.unit + "'");
+            ++count;
+        }
+        return count;
+    }
+
+    /// Forgets every part (after a journal record could not be read).
+    void clear() {
+        std::lock_guard<std::mutex> lock(mu_);
+        lengths_.assign(ns_.size(), length{});
+    }
+
+    /// Whether some part of length i is in.
+    bool started(std::size_t i) const { return lengths_.at(i).r != nullptr; }
+
+    /// The lengths whose restriction is still to build, largest n first.
+    std::vector<std::size_t> restriction_order(const arrived_runs& done) const {
+        std::vector<std::size_t> order;
+        for (std::size_t i : by_length())
+            if (!done[i] && !lengths_[i].r) order.push_back(i);
+        return order;
+    }
+
+    /// The parts still to compute, largest n first; within a length the language analysis
+    /// first.
+    std::vector<std::size_t> part_order(const arrived_runs& done) const {
+        std::vector<std::size_t> order;
+        for (std::size_t i : by_length()) {
+            const length& x = lengths_[i];
+            if (done[i] || !x.r) continue;
+            if (lang_ && !x.lang) order.push_back(i * per_length);
+            for (std::size_t b = 0; b < x.outputs.size(); ++b)
+                if (!x.outputs[b]) order.push_back(i * per_length + 1 + b);
+        }
+        return order;
+    }
+
+    /// The parts' input: their length's restriction, as its unit returned it.
+    dist::unit_inputs inputs() const {
+        return {[](std::size_t u) { return u / per_length; },
+                [this](std::size_t i) { return lengths_.at(i).restriction_bytes; }};
+    }
+
+    /// Length i's certificate once every part is in.
+    std::optional<analysis::certificate> certificate(std::size_t i) const {
+        const length& x = lengths_.at(i);
+        if (!x.r || (lang_ && !x.lang)) return std::nullopt;
+        for (const auto& ys : x.outputs)
+            if (!ys) return std::nullopt;
+        std::vector<vec<rational>> all;
+        for (const auto& ys : x.outputs) all.insert(all.end(), ys->begin(), ys->end());
+        return analysis::certify_outputs(m_, *x.r, lo_.certify, all);
+    }
+    const analysis::restriction& restriction(std::size_t i) const { return *lengths_.at(i).r; }
+    const std::optional<analysis::language_result>& language(std::size_t i) const {
+        return lengths_.at(i).lang;
+    }
+    /// The seconds length i's parts took, added up.
+    double seconds(std::size_t i) const { return lengths_.at(i).seconds; }
+
+private:
+    struct length {
+        std::string restriction_bytes;
+        std::shared_ptr<const analysis::restriction> r;
+        std::optional<analysis::language_result> lang;
+        std::vector<std::optional<std::vector<vec<rational>>>> outputs; ///< by block
+        double seconds = 0;
+    };
+
+    /// The certificate's `count` inputs in blocks: min(count, max_blocks) of them, of sizes
+    /// differing by at most one; a function of count alone.
+    static std::size_t blocks(std::size_t count) { return std::min(count, max_blocks); }
+    static std::pair<std::size_t, std::size_t> block(std::size_t count, std::size_t b) {
+        const std::size_t nb = blocks(count);
+        if (b >= nb)
+            throw std::runtime_error("attnprop: block " + std::to_string(b) + " of " + std::to_string(nb));
+        const std::size_t first = b * count / nb, end = (b + 1) * count / nb;
+        return {first, end - first};
+    }
+
+    std::vector<std::size_t> by_length() const {
+        std::vector<std::size_t> order(ns_.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return ns_[a] > ns_[b]; });
+        return order;
+    }
+
+    const model::model<rational>& m_;
+    const analysis::language_options& lo_;
+    std::optional<lang::language> lang_;
+    const std::vector<long>& ns_;
+    std::vector<length> lengths_;
+    mutable std::mutex mu_; ///< guards each length's `r` (rank 0's second thread reads it)
+};
 
 class restrict_command final : public command {
 public:
@@ -108,8 +340,8 @@ public:
         lo.certify.samples = samples_;
         lo.certify.threads = threads_;
         // One length: the restriction, its certificate and the language run. It depends on
-        // the model, the options and n alone: the unit of a run over MPI ranks.
-        auto compute = [&](long n) {
+        // the model, the options and n alone.
+        auto head = [&](long n) {
             report::restrict_run r;
             r.model_name = m.name;
             r.n = n;
@@ -120,8 +352,12 @@ public:
                         {"trials", trials_},
                         {"samples", samples_},
                         {"fan_out", fan_out_ ? 1 : 0}};
+            if (lang) r.params["language"] = static_cast<long>(*lang);
+            return r;
+        };
+        auto compute = [&](long n) {
+            report::restrict_run r = head(n);
             if (lang) {
-                r.params["language"] = static_cast<long>(*lang);
                 auto run = analysis::run_language(m, n, *lang, lo);
                 r.restr = std::move(run.restr);
                 r.cert = std::move(run.cert);
@@ -141,16 +377,21 @@ public:
         }
         std::string key = report::sha256_hex(model_bytes) + " n";
         for (long n : ns) key += " " + std::to_string(n);
-        auto unit = [&](std::size_t i) {
-            const auto t0 = std::chrono::steady_clock::now();
-            report::restrict_run r = compute(ns[i]);
-            return dist::encode_restrict_run(
-                r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        };
+        // Over MPI ranks a length is cut into parts (docs/cli.md, "Running under MPI"), each a
+        // unit: its restriction (a first call of dist::run_units), then its language analysis
+        // and up to `max_blocks` blocks of the certificate's inputs (a second call), which read
+        // the restriction rank 0 sends with them. Rank 0 assembles a length when every part is
+        // in: the parts are those of one process's run, so the run is the same.
+        parts p{m, lo, lang, ns};
         if (dist::launched() && !dist::is_root()) {
-            // A worker computes the lengths rank 0 hands it; rank 0 writes and prints everything.
+            // A worker computes the parts rank 0 hands it; rank 0 writes and prints everything.
             stop_on_interrupt();
-            dist::run_units(key, {}, unit, {});
+            dist::run_units(key, {}, [&](std::size_t i) { return p.restriction_unit(i); }, {});
+            dist::run_units(key + " parts", {}, dist::unit_inputs{},
+                            [&](std::size_t u, std::size_t i, const std::string& input) {
+                                return p.part_unit(u, i, input);
+                            },
+                            {});
             return exit_ok;
         }
 
@@ -240,27 +481,59 @@ public:
         };
         if (dist::launched()) {
             // Over MPI ranks: the largest n first; printed and written in n order as soon as
-            // every smaller length has arrived.
-            std::vector<std::size_t> order(ns.size());
-            for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-            std::stable_sort(order.begin(), order.end(),
-                             [&](std::size_t a, std::size_t b) { return ns[a] > ns[b]; });
+            // every smaller length is complete.
             std::vector<bool> from_journal(ns.size());
             for (std::size_t i = 0; i < ns.size(); ++i) from_journal[i] = reused[i].has_value();
-            std::erase_if(order, [&](std::size_t i) { return from_journal[i]; });
             auto arrived = std::move(reused); // a restriction's tables can be large: not copied
+            if (journal) {
+                std::size_t units = 0;
+                try {
+                    units = p.reuse(journal->found(), arrived);
+                } catch (const std::exception& e) {
+                    journal->discard_found(std::string("a record cannot be read (") + e.what() + ")");
+                    p.clear();
+                    for (std::size_t i = 0; i < ns.size(); ++i)
+                        if (from_journal[i]) arrived[i].reset();
+                    from_journal.assign(ns.size(), false);
+                }
+                std::size_t lengths = 0;
+                for (std::size_t i = 0; i < ns.size(); ++i) lengths += !arrived[i] && p.started(i) ? 1 : 0;
+                if (units > 0)
+                    std::cerr << "restrict: reused " << units << " units of " << lengths
+                              << " unfinished lengths from " << journal->path().string() << "\n";
+            }
             std::size_t next = 0;
             auto emit_ready = [&] {
                 for (; next < ns.size() && arrived[next]; ++next)
                     emit(std::move(arrived[next]->first), arrived[next]->second, from_journal[next]);
             };
-            emit_ready();
-            dist::run_units(key, order, unit, [&](std::size_t i, const std::string& bytes) {
-                double secs = 0;
-                arrived[i].emplace(dist::decode_restrict_run(bytes, &secs), secs);
-                if (journal) journal->record(std::to_string(ns[i]), bytes);
+            auto assemble = [&](std::size_t i) {
+                if (!arrived[i])
+                    if (auto cert = p.certificate(i)) {
+                        report::restrict_run r = head(ns[i]);
+                        r.restr = p.restriction(i);
+                        r.cert = std::move(*cert);
+                        r.language = p.language(i);
+                        arrived[i].emplace(std::move(r), p.seconds(i));
+                    }
                 emit_ready();
-            });
+            };
+            for (std::size_t i = 0; i < ns.size(); ++i) assemble(i);
+            dist::run_units(key, p.restriction_order(arrived), [&](std::size_t i) { return p.restriction_unit(i); },
+                            [&](std::size_t i, const std::string& bytes) {
+                                p.add_restriction(i, bytes);
+                                if (journal) journal->record(std::to_string(ns[i]) + " restriction", bytes);
+                                assemble(i);
+                            });
+            dist::run_units(key + " parts", p.part_order(arrived), p.inputs(),
+                            [&](std::size_t u, std::size_t i, const std::string& input) {
+                                return p.part_unit(u, i, input);
+                            },
+                            [&](std::size_t u, const std::string& bytes) {
+                                p.add_part(u, bytes);
+                                if (journal) journal->record(p.part_name(u), bytes);
+                                assemble(u / parts::per_length);
+                            });
             for (; next < ns.size(); ++next)
                 if (arrived[next])
                     emit(std::move(arrived[next]->first), arrived[next]->second, from_journal[next]);

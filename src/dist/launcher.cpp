@@ -3,6 +3,7 @@
 #include "numeric/interrupt.hpp"
 
 #include <cstdlib>
+#include <map>
 
 namespace attnprop::dist {
 
@@ -30,15 +31,26 @@ std::string several_ranks() {
 }
 
 std::vector<std::size_t> run_units_here(const std::vector<std::size_t>& order,
-                                        const compute_fn& compute, const result_fn& on_result,
-                                        const wanted_fn& wanted) {
+                                        const unit_inputs* inputs,
+                                        const compute_with_input_fn& compute,
+                                        const result_fn& on_result, const wanted_fn& wanted) {
     std::vector<std::size_t> done;
+    std::map<std::size_t, std::string> input_bytes; // by id, each made once
+    const std::string none;
     for (std::size_t u : order) {
         if (numeric::stop_requested()) break;
         if (wanted && !wanted(u)) continue;
+        std::size_t id = 0;
+        const std::string* input = &none;
+        if (inputs) {
+            id = inputs->id_of(u);
+            auto it = input_bytes.find(id);
+            if (it == input_bytes.end()) it = input_bytes.emplace(id, inputs->bytes_of(id)).first;
+            input = &it->second;
+        }
         std::string bytes;
         try {
-            bytes = compute(u);
+            bytes = compute(u, id, *input);
         } catch (const unit_dropped&) {
             break;
         } catch (const numeric::interrupted_error&) {
@@ -48,6 +60,10 @@ std::vector<std::size_t> run_units_here(const std::vector<std::size_t>& order,
         done.push_back(u);
     }
     return done;
+}
+
+compute_with_input_fn without_input(const compute_fn& compute) {
+    return [&compute](std::size_t unit, std::size_t, const std::string&) { return compute(unit); };
 }
 
 } // namespace attnprop::dist

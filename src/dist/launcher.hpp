@@ -20,9 +20,14 @@ std::string several_ranks();
 /// The units of `order` run in this thread, in order (those `wanted` declines skipped); a stop
 /// request ends the loop between units, and a unit abandoned on one (unit_dropped,
 /// numeric::interrupted_error) ends it too, without a result. Any other failure propagates.
-/// Returns the units done.
+/// `inputs` null: units without an input (`compute` gets id 0 and empty bytes). Returns the
+/// units done.
 std::vector<std::size_t> run_units_here(const std::vector<std::size_t>& order,
-                                        const compute_fn& compute, const result_fn& on_result,
-                                        const wanted_fn& wanted = {});
+                                        const unit_inputs* inputs,
+                                        const compute_with_input_fn& compute,
+                                        const result_fn& on_result, const wanted_fn& wanted = {});
+
+/// A compute_fn as a compute_with_input_fn that ignores the input.
+compute_with_input_fn without_input(const compute_fn& compute);
 
 } // namespace attnprop::dist

@@ -594,4 +594,49 @@ report::restrict_run decode_restrict_run(std::string_view bytes, double* seconds
     return x;
 }
 
+namespace {
+
+/// A part's bytes: its value (put), then the seconds it took.
+template <class Put> std::string with_seconds(Put put, double seconds) {
+    writer w;
+    put(w);
+    w.f64(seconds);
+    return w.take();
+}
+
+template <class Get> auto read_with_seconds(std::string_view bytes, double* seconds, Get get) {
+    reader r(bytes);
+    auto x = get(r);
+    const double s = r.f64();
+    if (seconds) *seconds = s;
+    r.finish();
+    return x;
+}
+
+} // namespace
+
+std::string encode_restriction(const analysis::restriction& x, double seconds) {
+    return with_seconds([&](writer& w) { put_restriction(w, x); }, seconds);
+}
+
+analysis::restriction decode_restriction(std::string_view bytes, double* seconds) {
+    return read_with_seconds(bytes, seconds, [](reader& r) { return get_restriction(r); });
+}
+
+std::string encode_outputs(const std::vector<model::vec<numeric::rational>>& ys, double seconds) {
+    return with_seconds([&](writer& w) { put_rat_rows(w, ys); }, seconds);
+}
+
+std::vector<model::vec<numeric::rational>> decode_outputs(std::string_view bytes, double* seconds) {
+    return read_with_seconds(bytes, seconds, [](reader& r) { return get_rat_rows(r); });
+}
+
+std::string encode_language_result(const analysis::language_result& x, double seconds) {
+    return with_seconds([&](writer& w) { put_language(w, x); }, seconds);
+}
+
+analysis::language_result decode_language_result(std::string_view bytes, double* seconds) {
+    return read_with_seconds(bytes, seconds, [](reader& r) { return get_language(r); });
+}
+
 } // namespace attnprop::dist

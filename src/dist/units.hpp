@@ -38,4 +38,14 @@ runner::case_batch decode_case_batch(std::string_view bytes);
 std::string encode_restrict_run(const report::restrict_run& r, double seconds);
 report::restrict_run decode_restrict_run(std::string_view bytes, double* seconds);
 
+/// The parts of one length of `attnprop restrict` over MPI ranks, each with the seconds it
+/// took: the restriction, the exact outputs of a block of the certificate's inputs
+/// (analysis::certificate_outputs) and the language result.
+std::string encode_restriction(const analysis::restriction& r, double seconds);
+analysis::restriction decode_restriction(std::string_view bytes, double* seconds);
+std::string encode_outputs(const std::vector<model::vec<numeric::rational>>& ys, double seconds);
+std::vector<model::vec<numeric::rational>> decode_outputs(std::string_view bytes, double* seconds);
+std::string encode_language_result(const analysis::language_result& l, double seconds);
+analysis::language_result decode_language_result(std::string_view bytes, double* seconds);
+
 } // namespace attnprop::dist

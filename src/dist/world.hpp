@@ -104,4 +104,23 @@ std::vector<std::size_t> run_units(const std::string& key, const std::vector<std
                                    const compute_fn& compute, const result_fn& on_result,
                                    const wanted_fn& wanted = {});
 
+/// What some units read besides the command line and its files: a value only rank 0 has, such
+/// as a result of an earlier run_units call (a restriction whose certificate samples are the
+/// units), named by an id. Rank 0 sends a worker each id's bytes once per call, with the first
+/// unit that needs it; a worker keeps them until the call ends. Both functions are called on
+/// rank 0 only, from any of its threads (never two at once); `bytes_of` once per id.
+struct unit_inputs {
+    std::function<std::size_t(std::size_t unit)> id_of;
+    std::function<std::string(std::size_t id)> bytes_of;
+};
+/// Computes one unit from its input's id and bytes (see compute_fn).
+using compute_with_input_fn =
+    std::function<std::string(std::size_t unit, std::size_t id, const std::string& input)>;
+
+/// run_units for units that read an input of `inputs` (every unit one): the same contract, and
+/// `compute` gets the unit's input on every rank.
+std::vector<std::size_t> run_units(const std::string& key, const std::vector<std::size_t>& order,
+                                   const unit_inputs& inputs, const compute_with_input_fn& compute,
+                                   const result_fn& on_result, const wanted_fn& wanted = {});
+
 } // namespace attnprop::dist

@@ -3,8 +3,9 @@
 //
 // Protocol (tags below). A worker sends READY with the number of the run_units call and its
 // key, then after each unit RESULT, FAILED or DROPPED; each of those is answered by UNIT (the
-// next unit), END (no more work of this call) or EXIT (rank 0 ended the run). A command may
-// call run_units several times: a worker told END goes on to its next call and may send that
+// next unit; for units with inputs also the input's id and, the first time this call sends
+// that id to this worker, its bytes), END (no more work of this call) or EXIT (rank 0 ended
+// the run). A command may call run_units several times: a worker told END goes on to its next call and may send that
 // call's READY while rank 0 is still in the last one; rank 0 keeps it unanswered until its own
 // next call. At finish a worker that has not seen EXIT sends DONE and waits
 // for EXIT, which carries rank 0's exit code. Every wait polls with a short sleep: a blocking
@@ -25,7 +26,9 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 
 namespace attnprop::dist {
@@ -143,8 +146,11 @@ bool is_dropped(std::exception_ptr e) {
     }
 }
 
-std::vector<std::size_t> run_worker(std::uint64_t call, const std::string& key, const compute_fn& compute) {
+std::vector<std::size_t> run_worker(std::uint64_t call, const std::string& key,
+                                    const compute_with_input_fn& compute) {
     send(0, tag_ready, u64_bytes(call) + key);
+    std::map<std::uint64_t, std::string> inputs; // by id: what rank 0 sent with a unit
+    const std::string none;
     for (;;) {
         const message m = wait_from(0);
         if (m.t == tag_end) return {};
@@ -155,10 +161,22 @@ std::vector<std::size_t> run_worker(std::uint64_t call, const std::string& key, 
         }
         if (m.t != tag_unit) throw std::runtime_error("attnprop: unexpected message from rank 0");
         const std::uint64_t unit = read_u64(m.bytes, 0);
+        std::uint64_t id = 0;
+        const std::string* input = &none;
+        if (m.bytes.size() > 8) { // a unit with an input: its id, then its bytes the first time
+            id = read_u64(m.bytes, 8);
+            if (m.bytes.size() < 17) throw std::runtime_error("attnprop: truncated message between ranks");
+            if (m.bytes[16]) inputs[id] = m.bytes.substr(17);
+            const auto it = inputs.find(id);
+            if (it == inputs.end())
+                throw std::runtime_error("attnprop: rank 0 sent a unit without its input");
+            input = &it->second;
+        }
         std::string reply;
         int t = tag_result;
         try {
-            reply = u64_bytes(unit) + compute(static_cast<std::size_t>(unit));
+            reply = u64_bytes(unit) +
+                    compute(static_cast<std::size_t>(unit), static_cast<std::size_t>(id), *input);
         } catch (...) {
             const std::exception_ptr e = std::current_exception();
             if (is_dropped(e)) {
@@ -183,8 +201,9 @@ struct failure {
 };
 
 std::vector<std::size_t> run_root(std::uint64_t call, const std::string& key,
-                                  const std::vector<std::size_t>& order, const compute_fn& compute,
-                                  const result_fn& on_result, const wanted_fn& wanted) {
+                                  const std::vector<std::size_t>& order, const unit_inputs* inputs,
+                                  const compute_with_input_fn& compute, const result_fn& on_result,
+                                  const wanted_fn& wanted) {
     std::map<std::size_t, std::size_t> position; // unit -> index in order
     for (std::size_t i = 0; i < order.size(); ++i) position.emplace(order[i], i);
     std::mutex mu;                 // guards queue, closed, local_done, local_finished
@@ -206,6 +225,20 @@ std::vector<std::size_t> run_root(std::uint64_t call, const std::string& key,
         }
         return std::nullopt;
     };
+    // The units' inputs, each made once (from either thread) and sent once to each worker.
+    std::mutex input_mu;
+    std::map<std::size_t, std::shared_ptr<const std::string>> input_bytes;
+    std::vector<std::set<std::size_t>> input_sent(static_cast<std::size_t>(size_));
+    const auto none = std::make_shared<const std::string>();
+    auto input_of = [&](std::size_t u) -> std::pair<std::size_t, std::shared_ptr<const std::string>> {
+        if (!inputs) return {0, none};
+        std::lock_guard<std::mutex> lock(input_mu);
+        const std::size_t id = inputs->id_of(u);
+        auto it = input_bytes.find(id);
+        if (it == input_bytes.end())
+            it = input_bytes.emplace(id, std::make_shared<const std::string>(inputs->bytes_of(id))).first;
+        return {id, it->second};
+    };
     auto close_queue = [&] {
         std::lock_guard<std::mutex> lock(mu);
         closed = true;
@@ -215,7 +248,8 @@ std::vector<std::size_t> run_root(std::uint64_t call, const std::string& key,
         while (auto u = take()) {
             local_result r{*u, {}, nullptr};
             try {
-                r.bytes = compute(*u);
+                const auto [id, input] = input_of(*u);
+                r.bytes = compute(*u, id, *input);
             } catch (...) {
                 r.error = std::current_exception();
             }
@@ -247,7 +281,13 @@ std::vector<std::size_t> run_root(std::uint64_t call, const std::string& key,
     };
     auto reply_next = [&](int w) {
         if (auto u = take()) {
-            send(w, tag_unit, u64_bytes(*u));
+            std::string msg = u64_bytes(*u);
+            if (inputs) {
+                const auto [id, input] = input_of(*u);
+                const bool first = input_sent[static_cast<std::size_t>(w)].insert(id).second;
+                msg += u64_bytes(id) + (first ? '\1' + *input : std::string(1, '\0'));
+            }
+            send(w, tag_unit, msg);
             peers_[static_cast<std::size_t>(w)] = peer::computing;
         } else {
             send(w, tag_end, {});
@@ -391,10 +431,19 @@ void set_failure_describer(failure_describer d) { describer_ = std::move(d); }
 std::vector<std::size_t> run_units(const std::string& key, const std::vector<std::size_t>& order,
                                    const compute_fn& compute, const result_fn& on_result,
                                    const wanted_fn& wanted) {
-    if (!launched_) return run_units_here(order, compute, on_result, wanted);
+    if (!launched_) return run_units_here(order, nullptr, without_input(compute), on_result, wanted);
+    const std::uint64_t call = calls_++;
+    if (rank_ != 0) return run_worker(call, key, without_input(compute));
+    return run_root(call, key, order, nullptr, without_input(compute), on_result, wanted);
+}
+
+std::vector<std::size_t> run_units(const std::string& key, const std::vector<std::size_t>& order,
+                                   const unit_inputs& inputs, const compute_with_input_fn& compute,
+                                   const result_fn& on_result, const wanted_fn& wanted) {
+    if (!launched_) return run_units_here(order, &inputs, compute, on_result, wanted);
     const std::uint64_t call = calls_++;
     if (rank_ != 0) return run_worker(call, key, compute);
-    return run_root(call, key, order, compute, on_result, wanted);
+    return run_root(call, key, order, &inputs, compute, on_result, wanted);
 }
 
 int finish(int code) {

@@ -23,7 +23,13 @@ void set_failure_describer(failure_describer) {}
 std::vector<std::size_t> run_units(const std::string&, const std::vector<std::size_t>& order,
                                    const compute_fn& compute, const result_fn& on_result,
                                    const wanted_fn& wanted) {
-    return run_units_here(order, compute, on_result, wanted);
+    return run_units_here(order, nullptr, without_input(compute), on_result, wanted);
+}
+
+std::vector<std::size_t> run_units(const std::string&, const std::vector<std::size_t>& order,
+                                   const unit_inputs& inputs, const compute_with_input_fn& compute,
+                                   const result_fn& on_result, const wanted_fn& wanted) {
+    return run_units_here(order, &inputs, compute, on_result, wanted);
 }
 
 } // namespace attnprop::dist

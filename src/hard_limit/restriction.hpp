@@ -192,6 +192,25 @@ struct certificate {
 certificate certify(const model::model<rational>& m, const restriction& r,
                     const certificate_options& opt = {});
 
+/// The certificate in parts, for work cut into units (`attnprop restrict` over MPI ranks);
+/// certify(m, r, opt) is certify_outputs(m, r, opt, certificate_outputs(m, r, opt, 0,
+/// certificate_inputs(r, opt))).
+/// - certificate_inputs: how many inputs the certificate evaluates (0 for an incomplete
+///   restriction);
+/// - certificate_input: the t-th of them (eos included), a function of (r, opt, t) alone;
+/// - certificate_outputs: the exact y_n^(L) of inputs first .. first + count - 1 (opt.threads);
+/// - certify_outputs: the certificate from the outputs of all of them, in order.
+/// Throw precondition_error for inputs out of range or a wrong number of outputs.
+std::size_t certificate_inputs(const restriction& r, const certificate_options& opt);
+model::input_sequence certificate_input(const model::model<rational>& m, const restriction& r,
+                                        const certificate_options& opt, std::size_t t);
+std::vector<vec<rational>> certificate_outputs(const model::model<rational>& m,
+                                               const restriction& r,
+                                               const certificate_options& opt, std::size_t first,
+                                               std::size_t count);
+certificate certify_outputs(const model::model<rational>& m, const restriction& r,
+                            const certificate_options& opt, const std::vector<vec<rational>>& ys);
+
 /// What the language part found.
 enum class language_verdict {
     counterexample,  ///< two inputs with equal outputs and different membership
@@ -243,6 +262,12 @@ std::vector<int> language_symbols(const model::model<rational>& m, lang::languag
 /// outputs with the exact forward pass and names the misclassified one.
 language_run run_language(const model::model<rational>& m, long n, lang::language l,
                           const language_options& opt = {});
+
+/// The restriction options run_language builds with: `opt.restrict` with the language's pinned
+/// symbols, and for the DYCK languages C = 0.9 and the pre-fixed edges. Throws like
+/// language_symbols, and precondition_error for DYCK at n < 2.
+restriction_options language_restriction_options(const model::model<rational>& m, long n,
+                                                 lang::language l, const language_options& opt);
 
 /// The language analysis on an existing restriction (used by run_language).
 language_result analyse_language(const model::model<rational>& m, const restriction& r,

@@ -65,8 +65,11 @@ const char* to_string(language_verdict v) {
     return "?";
 }
 
-certificate certify(const model::model<rational>& m, const restriction& r,
-                    const certificate_options& opt) {
+namespace {
+
+/// The checks of a certificate that need no forward pass: the free budget, growth and
+/// counting, and whether the restriction is complete.
+certificate certificate_head(const restriction& r) {
     certificate c;
     {
         certificate_check f;
@@ -103,6 +106,84 @@ certificate certify(const model::model<rational>& m, const restriction& r,
         s.soundness = false;
         s.detail = r.stop_reason;
         c.checks.push_back(s);
+    }
+    return c;
+}
+
+/// Whether the certificate evaluates every assignment of Free, and how many inputs it
+/// evaluates (none for an incomplete restriction).
+std::pair<bool, std::size_t> certificate_count(const restriction& r, const certificate_options& opt) {
+    if (r.status != restriction_status::complete) return {false, 0};
+    std::size_t free = 0;
+    for (int v : r.rho) free += v < 0 ? 1 : 0;
+    const std::size_t total = detail::checked_power(r.sigma, free, opt.exhaustive_limit);
+    if (total <= opt.exhaustive_limit) return {true, total};
+    return {false, static_cast<std::size_t>(std::max(2, opt.samples))};
+}
+
+} // namespace
+
+std::size_t certificate_inputs(const restriction& r, const certificate_options& opt) {
+    return certificate_count(r, opt).second;
+}
+
+model::input_sequence certificate_input(const model::model<rational>& m, const restriction& r,
+                                        const certificate_options& opt, std::size_t t) {
+    const auto [exhaustive, count] = certificate_count(r, opt);
+    if (t >= count)
+        throw precondition_error("certificate input " + std::to_string(t) + " of " +
+                                 std::to_string(count));
+    const auto F = free_positions(r);
+    const std::size_t s = r.sigma;
+    // Exhaustive enumeration of Free, or pairs (2t, 2t + 1) sharing the values on ρ and
+    // D_L(n) and differing (at random) on Free \ D_L(n).
+    model::input_sequence x = base_input(m, r);
+    if (exhaustive) {
+        std::size_t w = t;
+        for (std::size_t f : F) {
+            x[f] = static_cast<int>(w % s);
+            w /= s;
+        }
+        return x;
+    }
+    const auto& D = r.dependency;
+    std::mt19937_64 rng_d(opt.seed * 0x2545F4914F6CDD1DULL + t / 2);
+    std::mt19937_64 rng_o(opt.seed * 0x9E3779B97F4A7C15ULL + t + 17);
+    std::uniform_int_distribution<int> sym(0, static_cast<int>(s) - 1);
+    const std::size_t pair = t / 2;
+    const bool cover = r.table.size() <= count / 2;
+    std::size_t w = pair % std::max<std::size_t>(r.table.size(), 1);
+    for (std::size_t d : D) {
+        x[d] = cover ? static_cast<int>(w % s) : sym(rng_d);
+        w /= s;
+    }
+    for (std::size_t o : outside(F, D)) x[o] = sym(rng_o);
+    return x;
+}
+
+std::vector<vec<rational>> certificate_outputs(const model::model<rational>& m,
+                                               const restriction& r,
+                                               const certificate_options& opt, std::size_t first,
+                                               std::size_t count) {
+    const std::size_t all = certificate_inputs(r, opt);
+    if (first > all || count > all - first)
+        throw precondition_error("certificate inputs " + std::to_string(first) + " to " +
+                                 std::to_string(first + count) + " of " + std::to_string(all));
+    std::vector<vec<rational>> ys(count);
+    detail::parallel_for(count, detail::worker_count(opt.threads), [&](std::size_t t, int) {
+        ys[t] = exact_output(m, certificate_input(m, r, opt, first + t));
+    });
+    return ys;
+}
+
+certificate certify_outputs(const model::model<rational>& m, const restriction& r,
+                            const certificate_options& opt, const std::vector<vec<rational>>& ys) {
+    certificate c = certificate_head(r);
+    const auto [exhaustive, count] = certificate_count(r, opt);
+    if (ys.size() != count)
+        throw precondition_error("the certificate needs the outputs of " + std::to_string(count) +
+                                 " inputs, got " + std::to_string(ys.size()));
+    if (r.status != restriction_status::complete) {
         for (const auto& ch : c.checks)
             if (ch.soundness && !ch.passed) c.valid = false;
         return c;
@@ -110,38 +191,9 @@ certificate certify(const model::model<rational>& m, const restriction& r,
     const auto F = free_positions(r);
     const auto& D = r.dependency;
     const auto O = outside(F, D);
-    const std::size_t s = r.sigma;
-    const std::size_t total = detail::checked_power(s, F.size(), opt.exhaustive_limit);
-    c.exhaustive = total <= opt.exhaustive_limit;
-    const std::size_t count = c.exhaustive ? total : static_cast<std::size_t>(std::max(2, opt.samples));
-    // Inputs: exhaustive enumeration of Free, or pairs (2t, 2t + 1) sharing the values on ρ and
-    // D_L(n) and differing (at random) on Free \ D_L(n).
-    std::vector<model::input_sequence> xs(count, base_input(m, r));
-    for (std::size_t t = 0; t < count; ++t) {
-        auto& x = xs[t];
-        if (c.exhaustive) {
-            std::size_t w = t;
-            for (std::size_t f : F) {
-                x[f] = static_cast<int>(w % s);
-                w /= s;
-            }
-            continue;
-        }
-        std::mt19937_64 rng_d(opt.seed * 0x2545F4914F6CDD1DULL + t / 2);
-        std::mt19937_64 rng_o(opt.seed * 0x9E3779B97F4A7C15ULL + t + 17);
-        std::uniform_int_distribution<int> sym(0, static_cast<int>(s) - 1);
-        const std::size_t pair = t / 2;
-        const bool cover = r.table.size() <= count / 2;
-        std::size_t w = pair % std::max<std::size_t>(r.table.size(), 1);
-        for (std::size_t d : D) {
-            x[d] = cover ? static_cast<int>(w % s) : sym(rng_d);
-            w /= s;
-        }
-        for (std::size_t o : O) x[o] = sym(rng_o);
-    }
-    std::vector<vec<rational>> ys(count);
-    detail::parallel_for(count, detail::worker_count(opt.threads),
-                         [&](std::size_t t, int) { ys[t] = exact_output(m, xs[t]); });
+    c.exhaustive = exhaustive;
+    std::vector<model::input_sequence> xs(count);
+    for (std::size_t t = 0; t < count; ++t) xs[t] = certificate_input(m, r, opt, t);
     c.assignments = count;
     certificate_check table;
     table.name = "table";
@@ -193,6 +245,11 @@ certificate certify(const model::model<rational>& m, const restriction& r,
     for (const auto& ch : c.checks)
         if (ch.soundness && !ch.passed) c.valid = false;
     return c;
+}
+
+certificate certify(const model::model<rational>& m, const restriction& r,
+                    const certificate_options& opt) {
+    return certify_outputs(m, r, opt, certificate_outputs(m, r, opt, 0, certificate_inputs(r, opt)));
 }
 
 std::vector<int> language_symbols(const model::model<rational>& m, lang::language l) {
@@ -443,9 +500,8 @@ language_result analyse_language(const model::model<rational>& m, const restrict
     return res;
 }
 
-language_run run_language(const model::model<rational>& m, long n, lang::language l,
-                          const language_options& opt) {
-    language_run run;
+restriction_options language_restriction_options(const model::model<rational>& m, long n,
+                                                 lang::language l, const language_options& opt) {
     restriction_options ro = opt.restrict;
     std::vector<int> syms = language_symbols(m, l);
     const std::string alpha = lang::alphabet_of(l);
@@ -462,7 +518,13 @@ language_run run_language(const model::model<rational>& m, long n, lang::languag
     } else {
         ro.pin_symbols = syms;
     }
-    run.restr = build_restriction(m, n, ro);
+    return ro;
+}
+
+language_run run_language(const model::model<rational>& m, long n, lang::language l,
+                          const language_options& opt) {
+    language_run run;
+    run.restr = build_restriction(m, n, language_restriction_options(m, n, l, opt));
     run.cert = certify(m, run.restr, opt.certify);
     run.result = analyse_language(m, run.restr, l, opt);
     return run;

@@ -31,7 +31,8 @@ reuse exactly those units, as above.
 --stop: SIGUSR1 goes to mpirun (Open MPI forwards it to every rank: attnprop's graceful stop)
 as soon as the journal holds a finished unit; the run must end with exit 130 and a report of
 the units it finished (influence: report.json; check and restrict: report.json, and the
-journal kept beside it, since the report is not complete); the same command run again must
+journal kept beside it, since the report is not complete; restrict writes a report only when
+some length had all its parts, else the journal alone); the same command run again must
 reuse exactly the units the journal held and end as above.
 
 Exit 0 when everything matches; 1 with the differences otherwise.
@@ -172,7 +173,8 @@ def units_done(work, command):
 def reusable_units(work, command):
     """The units a restart can reuse from the journal: every record, but for check the batch
     records ("suite/name@first+count") of a property whose own record is there too (its
-    report is reused whole)."""
+    report is reused whole). restrict under MPI journals parts of lengths ("N restriction",
+    "N language", "N block B"), each reused."""
     units = journal_records(os.path.join(work, "rep", "units.journal"))
     if command == "influence":
         # Rows of rows.json, and under MPI the units ("n=N attempt=A unit=U") of the others.
@@ -186,7 +188,8 @@ def reused_units(work, command, stderr):
     """How many units the restart reused: influence's reused_rows and the count in
     "influence: reused K units of M unfinished lengths from ...", or the counts in the lines
     "check: reused K of N properties from ..." and "check: reused B batches of cases of M
-    unfinished properties from ..." ("restrict: reused K of N lengths ...")."""
+    unfinished properties from ..." ("restrict: reused K of N lengths ...", "restrict: reused K
+    units of M unfinished lengths from ...")."""
     reused = 0
     if command == "influence":
         with open(os.path.join(work, "rep", "report.json")) as fh:
@@ -258,7 +261,13 @@ def kill_then_resume(attnprop, mpirun, np, args, work, kill_root, stop=False):
     if stop:
         if code != 130:
             problems.append(f"mpirun exited {code} after SIGUSR1, not 130 (interrupted)")
-        if not os.path.exists(os.path.join(work, "rep", "report.json")):
+        if command == "restrict" and not os.path.exists(os.path.join(work, "rep", "report.json")):
+            # Over ranks a length is complete when every part is in (its restriction first,
+            # then its certificate blocks): a stop among the restrictions finishes no length,
+            # writes no report and keeps the journal for the rerun.
+            if not os.path.exists(os.path.join(work, "rep", "units.journal")):
+                problems.append("the stopped run kept no journal of the units it finished")
+        elif not os.path.exists(os.path.join(work, "rep", "report.json")):
             problems.append("the stopped run wrote no report of the units it finished")
     elif code == 0:
         problems.append("mpirun exited 0 although a rank was killed")

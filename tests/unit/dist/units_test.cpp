@@ -192,6 +192,39 @@ TEST_CASE("dist: a restriction run crosses ranks exactly", "[unit][dist]") {
     CHECK(s.params == r.params);
 }
 
+TEST_CASE("dist: the parts of a restriction run cross ranks exactly", "[unit][dist]") {
+    const auto m = bundled("hard-parity-attempt");
+    analysis::language_options lo;
+    lo.certify.samples = 8;
+    const auto run = analysis::run_language(m, 64, lang::language::parity, lo);
+    double secs = 0;
+    const analysis::restriction r = dist::decode_restriction(dist::encode_restriction(run.restr, 0.25), &secs);
+    CHECK(secs == 0.25);
+    CHECK(r.table == run.restr.table);
+    CHECK(r.rho == run.restr.rho);
+    CHECK(r.dependency == run.restr.dependency);
+    CHECK(r.status == run.restr.status);
+    const auto ys = analysis::certificate_outputs(m, run.restr, lo.certify, 2, 5);
+    CHECK(dist::decode_outputs(dist::encode_outputs(ys, 1.5), &secs) == ys);
+    CHECK(secs == 1.5);
+    const analysis::language_result l =
+        dist::decode_language_result(dist::encode_language_result(run.result, 2), &secs);
+    CHECK(secs == 2);
+    CHECK(l.verdict == run.result.verdict);
+    CHECK(l.explanation == run.result.explanation);
+    CHECK(l.inputs[0] == run.result.inputs[0]);
+    CHECK(l.outputs[1] == run.result.outputs[1]);
+    CHECK(l.accuracy == run.result.accuracy);
+    CHECK(l.pairs_checked == run.result.pairs_checked);
+    // The certificate from the parts is the one of the whole run.
+    const auto cert = analysis::certify_outputs(m, r, lo.certify,
+        analysis::certificate_outputs(m, r, lo.certify, 0, analysis::certificate_inputs(r, lo.certify)));
+    CHECK(cert.valid == run.cert.valid);
+    CHECK(cert.checks.back().detail == run.cert.checks.back().detail);
+    const std::string bytes = dist::encode_outputs(ys, 0);
+    CHECK_THROWS_AS(dist::decode_outputs(bytes.substr(0, bytes.size() - 1), nullptr), std::runtime_error);
+}
+
 TEST_CASE("dist: truncated or padded results are refused", "[unit][dist]") {
     const std::string bytes = dist::encode_sweep_row(full_row());
     CHECK_THROWS_AS(dist::decode_sweep_row(bytes.substr(0, bytes.size() - 3)), std::runtime_error);
@@ -262,4 +295,26 @@ TEST_CASE("dist: units that rank 0 no longer wants are skipped, in one process t
     CHECK(computed == std::vector<std::size_t>{0, 2});
     CHECK(received == computed);
     CHECK(done == computed);
+}
+
+TEST_CASE("dist: units read their input, made once per id, in one process too", "[unit][dist]") {
+    // As restrict's certificate blocks read their length's restriction: units 0-2 read input
+    // 0, units 10-11 input 1.
+    std::vector<std::size_t> made;
+    std::vector<std::string> results;
+    const dist::unit_inputs inputs{[](std::size_t u) { return u / 10; },
+                                   [&](std::size_t id) {
+                                       made.push_back(id);
+                                       return "input " + std::to_string(id);
+                                   }};
+    const std::vector<std::size_t> done = dist::run_units(
+        "key", {10, 0, 1, 11, 2}, inputs,
+        [&](std::size_t u, std::size_t id, const std::string& input) {
+            return std::to_string(u) + " " + std::to_string(id) + " " + input;
+        },
+        [&](std::size_t, const std::string& r) { results.push_back(r); });
+    CHECK(done == std::vector<std::size_t>{10, 0, 1, 11, 2});
+    CHECK(made == std::vector<std::size_t>{1, 0});
+    CHECK(results == std::vector<std::string>{"10 1 input 1", "0 0 input 0", "1 0 input 0",
+                                              "11 1 input 1", "2 0 input 0"});
 }

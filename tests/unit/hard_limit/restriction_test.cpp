@@ -4,9 +4,11 @@
 #include "hard_limit/restriction.hpp"
 #include "attention/hard_exact.hpp"
 #include "model/model_file.hpp"
+#include "util/precondition.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 using namespace attnprop;
@@ -253,4 +255,81 @@ TEST_CASE("the result does not depend on the number of threads", "[restriction]"
     REQUIRE(ra.rho == rb.rho);
     REQUIRE(ra.dependency == rb.dependency);
     REQUIRE(ra.table == rb.table);
+}
+
+namespace {
+
+/// The certificate assembled from the outputs of blocks [0, c1), [c1, c2), ..., as
+/// `attnprop restrict` does over MPI ranks.
+analysis::certificate certify_in_blocks(const model::model<rational>& m, const analysis::restriction& r,
+                                        const analysis::certificate_options& opt, std::size_t block) {
+    const std::size_t count = analysis::certificate_inputs(r, opt);
+    std::vector<model::vec<rational>> ys;
+    for (std::size_t first = 0; first < count; first += block) {
+        auto part = analysis::certificate_outputs(m, r, opt, first, std::min(block, count - first));
+        ys.insert(ys.end(), part.begin(), part.end());
+    }
+    return analysis::certify_outputs(m, r, opt, ys);
+}
+
+void require_same(const analysis::certificate& a, const analysis::certificate& b) {
+    REQUIRE(a.valid == b.valid);
+    REQUIRE(a.complete == b.complete);
+    REQUIRE(a.exhaustive == b.exhaustive);
+    REQUIRE(a.assignments == b.assignments);
+    REQUIRE(a.checks.size() == b.checks.size());
+    for (std::size_t k = 0; k < a.checks.size(); ++k) {
+        CHECK(a.checks[k].name == b.checks[k].name);
+        CHECK(a.checks[k].passed == b.checks[k].passed);
+        CHECK(a.checks[k].detail == b.checks[k].detail);
+    }
+    CHECK(a.failing_inputs == b.failing_inputs);
+    CHECK(a.failing_outputs == b.failing_outputs);
+    CHECK(a.expected == b.expected);
+}
+
+} // namespace
+
+TEST_CASE("the certificate in blocks of inputs equals the certificate in one piece",
+          "[restriction]") {
+    auto m = bundled("hard-parity-attempt");
+    analysis::certificate_options opt;
+    opt.threads = 1;
+    SECTION("sampled inputs, valid") {
+        opt.samples = 37;
+        auto r = analysis::build_restriction(m, 64);
+        REQUIRE(analysis::certificate_inputs(r, opt) == 37);
+        const auto whole = analysis::certify(m, r, opt);
+        REQUIRE(whole.valid);
+        REQUIRE_FALSE(whole.exhaustive);
+        for (std::size_t block : {1, 3, 16, 37}) require_same(certify_in_blocks(m, r, opt, block), whole);
+        // The t-th input is the one the certificate's outputs are of.
+        const auto ys = analysis::certificate_outputs(m, r, opt, 5, 1);
+        CHECK(ys.front() ==
+              attention::hard_forward_exact(m, analysis::certificate_input(m, r, opt, 5), numeric::context{53}).y);
+    }
+    SECTION("every assignment, invalid (a corrupted table)") {
+        auto r = analysis::build_restriction(m, 8);
+        for (auto& e : r.table) e[0] += 1;
+        const auto whole = analysis::certify(m, r, opt);
+        REQUIRE(whole.exhaustive);
+        REQUIRE_FALSE(whole.valid);
+        for (std::size_t block : {1, 5}) require_same(certify_in_blocks(m, r, opt, block), whole);
+    }
+    SECTION("an incomplete restriction has no inputs to evaluate") {
+        analysis::restriction_options ro;
+        ro.max_layer_entries = 1;
+        auto r = analysis::build_restriction(m, 64, ro);
+        REQUIRE(r.status != analysis::restriction_status::complete);
+        CHECK(analysis::certificate_inputs(r, opt) == 0);
+        require_same(analysis::certify_outputs(m, r, opt, {}), analysis::certify(m, r, opt));
+    }
+    SECTION("inputs out of range and a wrong number of outputs are refused") {
+        opt.samples = 4;
+        auto r = analysis::build_restriction(m, 64);
+        CHECK_THROWS_AS(analysis::certificate_input(m, r, opt, 4), precondition_error);
+        CHECK_THROWS_AS(analysis::certificate_outputs(m, r, opt, 3, 2), precondition_error);
+        CHECK_THROWS_AS(analysis::certify_outputs(m, r, opt, analysis::certificate_outputs(m, r, opt, 0, 3)),
+                        precondition_error);
+    }
 }
