@@ -148,13 +148,19 @@ std::optional<std::string> exact_decimal(const rational& q, std::size_t max_digi
     for (unsigned i = fives; i < k; ++i) scaled *= 5;
     bool neg = scaled < 0;
     if (neg) scaled = -scaled;
-    std::string s = scaled.str();
-    if (s.size() > max_digits) return std::nullopt;
-    if (k > 0) {
-        if (s.size() <= k) s.insert(0, k - s.size() + 1, '0');
-        s.insert(s.size() - k, ".");
-    }
-    return (neg ? "-" : "") + s;
+    const std::string digits = scaled.str();
+    if (digits.size() > max_digits) return std::nullopt;
+    // The digits padded with zeros to more than k, the point before the last k. Built by
+    // appending (GCC 12's -Wrestrict misreads std::string::insert at -O3).
+    std::string padded(k > 0 && digits.size() <= k ? k - digits.size() + 1 : 0, '0');
+    padded += digits;
+    const std::size_t whole = padded.size() - k;
+    std::string s;
+    s.reserve(padded.size() + 2);
+    if (neg) s += '-';
+    s.append(padded, 0, whole);
+    if (k > 0) s.append(".").append(padded, whole, std::string::npos);
+    return s;
 }
 
 std::string to_decimal_string(const rational& q, int digits) {

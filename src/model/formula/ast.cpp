@@ -57,7 +57,7 @@ std::string function_names(std::string_view separator, std::string_view last_wor
     for (std::size_t k = 0; k < names.size(); ++k) {
         if (k > 0) {
             if (k + 1 == names.size() && !last_word.empty())
-                out += std::string(" ") + std::string(last_word) + " ";
+                out.append(" ").append(last_word).append(" ");
             else
                 out += separator;
         }

@@ -43,6 +43,10 @@ TEST_CASE("exact printing", "[numeric][rational]") {
     REQUIRE(*exact_decimal(rational(1, 8)) == "0.125");
     REQUIRE(*exact_decimal(rational(-5, 2)) == "-2.5");
     REQUIRE(*exact_decimal(rational(12)) == "12");
+    REQUIRE(*exact_decimal(rational(1, 200)) == "0.005");
+    REQUIRE(*exact_decimal(rational(-3, 1000)) == "-0.003");
+    REQUIRE(*exact_decimal(rational(1234, 100)) == "12.34");
+    REQUIRE(*exact_decimal(rational(0)) == "0");
     REQUIRE_FALSE(exact_decimal(rational(1, 3)));
     REQUIRE(to_decimal_string(rational(1, 3), 5) == "0.33333");
     REQUIRE(to_decimal_string(rational(1, 8), 20) == "0.125");
