@@ -479,29 +479,40 @@ public:
             }
             runs.push_back(std::move(r));
         };
+        // The parts of lengths a run over MPI ranks journaled (its restriction, language
+        // analysis and certificate blocks) are reused with or without ranks now.
+        std::vector<bool> from_journal(ns.size());
+        for (std::size_t i = 0; i < ns.size(); ++i) from_journal[i] = reused[i].has_value();
+        if (journal) {
+            std::size_t units = 0;
+            try {
+                units = p.reuse(journal->found(), reused);
+            } catch (const std::exception& e) {
+                journal->discard_found(std::string("a record cannot be read (") + e.what() + ")");
+                p.clear();
+                reused.assign(ns.size(), std::nullopt);
+                from_journal.assign(ns.size(), false);
+            }
+            std::size_t lengths = 0;
+            for (std::size_t i = 0; i < ns.size(); ++i) lengths += !reused[i] && p.started(i) ? 1 : 0;
+            if (units > 0)
+                std::cerr << "restrict: reused " << units << " units of " << lengths
+                          << " unfinished lengths from " << journal->path().string() << "\n";
+        }
+        // A length from its parts, once every part is in.
+        auto from_parts = [&](std::size_t i) -> std::optional<report::restrict_run> {
+            auto cert = p.certificate(i);
+            if (!cert) return std::nullopt;
+            report::restrict_run r = head(ns[i]);
+            r.restr = p.restriction(i);
+            r.cert = std::move(*cert);
+            r.language = p.language(i);
+            return r;
+        };
         if (dist::launched()) {
             // Over MPI ranks: the largest n first; printed and written in n order as soon as
             // every smaller length is complete.
-            std::vector<bool> from_journal(ns.size());
-            for (std::size_t i = 0; i < ns.size(); ++i) from_journal[i] = reused[i].has_value();
             auto arrived = std::move(reused); // a restriction's tables can be large: not copied
-            if (journal) {
-                std::size_t units = 0;
-                try {
-                    units = p.reuse(journal->found(), arrived);
-                } catch (const std::exception& e) {
-                    journal->discard_found(std::string("a record cannot be read (") + e.what() + ")");
-                    p.clear();
-                    for (std::size_t i = 0; i < ns.size(); ++i)
-                        if (from_journal[i]) arrived[i].reset();
-                    from_journal.assign(ns.size(), false);
-                }
-                std::size_t lengths = 0;
-                for (std::size_t i = 0; i < ns.size(); ++i) lengths += !arrived[i] && p.started(i) ? 1 : 0;
-                if (units > 0)
-                    std::cerr << "restrict: reused " << units << " units of " << lengths
-                              << " unfinished lengths from " << journal->path().string() << "\n";
-            }
             std::size_t next = 0;
             auto emit_ready = [&] {
                 for (; next < ns.size() && arrived[next]; ++next)
@@ -509,13 +520,7 @@ public:
             };
             auto assemble = [&](std::size_t i) {
                 if (!arrived[i])
-                    if (auto cert = p.certificate(i)) {
-                        report::restrict_run r = head(ns[i]);
-                        r.restr = p.restriction(i);
-                        r.cert = std::move(*cert);
-                        r.language = p.language(i);
-                        arrived[i].emplace(std::move(r), p.seconds(i));
-                    }
+                    if (auto r = from_parts(i)) arrived[i].emplace(std::move(*r), p.seconds(i));
                 emit_ready();
             };
             for (std::size_t i = 0; i < ns.size(); ++i) assemble(i);
@@ -554,16 +559,29 @@ public:
                 set_activity("building the restriction of " + m.name + " at n = " + std::to_string(n));
                 const auto t0 = std::chrono::steady_clock::now();
                 report::restrict_run r;
+                double secs = 0;
                 try {
-                    r = compute(n);
+                    if (p.started(i)) {
+                        // Parts journaled under MPI: the missing ones here, journaled likewise.
+                        const std::string input = p.inputs().bytes_of(i);
+                        for (std::size_t u : p.part_order(reused))
+                            if (u / parts::per_length == i) {
+                                const std::string bytes = p.part_unit(u, i, input);
+                                p.add_part(u, bytes);
+                                if (journal) journal->record(p.part_name(u), bytes);
+                            }
+                        r = *from_parts(i);
+                        secs = p.seconds(i);
+                    } else {
+                        r = compute(n);
+                        secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                        if (journal) journal->record(std::to_string(n), dist::encode_restrict_run(r, secs));
+                    }
                 } catch (const numeric::interrupted_error&) {
-                    not_computed.push_back(n); // the length in progress is dropped whole
+                    not_computed.push_back(n); // the length in progress is dropped (its parts kept)
                     continue;
                 }
                 progress.clear();
-                const double secs =
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                if (journal) journal->record(std::to_string(n), dist::encode_restrict_run(r, secs));
                 emit(std::move(r), secs, false);
             }
         }

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """An attnprop command under mpirun against the same command in one process.
 
-    compare_ranks.py ATTNPROP MPIRUN NP [--kill-worker | --kill-root K | --stop] -- ARGS...
+    compare_ranks.py ATTNPROP MPIRUN NP [--kill-worker | --kill-root K [--resume-alone] | --stop]
+                     -- ARGS...
 
 Runs `ATTNPROP ARGS --out rep` in one process and `MPIRUN -np NP ATTNPROP ARGS --out rep` in
 another empty folder (the same relative --out, so the recorded command lines are equal), then
@@ -26,7 +27,8 @@ output is then not compared for influence (it says what was reused).
 --kill-root K: the MPI run gets ATTNPROP_KILL_AFTER_UNITS=K, so rank 0 kills itself once it
 has journaled K units in units.journal (check: property or batch records; influence: the units
 of rows, beside the final rows in rows.json) and mpirun ends the whole job; the restart must
-reuse exactly those units, as above.
+reuse exactly those units, as above. With --resume-alone the restart is one process (no
+mpirun): restrict's parts journaled under MPI are reused there too.
 
 --stop: SIGUSR1 goes to mpirun (Open MPI forwards it to every rank: attnprop's graceful stop)
 as soon as the journal holds a finished unit; the run must end with exit 130 and a report of
@@ -218,7 +220,7 @@ def rank_pids(mpirun_pid, rank):
     return pids
 
 
-def kill_then_resume(attnprop, mpirun, np, args, work, kill_root, stop=False):
+def kill_then_resume(attnprop, mpirun, np, args, work, kill_root, stop=False, alone=False):
     command = args[0]
     cmd = [mpirun, "-np", str(np), attnprop] + args + ["--out", "rep"]
     env = mpi_env()
@@ -275,7 +277,7 @@ def kill_then_resume(attnprop, mpirun, np, args, work, kill_root, stop=False):
         problems.append("the killed run wrote a report")
     print(f"killed {killed}; mpirun exited {code}; the journal holds {before} units, "
           f"{reusable} of them reusable")
-    again = run(cmd, work, mpi_env())
+    again = run([attnprop] + args + ["--out", "rep"], work) if alone else run(cmd, work, mpi_env())
     sys.stdout.write(again.stderr.decode(errors="replace")[-2000:] if again.returncode not in (0, 1) else "")
     reused = reused_units(work, command, again.stderr)
     print(f"restart exited {again.returncode}, reused {reused} units")
@@ -300,6 +302,7 @@ def main():
     kill = "--kill-worker" in argv[3:sep]
     kill_root = int(argv[argv.index("--kill-root") + 1]) if "--kill-root" in argv[3:sep] else 0
     stop = "--stop" in argv[3:sep]
+    alone = "--resume-alone" in argv[3:sep]
     args = argv[sep + 1:]
     with tempfile.TemporaryDirectory(prefix="attnprop-mpi-") as tmp:
         one, many = os.path.join(tmp, "one"), os.path.join(tmp, "many")
@@ -308,7 +311,7 @@ def main():
         plain = run([attnprop] + args + ["--out", "rep"], one)
         problems = []
         if kill or kill_root or stop:
-            problems, code = kill_then_resume(attnprop, mpirun, np, args, many, kill_root, stop)
+            problems, code = kill_then_resume(attnprop, mpirun, np, args, many, kill_root, stop, alone)
             if code is not None and code != plain.returncode:
                 problems.append(f"exit code {code} after the restart, {plain.returncode} in one process")
         else:
