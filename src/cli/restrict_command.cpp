@@ -57,7 +57,8 @@ public:
         const auto t0 = std::chrono::steady_clock::now();
         const long n = ns_.at(i);
         const analysis::restriction r = analysis::build_restriction(
-            m_, n, lang_ ? analysis::language_restriction_options(m_, n, *lang_, lo_) : lo_.restrict);
+            m_, n,
+            lang_ ? analysis::language_restriction_options(m_, n, *lang_, lo_) : lo_.restrict);
         return dist::encode_restriction(r, seconds_since(t0));
     }
 
@@ -71,7 +72,9 @@ public:
         {
             std::lock_guard<std::mutex> lock(mu_);
             auto& held = lengths_[i].r;
-            if (!held) held = std::make_shared<const analysis::restriction>(dist::decode_restriction(input, nullptr));
+            if (!held)
+                held = std::make_shared<const analysis::restriction>(
+                    dist::decode_restriction(input, nullptr));
             r = held;
         }
         const std::size_t k = u % per_length;
@@ -81,8 +84,8 @@ public:
                                                 seconds_since(t0));
         }
         const auto [first, count] = block(analysis::certificate_inputs(*r, lo_.certify), k - 1);
-        return dist::encode_outputs(analysis::certificate_outputs(m_, *r, lo_.certify, first, count),
-                                    seconds_since(t0));
+        return dist::encode_outputs(
+            analysis::certificate_outputs(m_, *r, lo_.certify, first, count), seconds_since(t0));
     }
 
     // --- rank 0 ---
@@ -106,8 +109,9 @@ public:
     void add_part(std::size_t u, const std::string& bytes) {
         const std::size_t i = u / per_length, k = u % per_length;
         if (i >= ns_.size() || !lengths_[i].r)
-            throw std::runtime_error("a part of n = " + (i < ns_.size() ? std::to_string(ns_[i]) : "?") +
-                                     " comes before its restriction");
+            throw std::runtime_error(
+                "a part of n = " + (i < ns_.size() ? std::to_string(ns_[i]) : "?") +
+                " comes before its restriction");
         length& x = lengths_[i];
         double s = 0;
         if (k == 0) {
@@ -118,7 +122,8 @@ public:
                 throw std::runtime_error("block " + std::to_string(k - 1) + " of " +
                                          std::to_string(x.outputs.size()));
             auto ys = dist::decode_outputs(bytes, &s);
-            const auto [first, count] = block(analysis::certificate_inputs(*x.r, lo_.certify), k - 1);
+            const auto [first, count] =
+                block(analysis::certificate_inputs(*x.r, lo_.certify), k - 1);
             (void)first;
             if (ys.size() != count)
                 throw std::runtime_error("block " + std::to_string(k - 1) + " holds " +
@@ -132,7 +137,8 @@ public:
     /// The journal's name of part u: "N language" or "N block B".
     std::string part_name(std::size_t u) const {
         const std::size_t i = u / per_length, k = u % per_length;
-        return std::to_string(ns_.at(i)) + (k == 0 ? " language" : " block " + std::to_string(k - 1));
+        return std::to_string(ns_.at(i)) +
+               (k == 0 ? " language" : " block " + std::to_string(k - 1));
     }
 
     /// Reads the parts an earlier run journaled ("N restriction", "N language", "N block B")
@@ -236,7 +242,8 @@ private:
     static std::pair<std::size_t, std::size_t> block(std::size_t count, std::size_t b) {
         const std::size_t nb = blocks(count);
         if (b >= nb)
-            throw std::runtime_error("attnprop: block " + std::to_string(b) + " of " + std::to_string(nb));
+            throw std::runtime_error("attnprop: block " + std::to_string(b) + " of " +
+                                     std::to_string(nb));
         const std::size_t first = b * count / nb, end = (b + 1) * count / nb;
         return {first, end - first};
     }
@@ -494,7 +501,8 @@ public:
                 from_journal.assign(ns.size(), false);
             }
             std::size_t lengths = 0;
-            for (std::size_t i = 0; i < ns.size(); ++i) lengths += !reused[i] && p.started(i) ? 1 : 0;
+            for (std::size_t i = 0; i < ns.size(); ++i)
+                lengths += !reused[i] && p.started(i) ? 1 : 0;
             if (units > 0)
                 std::cerr << "restrict: reused " << units << " units of " << lengths
                           << " unfinished lengths from " << journal->path().string() << "\n";
@@ -524,12 +532,14 @@ public:
                 emit_ready();
             };
             for (std::size_t i = 0; i < ns.size(); ++i) assemble(i);
-            dist::run_units(key, p.restriction_order(arrived), [&](std::size_t i) { return p.restriction_unit(i); },
-                            [&](std::size_t i, const std::string& bytes) {
-                                p.add_restriction(i, bytes);
-                                if (journal) journal->record(std::to_string(ns[i]) + " restriction", bytes);
-                                assemble(i);
-                            });
+            dist::run_units(
+                key, p.restriction_order(arrived),
+                [&](std::size_t i) { return p.restriction_unit(i); },
+                [&](std::size_t i, const std::string& bytes) {
+                    p.add_restriction(i, bytes);
+                    if (journal) journal->record(std::to_string(ns[i]) + " restriction", bytes);
+                    assemble(i);
+                });
             dist::run_units(key + " parts", p.part_order(arrived), p.inputs(),
                             [&](std::size_t u, std::size_t i, const std::string& input) {
                                 return p.part_unit(u, i, input);
@@ -574,8 +584,9 @@ public:
                         secs = p.seconds(i);
                     } else {
                         r = compute(n);
-                        secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                        if (journal) journal->record(std::to_string(n), dist::encode_restrict_run(r, secs));
+                        secs = seconds_since(t0);
+                        if (journal)
+                            journal->record(std::to_string(n), dist::encode_restrict_run(r, secs));
                     }
                 } catch (const numeric::interrupted_error&) {
                     not_computed.push_back(n); // the length in progress is dropped (its parts kept)

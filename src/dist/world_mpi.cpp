@@ -5,11 +5,11 @@
 // key, then after each unit RESULT, FAILED or DROPPED; each of those is answered by UNIT (the
 // next unit; for units with inputs also the input's id and, the first time this call sends
 // that id to this worker, its bytes), END (no more work of this call) or EXIT (rank 0 ended
-// the run). A command may call run_units several times: a worker told END goes on to its next call and may send that
-// call's READY while rank 0 is still in the last one; rank 0 keeps it unanswered until its own
-// next call. At finish a worker that has not seen EXIT sends DONE and waits
-// for EXIT, which carries rank 0's exit code. Every wait polls with a short sleep: a blocking
-// MPI receive spins a core, which a shared or oversubscribed machine cannot spare.
+// the run). A command may call run_units several times: a worker told END goes on to its next
+// call and may send that call's READY while rank 0 is still in the last one; rank 0 keeps it
+// unanswered until its own next call. At finish a worker that has not seen EXIT sends DONE
+// and waits for EXIT, which carries rank 0's exit code. Every wait polls with a short sleep: a
+// blocking MPI receive spins a core, which a shared or oversubscribed machine cannot spare.
 #include "dist/launcher.hpp"
 #include "dist/world.hpp"
 #include "numeric/interrupt.hpp"
@@ -165,7 +165,8 @@ std::vector<std::size_t> run_worker(std::uint64_t call, const std::string& key,
         const std::string* input = &none;
         if (m.bytes.size() > 8) { // a unit with an input: its id, then its bytes the first time
             id = read_u64(m.bytes, 8);
-            if (m.bytes.size() < 17) throw std::runtime_error("attnprop: truncated message between ranks");
+            if (m.bytes.size() < 17)
+                throw std::runtime_error("attnprop: truncated message between ranks");
             if (m.bytes[16]) inputs[id] = m.bytes.substr(17);
             const auto it = inputs.find(id);
             if (it == inputs.end())
@@ -226,17 +227,19 @@ std::vector<std::size_t> run_root(std::uint64_t call, const std::string& key,
         return std::nullopt;
     };
     // The units' inputs, each made once (from either thread) and sent once to each worker.
+    using input_ptr = std::shared_ptr<const std::string>;
     std::mutex input_mu;
-    std::map<std::size_t, std::shared_ptr<const std::string>> input_bytes;
-    std::vector<std::set<std::size_t>> input_sent(static_cast<std::size_t>(size_));
-    const auto none = std::make_shared<const std::string>();
-    auto input_of = [&](std::size_t u) -> std::pair<std::size_t, std::shared_ptr<const std::string>> {
+    std::map<std::size_t, input_ptr> input_bytes; // by id
+    std::vector<std::set<std::size_t>> input_sent(static_cast<std::size_t>(size_)); // by worker
+    const input_ptr none = std::make_shared<const std::string>();
+    auto input_of = [&](std::size_t u) -> std::pair<std::size_t, input_ptr> {
         if (!inputs) return {0, none};
         std::lock_guard<std::mutex> lock(input_mu);
         const std::size_t id = inputs->id_of(u);
         auto it = input_bytes.find(id);
         if (it == input_bytes.end())
-            it = input_bytes.emplace(id, std::make_shared<const std::string>(inputs->bytes_of(id))).first;
+            it = input_bytes.emplace(id, std::make_shared<const std::string>(inputs->bytes_of(id)))
+                     .first;
         return {id, it->second};
     };
     auto close_queue = [&] {
@@ -431,7 +434,8 @@ void set_failure_describer(failure_describer d) { describer_ = std::move(d); }
 std::vector<std::size_t> run_units(const std::string& key, const std::vector<std::size_t>& order,
                                    const compute_fn& compute, const result_fn& on_result,
                                    const wanted_fn& wanted) {
-    if (!launched_) return run_units_here(order, nullptr, without_input(compute), on_result, wanted);
+    if (!launched_)
+        return run_units_here(order, nullptr, without_input(compute), on_result, wanted);
     const std::uint64_t call = calls_++;
     if (rank_ != 0) return run_worker(call, key, without_input(compute));
     return run_root(call, key, order, nullptr, without_input(compute), on_result, wanted);

@@ -112,7 +112,8 @@ certificate certificate_head(const restriction& r) {
 
 /// Whether the certificate evaluates every assignment of Free, and how many inputs it
 /// evaluates (none for an incomplete restriction).
-std::pair<bool, std::size_t> certificate_count(const restriction& r, const certificate_options& opt) {
+std::pair<bool, std::size_t> certificate_count(const restriction& r,
+                                               const certificate_options& opt) {
     if (r.status != restriction_status::complete) return {false, 0};
     std::size_t free = 0;
     for (int v : r.rho) free += v < 0 ? 1 : 0;
@@ -249,7 +250,8 @@ certificate certify_outputs(const model::model<rational>& m, const restriction& 
 
 certificate certify(const model::model<rational>& m, const restriction& r,
                     const certificate_options& opt) {
-    return certify_outputs(m, r, opt, certificate_outputs(m, r, opt, 0, certificate_inputs(r, opt)));
+    return certify_outputs(m, r, opt,
+                           certificate_outputs(m, r, opt, 0, certificate_inputs(r, opt)));
 }
 
 std::vector<int> language_symbols(const model::model<rational>& m, lang::language l) {
