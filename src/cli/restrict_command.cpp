@@ -122,9 +122,8 @@ public:
                 throw std::runtime_error("block " + std::to_string(k - 1) + " of " +
                                          std::to_string(x.outputs.size()));
             auto ys = dist::decode_outputs(bytes, &s);
-            const auto [first, count] =
-                block(analysis::certificate_inputs(*x.r, lo_.certify), k - 1);
-            (void)first;
+            const std::size_t count =
+                block(analysis::certificate_inputs(*x.r, lo_.certify), k - 1).second;
             if (ys.size() != count)
                 throw std::runtime_error("block " + std::to_string(k - 1) + " holds " +
                                          std::to_string(ys.size()) + " outputs, not " +
@@ -204,10 +203,13 @@ public:
         return order;
     }
 
-    /// The parts' input: their length's restriction, as its unit returned it.
+    /// Length i's restriction as its unit returned it: the parts' input.
+    const std::string& restriction_bytes(std::size_t i) const {
+        return lengths_.at(i).restriction_bytes;
+    }
     dist::unit_inputs inputs() const {
         return {[](std::size_t u) { return u / per_length; },
-                [this](std::size_t i) { return lengths_.at(i).restriction_bytes; }};
+                [this](std::size_t i) { return restriction_bytes(i); }};
     }
 
     /// Length i's certificate once every part is in.
@@ -573,10 +575,9 @@ public:
                 try {
                     if (p.started(i)) {
                         // Parts journaled under MPI: the missing ones here, journaled likewise.
-                        const std::string input = p.inputs().bytes_of(i);
                         for (std::size_t u : p.part_order(reused))
                             if (u / parts::per_length == i) {
-                                const std::string bytes = p.part_unit(u, i, input);
+                                const std::string bytes = p.part_unit(u, i, p.restriction_bytes(i));
                                 p.add_part(u, bytes);
                                 if (journal) journal->record(p.part_name(u), bytes);
                             }
