@@ -256,6 +256,15 @@ public:
     /// intervals) is read only by the generic operations of a row that is not finite.
     soft_rows(const std::vector<vec<I>>& rows, const double* mid, const double* rad,
               const numeric::context& ctx);
+    /// Keys and values both n rows of d midpoints `mid` (read in place), with every exact
+    /// entry (k_j)_c within mid +- r_jc, described by per-row sums instead of the radii
+    /// themselves: m1[j] = fl(sum_c |mid_jc|) and r1[j] >= fl(sum_c r_jc) (sums of d terms in
+    /// rounding to nearest, any order), and per coordinate vrad[c] >= max_j r_jc and vabs[c] >=
+    /// max_j |mid_jc|. No interval is read: a row that is not finite, or sums() that fails,
+    /// has no generic fallback here (row() must not be called; `rows` may hold empty rows).
+    /// The numerators' bound takes vabs[c] D^ for sum_j E_j |mid_jc| (abs_from_max_).
+    soft_rows(const std::vector<vec<I>>& rows, const double* mid, std::size_t d, const double* m1,
+              const double* r1, const double* vrad, const double* vabs, const numeric::context& ctx);
     vec<I> row(const vec<I>& q, vec<I>* weights);
 
     /// The unnormalised row of a query, before the quotient: with the shift M (a double, the
@@ -305,6 +314,10 @@ private:
     std::vector<double> acc_;         ///< the row's sums and block sums (4 dv)
     std::vector<double> save_;        ///< sums_replaced: the kept key, value and value terms
     row_sums sums_;                   ///< row()'s scratch
+    /// The constructor from sums: the bound's S^_c (sum_j E_j |w_jc|) replaced by V_c D^ (the
+    /// largest |midpoint| of the coordinate times the computed denominator), saving a third of
+    /// the row's sums.
+    bool abs_from_max_ = false;
 };
 
 /// A contiguous Arb vector (arb_dot runs over it, with a stride for the values' columns).

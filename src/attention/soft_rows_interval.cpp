@@ -115,6 +115,29 @@ soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& rows, const double* m
     vm_ = mid;
 }
 
+soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& rows, const double* mid, std::size_t d,
+                                const double* m1, const double* r1, const double* vrad,
+                                const double* vabs, const numeric::context& ctx)
+    : keys_(rows), values_(rows), ctx_(ctx), n_(rows.size()), dk_(d), dv_(d), vrad_(vrad, vrad + d),
+      vabs_(vabs, vabs + d), s_(n_), e_(n_) {
+    // The terms of the constructor from midpoints and radii, from the given sums: the same
+    // expressions of m1 and r1 (each a sum of d terms rounded to nearest, covered by
+    // norm_slack as there).
+    const double gk = gamma_of(dk_);
+    const double norm_slack = 1.0 + gamma_of(dk_ + 4);
+    for (std::size_t j = 0; j < n_; ++j) {
+        if (!(m1[j] <= max_finite && r1[j] <= max_finite)) finite_ = false;
+        key_mid_term_ = std::max(key_mid_term_, (gk * m1[j] + r1[j]) * norm_slack);
+        key_rad_term_ = std::max(key_rad_term_, (m1[j] + r1[j]) * norm_slack);
+    }
+    for (std::size_t c = 0; c < d; ++c)
+        if (!(vrad_[c] <= max_finite && vabs_[c] <= max_finite)) finite_ = false;
+    if (!(key_rad_term_ <= max_finite)) finite_ = false;
+    km_ = mid;
+    vm_ = mid;
+    abs_from_max_ = true;
+}
+
 vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
     if (!finite_) return generic_soft_row(q, keys_, values_, ctx_, weights);
     row_sums& rs = sums_;
@@ -201,19 +224,40 @@ bool soft_rows<dinterval>::sums_core(const vec<I>& q, row_sums& out, bool drop) 
     }
     const double rho = (a_inf * key_mid_term_ + b_inf * key_rad_term_) * slack + tiny;
 
-    // Scores, their maximum and minimum.
-    for (std::size_t j = 0; j < n_; ++j) {
+    // Scores, their maximum and minimum: each summed in index order from 0 (the order the
+    // weight tables' recomputation repeats), four keys at a time for independent chains.
+    std::size_t j4 = 0;
+    for (; j4 + 4 <= n_; j4 += 4) {
+        const double* k0 = km_ + j4 * dk_;
+        const double *k1 = k0 + dk_, *k2 = k1 + dk_, *k3 = k2 + dk_;
+        double c0 = 0.0, c1 = 0.0, c2 = 0.0, c3 = 0.0;
+        for (std::size_t t = 0; t < dk_; ++t) {
+            c0 += a[t] * k0[t];
+            c1 += a[t] * k1[t];
+            c2 += a[t] * k2[t];
+            c3 += a[t] * k3[t];
+        }
+        s_[j4] = c0;
+        s_[j4 + 1] = c1;
+        s_[j4 + 2] = c2;
+        s_[j4 + 3] = c3;
+    }
+    for (std::size_t j = j4; j < n_; ++j) {
         const double* k = km_ + j * dk_;
         double acc = 0.0;
         for (std::size_t t = 0; t < dk_; ++t) acc += a[t] * k[t];
         s_[j] = acc;
     }
+    // A NaN score (inf - inf in a dot product of finite midpoints) fails the row: std::max
+    // would skip it, and its exponential would count as a key below e^-707.
     double M = s_[0], mn = s_[0];
+    bool nan_score = false;
     for (std::size_t j = 1; j < n_; ++j) {
         M = std::max(M, s_[j]);
         mn = std::min(mn, s_[j]);
+        nan_score = nan_score || std::isnan(s_[j]);
     }
-    if (!(std::isfinite(M) && std::isfinite(mn)) || !(rho <= 1e300)) return false;
+    if (nan_score || !(std::isfinite(M) && std::isfinite(mn)) || !(rho <= 1e300)) return false;
     const double rho1 = (rho + u * (M - mn)) * slack + tiny;
 
     // Exponentials (branch-free, vectorisable) and the count of keys below e^-707.
@@ -247,13 +291,22 @@ bool soft_rows<dinterval>::sums_core(const vec<I>& q, row_sums& out, bool drop) 
         const std::size_t j1 = std::min(n_, j0 + block);
         double bD = 0.0;
         std::fill(bN, bN + 2 * dv_, 0.0);
-        for (std::size_t j = j0; j < j1; ++j) {
-            const double e = e_[j];
-            bD += e;
-            const double* v = vm_ + j * dv_; // dv_ may be 0 (scores only)
-            for (std::size_t c = 0; c < dv_; ++c) {
-                bN[c] += e * v[c];
-                bS[c] += e * std::fabs(v[c]);
+        if (abs_from_max_) {
+            for (std::size_t j = j0; j < j1; ++j) {
+                const double e = e_[j];
+                bD += e;
+                const double* v = vm_ + j * dv_;
+                for (std::size_t c = 0; c < dv_; ++c) bN[c] += e * v[c];
+            }
+        } else {
+            for (std::size_t j = j0; j < j1; ++j) {
+                const double e = e_[j];
+                bD += e;
+                const double* v = vm_ + j * dv_; // dv_ may be 0 (scores only)
+                for (std::size_t c = 0; c < dv_; ++c) {
+                    bN[c] += e * v[c];
+                    bS[c] += e * std::fabs(v[c]);
+                }
             }
         }
         D += bD;
@@ -262,6 +315,10 @@ bool soft_rows<dinterval>::sums_core(const vec<I>& q, row_sums& out, bool drop) 
             S[c] += bS[c];
         }
     }
+    // Without the sums of |w_jc|: sum_j E_j |w_jc| <= V_c sum_j E_j <= V_c D^ / (1 - g), so
+    // V_c D^ takes S^_c's place in the bound (one more rounding, within the slack).
+    if (abs_from_max_)
+        for (std::size_t c = 0; c < dv_; ++c) S[c] = vabs_[c] * D;
     const std::size_t blocks = (n_ + block - 1) / block;
     const double g = gamma_of(std::min(n_, block) + blocks);
     const double inv = 1.0 / (1.0 - g); // > 1; its rounding is covered by slack

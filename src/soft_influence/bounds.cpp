@@ -1142,18 +1142,7 @@ void posterior_cache<S>::init(const std::vector<model::vec<S>>* y1, const model:
                     st.q.push_back(std::move(q));
                 }
                 if (k == 0) {
-                    [[maybe_unused]] bool by_rows = false;
-                    if constexpr (std::is_same_v<S, dinterval>) by_rows = first_layer_mid(st, ctx);
-                    if (!by_rows) {
-                        st.E.clear();
-                        st.mid = false;
-                        for (const auto& q : st.q) {
-                            S e = numeric::zero<S>(ctx);
-                            for (std::size_t j = 0; j < n_; ++j)
-                                e += numeric::exp(model::dot(q.data(), st.k[j].data(), dk, ctx));
-                            st.E.push_back(std::move(e));
-                        }
-                    }
+                    // E on first use (ensure_layer1).
                 } else {
                     for (std::size_t j = 0; j < n_; ++j)
                         st.s_top.push_back(model::dot(st.q.front().data(), st.k[j].data(), dk, ctx));
@@ -1163,6 +1152,24 @@ void posterior_cache<S>::init(const std::vector<model::vec<S>>* y1, const model:
         }
         layers_.push_back(std::move(ls));
     }
+}
+
+template <class S> void posterior_cache<S>::ensure_layer1(const head_state& cst) const {
+    std::call_once(*cst.layer1_once, [&] {
+        // The only writer of these members, once (call_once orders it before every reader).
+        auto& st = const_cast<head_state&>(cst);
+        [[maybe_unused]] bool by_rows = false;
+        if constexpr (std::is_same_v<S, dinterval>) by_rows = first_layer_mid(st, ctx_);
+        if (by_rows) return;
+        const std::size_t dk = st.Q.W.rows;
+        st.E.clear();
+        st.mid = false;
+        for (const auto& q : st.q) {
+            S e = numeric::zero<S>(ctx_);
+            for (std::size_t j = 0; j < n_; ++j) e += numeric::exp(model::dot(q.data(), st.k[j].data(), dk, ctx_));
+            st.E.push_back(std::move(e));
+        }
+    });
 }
 
 template <class S>
@@ -1206,6 +1213,9 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                                    const model::vec<S>& y_top,
                                    const change_hints& hints) const {
     const std::vector<double>* omega1 = hints.omega1;
+    auto top_hint = [&hints](std::size_t h) {
+        return hints.omega_top && h < hints.omega_top->size() && !std::isnan((*hints.omega_top)[h]);
+    };
     const long prec = ctx_.precision_bits;
     if (!ok_) return pos_inf(prec);
     const std::size_t L = layers_.size();
@@ -1213,6 +1223,11 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
     if (L == 2 && y1.size() != n_) throw precondition_error("posterior_cache: y^(1) needs every row");
     const arb_ball one = ball(1, ctx_), two = ball(2, ctx_);
     const S zero = numeric::zero<S>(ctx_);
+    // Rows of y^(1) may be left out (empty) where the hints bound them (a lean change of the
+    // certified double kernel); where a left-out row would be read, the bound takes its
+    // trivial value instead (+inf, or ω = 1).
+    bool rows_complete = true;
+    for (std::size_t j = 0; L == 2 && j < n_; ++j) rows_complete = rows_complete && y1[j].size() == y1[n_ - 1].size();
     arb_ball Delta = distance_up(y0_[i], y0i, prec);
     arb_ball delta = zero_point(prec);
     arb_ball Fprev = max_upper(F0_, norm_up(y0i, prec));
@@ -1231,14 +1246,16 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                         const double mv = (*hints.y1_moved)[j];
                         const double v = mv >= 0 && mv <= std::numeric_limits<double>::max()
                                              ? numeric::interval_detail::next_up(f1_rows_[j] + mv)
-                                             : norm_hi(y1[j]);
+                                         : y1[j].size() == y1[n_ - 1].size()
+                                             ? norm_hi(y1[j])
+                                             : std::numeric_limits<double>::infinity();
                         if (!(v <= mx)) mx = v;
                     }
                     Fk = max_upper(Fk, upper_of_max(mx, prec));
                     by_moved = true;
                 }
             }
-            if (!by_moved) Fk = max_upper(Fk, max_norm_up(y1, prec));
+            if (!by_moved) Fk = rows_complete ? max_upper(Fk, max_norm_up(y1, prec)) : pos_inf(prec);
         }
         arb_ball sum_db = zero_point(prec), sumP = zero_point(prec);
         for (std::size_t h = 0; h < ls.heads.size(); ++h) {
@@ -1259,7 +1276,7 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                         per_row = true;
                     }
                 }
-                if (!per_row) P = max_upper(P, max_value_norm_up(st.V, y1, ctx_));
+                if (!per_row) P = rows_complete ? max_upper(P, max_value_norm_up(st.V, y1, ctx_)) : pos_inf(prec);
             }
             arb_ball omega = zero_point(prec);
             if (st.constant_scores) {
@@ -1276,6 +1293,8 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                     const double w = (*omega1)[h];
                     omega = w >= 1 ? one : min_upper(upper_of_max(w, prec), one);
                     done = true;
+                } else {
+                    ensure_layer1(st);
                 }
                 if constexpr (std::is_same_v<S, dinterval>) {
                     const double w = done ? std::numeric_limits<double>::quiet_NaN()
@@ -1304,6 +1323,12 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                     if (w_max) omega = upper_of(*w_max);
                     omega = min_upper(omega, one);
                 }
+            } else if (top_hint(h)) {
+                // Layer 2, bounded by the kernel (change_hints::omega_top).
+                const double w = (*hints.omega_top)[h];
+                omega = w >= 1 ? one : min_upper(upper_of_max(w, prec), one);
+            } else if (!rows_complete) {
+                omega = one; // ω <= 1 always
             } else {
                 // Layer 2 (the top): row n of both inputs, every key. x''s scores as
                 // s'_j = (K^T q') . y'_j + q' . b_K: O(d) per key instead of O(d d_k).

@@ -29,6 +29,8 @@
 #include "numeric/scalar.hpp"
 #include "soft_influence/hypotheses.hpp"
 
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -153,6 +155,9 @@ struct change_hints {
     const std::vector<double>* y1_mid = nullptr;
     const std::vector<double>* y1_rad = nullptr;
     const std::vector<double>* y1_moved = nullptr;
+    /// Two layers: per layer-2 head, an upper bound of that head's ω for this change (NaN:
+    /// not bounded; the cache computes it from y1, y1_mid and y1_rad then).
+    const std::vector<double>* omega_top = nullptr;
 };
 
 template <class S> class posterior_cache {
@@ -200,6 +205,9 @@ private:
         bool mid = false;
         std::vector<double> qm, km, qa, qr, e_lo;
         double key_mid = 0, key_rad = 0;
+        /// Layer 1: E and the midpoints above are formed on first use (ensure_layer1), once:
+        /// a change whose hints bound layer 1's ω never reads them.
+        std::unique_ptr<std::once_flag> layer1_once = std::make_unique<std::once_flag>();
         /// Certified double intervals: the value map as midpoints and radii with its norms
         /// (value norms on midpoints, one row at a time), per row of x the upper bound of
         /// ||V y_j + c|| (`pv`), and ν rounded up to a double (+inf when not finite).
@@ -214,6 +222,8 @@ private:
     };
     /// The constructors' work: y1 = y^(1) for two layers (null for one).
     void init(const std::vector<model::vec<S>>* y1, const model::vec<S>& y_top);
+    /// Forms layer 1's E (and the midpoints) of head st once; safe from several threads.
+    void ensure_layer1(const head_state& st) const;
 
     const model::model<numeric::rational>& m_;
     const std::vector<model::vec<S>>& y0_; ///< x's y^(0)

@@ -650,6 +650,7 @@ void incremental_influence<S>::changed_with_states(std::size_t p, int a, changed
     }
     bool folded = false;
     st.omega1.clear();
+    st.omega_top.clear();
     st.y1_mid.clear();
     st.y1_rad.clear();
     st.y1_moved.clear();
@@ -669,6 +670,23 @@ void incremental_influence<S>::changed_with_states(std::size_t p, int a, changed
         for (std::size_t i = 0; i < n_; ++i) st.y1[i] = corrected_row(ch, i);
     }
     st.y = top(st.y1);
+}
+
+template <numeric::ExpScalar S>
+void incremental_influence<S>::changed_for_bound(std::size_t p, int a, changed_states& st) const {
+    if constexpr (interval_kernel) {
+        if (fold_mr_ && !top_old_.empty() && m_.layers.size() == 2) {
+            const change ch = prepare(p, a);
+            st.y0p = ch.y0p;
+            fold_interval(ch, st.y1, st.y1_mid, st.y1_rad, st.y1_moved, &st.omega1, true);
+            try {
+                if (top_lean(ch, st)) return;
+            } catch (const numeric::undefined_error& e) {
+                throw e.located(attention::place(2, nullptr, n_));
+            }
+        }
+    }
+    changed_with_states(p, a, st);
 }
 
 // The raw MPFR kernels (incremental_raw_kernels<mpfr_real>): explicit specialisations of the
@@ -953,11 +971,10 @@ double moved_bound(double t2, bool small, double trad, bool drop) {
     return v <= dmax ? v : std::numeric_limits<double>::quiet_NaN();
 }
 
-/// a + b rounded down / up without the exactness test: rounded to nearest, then one ulp
+/// a + b rounded down without the exactness test: rounded to nearest, then one ulp
 /// outward (an overflow gives DBL_MAX down, a valid lower bound, and NaN up, which the
 /// callers' finiteness tests catch).
 double add_down_loose(double a, double b) { return numeric::interval_detail::next_down(a + b); }
-double add_up_loose(double a, double b) { return numeric::interval_detail::next_up(a + b); }
 
 /// The a-posteriori bound's weight of one row and change (posterior_cache::bound, layer 1),
 /// in units of the row's shift: an upper bound of max(e, e') / (min(e, e') + (D - e)) for e in
@@ -965,55 +982,139 @@ double add_up_loose(double a, double b) { return numeric::interval_detail::next_
 /// upper end over the smaller lower end plus rl (when positive), the sum rounded down and the
 /// quotient up. +inf when a value is not finite or the denominator not positive. `midpoint`
 /// (incremental_fault::midpoint_omega, tests only): the same from midpoints, no rounding.
-double weight_upper(double el, double eh, double nl, double nh, double rl, double rh, bool midpoint) {
-    constexpr double inf = std::numeric_limits<double>::infinity();
-    constexpr double dmax = std::numeric_limits<double>::max();
+/// weight_upper's quotient before the division: the numerator and the denominator (rounded
+/// down); weight_upper is next_up(num / den) when both are finite and den > 0 (for several
+/// rows, next_up of the largest quotient: rounding to nearest and next_up are monotone).
+[[gnu::always_inline]] inline void weight_parts(double el, double eh, double nl, double nh, double rl,
+                                                double rh, bool midpoint, double& num, double& den) {
     if (midpoint) {
         const double e = 0.5 * el + 0.5 * eh, en = 0.5 * nl + 0.5 * nh, r = 0.5 * rl + 0.5 * rh;
-        const double w = std::max(e, en) / (std::min(e, en) + std::max(r, 0.0));
-        return std::isfinite(w) ? w : inf;
+        num = std::max(e, en);
+        den = std::min(e, en) + std::max(r, 0.0);
+        return;
     }
-    const double num = std::max(eh, nh);
-    const double den = add_down_loose(std::min(el, nl), rl > 0 ? rl : 0.0);
-    if (!(num <= dmax) || !(den > 0 && den <= dmax)) return inf;
+    num = std::max(eh, nh);
+    den = add_down_loose(std::min(el, nl), rl > 0 ? rl : 0.0);
+}
+/// Whether weight_parts' quotient is taken (else the weight is +inf).
+[[gnu::always_inline]] inline bool weight_valid(double num, double den) {
+    constexpr double dmax = std::numeric_limits<double>::max();
+    return num <= dmax && den > 0 && den <= dmax;
+}
+[[gnu::always_inline]] inline double weight_upper(double el, double eh, double nl, double nh, double rl,
+                                                  double rh, bool midpoint) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    double num = 0, den = 0;
+    weight_parts(el, eh, nl, nh, rl, rh, midpoint, num, den);
+    if (!weight_valid(num, den)) return inf;
     const double q = num / den;
-    return q <= dmax ? numeric::interval_detail::next_up(q) : inf;
+    if (midpoint) return std::isfinite(q) ? q : inf;
+    return q <= std::numeric_limits<double>::max() ? numeric::interval_detail::next_up(q) : inf;
 }
 
-/// The rank-1 coefficients of one row and head as midpoints m[0..2] and radii r[0..2] of
-/// lambda - 1 = (e - e') / D', alpha = -e / D', beta = e' / D' with e' = e f and
-/// D' = (D - e) + e', for e in e_old, f in factor, D in den (all nonnegative; den > 0), in
-/// interval arithmetic specialised to those signs: every endpoint rounded to nearest and one
-/// ulp outward. False when the cancellation guard applies (D - e may hold less than a 2^-16
-/// share of D: (D_lo - e_hi) 2^16 <= D_hi, as the generic kernel's test) or a value is not
-/// finite. `w` receives weight_upper of the row (+inf when a value is not finite), also when
-/// the guard applies.
-bool coefficients(const dinterval& e_old, const dinterval& factor, const dinterval& den, double* m,
-                  double* r, double& w, bool midpoint) {
-    using numeric::interval_detail::mul_down_loose;
-    using numeric::interval_detail::mul_up_loose;
+/// The rank-1 coefficients of one row and head, lambda - 1 = (e - e') / D', alpha = -e / D' and
+/// beta = e' / D' with e' = e f and D' = (D - e) + e', for e in [el, eh], f in [fl, fh] and D in
+/// [dl, dh] (el, fl >= 0, dl > 0), as midpoints m[0..2] computed in rounding to nearest and
+/// radii r[0..2] from one a-priori bound each (docs/scalars.md, "One-symbol changes in
+/// certified double intervals"): with u' = 2^-52 and e_m in [el, eh], e_r = fl(eh - el) (the
+/// same for f and D),
+///   n = e_m f_m                N_r = e_r (f_m + f_r) + e_m f_r + u' n
+///   R = D_m - e_m              R_r = D_r + e_r + u' |R|
+///   P = R + n                  P_r = R_r + N_r + u' P
+///   i = 1 / P                  I_r = P_r i i (1 + 2^-18) + u' i      (P_r <= 2^-20 P)
+///   x = e_m - n                X_r = e_r + N_r + u' |x|
+///   lambda - 1 = x i           |x| I_r + i X_r + X_r I_r + u' |x i|
+///   alpha = -(e_m i)           e_m I_r + i e_r + e_r I_r + u' |e_m i|
+///   beta = n i                 n I_r + i N_r + N_r I_r + u' n i
+/// every radius times 1 + 2^-40 (its own at most 20 roundings of nonnegative terms) plus
+/// 2^-1000 (underflow; P >= 2^-20 keeps i below 2^20). Branch-free but for the result: false
+/// when an input is not finite or out of range, the cancellation guard applies (D - e may
+/// hold less than a 2^-16 share of D, (R - R_r) 2^16 <= D_m + D_r), P < 2^-20 or P_r > 2^-20 P,
+/// or a result is not finite. w_num and w_den receive weight_parts of the row (from e, e' in
+/// n -+ N_r and D - e in R -+ R_r, rounded outward; w_num = +inf when an input is not finite),
+/// also when the guard applies.
+[[gnu::always_inline]] inline bool coefficients(double el, double eh, double fl, double fh, double dl,
+                                                double dh, double* m, double* r, double& w_num,
+                                                double& w_den, bool midpoint) {
     using numeric::interval_detail::next_down;
     using numeric::interval_detail::next_up;
-    w = std::numeric_limits<double>::infinity();
-    const double el = e_old.lo(), eh = e_old.hi(), fl = factor.lo(), fh = factor.hi();
-    const double dl = den.lo(), dh = den.hi();
-    if (!(el >= 0 && fl >= 0 && dl > 0 && eh <= 1e300 && fh <= 1e300 && dh <= 1e300)) return false;
-    const double rl = add_down_loose(dl, -eh), rh = add_up_loose(dh, -el); // D - e
-    const double nl = mul_down_loose(el, fl), nh = mul_up_loose(eh, fh);   // e'
-    w = weight_upper(el, eh, nl, nh, rl, rh, midpoint);
-    if (!(rl * 65536.0 > dh)) return false;                               // exact scaling
-    const double pl = add_down_loose(rl, nl), ph = add_up_loose(rh, nh);   // D' > 0
-    if (!(pl > 0 && ph <= 1e300)) return false;
-    const double il = next_down(1.0 / ph), ih = next_up(1.0 / pl);         // 1 / D'
-    // e - e' (any sign) times 1 / D' (positive).
-    const double xl = add_down_loose(el, -nh), xh = add_up_loose(eh, -nl);
-    const double lo[3] = {xl >= 0 ? mul_down_loose(xl, il) : mul_down_loose(xl, ih),
-                          -mul_up_loose(eh, ih), mul_down_loose(nl, il)};
-    const double hi[3] = {xh >= 0 ? mul_up_loose(xh, ih) : mul_up_loose(xh, il),
-                          -mul_down_loose(el, il), mul_up_loose(nh, ih)};
-    for (int k = 0; k < 3; ++k)
-        if (!numeric::mid_rad(dinterval(lo[k], hi[k]), m[k], r[k])) return false;
-    return true;
+    constexpr double up = 0x1p-52, S = 1.0 + 0x1p-40, T = 0x1p-1000;
+    constexpr double dmax = std::numeric_limits<double>::max();
+    const bool in = el >= 0 && fl >= 0 && dl > 0 && eh <= 1e300 && fh <= 1e300 && dh <= 1e300 &&
+                    el <= eh && fl <= fh && dl <= dh;
+    const double em = std::min(std::max(el * 0.5 + eh * 0.5, el), eh), er = eh - el;
+    const double fm = std::min(std::max(fl * 0.5 + fh * 0.5, fl), fh), fr = fh - fl;
+    const double Dm = std::min(std::max(dl * 0.5 + dh * 0.5, dl), dh), Dr = dh - dl;
+    const double n = em * fm;
+    const double Nr = er * (fm + fr) + em * fr + up * n;
+    const double R = Dm - em;
+    const double Rr = Dr + er + up * std::fabs(R);
+    const double P = R + n;
+    const double Pr = Rr + Nr + up * P;
+    // The pair bound's weight from e, e' in n -+ N_r S and D - e in R -+ R_r S, outward.
+    const double NrS = Nr * S, RrS = Rr * S;
+    const bool w_in = in && n + NrS + std::fabs(R) + RrS <= 1e300; // no end overflows
+    weight_parts(el, eh, next_down(n - NrS), next_up(n + NrS), next_down(R - RrS), next_up(R + RrS),
+                 midpoint, w_num, w_den);
+    if (!w_in) w_num = std::numeric_limits<double>::infinity();
+    const double i = 1.0 / P;
+    const double Ir = Pr * i * i * (1.0 + 0x1p-18) + up * i;
+    const double x = em - n;
+    const double Xr = er + Nr + up * std::fabs(x);
+    const double lam = x * i, alpha = -(em * i), beta = n * i;
+    m[0] = lam;
+    m[1] = alpha;
+    m[2] = beta;
+    r[0] = (std::fabs(x) * Ir + i * Xr + Xr * Ir + up * std::fabs(lam)) * S + T;
+    r[1] = (em * Ir + i * er + er * Ir + up * std::fabs(alpha)) * S + T;
+    r[2] = (n * Ir + i * Nr + Nr * Ir + up * beta) * S + T;
+    const bool guard = (R - Rr) * 65536.0 > Dm + Dr;
+    const bool range = P >= 0x1p-20 && Pr * 0x1p20 <= P;
+    const bool finite_out = std::fabs(lam) + std::fabs(alpha) + beta + r[0] + r[1] + r[2] <= dmax;
+    return in && guard && range && finite_out;
+}
+
+/// The top layer's ω of the pair bound for a change at position i (changed_states::omega_top)
+/// from the certified rows of row n over every key, of x (eo: its exponentials E_j, shift mo,
+/// tau_o, zo: zero_hi, constant co = q . b_K) and of x' (the same, primed). With e_j =
+/// exp(q . k_j - M) exactly, within E_j [1 - tau, 1 + tau] (within [0, zero_hi] when E_j = 0),
+/// the scores are s_j = (c + M) + log e_j, so with F = exp((c + M) - (c' + M'))
+///   ω = max(F e_i, e'_i) / sum_j min(F e_j, e'_j)
+///     <= max(F_hi E_i (1 + tau), E'_i (1 + tau')) /
+///        ((1 - t) (1 - (n + 5) 2^-52) fl(sum_j min(fl(F_lo E_j), E'_j))),
+/// t = max(tau, tau'), F in [F_lo, F_hi] (certified exponentials of the interval exponent).
+/// Each fl(F_lo E_j) is at most F_lo E_j (1 + u), the min of it and E'_j at most (1 + u) times
+/// the exact min, and the n nonnegative terms summed in rounding to nearest at most (1 + u)^(n
+/// - 1) times their exact sum: together (1 + u)^n <= 1 / (1 - (n + 5) 2^-52). Every product
+/// of the bound rounded outward; +inf when a value is not finite or the denominator not
+/// positive (ω <= 1 always holds). `loose` (incremental_fault::loose_top_omega, tests only):
+/// F's midpoint for both ends, no tau, no rounding factor.
+double top_omega_bound(const double* eo, double mo, double tau_o, double zo, const dinterval& co,
+                       const double* en, double mn, double tau_n, double zn, const dinterval& cn,
+                       std::size_t n, std::size_t i, bool loose) {
+    using numeric::interval_detail::mul_down;
+    using numeric::interval_detail::mul_up;
+    using numeric::interval_detail::next_down;
+    using numeric::interval_detail::next_up;
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    const dinterval delta = (co + dinterval(mo)) - (cn + dinterval(mn));
+    if (!finite(delta) || i >= n || n >= (std::size_t{1} << 50)) return inf;
+    double f_lo = numeric::exp_enclosure(delta.lo()).lo(), f_hi = numeric::exp_enclosure(delta.hi()).hi();
+    if (loose) f_lo = f_hi = std::exp(0.5 * delta.lo() + 0.5 * delta.hi());
+    double sum = 0;
+    for (std::size_t j = 0; j < n; ++j) sum += std::min(f_lo * eo[j], en[j]);
+    const double up_o = loose ? 1.0 : next_up(1.0 + tau_o), up_n = loose ? 1.0 : next_up(1.0 + tau_n);
+    const double ei = eo[i] > 0 ? mul_up(eo[i], up_o) : loose ? 0.0 : zo;
+    const double ni = en[i] > 0 ? mul_up(en[i], up_n) : loose ? 0.0 : zn;
+    const double num = std::max(mul_up(f_hi, ei), ni);
+    double den = sum;
+    if (!loose) {
+        const double t = std::max(tau_o, tau_n);
+        den = mul_down(mul_down(sum, 1.0 - static_cast<double>(n + 5) * 0x1p-52), next_down(1.0 - t));
+    }
+    if (!(den > 0 && den <= std::numeric_limits<double>::max()) || std::isnan(num)) return inf;
+    const double w = num / den;
+    return w <= std::numeric_limits<double>::max() ? next_up(w) : inf;
 }
 
 } // namespace
@@ -1076,33 +1177,88 @@ void incremental_influence<dinterval>::init_interval_kernel() {
             }
         }
     fold_mr_ = std::isfinite(*std::max_element(y1r_.begin(), y1r_.end()));
+    // x's row n of every layer-2 head by the certified row over y^(1) (y1r_ >= every radius):
+    // the old side of the top layer's ω (changed_for_bound).
+    top_old_.clear();
+    if (!fold_mr_) return;
+    try {
+        attention::detail::soft_rows<dinterval> rows(y1_, y1m_.data(), y1r_.data(), ctx_);
+        attention::detail::soft_rows<dinterval>::row_sums rs;
+        std::vector<top_state> tops;
+        for (const auto& hd : m_.layers[1].heads) {
+            const auto f = fold_scores(hd, y1_[n_ - 1], n_, ctx_);
+            if (!finite(f.c) || !rows.sums(f.u, rs)) return;
+            top_state t;
+            t.e.assign(rs.exp_mid, rs.exp_mid + n_);
+            t.shift = rs.shift;
+            t.tau = rs.tau;
+            t.zero_hi = rs.zero_hi;
+            t.c_lo = f.c.lo();
+            t.c_hi = f.c.hi();
+            tops.push_back(std::move(t));
+        }
+        top_old_ = std::move(tops);
+    } catch (const numeric::undefined_error&) {
+        top_old_.clear(); // the full kernel then, which locates the error
+    }
 }
 
 template <>
 void incremental_influence<dinterval>::fold_interval(const change& ch, std::vector<vec<dinterval>>& y1,
                                                      std::vector<double>& mid, std::vector<double>& rad,
                                                      std::vector<double>& moved,
-                                                     std::vector<double>* omega1) const {
+                                                     std::vector<double>* omega1, bool lean) const {
     using numeric::interval_detail::add_down;
     using numeric::interval_detail::add_up;
     const std::size_t H = heads_.size(), p = ch.p, d = y1_.front().size(), w = 3 * H;
     const std::size_t sigma = m_.sigma.symbols.size();
     const double g = gamma_of(w + 1);
     const bool drop = fault_ == incremental_fault::drop_fold_bound;
+    constexpr double dinf = std::numeric_limits<double>::infinity();
     y1.resize(n_);
     const bool midpoint_omega = fault_ == incremental_fault::midpoint_omega;
     const bool drop_moved = fault_ == incremental_fault::drop_moved_radius;
     if (omega1) omega1->assign(H, 0.0);
     // Every row as midpoints and radii (a folded row: M_c and R_c; the others split), and the
     // moved bounds (d <= 4094: the norm bound's limit); cleared when a row is not finite.
+    // Lean: no radii, but per row m1 = sum_c |M_c| and r1 = sum_c R_c and per coordinate the
+    // largest R_c and |M_c| (the top row's terms, soft_rows' constructor from sums).
     bool arrays = d <= 4094;
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    mid.assign(n_ * d, 0.0);
-    rad.assign(n_ * d, 0.0);
+    mid.resize(n_ * d);
+    if (lean) {
+        rad.clear();
+        lean_m1_.resize(n_);
+        lean_r1_.resize(n_);
+        lean_vrad_.assign(d, 0.0);
+        lean_vabs_.assign(d, 0.0);
+    } else {
+        rad.resize(n_ * d);
+    }
     moved.assign(n_, nan);
+    // Row i's terms of the top row from its midpoints om and radii R_c = rc(c) (lean only).
+    auto lean_terms = [&](std::size_t i, const double* om, auto rc) {
+        double m1 = 0, r1 = 0;
+        for (std::size_t c = 0; c < d; ++c) {
+            const double a = std::fabs(om[c]), r = rc(c);
+            m1 += a;
+            r1 += r;
+            lean_vabs_[c] = std::max(lean_vabs_[c], a);
+            lean_vrad_[c] = std::max(lean_vrad_[c], r);
+        }
+        lean_m1_[i] = m1;
+        lean_r1_[i] = r1;
+    };
+    if (lean) lean_split_.resize(d);
     auto split_row = [&](std::size_t i) {
+        if (y1[i].size() != d) {
+            arrays = false;
+            return;
+        }
+        double* rr = lean ? lean_split_.data() : rad.data() + i * d;
         for (std::size_t c = 0; c < d && arrays; ++c)
-            if (y1[i].size() != d || !mid_rad(y1[i][c], mid[i * d + c], rad[i * d + c])) arrays = false;
+            if (!mid_rad(y1[i][c], mid[i * d + c], rr[c])) arrays = false;
+        if (lean && arrays) lean_terms(i, &mid[i * d], [&](std::size_t c) { return rr[c]; });
     };
     // A_h v_p and A_h v'_p as midpoints, with B_k (largest |midpoint|) and T_k (largest radius).
     bm_.assign(2 * H * d, 0.0);
@@ -1147,6 +1303,71 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         }
         return true;
     };
+    // A folded row's intervals: [M - R, M + R] rounded outward without a branch: with R >=
+    // 2^-1000 and R' = fl(fl(R (1 + 2^-50)) + |M| 2^-52), R' (1 - u) >= R + u |M|, so
+    // fl(M -+ R') lies beyond M -+ R (docs/scalars.md). False when an end is not finite.
+    auto form_row = [&](vec<dinterval>& out, const double* om, const double* yr, double K) {
+        if (out.size() != d) out.assign(d, dinterval());
+        bool finite_row = true;
+        for (std::size_t c = 0; c < d; ++c) {
+            const double M = om[c];
+            const double R = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
+            const double Rw = drop                                                  ? 0.0
+                              : fault_ == incremental_fault::drop_outward_widening ? R
+                                                                                  : R * (1.0 + 0x1p-50) + std::fabs(M) * 0x1p-52;
+            const double lo = M - Rw, hi = M + Rw;
+            finite_row = finite_row && std::isfinite(lo) && std::isfinite(hi);
+            out[c] = dinterval(lo, hi);
+        }
+        return finite_row;
+    };
+    // Every head with its factors e'_ip = e_ip f_i (f_in add or concat): the coefficients of
+    // every row first, head after head over contiguous rows (coefficients() is branch-free
+    // and the rows independent), into coef_m_ and coef_r_ (row i at [i w + 3 h + t]) and
+    // row_ok_; the pair bound's weight of each head as the largest quotient of its rows
+    // (weight_parts), one ulp up.
+    const bool batch = std::all_of(ratio_.begin(), ratio_.end(), [](const auto* r) { return r != nullptr; });
+    if (batch) {
+        coef_m_.resize(n_ * w);
+        coef_r_.resize(n_ * w);
+        row_ok_.assign(n_, 1);
+        w_num_.resize(n_);
+        w_den_.resize(n_);
+        for (std::size_t h = 0; h < H; ++h) {
+            const dinterval* E = nullptr;
+            if (!etab_.empty()) {
+                E = &etab_[h][p * n_];
+            } else {
+                e_col_.resize(n_);
+                for (std::size_t i = 0; i < n_; ++i) e_col_[i] = weight(h, i, p);
+                E = e_col_.data();
+            }
+            const dinterval* F = ratio_[h]->data();
+            const dinterval* Dn = heads_[h].den.data();
+            double* cm = coef_m_.data() + 3 * h;
+            double* cr = coef_r_.data() + 3 * h;
+            for (std::size_t i = 0; i < n_; ++i) {
+                const bool ok = coefficients(E[i].lo(), E[i].hi(), F[i].lo(), F[i].hi(), Dn[i].lo(), Dn[i].hi(),
+                                             cm + i * w, cr + i * w, w_num_[i], w_den_[i], midpoint_omega);
+                row_ok_[i] = static_cast<unsigned char>(row_ok_[i] & (ok ? 1 : 0));
+            }
+            if (!omega1) continue;
+            // Rows m != p only; a weight that is not finite leaves the head to the cache's own
+            // ω (NaN).
+            w_num_[p] = 0;
+            w_den_[p] = 1;
+            bool valid = true;
+            double q = 0;
+            for (std::size_t i = 0; i < n_; ++i) {
+                valid = valid && weight_valid(w_num_[i], w_den_[i]);
+                q = std::max(q, w_num_[i] / w_den_[i]);
+            }
+            if (!midpoint_omega && q <= std::numeric_limits<double>::max())
+                q = numeric::interval_detail::next_up(q);
+            (*omega1)[h] = valid && q <= std::numeric_limits<double>::max() ? q
+                                                                           : std::numeric_limits<double>::quiet_NaN();
+        }
+    }
     for (std::size_t i = 0; i < n_; ++i) {
         vec<dinterval>& out = y1[i];
         if (i == p) {
@@ -1154,33 +1375,27 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             split_row(i);
             continue;
         }
-        // The coefficients in interval arithmetic on nonnegative operands (coefficients()); the
-        // same cancellation guard as the generic kernel. With omega1, every head's weight of
-        // the pair bound from the same e, e' and D (weight_upper), also on a guarded row.
-        bool ok = true;
-        for (std::size_t h = 0; h < H && (ok || omega1); ++h) {
+        const double* am = batch ? &coef_m_[i * w] : am_.data();
+        const double* ar = batch ? &coef_r_[i * w] : ar_.data();
+        // Without the factors: the coefficients in interval arithmetic, row by row; the same
+        // cancellation guard as the generic kernel. With omega1, every head's weight of the
+        // pair bound from the same e, e' and D (weight_upper), also on a guarded row.
+        bool ok = !batch || row_ok_[i];
+        for (std::size_t h = 0; h < H && !batch && (ok || omega1); ++h) {
             const auto& st = heads_[h];
             const dinterval e_old = weight(h, i, p);
             double wt = std::numeric_limits<double>::infinity();
             bool ok_h = false;
-            if (ratio_[h]) {
-                ok_h = coefficients(e_old, (*ratio_[h])[i], st.den[i], &am_[3 * h], &ar_[3 * h], wt,
-                                    midpoint_omega);
-            } else {
-                const dinterval e_new = numeric::exp(dot(st.q[i], ch.kp[h], ctx_) - st.shift[i]);
-                const dinterval rest = st.den[i] - e_old;
-                if (omega1 && finite(e_new) && finite(rest) && e_old.lo() >= 0)
-                    wt = weight_upper(e_old.lo(), e_old.hi(), e_new.lo(), e_new.hi(), rest.lo(), rest.hi(),
-                                     midpoint_omega);
-                if (ok && finite(e_new) &&
-                    !numeric::possibly_less(numeric::compare(rest * guard, st.den[i]))) {
-                    const dinterval inv = dinterval(1.0) / (rest + e_new);
-                    const dinterval lam = (e_old - e_new) * inv, alpha = -(e_old * inv),
-                                    beta = e_new * inv;
-                    ok_h = mid_rad(lam, am_[3 * h], ar_[3 * h]) &&
-                           mid_rad(alpha, am_[3 * h + 1], ar_[3 * h + 1]) &&
-                           mid_rad(beta, am_[3 * h + 2], ar_[3 * h + 2]);
-                }
+            const dinterval e_new = numeric::exp(dot(st.q[i], ch.kp[h], ctx_) - st.shift[i]);
+            const dinterval rest = st.den[i] - e_old;
+            if (omega1 && finite(e_new) && finite(rest) && e_old.lo() >= 0)
+                wt = weight_upper(e_old.lo(), e_old.hi(), e_new.lo(), e_new.hi(), rest.lo(), rest.hi(),
+                                  midpoint_omega);
+            if (ok && finite(e_new) && !numeric::possibly_less(numeric::compare(rest * guard, st.den[i]))) {
+                const dinterval inv = dinterval(1.0) / (rest + e_new);
+                const dinterval lam = (e_old - e_new) * inv, alpha = -(e_old * inv), beta = e_new * inv;
+                ok_h = mid_rad(lam, am_[3 * h], ar_[3 * h]) && mid_rad(alpha, am_[3 * h + 1], ar_[3 * h + 1]) &&
+                       mid_rad(beta, am_[3 * h + 2], ar_[3 * h + 2]);
             }
             ok = ok && ok_h;
             if (omega1) {
@@ -1202,60 +1417,128 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
                 const std::size_t k = 3 * h + t;
                 const double B = t == 0 ? gb_[h * n_ + i] : bb_[2 * h + t - 1];
                 const double T = t == 0 ? gt_[h * n_ + i] : bt_[2 * h + t - 1];
-                const double a = std::fabs(am_[k]);
-                K += a * T + ar_[k] * (B + T) + g * (a * B);
+                const double a = std::fabs(am[k]);
+                K += a * T + ar[k] * (B + T) + g * (a * B);
             }
-        if (out.size() != d) out.assign(d, dinterval());
         const double* ym = &y1m_[i * d];
         const double* yr = &y1r_[i * d];
         double* om = &mid[i * d];
-        double* orad = &rad[i * d];
-        bool finite_row = true;
-        double t2 = 0, trad = 0; // the moved bound's sums: (M_c - y_m,c)^2 and R_c + y_r,c
-        bool small = false;      // a square of t2 may have underflowed
         // The midpoints, head after head over contiguous coordinates (the same operations in
         // the same order per coordinate as a loop over heads per coordinate; this one
         // vectorises).
         std::copy(ym, ym + d, om);
         for (std::size_t h = 0; h < H; ++h) {
-            const double a0 = am_[3 * h], a1 = am_[3 * h + 1], a2 = am_[3 * h + 2];
+            const double a0 = am[3 * h], a1 = am[3 * h + 1], a2 = am[3 * h + 2];
             const double* g0 = &gm_[(h * n_ + i) * d];
             const double* b1 = &bm_[2 * h * d];
             const double* b2 = &bm_[(2 * h + 1) * d];
             for (std::size_t c = 0; c < d; ++c) om[c] += a0 * g0[c] + a1 * b1[c] + a2 * b2[c];
         }
-        for (std::size_t c = 0; c < d; ++c) {
+        // The radii R_c and the moved bound's sums: (M_c - y_m,c)^2 and R_c + y_r,c; the top
+        // row's m1 and r1. Four partial sums each (every bound of these sums holds for any
+        // order), and the smallest nonzero |M_c - y_m,c| (below 2^-500 its square may
+        // underflow).
+        if (!lean)
+            for (std::size_t c = 0; c < d; ++c) rad[i * d + c] = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
+        double t2v[4] = {0, 0, 0, 0}, tradv[4] = {0, 0, 0, 0}, m1v[4] = {0, 0, 0, 0}, r1v[4] = {0, 0, 0, 0};
+        double tmin[4] = {dinf, dinf, dinf, dinf};
+        std::size_t c0 = 0;
+        for (; c0 + 4 <= d; c0 += 4)
+            for (std::size_t l = 0; l < 4; ++l) {
+                const std::size_t c = c0 + l;
+                const double M = om[c];
+                const double R = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
+                const double t = M - ym[c];
+                const double at = std::fabs(t);
+                tmin[l] = std::min(tmin[l], at > 0 ? at : dinf);
+                t2v[l] += t * t;
+                tradv[l] += R + yr[c];
+                m1v[l] += std::fabs(M);
+                r1v[l] += R;
+            }
+        for (std::size_t c = c0; c < d; ++c) {
             const double M = om[c];
             const double R = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
-            // [M - R, M + R] rounded outward without a branch: with R >= 2^-1000 and
-            // R' = fl(fl(R (1 + 2^-50)) + |M| 2^-52), R' (1 - u) >= R + u |M|, so
-            // fl(M -+ R') lies beyond M -+ R (docs/scalars.md).
-            const double Rw = drop                                                  ? 0.0
-                              : fault_ == incremental_fault::drop_outward_widening ? R
-                                                                                  : R * (1.0 + 0x1p-50) + std::fabs(M) * 0x1p-52;
-            const double lo = M - Rw, hi = M + Rw;
-            finite_row = finite_row && std::isfinite(lo) && std::isfinite(hi);
-            out[c] = dinterval(lo, hi);
-            orad[c] = R;
             const double t = M - ym[c];
             const double at = std::fabs(t);
-            small = small || (at > 0 && at < 0x1p-500);
-            t2 += t * t;
-            trad += R + yr[c];
+            tmin[0] = std::min(tmin[0], at > 0 ? at : dinf);
+            t2v[0] += t * t;
+            tradv[0] += R + yr[c];
+            m1v[0] += std::fabs(M);
+            r1v[0] += R;
         }
-        if (!finite_row) {
+        const double t2 = (t2v[0] + t2v[1]) + (t2v[2] + t2v[3]);
+        const double trad = (tradv[0] + tradv[1]) + (tradv[2] + tradv[3]);
+        const double m1 = (m1v[0] + m1v[1]) + (m1v[2] + m1v[3]);
+        const double r1 = (r1v[0] + r1v[1]) + (r1v[2] + r1v[3]);
+        const bool small = std::min(std::min(tmin[0], tmin[1]), std::min(tmin[2], tmin[3])) < 0x1p-500;
+        // M_c and R_c are finite when these sums are (NaN and infinities propagate).
+        const bool finite_row = m1 <= std::numeric_limits<double>::max() && trad <= std::numeric_limits<double>::max();
+        const bool form = !lean || i + 1 == n_;
+        if (!finite_row || (form && !form_row(out, om, yr, K))) {
             out = corrected_row(ch, i);
             split_row(i);
             continue;
         }
         moved[i] = moved_bound(t2, small, trad, drop_moved);
         stats_.rank1_rows += H;
+        if (!lean) continue;
+        // Lean: a row without a moved bound is formed as intervals after all (the pair bound
+        // reads it), and the top row's terms of the row.
+        if (std::isnan(moved[i]) && !form && !form_row(out, om, yr, K)) {
+            out = corrected_row(ch, i);
+            split_row(i);
+            continue;
+        }
+        if (!form && !std::isnan(moved[i])) out.clear();
+        lean_m1_[i] = m1;
+        lean_r1_[i] = r1;
+        for (std::size_t c = 0; c < d; ++c) {
+            const double R = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
+            lean_vabs_[c] = std::max(lean_vabs_[c], std::fabs(om[c]));
+            lean_vrad_[c] = std::max(lean_vrad_[c], R);
+        }
     }
     if (!arrays) {
         mid.clear();
         rad.clear();
         moved.clear();
     }
+}
+
+template <>
+bool incremental_influence<dinterval>::top_lean(const change& ch, changed_states& st) const {
+    const auto& lay = m_.layers[1];
+    const std::size_t H2 = lay.heads.size(), d = y1_.front().size();
+    if (top_old_.size() != H2 || st.y1_mid.size() != n_ * d || st.y1.size() != n_ ||
+        st.y1[n_ - 1].size() != d || lean_m1_.size() != n_ || lean_vrad_.size() != d)
+        return false;
+    // Keys and values of layer 2's row n are the rows of y'^(1) (as in top_interval), read as
+    // the fold's midpoints with its per-row sums: no interval of a folded row is formed.
+    attention::detail::soft_rows<dinterval> rows(st.y1, st.y1_mid.data(), d, lean_m1_.data(), lean_r1_.data(),
+                                                 lean_vrad_.data(), lean_vabs_.data(), ctx_);
+    const vec<dinterval>& yn = st.y1[n_ - 1];
+    std::vector<vec<dinterval>> b(H2);
+    st.omega_top.assign(H2, std::numeric_limits<double>::quiet_NaN());
+    attention::detail::soft_rows<dinterval>::row_sums rs;
+    const bool loose = fault_ == incremental_fault::loose_top_omega;
+    for (std::size_t h = 0; h < H2; ++h) {
+        const auto& hd = lay.heads[h];
+        const auto f = fold_scores(hd, yn, n_, ctx_);
+        if (!finite(f.c) || !rows.sums(f.u, rs)) return false;
+        vec<dinterval> acc(d);
+        for (std::size_t c = 0; c < d; ++c) {
+            acc[c] = dinterval(rs.num[c] / rs.den);
+            if (!numeric::is_finite(acc[c])) return false;
+        }
+        const top_state& old = top_old_[h];
+        st.omega_top[h] = top_omega_bound(old.e.data(), old.shift, old.tau, old.zero_hi,
+                                          dinterval(old.c_lo, old.c_hi), rs.exp_mid, rs.shift, rs.tau,
+                                          rs.zero_hi, f.c, n_, ch.p, loose);
+        b[h] = model::apply_affine(hd.value.V, acc, ctx_);
+    }
+    st.y = attention::update(lay, yn, b, ctx_);
+    return true;
 }
 
 template <>

@@ -65,7 +65,9 @@ enum class incremental_fault {
     midpoint_omega,      ///< certified double kernel: the weights ω from midpoints, no rounding
     drop_row_p_bound,    ///< certified double kernel: leave out the a-priori bound of row p
     drop_moved_radius,   ///< certified double kernel: y1_moved from the midpoints alone
-    drop_outward_widening ///< certified double kernel: a folded row stored as [fl(M - R), fl(M + R)]
+    drop_outward_widening, ///< certified double kernel: a folded row stored as [fl(M - R), fl(M + R)]
+    loose_top_omega       ///< certified double kernel: the top layer's ω without the exponentials'
+                          ///< error and from F's midpoint (changed_for_bound)
 };
 
 namespace detail {
@@ -175,12 +177,23 @@ public:
         /// (a folded row: the fold's M_c and R_c), and per row an upper bound of
         /// ||y'^(1)_j - y^(1)_j||_2 (a folded row; NaN for row p and a recomputed row).
         std::vector<double> y1_mid, y1_rad, y1_moved;
+        /// changed_for_bound only: per layer-2 head, an upper bound of the pair bound's ω of
+        /// the top layer (exp(max(s_p, s'_p)) / Σ_j exp(min(s_j, s'_j)) with s, s' the scores of
+        /// row n over every key, of x and x'), from the certified rows' exponentials; NaN for a
+        /// head it does not bound. Empty otherwise.
+        std::vector<double> omega_top;
     };
     /// Like changed(p, a), keeping the states (the generic kernel or the certified double one;
     /// never the raw MPFR one).
     changed_states changed_with_states(std::size_t p, int a) const;
     /// The same into `out`, reusing its memory (a profile keeps one object for every change).
     void changed_with_states(std::size_t p, int a, changed_states& out) const;
+    /// What posterior_cache::bound reads of x[p <- a], at less cost (certified double kernel,
+    /// L = 2, affine F_1): omega_top for every layer-2 head, y1_mid and y1_moved as in
+    /// changed_with_states, y1_rad empty, and in y1 only the rows without a moved bound and
+    /// row n (the others left empty: their intervals are never formed). Where that cannot be
+    /// taken (another kind or model, a value that is not finite), exactly changed_with_states.
+    void changed_for_bound(std::size_t p, int a, changed_states& out) const;
 
     /// What the layer-1 rows of the changes so far took (per row and head): the rank-1
     /// correction, or a recomputation from the keys (cancellation guard, non-finite term).
@@ -230,9 +243,15 @@ private:
     /// midpoint is not finite or a denominator's enclosure not positive.
     bool row_p_heads(const change& ch, std::vector<model::vec<S>>& b) const;
     /// mid, rad, moved: changed_states::y1_mid, y1_rad, y1_moved.
+    /// `lean` (changed_for_bound): rad is left empty and a folded row with a moved bound other
+    /// than row n is not formed as intervals; the top row's per-row sums and per-coordinate
+    /// maxima go to lean_m1_, lean_r1_, lean_vrad_ and lean_vabs_ instead.
     void fold_interval(const change& ch, std::vector<model::vec<S>>& y1, std::vector<double>& mid,
                        std::vector<double>& rad, std::vector<double>& moved,
-                       std::vector<double>* omega1 = nullptr) const;
+                       std::vector<double>* omega1 = nullptr, bool lean = false) const;
+    /// Layer 2 at row n from a lean fold, and the top layer's ω of every head (omega_top);
+    /// false when the certified row does not apply (the caller runs the full kernel then).
+    bool top_lean(const change& ch, changed_states& st) const;
     /// Layer 2 at row n; with mid and rad (n x d, see changed_states) the certified row reads
     /// them instead of splitting y1's intervals again.
     model::vec<S> top_interval(const std::vector<model::vec<S>>& y1, const std::vector<double>* mid = nullptr,
@@ -313,6 +332,22 @@ private:
     /// replaced), and changed()'s midpoints, radii and moved bounds of y'^(1).
     mutable std::vector<std::shared_ptr<attention::detail::soft_rows<S>>> krows_;
     mutable std::vector<double> ymid_work_, yrad_work_, moved_work_;
+    /// Certified double kernel, L = 2: per layer-2 head, x's row n as the certified row's sums
+    /// (the exponentials E_j, the shift, tau, zero_hi) and the constant q . b_K of its scores:
+    /// the old side of the top layer's ω (empty when they could not be formed).
+    struct top_state {
+        std::vector<double> e;
+        double shift = 0, tau = 0, zero_hi = 0;
+        double c_lo = 0, c_hi = 0; ///< the constant's enclosure
+    };
+    std::vector<top_state> top_old_;
+    mutable std::vector<double> lean_m1_, lean_r1_, lean_vrad_, lean_vabs_, lean_split_;
+    /// Per change, every head with its factors: the coefficients of every row (midpoints and
+    /// radii, row i at [i 3H + 3h + t]), whether each row takes them, the pair bound's weight
+    /// quotients of one head, and the column e_ip of a head without the tables.
+    mutable std::vector<double> coef_m_, coef_r_, w_num_, w_den_;
+    mutable std::vector<unsigned char> row_ok_;
+    mutable std::vector<S> e_col_;
 };
 
 // The raw MPFR kernels (incremental_influence.cpp).
@@ -337,7 +372,9 @@ bool incremental_influence<numeric::dinterval>::row_p_heads(const change& ch,
 template <>
 void incremental_influence<numeric::dinterval>::fold_interval(
     const change& ch, std::vector<dinterval_vec>& y1, std::vector<double>& mid, std::vector<double>& rad,
-    std::vector<double>& moved, std::vector<double>* omega1) const;
+    std::vector<double>& moved, std::vector<double>* omega1, bool lean) const;
+template <>
+bool incremental_influence<numeric::dinterval>::top_lean(const change& ch, changed_states& st) const;
 template <>
 dinterval_vec incremental_influence<numeric::dinterval>::top_interval(const std::vector<dinterval_vec>& y1,
                                                                       const std::vector<double>* mid,

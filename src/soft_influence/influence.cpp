@@ -210,13 +210,14 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                 if (incremental && cache) {
                     if constexpr (has_posterior_bound<S>) {
                         if (!states) states.emplace();
-                        inc->changed_with_states(i, a, *states);
+                        inc->changed_for_bound(i, a, *states);
                         changed.y = states->y;
                         change_hints hints;
                         hints.omega1 = &states->omega1;
                         hints.y1_mid = &states->y1_mid;
                         hints.y1_rad = &states->y1_rad;
                         hints.y1_moved = &states->y1_moved;
+                        hints.omega_top = &states->omega_top;
                         pr_posterior = cache->bound(i, states->y0p, states->y1, changed.y, hints);
                     }
                 } else if (incremental) {
