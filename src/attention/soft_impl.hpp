@@ -291,6 +291,10 @@ public:
     /// drop_error_bound_for_testing does. Only for an object built from intervals.
     bool sums_replaced(const vec<I>& q, std::size_t j, const vec<I>& kj, const vec<I>& vj,
                        row_sums& out, bool drop = false);
+    /// sums() of `count` queries qs[h] into out[h], over one pass of the keys and one of the
+    /// values for all of them (each out[h].exp_mid valid until the next call); false when one
+    /// of them fails.
+    bool sums_many(const vec<I>* const* qs, std::size_t count, row_sums* out);
 
     /// Testing only: when set, the row's error bound is dropped (the output is the quotient of
     /// the computed sums, rounded outward once): the negative control that the containment
@@ -303,6 +307,7 @@ private:
     numeric::context ctx_;
     std::size_t n_, dk_, dv_;
     bool sums_core(const vec<I>& q, row_sums& out, bool drop);
+    bool sums_core_many(const vec<I>* const* qs, std::size_t count, row_sums* outs, bool drop);
     bool finite_ = true;
     std::vector<double> kmid_, vmid_; ///< n x dk and n x dv midpoints (built from intervals)
     const double* km_ = nullptr;      ///< the keys' midpoints (kmid_, or the caller's)
@@ -311,7 +316,8 @@ private:
     double key_rad_term_ = 0;  ///< max_j |k_m,j|_1 + |k_r,j|_1
     std::vector<double> vrad_, vabs_; ///< per value coordinate: max_j radius, max_j |midpoint|
     std::vector<double> s_, e_;       ///< per key: score midpoints, exponentials
-    std::vector<double> acc_;         ///< the row's sums and block sums (4 dv)
+    std::vector<double> acc_;         ///< the rows' sums and block sums (4 dv per query)
+    std::vector<double> qmid_, rho_, dsum_; ///< per query: midpoints, score radius, denominator
     std::vector<double> save_;        ///< sums_replaced: the kept key, value and value terms
     row_sums sums_;                   ///< row()'s scratch
     /// The constructor from sums: the bound's S^_c (sum_j E_j |w_jc|) replaced by V_c D^ (the

@@ -206,136 +206,172 @@ bool soft_rows<dinterval>::sums_replaced(const vec<I>& q, std::size_t j, const v
 }
 
 bool soft_rows<dinterval>::sums_core(const vec<I>& q, row_sums& out, bool drop) {
-    if (!finite_) return false;
-    // The query's midpoints and the radius bound rho of every score.
-    double qstack[64];
-    std::vector<double> qheap;
-    double* a = qstack;
-    if (dk_ > 64) {
-        qheap.resize(dk_);
-        a = qheap.data();
-    }
-    double a_inf = 0, b_inf = 0;
-    for (std::size_t t = 0; t < dk_; ++t) {
-        double r = 0;
-        if (!mid_rad(q[t], a[t], r)) return false;
-        a_inf = std::max(a_inf, std::fabs(a[t]));
-        b_inf = std::max(b_inf, r);
-    }
-    const double rho = (a_inf * key_mid_term_ + b_inf * key_rad_term_) * slack + tiny;
+    const vec<I>* qs[1] = {&q};
+    return sums_core_many(qs, 1, &out, drop);
+}
 
-    // Scores, their maximum and minimum: each summed in index order from 0 (the order the
-    // weight tables' recomputation repeats), four keys at a time for independent chains.
-    std::size_t j4 = 0;
-    for (; j4 + 4 <= n_; j4 += 4) {
-        const double* k0 = km_ + j4 * dk_;
-        const double *k1 = k0 + dk_, *k2 = k1 + dk_, *k3 = k2 + dk_;
-        double c0 = 0.0, c1 = 0.0, c2 = 0.0, c3 = 0.0;
+bool soft_rows<dinterval>::sums_many(const vec<I>* const* qs, std::size_t count, row_sums* out) {
+    return sums_core_many(qs, count, out, drop_error_bound_for_testing());
+}
+
+bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t count, row_sums* outs,
+                                          bool drop) {
+    if (!finite_ || count == 0) return false;
+    // Every query's midpoints (count x dk) and the radius bound rho of its scores.
+    qmid_.resize(count * dk_);
+    rho_.resize(count);
+    for (std::size_t h = 0; h < count; ++h) {
+        const vec<I>& q = *qs[h];
+        if (q.size() != dk_) return false;
+        double* a = qmid_.data() + h * dk_;
+        double a_inf = 0, b_inf = 0;
         for (std::size_t t = 0; t < dk_; ++t) {
-            c0 += a[t] * k0[t];
-            c1 += a[t] * k1[t];
-            c2 += a[t] * k2[t];
-            c3 += a[t] * k3[t];
+            double r = 0;
+            if (!mid_rad(q[t], a[t], r)) return false;
+            a_inf = std::max(a_inf, std::fabs(a[t]));
+            b_inf = std::max(b_inf, r);
         }
-        s_[j4] = c0;
-        s_[j4 + 1] = c1;
-        s_[j4 + 2] = c2;
-        s_[j4 + 3] = c3;
+        rho_[h] = (a_inf * key_mid_term_ + b_inf * key_rad_term_) * slack + tiny;
     }
-    for (std::size_t j = j4; j < n_; ++j) {
-        const double* k = km_ + j * dk_;
-        double acc = 0.0;
-        for (std::size_t t = 0; t < dk_; ++t) acc += a[t] * k[t];
-        s_[j] = acc;
-    }
-    // A NaN score (inf - inf in a dot product of finite midpoints) fails the row: std::max
-    // would skip it, and its exponential would count as a key below e^-707.
-    double M = s_[0], mn = s_[0];
-    bool nan_score = false;
-    for (std::size_t j = 1; j < n_; ++j) {
-        M = std::max(M, s_[j]);
-        mn = std::min(mn, s_[j]);
-        nan_score = nan_score || std::isnan(s_[j]);
-    }
-    if (nan_score || !(std::isfinite(M) && std::isfinite(mn)) || !(rho <= 1e300)) return false;
-    const double rho1 = (rho + u * (M - mn)) * slack + tiny;
 
-    // Exponentials (branch-free, vectorisable) and the count of keys below e^-707.
-    const double lim = numeric::elementary_detail::exp_fast_min;
-    std::size_t clamped = 0;
-    for (std::size_t j = 0; j < n_; ++j) {
-        const double x = s_[j] - M;
-        const bool in = x >= lim;
-        const double e = numeric::elementary_detail::exp_fast(in ? x : 0.0);
-        e_[j] = in ? e : 0.0;
-        clamped += in ? 0 : 1;
+    // Scores: each summed in index order from 0 (the order the weight tables' recomputation
+    // repeats); every query's over one pass of the keys, four keys at a time for independent
+    // chains. Query h's scores at s_[h n + j].
+    s_.resize(count * n_);
+    e_.resize(count * n_);
+    constexpr std::size_t key_block = 64; // keys per block, every query's scores of a block in turn
+    for (std::size_t b0 = 0; b0 < n_; b0 += key_block) {
+        for (std::size_t h = 0; h < count; ++h) {
+            const std::size_t b1 = std::min(n_, b0 + key_block);
+            const double* a = qmid_.data() + h * dk_;
+            double* s = s_.data() + h * n_;
+            std::size_t j4 = b0;
+            for (; j4 + 4 <= b1; j4 += 4) {
+                const double* k0 = km_ + j4 * dk_;
+                const double *k1 = k0 + dk_, *k2 = k1 + dk_, *k3 = k2 + dk_;
+                double c0 = 0.0, c1 = 0.0, c2 = 0.0, c3 = 0.0;
+                for (std::size_t t = 0; t < dk_; ++t) {
+                    c0 += a[t] * k0[t];
+                    c1 += a[t] * k1[t];
+                    c2 += a[t] * k2[t];
+                    c3 += a[t] * k3[t];
+                }
+                s[j4] = c0;
+                s[j4 + 1] = c1;
+                s[j4 + 2] = c2;
+                s[j4 + 3] = c3;
+            }
+            for (std::size_t j = j4; j < b1; ++j) {
+                const double* k = km_ + j * dk_;
+                double acc = 0.0;
+                for (std::size_t t = 0; t < dk_; ++t) acc += a[t] * k[t];
+                s[j] = acc;
+            }
+        }
     }
-    // tau = e^rho1 (1 + eps) - 1, rounded up; Z = clamped * e^(-707 + rho1).
+
+    // Per query: the shift, the exponentials (branch-free, vectorisable) and the count of keys
+    // below e^-707, tau and Z. A NaN score (inf - inf in a dot product of finite midpoints)
+    // fails the row: std::max would skip it, and its exponential would count as a key below
+    // e^-707.
+    const double lim = numeric::elementary_detail::exp_fast_min;
     const double eps = numeric::elementary_detail::exp_fast_rel_error;
-    const double e_rho = numeric::exp_enclosure(rho1).hi();
-    const double tau = drop ? 0.0 : next_up(next_up(e_rho * (1.0 + eps)) - 1.0);
-    const double zero_hi = clamped && !drop ? numeric::exp_enclosure(lim + rho1).hi() : 0.0;
-    const double Z = static_cast<double>(clamped) * zero_hi * slack;
+    for (std::size_t h = 0; h < count; ++h) {
+        const double* s = s_.data() + h * n_;
+        double* e = e_.data() + h * n_;
+        double M = s[0], mn = s[0];
+        bool nan_score = false;
+        for (std::size_t j = 1; j < n_; ++j) {
+            M = std::max(M, s[j]);
+            mn = std::min(mn, s[j]);
+            nan_score = nan_score || std::isnan(s[j]);
+        }
+        if (nan_score || !(std::isfinite(M) && std::isfinite(mn)) || !(rho_[h] <= 1e300)) return false;
+        const double rho1 = (rho_[h] + u * (M - mn)) * slack + tiny;
+        std::size_t clamped = 0;
+        for (std::size_t j = 0; j < n_; ++j) {
+            const double x = s[j] - M;
+            const bool in = x >= lim;
+            const double ex = numeric::elementary_detail::exp_fast(in ? x : 0.0);
+            e[j] = in ? ex : 0.0;
+            clamped += in ? 0 : 1;
+        }
+        // tau = e^rho1 (1 + eps) - 1, rounded up; Z = clamped * e^(-707 + rho1).
+        row_sums& out = outs[h];
+        const double e_rho = numeric::exp_enclosure(rho1).hi();
+        out.shift = M;
+        out.tau = drop ? 0.0 : next_up(next_up(e_rho * (1.0 + eps)) - 1.0);
+        out.zero_hi = clamped && !drop ? numeric::exp_enclosure(lim + rho1).hi() : 0.0;
+        out.exp_mid = e;
+        // Z, kept in out.den's lower end until the sums below.
+        out.den = interval(static_cast<double>(clamped) * out.zero_hi * slack);
+    }
 
     // The sums, in blocks of `block` keys (a partial sum per block, then the sum of the
     // partial sums): the rounding error is then bounded by g_(block + blocks) instead of g_n.
+    // Every query's over one pass of the values. Query h's N, S and their block sums at
+    // acc_[4 dv h ...].
     constexpr std::size_t block = 64;
-    double D = 0.0;
-    std::vector<double>& acc = acc_;
-    acc.assign(4 * dv_, 0.0); // N, S, and the block's partial sums of both
-    double* N = acc.data();
-    double* S = N + dv_;
-    double* bN = S + dv_;
-    double* bS = bN + dv_;
+    acc_.assign(4 * dv_ * count, 0.0);
+    dsum_.assign(count, 0.0);
     for (std::size_t j0 = 0; j0 < n_; j0 += block) {
         const std::size_t j1 = std::min(n_, j0 + block);
-        double bD = 0.0;
-        std::fill(bN, bN + 2 * dv_, 0.0);
-        if (abs_from_max_) {
-            for (std::size_t j = j0; j < j1; ++j) {
-                const double e = e_[j];
-                bD += e;
-                const double* v = vm_ + j * dv_;
-                for (std::size_t c = 0; c < dv_; ++c) bN[c] += e * v[c];
-            }
-        } else {
-            for (std::size_t j = j0; j < j1; ++j) {
-                const double e = e_[j];
-                bD += e;
-                const double* v = vm_ + j * dv_; // dv_ may be 0 (scores only)
-                for (std::size_t c = 0; c < dv_; ++c) {
-                    bN[c] += e * v[c];
-                    bS[c] += e * std::fabs(v[c]);
+        for (std::size_t h = 0; h < count; ++h) std::fill(acc_.data() + 4 * dv_ * h + 2 * dv_, acc_.data() + 4 * dv_ * (h + 1), 0.0);
+        for (std::size_t h = 0; h < count; ++h) {
+            const double* e = e_.data() + h * n_;
+            double* bN = acc_.data() + 4 * dv_ * h + 2 * dv_;
+            double* bS = bN + dv_;
+            double bD = 0.0;
+            if (abs_from_max_) {
+                for (std::size_t j = j0; j < j1; ++j) {
+                    const double ej = e[j];
+                    bD += ej;
+                    const double* v = vm_ + j * dv_;
+                    for (std::size_t c = 0; c < dv_; ++c) bN[c] += ej * v[c];
+                }
+            } else {
+                for (std::size_t j = j0; j < j1; ++j) {
+                    const double ej = e[j];
+                    bD += ej;
+                    const double* v = vm_ + j * dv_; // dv_ may be 0 (scores only)
+                    for (std::size_t c = 0; c < dv_; ++c) {
+                        bN[c] += ej * v[c];
+                        bS[c] += ej * std::fabs(v[c]);
+                    }
                 }
             }
-        }
-        D += bD;
-        for (std::size_t c = 0; c < dv_; ++c) {
-            N[c] += bN[c];
-            S[c] += bS[c];
+            dsum_[h] += bD;
+            double* N = acc_.data() + 4 * dv_ * h;
+            double* S = N + dv_;
+            for (std::size_t c = 0; c < dv_; ++c) {
+                N[c] += bN[c];
+                S[c] += bS[c];
+            }
         }
     }
-    // Without the sums of |w_jc|: sum_j E_j |w_jc| <= V_c sum_j E_j <= V_c D^ / (1 - g), so
-    // V_c D^ takes S^_c's place in the bound (one more rounding, within the slack).
-    if (abs_from_max_)
-        for (std::size_t c = 0; c < dv_; ++c) S[c] = vabs_[c] * D;
     const std::size_t blocks = (n_ + block - 1) / block;
     const double g = gamma_of(std::min(n_, block) + blocks);
     const double inv = 1.0 / (1.0 - g); // > 1; its rounding is covered by slack
-    const double RD = drop ? 0.0 : (((tau + g) * D) * inv + Z) * slack + tiny;
-    out.shift = M;
-    out.tau = tau;
-    out.zero_hi = zero_hi;
-    out.exp_mid = e_.data();
-    out.den = interval(D) + interval(-RD, RD);
-    out.num.resize(dv_);
-    for (std::size_t c = 0; c < dv_; ++c) {
-        const double RN =
-            drop ? 0.0
-                 : (((tau + g) * S[c] + (1.0 + tau) * vrad_[c] * D) * inv + Z * (vabs_[c] + vrad_[c])) *
-                           slack +
-                       tiny;
-        out.num[c] = interval(N[c]) + interval(-RN, RN);
+    for (std::size_t h = 0; h < count; ++h) {
+        row_sums& out = outs[h];
+        const double D = dsum_[h], Z = out.den.lo(), tau = out.tau;
+        double* N = acc_.data() + 4 * dv_ * h;
+        double* S = N + dv_;
+        // Without the sums of |w_jc|: sum_j E_j |w_jc| <= V_c sum_j E_j <= V_c D^ / (1 - g),
+        // so V_c D^ takes S^_c's place in the bound (one more rounding, within the slack).
+        if (abs_from_max_)
+            for (std::size_t c = 0; c < dv_; ++c) S[c] = vabs_[c] * D;
+        const double RD = drop ? 0.0 : (((tau + g) * D) * inv + Z) * slack + tiny;
+        out.den = interval(D) + interval(-RD, RD);
+        out.num.resize(dv_);
+        for (std::size_t c = 0; c < dv_; ++c) {
+            const double RN =
+                drop ? 0.0
+                     : (((tau + g) * S[c] + (1.0 + tau) * vrad_[c] * D) * inv + Z * (vabs_[c] + vrad_[c])) *
+                               slack +
+                           tiny;
+            out.num[c] = interval(N[c]) + interval(-RN, RN);
+        }
     }
     return true;
 }

@@ -1155,12 +1155,16 @@ void incremental_influence<dinterval>::init_interval_kernel() {
     const double g = gamma_of(3 * H + 1);
     y1m_.assign(n_ * d, 0.0);
     y1r_.assign(n_ * d, 0.0);
+    y1rsum_.assign(n_, 0.0);
+    y1rmax_.assign(d, 0.0);
     for (std::size_t i = 0; i < n_; ++i)
         for (std::size_t c = 0; c < d; ++c) {
             double m = 0, r = 0;
             if (!mid_rad(y1_[i][c], m, r)) return;
             y1m_[i * d + c] = m;
             y1r_[i * d + c] = r + g * std::fabs(m); // the first bracket of the row bound
+            y1rsum_[i] += y1r_[i * d + c];
+            y1rmax_[c] = std::max(y1rmax_[c], y1r_[i * d + c]);
         }
     gm_.assign(H * n_ * d, 0.0);
     gb_.assign(H * n_, 0.0);
@@ -1322,31 +1326,39 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         return finite_row;
     };
     // Every head with its factors e'_ip = e_ip f_i (f_in add or concat): the coefficients of
-    // every row first, head after head over contiguous rows (coefficients() is branch-free
-    // and the rows independent), into coef_m_ and coef_r_ (row i at [i w + 3 h + t]) and
-    // row_ok_; the pair bound's weight of each head as the largest quotient of its rows
-    // (weight_parts), one ulp up.
+    // a block of rows first, head after head over contiguous rows (coefficients() is
+    // branch-free and the rows independent), into coef_m_ and coef_r_ (row i at [i w + 3 h +
+    // t]) and row_ok_, then the block's rows (its coefficients still in cache); the pair
+    // bound's weight of each head as the largest quotient of its rows (weight_parts), one ulp
+    // up at the end.
     const bool batch = std::all_of(ratio_.begin(), ratio_.end(), [](const auto* r) { return r != nullptr; });
+    std::vector<double> q_max(batch ? H : 0, 0.0);
+    std::vector<unsigned char> q_valid(batch ? H : 0, 1);
     if (batch) {
         coef_m_.resize(n_ * w);
         coef_r_.resize(n_ * w);
         row_ok_.assign(n_, 1);
         w_num_.resize(n_);
         w_den_.resize(n_);
+        e_cols_.resize(H, nullptr);
         for (std::size_t h = 0; h < H; ++h) {
-            const dinterval* E = nullptr;
             if (!etab_.empty()) {
-                E = &etab_[h][p * n_];
-            } else {
-                e_col_.resize(n_);
-                for (std::size_t i = 0; i < n_; ++i) e_col_[i] = weight(h, i, p);
-                E = e_col_.data();
+                e_cols_[h] = &etab_[h][p * n_];
+                continue;
             }
+            e_col_.resize(H * n_);
+            for (std::size_t i = 0; i < n_; ++i) e_col_[h * n_ + i] = weight(h, i, p);
+            e_cols_[h] = &e_col_[h * n_];
+        }
+    }
+    auto batch_rows = [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t h = 0; h < H; ++h) {
+            const dinterval* E = e_cols_[h];
             const dinterval* F = ratio_[h]->data();
             const dinterval* Dn = heads_[h].den.data();
             double* cm = coef_m_.data() + 3 * h;
             double* cr = coef_r_.data() + 3 * h;
-            for (std::size_t i = 0; i < n_; ++i) {
+            for (std::size_t i = i0; i < i1; ++i) {
                 const bool ok = coefficients(E[i].lo(), E[i].hi(), F[i].lo(), F[i].hi(), Dn[i].lo(), Dn[i].hi(),
                                              cm + i * w, cr + i * w, w_num_[i], w_den_[i], midpoint_omega);
                 row_ok_[i] = static_cast<unsigned char>(row_ok_[i] & (ok ? 1 : 0));
@@ -1354,21 +1366,25 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             if (!omega1) continue;
             // Rows m != p only; a weight that is not finite leaves the head to the cache's own
             // ω (NaN).
-            w_num_[p] = 0;
-            w_den_[p] = 1;
+            if (p >= i0 && p < i1) {
+                w_num_[p] = 0;
+                w_den_[p] = 1;
+            }
             bool valid = true;
-            double q = 0;
-            for (std::size_t i = 0; i < n_; ++i) {
+            double q = q_max[h];
+            for (std::size_t i = i0; i < i1; ++i) {
                 valid = valid && weight_valid(w_num_[i], w_den_[i]);
                 q = std::max(q, w_num_[i] / w_den_[i]);
             }
-            if (!midpoint_omega && q <= std::numeric_limits<double>::max())
-                q = numeric::interval_detail::next_up(q);
-            (*omega1)[h] = valid && q <= std::numeric_limits<double>::max() ? q
-                                                                           : std::numeric_limits<double>::quiet_NaN();
+            q_max[h] = q;
+            q_valid[h] = static_cast<unsigned char>(q_valid[h] & (valid ? 1 : 0));
         }
-    }
+    };
+    constexpr std::size_t row_block = 64;
+    double k_max = 0; // lean: the largest K of a folded row
+    bool folded_any = false;
     for (std::size_t i = 0; i < n_; ++i) {
+        if (batch && i % row_block == 0) batch_rows(i, std::min(n_, i + row_block));
         vec<dinterval>& out = y1[i];
         if (i == p) {
             if (!row_p(out)) out = corrected_row(ch, i);
@@ -1434,43 +1450,42 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             const double* b2 = &bm_[(2 * h + 1) * d];
             for (std::size_t c = 0; c < d; ++c) om[c] += a0 * g0[c] + a1 * b1[c] + a2 * b2[c];
         }
-        // The radii R_c and the moved bound's sums: (M_c - y_m,c)^2 and R_c + y_r,c; the top
-        // row's m1 and r1. Four partial sums each (every bound of these sums holds for any
-        // order), and the smallest nonzero |M_c - y_m,c| (below 2^-500 its square may
-        // underflow).
+        // The radii R_c = fl(fl(y_r,c + K) fold_slack) + fold_tiny; the moved bound's sums
+        // (M_c - y_m,c)^2 and R_c + y_r,c, and the top row's m1 = sum_c |M_c| and r1 >= sum_c
+        // R_c. The sums of R_c from the row's sum of y_r,c (kept once): r1 = ((sum_c y_r,c + d
+        // K) fold_slack + d fold_tiny) (1 + 2^-40) bounds sum_c R_c (at most d + 8 roundings
+        // of nonnegative terms on either side). Four partial sums each (every bound of these
+        // sums holds for any order), and the smallest nonzero |M_c - y_m,c| (below 2^-500 its
+        // square may underflow).
         if (!lean)
             for (std::size_t c = 0; c < d; ++c) rad[i * d + c] = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
-        double t2v[4] = {0, 0, 0, 0}, tradv[4] = {0, 0, 0, 0}, m1v[4] = {0, 0, 0, 0}, r1v[4] = {0, 0, 0, 0};
+        const double yrs = y1rsum_[i];
+        const double r1 =
+            drop ? 0.0
+                 : ((yrs + static_cast<double>(d) * K) * fold_slack + static_cast<double>(d) * fold_tiny) *
+                       (1.0 + 0x1p-40);
+        const double trad = r1 + yrs;
+        double t2v[4] = {0, 0, 0, 0}, m1v[4] = {0, 0, 0, 0};
         double tmin[4] = {dinf, dinf, dinf, dinf};
         std::size_t c0 = 0;
         for (; c0 + 4 <= d; c0 += 4)
             for (std::size_t l = 0; l < 4; ++l) {
                 const std::size_t c = c0 + l;
-                const double M = om[c];
-                const double R = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
-                const double t = M - ym[c];
+                const double t = om[c] - ym[c];
                 const double at = std::fabs(t);
                 tmin[l] = std::min(tmin[l], at > 0 ? at : dinf);
                 t2v[l] += t * t;
-                tradv[l] += R + yr[c];
-                m1v[l] += std::fabs(M);
-                r1v[l] += R;
+                m1v[l] += std::fabs(om[c]);
             }
         for (std::size_t c = c0; c < d; ++c) {
-            const double M = om[c];
-            const double R = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
-            const double t = M - ym[c];
+            const double t = om[c] - ym[c];
             const double at = std::fabs(t);
             tmin[0] = std::min(tmin[0], at > 0 ? at : dinf);
             t2v[0] += t * t;
-            tradv[0] += R + yr[c];
-            m1v[0] += std::fabs(M);
-            r1v[0] += R;
+            m1v[0] += std::fabs(om[c]);
         }
         const double t2 = (t2v[0] + t2v[1]) + (t2v[2] + t2v[3]);
-        const double trad = (tradv[0] + tradv[1]) + (tradv[2] + tradv[3]);
         const double m1 = (m1v[0] + m1v[1]) + (m1v[2] + m1v[3]);
-        const double r1 = (r1v[0] + r1v[1]) + (r1v[2] + r1v[3]);
         const bool small = std::min(std::min(tmin[0], tmin[1]), std::min(tmin[2], tmin[3])) < 0x1p-500;
         // M_c and R_c are finite when these sums are (NaN and infinities propagate).
         const bool finite_row = m1 <= std::numeric_limits<double>::max() && trad <= std::numeric_limits<double>::max();
@@ -1493,12 +1508,22 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         if (!form && !std::isnan(moved[i])) out.clear();
         lean_m1_[i] = m1;
         lean_r1_[i] = r1;
-        for (std::size_t c = 0; c < d; ++c) {
-            const double R = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
-            lean_vabs_[c] = std::max(lean_vabs_[c], std::fabs(om[c]));
-            lean_vrad_[c] = std::max(lean_vrad_[c], R);
-        }
+        for (std::size_t c = 0; c < d; ++c) lean_vabs_[c] = std::max(lean_vabs_[c], std::fabs(om[c]));
+        k_max = std::max(k_max, K);
+        folded_any = true;
     }
+    if (batch && omega1)
+        for (std::size_t h = 0; h < H; ++h) {
+            double q = q_max[h];
+            if (!midpoint_omega && q <= std::numeric_limits<double>::max()) q = numeric::interval_detail::next_up(q);
+            (*omega1)[h] = q_valid[h] && q <= std::numeric_limits<double>::max() ? q
+                                                                               : std::numeric_limits<double>::quiet_NaN();
+        }
+    // Lean: the largest radius of each coordinate over the folded rows, R_c = fl(fl(y_r,c + K)
+    // fold_slack) + fold_tiny at most that of the largest y_r,c and K (rounding is monotone).
+    if (lean && folded_any)
+        for (std::size_t c = 0; c < d; ++c)
+            lean_vrad_[c] = std::max(lean_vrad_[c], drop ? 0.0 : (y1rmax_[c] + k_max) * fold_slack + fold_tiny);
     if (!arrays) {
         mid.clear();
         rad.clear();
@@ -1520,12 +1545,22 @@ bool incremental_influence<dinterval>::top_lean(const change& ch, changed_states
     const vec<dinterval>& yn = st.y1[n_ - 1];
     std::vector<vec<dinterval>> b(H2);
     st.omega_top.assign(H2, std::numeric_limits<double>::quiet_NaN());
-    attention::detail::soft_rows<dinterval>::row_sums rs;
     const bool loose = fault_ == incremental_fault::loose_top_omega;
+    // Every head's row over one pass of the rows (sums_many).
+    std::vector<folded_scores<dinterval>> fs;
+    std::vector<const vec<dinterval>*> qs;
+    fs.reserve(H2);
+    for (std::size_t h = 0; h < H2; ++h) {
+        fs.push_back(fold_scores(lay.heads[h], yn, n_, ctx_));
+        if (!finite(fs.back().c)) return false;
+    }
+    for (const auto& f : fs) qs.push_back(&f.u);
+    std::vector<attention::detail::soft_rows<dinterval>::row_sums> sums(H2);
+    if (!rows.sums_many(qs.data(), H2, sums.data())) return false;
     for (std::size_t h = 0; h < H2; ++h) {
         const auto& hd = lay.heads[h];
-        const auto f = fold_scores(hd, yn, n_, ctx_);
-        if (!finite(f.c) || !rows.sums(f.u, rs)) return false;
+        const auto& f = fs[h];
+        const auto& rs = sums[h];
         vec<dinterval> acc(d);
         for (std::size_t c = 0; c < d; ++c) {
             acc[c] = dinterval(rs.num[c] / rs.den);

@@ -348,6 +348,10 @@ private:
     mutable std::vector<double> coef_m_, coef_r_, w_num_, w_den_;
     mutable std::vector<unsigned char> row_ok_;
     mutable std::vector<S> e_col_;
+    mutable std::vector<const S*> e_cols_;
+    /// Certified double kernel: per row of y^(1) the sum of y1r_ (rounded to nearest), per
+    /// coordinate its largest entry.
+    std::vector<double> y1rsum_, y1rmax_;
 };
 
 // The raw MPFR kernels (incremental_influence.cpp).
