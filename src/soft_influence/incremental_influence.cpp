@@ -1088,7 +1088,7 @@ double add_down_loose(double a, double b) { return numeric::interval_detail::nex
 /// - 1) times their exact sum: together (1 + u)^n <= 1 / (1 - (n + 5) 2^-52). Every product
 /// of the bound rounded outward; +inf when a value is not finite or the denominator not
 /// positive (ω <= 1 always holds). `loose` (incremental_fault::loose_top_omega, tests only):
-/// F's midpoint for both ends, no tau, no rounding factor.
+/// x''s weight of key i alone, E'_i / sum_j E'_j (no minimum with x's weights).
 double top_omega_bound(const double* eo, double mo, double tau_o, double zo, const dinterval& co,
                        const double* en, double mn, double tau_n, double zn, const dinterval& cn,
                        std::size_t n, std::size_t i, bool loose) {
@@ -1099,19 +1099,20 @@ double top_omega_bound(const double* eo, double mo, double tau_o, double zo, con
     constexpr double inf = std::numeric_limits<double>::infinity();
     const dinterval delta = (co + dinterval(mo)) - (cn + dinterval(mn));
     if (!finite(delta) || i >= n || n >= (std::size_t{1} << 50)) return inf;
-    double f_lo = numeric::exp_enclosure(delta.lo()).lo(), f_hi = numeric::exp_enclosure(delta.hi()).hi();
-    if (loose) f_lo = f_hi = std::exp(0.5 * delta.lo() + 0.5 * delta.hi());
+    if (loose) { // x''s weight of key i alone
+        double s = 0;
+        for (std::size_t j = 0; j < n; ++j) s += en[j];
+        const double w = en[i] / s;
+        return w <= std::numeric_limits<double>::max() ? w : inf;
+    }
+    const double f_lo = numeric::exp_enclosure(delta.lo()).lo(), f_hi = numeric::exp_enclosure(delta.hi()).hi();
     double sum = 0;
     for (std::size_t j = 0; j < n; ++j) sum += std::min(f_lo * eo[j], en[j]);
-    const double up_o = loose ? 1.0 : next_up(1.0 + tau_o), up_n = loose ? 1.0 : next_up(1.0 + tau_n);
-    const double ei = eo[i] > 0 ? mul_up(eo[i], up_o) : loose ? 0.0 : zo;
-    const double ni = en[i] > 0 ? mul_up(en[i], up_n) : loose ? 0.0 : zn;
+    const double ei = eo[i] > 0 ? mul_up(eo[i], next_up(1.0 + tau_o)) : zo;
+    const double ni = en[i] > 0 ? mul_up(en[i], next_up(1.0 + tau_n)) : zn;
     const double num = std::max(mul_up(f_hi, ei), ni);
-    double den = sum;
-    if (!loose) {
-        const double t = std::max(tau_o, tau_n);
-        den = mul_down(mul_down(sum, 1.0 - static_cast<double>(n + 5) * 0x1p-52), next_down(1.0 - t));
-    }
+    const double t = std::max(tau_o, tau_n);
+    const double den = mul_down(mul_down(sum, 1.0 - static_cast<double>(n + 5) * 0x1p-52), next_down(1.0 - t));
     if (!(den > 0 && den <= std::numeric_limits<double>::max()) || std::isnan(num)) return inf;
     const double w = num / den;
     return w <= std::numeric_limits<double>::max() ? next_up(w) : inf;
@@ -1149,7 +1150,8 @@ void incremental_influence<dinterval>::init_interval_kernel() {
                           fault_ == incremental_fault::midpoint_omega ||
                           fault_ == incremental_fault::drop_row_p_bound ||
                           fault_ == incremental_fault::drop_moved_radius ||
-                          fault_ == incremental_fault::drop_outward_widening;
+                          fault_ == incremental_fault::drop_outward_widening ||
+                          fault_ == incremental_fault::loose_top_omega;
     if (m_.layers.size() != 2 || !affine_ || !fault_ok || heads_.size() > fold_max_heads) return;
     const std::size_t H = heads_.size(), d = y1_.front().size();
     const double g = gamma_of(3 * H + 1);

@@ -66,8 +66,8 @@ enum class incremental_fault {
     drop_row_p_bound,    ///< certified double kernel: leave out the a-priori bound of row p
     drop_moved_radius,   ///< certified double kernel: y1_moved from the midpoints alone
     drop_outward_widening, ///< certified double kernel: a folded row stored as [fl(M - R), fl(M + R)]
-    loose_top_omega       ///< certified double kernel: the top layer's ω without the exponentials'
-                          ///< error and from F's midpoint (changed_for_bound)
+    loose_top_omega       ///< certified double kernel: the top layer's ω as x''s weight of key p
+                          ///< alone, no minimum with x's (changed_for_bound)
 };
 
 namespace detail {

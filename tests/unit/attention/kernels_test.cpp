@@ -1,10 +1,11 @@
 // The tuned attention kernels agree with the reference algorithms: the soft row kernels for
-// double and MPFR give bit-identical results to generic_soft_row, the Arb one encloses it, and
-// the filtered exact hard path equals hard_forward<rational> on random models with and without
-// ties.
+// double and MPFR give bit-identical results to generic_soft_row, the Arb one encloses it, the
+// certified double one's rows of several queries equal its rows one by one, and the filtered
+// exact hard path equals hard_forward<rational> on random models with and without ties.
 #include "attention/hard.hpp"
 #include "attention/hard_exact.hpp"
 #include "attention/soft.hpp"
+#include "numeric/dinterval_raw.hpp"
 #include "test_models.hpp"
 
 #include <catch2/catch.hpp>
@@ -183,6 +184,71 @@ TEST_CASE("the filtered exact hard path equals hard_forward<rational> on random 
             REQUIRE(fast.y == ref.y);
             REQUIRE(fast.trace->choice == ref.trace->choice);
             REQUIRE(fast.trace->y == ref.trace->y);
+        }
+    }
+}
+
+TEST_CASE("the certified double soft rows of several queries over one pass equal the rows one by "
+          "one, and the row from per-row sums encloses the exact row",
+          "[attention][soft]") {
+    using numeric::dinterval;
+    using rows_t = attention::detail::soft_rows<dinterval>;
+    const numeric::context ctx{53};
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+        for (std::size_t n : {1, 5, 64, 67, 200}) {
+            INFO("seed " << seed << ", n " << n);
+            const auto in = make_instance(seed, n, 6, 6, false);
+            const auto keys = convert_rows<dinterval>(in.keys, ctx);
+            const auto values = convert_rows<dinterval>(in.values, ctx);
+            std::vector<std::vector<rational>> rq;
+            std::vector<model::vec<dinterval>> qs;
+            for (std::uint64_t k = 0; k < 3; ++k) {
+                rq.push_back(make_instance(seed * 31 + k, 1, 6, 1, false).query);
+                qs.push_back(model::convert<dinterval>(rq.back(), ctx));
+            }
+            rows_t one(keys, values, ctx), many(keys, values, ctx);
+            std::vector<rows_t::row_sums> out(3);
+            const model::vec<dinterval>* ptrs[3] = {&qs[0], &qs[1], &qs[2]};
+            REQUIRE(many.sums_many(ptrs, 3, out.data()));
+            for (std::size_t h = 0; h < 3; ++h) {
+                rows_t::row_sums rs;
+                REQUIRE(one.sums(qs[h], rs));
+                CHECK(rs.shift == out[h].shift);
+                CHECK(rs.tau == out[h].tau);
+                CHECK(rs.den.lo() == out[h].den.lo());
+                CHECK(rs.den.hi() == out[h].den.hi());
+                for (std::size_t c = 0; c < rs.num.size(); ++c) {
+                    CHECK(rs.num[c].lo() == out[h].num[c].lo());
+                    CHECK(rs.num[c].hi() == out[h].num[c].hi());
+                }
+                for (std::size_t j = 0; j < n; ++j) CHECK(rs.exp_mid[j] == out[h].exp_mid[j]);
+            }
+            // Keys and values one set of rows, described by per-row sums (the constructor of
+            // the certified profile's top row): the quotient encloses the exact row.
+            std::vector<double> mid(n * 6), m1(n, 0.0), r1(n, 0.0), vrad(6, 0.0), vabs(6, 0.0);
+            for (std::size_t j = 0; j < n; ++j)
+                for (std::size_t c = 0; c < 6; ++c) {
+                    double m = 0, r = 0;
+                    REQUIRE(numeric::mid_rad(keys[j][c], m, r));
+                    r += 0x1p-30; // a wider radius than the interval's: any upper bound
+                    mid[j * 6 + c] = m;
+                    m1[j] += std::fabs(m);
+                    r1[j] += r;
+                    vrad[c] = std::max(vrad[c], r);
+                    vabs[c] = std::max(vabs[c], std::fabs(m));
+                }
+            rows_t from_sums(keys, mid.data(), 6, m1.data(), r1.data(), vrad.data(), vabs.data(), ctx);
+            rows_t::row_sums rs;
+            REQUIRE(from_sums.sums(qs[0], rs));
+            const numeric::context ctx512{512};
+            const auto exact = attention::detail::generic_soft_row<mpfr_real>(
+                model::convert<mpfr_real>(rq[0], ctx512), convert_rows<mpfr_real>(in.keys, ctx512),
+                convert_rows<mpfr_real>(in.keys, ctx512), ctx512, nullptr);
+            REQUIRE(exact.size() == 6);
+            for (std::size_t c = 0; c < 6; ++c) {
+                INFO("coordinate " << c);
+                CHECK(numeric::contains(dinterval(rs.num[c] / rs.den), exact[c]));
+            }
         }
     }
 }

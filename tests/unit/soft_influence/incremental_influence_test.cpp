@@ -769,6 +769,106 @@ TEST_CASE("the certified double kernel stores a folded row rounded outward: each
     REQUIRE(control_misses * 10 >= control_checked);
 }
 
+namespace {
+
+/// The pair bound's ω of layer 2 (the top) for a change at p, head h, from the MPFR-512 states of
+/// x and x': exp(max(s_p, s'_p)) / sum_j exp(min(s_j, s'_j)), s and s' the scaled scores of row
+/// n over every key of y^(1).
+mpfr_real top_omega_512(const model::head<mpfr_real>& hd, const std::vector<model::vec<mpfr_real>>& y1,
+                        const std::vector<model::vec<mpfr_real>>& y1c, std::size_t p) {
+    const std::size_t n = y1.size();
+    auto scores = [&](const std::vector<model::vec<mpfr_real>>& y) {
+        model::vec<mpfr_real> q = attention::query(hd, y[n - 1], ctx512);
+        const mpfr_real f = attention::dot_scale(hd, n, ctx512);
+        for (auto& c : q) c = c * f;
+        std::vector<mpfr_real> s;
+        for (const auto& yj : y) {
+            const auto k = attention::key(hd, yj, ctx512);
+            s.push_back(model::dot(q.data(), k.data(), q.size(), ctx512));
+        }
+        return s;
+    };
+    const auto s = scores(y1), s2 = scores(y1c);
+    mpfr_real den = numeric::zero<mpfr_real>(ctx512);
+    for (std::size_t j = 0; j < n; ++j)
+        den += numeric::exp(numeric::compare(s[j], s2[j]) == numeric::order::less ? s[j] : s2[j]);
+    const mpfr_real& top = numeric::compare(s[p], s2[p]) == numeric::order::greater ? s[p] : s2[p];
+    return numeric::exp(top) / den;
+}
+
+} // namespace
+
+TEST_CASE("the certified double kernel's states for the pair bound: the top layer's weights bound "
+          "the MPFR-512 weights and x''s weights alone do not, and the states agree with the full ones",
+          "[analysis][influence][incremental][bounds]") {
+    const numeric::context ctx53{53};
+    int controls = 0, caught = 0;
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        for (const auto& [q_scale, den] : {std::pair{1, 8}, std::pair{1, 7}, std::pair{4096, 7}}) {
+            const auto m = model::parse_model(affine_model(seed, 2, q_scale, den), "affine.json");
+            const auto md = model::to_scalar<numeric::dinterval>(m, ctx53);
+            const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
+            const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
+            const std::size_t n = x.size();
+            INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den << ", input "
+                         << model::format_input(m.sigma, x));
+            const incremental_influence<numeric::dinterval> inc(md, x, ctx53);
+            const incremental_influence<numeric::dinterval> loose(md, x, ctx53,
+                                                                  incremental_fault::loose_top_omega);
+            const attention::soft_options opt{.trace = true};
+            const auto base = attention::soft_forward(m512, x, ctx512, opt);
+            incremental_influence<numeric::dinterval>::changed_states lean, full, lean_loose;
+            int bounded = 0, misses = 0, control_misses = 0;
+            for (std::size_t p = 0; p + 1 < n; ++p) {
+                INFO("position " << p);
+                model::input_sequence x2 = x;
+                x2[p] = 1 - x[p];
+                const auto ref = attention::soft_forward(m512, x2, ctx512, opt);
+                inc.changed_for_bound(p, x2[p], lean);
+                inc.changed_with_states(p, x2[p], full);
+                loose.changed_for_bound(p, x2[p], lean_loose);
+                // The output encloses the MPFR-512 one; the kept states equal the full kernel's.
+                REQUIRE(lean.y.size() == ref.y.size());
+                for (std::size_t c = 0; c < lean.y.size(); ++c) REQUIRE(numeric::contains(lean.y[c], ref.y[c]));
+                REQUIRE(lean.omega1.size() == full.omega1.size());
+                for (std::size_t h = 0; h < lean.omega1.size(); ++h)
+                    REQUIRE(std::memcmp(&lean.omega1[h], &full.omega1[h], sizeof(double)) == 0);
+                REQUIRE(lean.y1_mid == full.y1_mid);
+                REQUIRE(lean.y1_moved.size() == full.y1_moved.size());
+                for (std::size_t j = 0; j < n; ++j) {
+                    REQUIRE(std::memcmp(&lean.y1_moved[j], &full.y1_moved[j], sizeof(double)) == 0);
+                    // Rows without a moved bound and row n are formed; the others are left out.
+                    const bool formed = std::isnan(full.y1_moved[j]) || j + 1 == n;
+                    REQUIRE(lean.y1[j].empty() == !formed);
+                }
+                if (q_scale == 1) REQUIRE_FALSE(lean_loose.omega_top.empty());
+                if (lean.omega_top.empty()) continue; // the full kernel ran
+                REQUIRE(lean.y1_rad.empty());
+                REQUIRE(lean.omega_top.size() == m.layers[1].heads.size());
+                for (std::size_t h = 0; h < lean.omega_top.size(); ++h) {
+                    const mpfr_real w = top_omega_512(m512.layers[1].heads[h], base.trace->y[1], ref.trace->y[1], p);
+                    if (!std::isnan(lean.omega_top[h])) {
+                        ++bounded;
+                        if (numeric::compare(w, mpfr_real::from_double(lean.omega_top[h], ctx512)) ==
+                            numeric::order::greater)
+                            ++misses;
+                    }
+                    if (!lean_loose.omega_top.empty() && !std::isnan(lean_loose.omega_top[h]) &&
+                        numeric::compare(w, mpfr_real::from_double(lean_loose.omega_top[h], ctx512)) ==
+                            numeric::order::greater)
+                        ++control_misses;
+                }
+            }
+            REQUIRE(misses == 0);
+            if (q_scale == 1) REQUIRE(bounded == static_cast<int>(2 * (n - 1)));
+            ++controls;
+            if (control_misses > 0) ++caught;
+        }
+    }
+    INFO(caught << " of " << controls << " loose top-layer controls caught");
+    REQUIRE(caught * 2 >= controls);
+}
+
 TEST_CASE("the certified double kernel gives the same intervals with and without its weight "
           "tables", "[analysis][influence][incremental]") {
     const numeric::context ctx53{53};
