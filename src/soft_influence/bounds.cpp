@@ -1185,6 +1185,7 @@ std::vector<double> posterior_cache<S>::top_value_norms(std::size_t h, const std
         const bool mids = sized(hints.y1_mid, n_ * C) && sized(hints.y1_rad, n_ * C);
         std::vector<double> scratch(2 * C + R);
         using numeric::interval_detail::next_up;
+        out.reserve(n_);
         for (std::size_t j = 0; j < n_; ++j) {
             const double mv = moved ? (*hints.y1_moved)[j] : std::numeric_limits<double>::quiet_NaN();
             if (mv >= 0 && mv <= std::numeric_limits<double>::max()) {

@@ -1444,14 +1444,15 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         // The midpoints, head after head over contiguous coordinates (the same operations in
         // the same order per coordinate as a loop over heads per coordinate; this one
         // vectorises).
-        std::copy(ym, ym + d, om);
         for (std::size_t h = 0; h < H; ++h) {
             const double a0 = am[3 * h], a1 = am[3 * h + 1], a2 = am[3 * h + 2];
             const double* g0 = &gm_[(h * n_ + i) * d];
             const double* b1 = &bm_[2 * h * d];
             const double* b2 = &bm_[(2 * h + 1) * d];
-            for (std::size_t c = 0; c < d; ++c) om[c] += a0 * g0[c] + a1 * b1[c] + a2 * b2[c];
+            const double* from = h == 0 ? ym : om; // y_m,c first: no copy of the row
+            for (std::size_t c = 0; c < d; ++c) om[c] = from[c] + (a0 * g0[c] + a1 * b1[c] + a2 * b2[c]);
         }
+        if (H == 0) std::copy(ym, ym + d, om);
         // The radii R_c = fl(fl(y_r,c + K) fold_slack) + fold_tiny; the moved bound's sums
         // (M_c - y_m,c)^2 and R_c + y_r,c, and the top row's m1 = sum_c |M_c| and r1 >= sum_c
         // R_c. The sums of R_c from the row's sum of y_r,c (kept once): r1 = ((sum_c y_r,c + d
