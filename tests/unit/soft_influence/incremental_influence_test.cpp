@@ -195,6 +195,18 @@ std::string affine_model(std::uint64_t seed, int layers, int q_scale = 1, int de
       "readout": {"kind": "softmax", "symbols": ["a", "b"], "W": [[1, 0, 0, 0], [0, 1, 0, 0]]}})";
 }
 
+/// The random affine-update models of the certified double kernel's tests (L = 2): seeds 1 to 4,
+/// each with dyadic weights (k/8), weights with no double value (k/7) and nearly hard attention
+/// (Q times 4096, k/7, which trips the cancellation guard).
+template <class F> void for_each_affine_case(F&& f) {
+    const numeric::context ctx53{53};
+    for (std::uint64_t seed = 1; seed <= 4; ++seed)
+        for (const auto& [q_scale, den] : {std::pair{1, 8}, std::pair{1, 7}, std::pair{4096, 7}}) {
+            const auto m = model::parse_model(affine_model(seed, 2, q_scale, den), "affine.json");
+            f(seed, q_scale, den, m, model::to_scalar<numeric::dinterval>(m, ctx53));
+        }
+}
+
 } // namespace
 
 TEST_CASE("incremental one-symbol updates agree with full forward passes on random affine-update "
@@ -437,51 +449,48 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
     const numeric::context ctx53{53};
     bool guarded = false;
     int row_controls = 0, row_caught = 0, rowp_controls = 0, rowp_caught = 0;
-    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
-        // Dyadic weights (k/8), weights with no double value (k/7), and nearly hard attention
-        // (the cancellation guard sends some rows to the generic recomputation).
-        for (const auto& [q_scale, den] : {std::pair{1, 8}, std::pair{1, 7}, std::pair{4096, 7}}) {
-            const auto m = model::parse_model(affine_model(seed, 2, q_scale, den), "affine.json");
-            const auto md = model::to_scalar<numeric::dinterval>(m, ctx53);
-            for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
-                const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
-                INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den
-                             << ", table bytes " << table << ", input "
-                             << model::format_input(m.sigma, x));
-                const incremental_influence<numeric::dinterval> inc(md, x, ctx53,
-                                                                    incremental_fault::none, table);
-                CHECK(inc.tabled() == (table > 0));
-                REQUIRE(constructor_misses(m, x, inc) == 0);
-                const auto rp = row_p_heads_check(m, x, inc);
-                REQUIRE(rp.misses == 0);
-                if (q_scale == 1) REQUIRE(rp.taken == static_cast<int>(2 * (x.size() - 1)));
-                const auto r = check_interval_changes(m, x, inc);
-                INFO(r.first_miss);
-                REQUIRE(r.misses == 0);
-                // changed_with_states and changed: two kernel runs per change.
-                REQUIRE(inc.stats().interval_changes == 2 * (x.size() - 1));
-                guarded = guarded || inc.stats().recomputed_rows > 0;
-                // Negative control: without the a-priori radius the folded rows miss.
-                const incremental_influence<numeric::dinterval> dropped(
-                    md, x, ctx53, incremental_fault::drop_fold_bound, table);
-                REQUIRE(check_interval_changes(m, x, dropped).misses > 0);
-                // Negative control of the constructor's rows (the certified row's sums, the
-                // weight tables): without the row's bound, for the constructor alone, its states
-                // miss (the changes' rows mostly not: their own radius covers the few ulps).
-                ++row_controls;
-                if (constructor_misses(m, x, constructed_without_row_bound(md, x, table)) > 0) ++row_caught;
-                // Negative control of row p (the certified row with p's query, key and value
-                // replaced): without its bound, its head outputs miss.
-                const incremental_influence<numeric::dinterval> no_rowp(
-                    md, x, ctx53, incremental_fault::drop_row_p_bound, table);
-                const auto rpd = row_p_heads_check(m, x, no_rowp);
-                if (rpd.taken > 0) {
-                    ++rowp_controls;
-                    if (rpd.misses > 0) ++rowp_caught;
-                }
+    // Dyadic weights (k/8), weights with no double value (k/7), and nearly hard attention
+    // (the cancellation guard sends some rows to the generic recomputation).
+    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den, const model::model<rational>& m,
+                             const model::model<numeric::dinterval>& md) {
+        for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
+            const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
+            INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den
+                         << ", table bytes " << table << ", input "
+                         << model::format_input(m.sigma, x));
+            const incremental_influence<numeric::dinterval> inc(md, x, ctx53,
+                                                                incremental_fault::none, table);
+            CHECK(inc.tabled() == (table > 0));
+            REQUIRE(constructor_misses(m, x, inc) == 0);
+            const auto rp = row_p_heads_check(m, x, inc);
+            REQUIRE(rp.misses == 0);
+            if (q_scale == 1) REQUIRE(rp.taken == static_cast<int>(2 * (x.size() - 1)));
+            const auto r = check_interval_changes(m, x, inc);
+            INFO(r.first_miss);
+            REQUIRE(r.misses == 0);
+            // changed_with_states and changed: two kernel runs per change.
+            REQUIRE(inc.stats().interval_changes == 2 * (x.size() - 1));
+            guarded = guarded || inc.stats().recomputed_rows > 0;
+            // Negative control: without the a-priori radius the folded rows miss.
+            const incremental_influence<numeric::dinterval> dropped(
+                md, x, ctx53, incremental_fault::drop_fold_bound, table);
+            REQUIRE(check_interval_changes(m, x, dropped).misses > 0);
+            // Negative control of the constructor's rows (the certified row's sums, the
+            // weight tables): without the row's bound, for the constructor alone, its states
+            // miss (the changes' rows mostly not: their own radius covers the few ulps).
+            ++row_controls;
+            if (constructor_misses(m, x, constructed_without_row_bound(md, x, table)) > 0) ++row_caught;
+            // Negative control of row p (the certified row with p's query, key and value
+            // replaced): without its bound, its head outputs miss.
+            const incremental_influence<numeric::dinterval> no_rowp(
+                md, x, ctx53, incremental_fault::drop_row_p_bound, table);
+            const auto rpd = row_p_heads_check(m, x, no_rowp);
+            if (rpd.taken > 0) {
+                ++rowp_controls;
+                if (rpd.misses > 0) ++rowp_caught;
             }
         }
-    }
+    });
     REQUIRE(guarded);
     INFO(row_caught << " of " << row_controls << " constructor controls caught");
     REQUIRE(row_caught * 4 >= row_controls * 3);
@@ -556,31 +565,28 @@ TEST_CASE("the certified double kernel's weights of the pair bound bound the MPF
           "[analysis][influence][incremental][bounds]") {
     const numeric::context ctx53{53};
     int controls = 0, caught = 0;
-    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
-        for (const auto& [q_scale, den] : {std::pair{1, 8}, std::pair{1, 7}, std::pair{4096, 7}}) {
-            const auto m = model::parse_model(affine_model(seed, 2, q_scale, den), "affine.json");
-            const auto md = model::to_scalar<numeric::dinterval>(m, ctx53);
-            for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
-                const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
-                INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den
-                             << ", table bytes " << table << ", input "
-                             << model::format_input(m.sigma, x));
-                const incremental_influence<numeric::dinterval> inc(md, x, ctx53,
-                                                                    incremental_fault::none, table);
-                const auto r = check_omega(m, x, inc);
-                INFO(r.first_miss);
-                REQUIRE(r.misses == 0);
-                // Every head of every change is bounded (two heads), but for nearly hard
-                // attention, where a weight's denominator may reach 0.
-                if (q_scale == 1) REQUIRE(r.bounded == static_cast<int>(2 * (x.size() - 1)));
-                // Negative control: the same weights from midpoints, without directed rounding.
-                const incremental_influence<numeric::dinterval> mid(
-                    md, x, ctx53, incremental_fault::midpoint_omega, table);
-                ++controls;
-                if (check_omega(m, x, mid).misses > 0) ++caught;
-            }
+    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den, const model::model<rational>& m,
+                             const model::model<numeric::dinterval>& md) {
+        for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
+            const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
+            INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den
+                         << ", table bytes " << table << ", input "
+                         << model::format_input(m.sigma, x));
+            const incremental_influence<numeric::dinterval> inc(md, x, ctx53,
+                                                                incremental_fault::none, table);
+            const auto r = check_omega(m, x, inc);
+            INFO(r.first_miss);
+            REQUIRE(r.misses == 0);
+            // Every head of every change is bounded (two heads), but for nearly hard
+            // attention, where a weight's denominator may reach 0.
+            if (q_scale == 1) REQUIRE(r.bounded == static_cast<int>(2 * (x.size() - 1)));
+            // Negative control: the same weights from midpoints, without directed rounding.
+            const incremental_influence<numeric::dinterval> mid(
+                md, x, ctx53, incremental_fault::midpoint_omega, table);
+            ++controls;
+            if (check_omega(m, x, mid).misses > 0) ++caught;
         }
-    }
+    });
     INFO(caught << " of " << controls << " midpoint controls caught");
     REQUIRE(caught * 2 >= controls);
 }
@@ -677,32 +683,29 @@ TEST_CASE("the certified double kernel's midpoints, radii and moved bounds of y'
           "[analysis][influence][incremental][bounds]") {
     const numeric::context ctx53{53};
     int moved_controls = 0, moved_caught = 0, norm_controls = 0, norm_caught = 0;
-    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
-        for (const auto& [q_scale, den] : {std::pair{1, 8}, std::pair{1, 7}, std::pair{4096, 7}}) {
-            const auto m = model::parse_model(affine_model(seed, 2, q_scale, den), "affine.json");
-            const auto md = model::to_scalar<numeric::dinterval>(m, ctx53);
-            const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
-            INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den << ", input "
-                         << model::format_input(m.sigma, x));
-            const incremental_influence<numeric::dinterval> inc(md, x, ctx53);
-            const auto r = check_moved(m, x, inc, false);
-            INFO(r.first_miss);
-            REQUIRE(r.mid_misses == 0);
-            REQUIRE(r.moved_misses == 0);
-            REQUIRE(r.norm_misses == 0);
-            if (q_scale == 1) REQUIRE(r.rows > 0);
-            // Negative controls: the moved bound from the midpoints alone (no radii, no
-            // rounding), and the value norms without ν times the moved bound (x's rows').
-            const incremental_influence<numeric::dinterval> dropped(md, x, ctx53,
-                                                                    incremental_fault::drop_moved_radius);
-            if (r.rows > 0) {
-                ++moved_controls;
-                if (check_moved(m, x, dropped, false).moved_misses > 0) ++moved_caught;
-                ++norm_controls;
-                if (check_moved(m, x, inc, true).norm_misses > 0) ++norm_caught;
-            }
+    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den, const model::model<rational>& m,
+                             const model::model<numeric::dinterval>& md) {
+        const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
+        INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den << ", input "
+                     << model::format_input(m.sigma, x));
+        const incremental_influence<numeric::dinterval> inc(md, x, ctx53);
+        const auto r = check_moved(m, x, inc, false);
+        INFO(r.first_miss);
+        REQUIRE(r.mid_misses == 0);
+        REQUIRE(r.moved_misses == 0);
+        REQUIRE(r.norm_misses == 0);
+        if (q_scale == 1) REQUIRE(r.rows > 0);
+        // Negative controls: the moved bound from the midpoints alone (no radii, no
+        // rounding), and the value norms without ν times the moved bound (x's rows').
+        const incremental_influence<numeric::dinterval> dropped(md, x, ctx53,
+                                                                incremental_fault::drop_moved_radius);
+        if (r.rows > 0) {
+            ++moved_controls;
+            if (check_moved(m, x, dropped, false).moved_misses > 0) ++moved_caught;
+            ++norm_controls;
+            if (check_moved(m, x, inc, true).norm_misses > 0) ++norm_caught;
         }
-    }
+    });
     INFO(moved_caught << " of " << moved_controls << " moved controls, " << norm_caught << " of "
                       << norm_controls << " value-norm controls caught");
     REQUIRE(moved_controls > 0);
@@ -803,68 +806,65 @@ TEST_CASE("the certified double kernel's states for the pair bound: the top laye
           "[analysis][influence][incremental][bounds]") {
     const numeric::context ctx53{53};
     int controls = 0, caught = 0;
-    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
-        for (const auto& [q_scale, den] : {std::pair{1, 8}, std::pair{1, 7}, std::pair{4096, 7}}) {
-            const auto m = model::parse_model(affine_model(seed, 2, q_scale, den), "affine.json");
-            const auto md = model::to_scalar<numeric::dinterval>(m, ctx53);
-            const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
-            const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
-            const std::size_t n = x.size();
-            INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den << ", input "
-                         << model::format_input(m.sigma, x));
-            const incremental_influence<numeric::dinterval> inc(md, x, ctx53);
-            const incremental_influence<numeric::dinterval> loose(md, x, ctx53,
-                                                                  incremental_fault::loose_top_omega);
-            const attention::soft_options opt{.trace = true};
-            const auto base = attention::soft_forward(m512, x, ctx512, opt);
-            incremental_influence<numeric::dinterval>::changed_states lean, full, lean_loose;
-            int bounded = 0, misses = 0, control_misses = 0;
-            for (std::size_t p = 0; p + 1 < n; ++p) {
-                INFO("position " << p);
-                model::input_sequence x2 = x;
-                x2[p] = 1 - x[p];
-                const auto ref = attention::soft_forward(m512, x2, ctx512, opt);
-                inc.changed_for_bound(p, x2[p], lean);
-                inc.changed_with_states(p, x2[p], full);
-                loose.changed_for_bound(p, x2[p], lean_loose);
-                // The output encloses the MPFR-512 one; the kept states equal the full kernel's.
-                REQUIRE(lean.y.size() == ref.y.size());
-                for (std::size_t c = 0; c < lean.y.size(); ++c) REQUIRE(numeric::contains(lean.y[c], ref.y[c]));
-                REQUIRE(lean.omega1.size() == full.omega1.size());
-                for (std::size_t h = 0; h < lean.omega1.size(); ++h)
-                    REQUIRE(std::memcmp(&lean.omega1[h], &full.omega1[h], sizeof(double)) == 0);
-                REQUIRE(lean.y1_mid == full.y1_mid);
-                REQUIRE(lean.y1_moved.size() == full.y1_moved.size());
-                for (std::size_t j = 0; j < n; ++j) {
-                    REQUIRE(std::memcmp(&lean.y1_moved[j], &full.y1_moved[j], sizeof(double)) == 0);
-                    // Rows without a moved bound and row n are formed; the others are left out.
-                    const bool formed = std::isnan(full.y1_moved[j]) || j + 1 == n;
-                    REQUIRE(lean.y1[j].empty() == !formed);
-                }
-                if (q_scale == 1) REQUIRE_FALSE(lean_loose.omega_top.empty());
-                if (lean.omega_top.empty()) continue; // the full kernel ran
-                REQUIRE(lean.y1_rad.empty());
-                REQUIRE(lean.omega_top.size() == m.layers[1].heads.size());
-                for (std::size_t h = 0; h < lean.omega_top.size(); ++h) {
-                    const mpfr_real w = top_omega_512(m512.layers[1].heads[h], base.trace->y[1], ref.trace->y[1], p);
-                    if (!std::isnan(lean.omega_top[h])) {
-                        ++bounded;
-                        if (numeric::compare(w, mpfr_real::from_double(lean.omega_top[h], ctx512)) ==
-                            numeric::order::greater)
-                            ++misses;
-                    }
-                    if (!lean_loose.omega_top.empty() && !std::isnan(lean_loose.omega_top[h]) &&
-                        numeric::compare(w, mpfr_real::from_double(lean_loose.omega_top[h], ctx512)) ==
-                            numeric::order::greater)
-                        ++control_misses;
-                }
+    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den, const model::model<rational>& m,
+                             const model::model<numeric::dinterval>& md) {
+        const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
+        const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
+        const std::size_t n = x.size();
+        INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den << ", input "
+                     << model::format_input(m.sigma, x));
+        const incremental_influence<numeric::dinterval> inc(md, x, ctx53);
+        const incremental_influence<numeric::dinterval> loose(md, x, ctx53,
+                                                              incremental_fault::loose_top_omega);
+        const attention::soft_options opt{.trace = true};
+        const auto base = attention::soft_forward(m512, x, ctx512, opt);
+        incremental_influence<numeric::dinterval>::changed_states lean, full, lean_loose;
+        int bounded = 0, misses = 0, control_misses = 0;
+        for (std::size_t p = 0; p + 1 < n; ++p) {
+            INFO("position " << p);
+            model::input_sequence x2 = x;
+            x2[p] = 1 - x[p];
+            const auto ref = attention::soft_forward(m512, x2, ctx512, opt);
+            inc.changed_for_bound(p, x2[p], lean);
+            inc.changed_with_states(p, x2[p], full);
+            loose.changed_for_bound(p, x2[p], lean_loose);
+            // The output encloses the MPFR-512 one; the kept states equal the full kernel's.
+            REQUIRE(lean.y.size() == ref.y.size());
+            for (std::size_t c = 0; c < lean.y.size(); ++c) REQUIRE(numeric::contains(lean.y[c], ref.y[c]));
+            REQUIRE(lean.omega1.size() == full.omega1.size());
+            for (std::size_t h = 0; h < lean.omega1.size(); ++h)
+                REQUIRE(std::memcmp(&lean.omega1[h], &full.omega1[h], sizeof(double)) == 0);
+            REQUIRE(lean.y1_mid == full.y1_mid);
+            REQUIRE(lean.y1_moved.size() == full.y1_moved.size());
+            for (std::size_t j = 0; j < n; ++j) {
+                REQUIRE(std::memcmp(&lean.y1_moved[j], &full.y1_moved[j], sizeof(double)) == 0);
+                // Rows without a moved bound and row n are formed; the others are left out.
+                const bool formed = std::isnan(full.y1_moved[j]) || j + 1 == n;
+                REQUIRE(lean.y1[j].empty() == !formed);
             }
-            REQUIRE(misses == 0);
-            if (q_scale == 1) REQUIRE(bounded == static_cast<int>(2 * (n - 1)));
-            ++controls;
-            if (control_misses > 0) ++caught;
+            if (q_scale == 1) REQUIRE_FALSE(lean_loose.omega_top.empty());
+            if (lean.omega_top.empty()) continue; // the full kernel ran
+            REQUIRE(lean.y1_rad.empty());
+            REQUIRE(lean.omega_top.size() == m.layers[1].heads.size());
+            for (std::size_t h = 0; h < lean.omega_top.size(); ++h) {
+                const mpfr_real w = top_omega_512(m512.layers[1].heads[h], base.trace->y[1], ref.trace->y[1], p);
+                if (!std::isnan(lean.omega_top[h])) {
+                    ++bounded;
+                    if (numeric::compare(w, mpfr_real::from_double(lean.omega_top[h], ctx512)) ==
+                        numeric::order::greater)
+                        ++misses;
+                }
+                if (!lean_loose.omega_top.empty() && !std::isnan(lean_loose.omega_top[h]) &&
+                    numeric::compare(w, mpfr_real::from_double(lean_loose.omega_top[h], ctx512)) ==
+                        numeric::order::greater)
+                    ++control_misses;
+            }
         }
-    }
+        REQUIRE(misses == 0);
+        if (q_scale == 1) REQUIRE(bounded == static_cast<int>(2 * (n - 1)));
+        ++controls;
+        if (control_misses > 0) ++caught;
+    });
     INFO(caught << " of " << controls << " loose top-layer controls caught");
     REQUIRE(caught * 2 >= controls);
 }
