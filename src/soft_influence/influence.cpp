@@ -28,7 +28,7 @@ const char* to_string(influence_method m) {
 template <numeric::Scalar S> S max_enclosure(const S& a, const S& b) {
     return numeric::max_of(a, b);
 }
-template <> arb_ball max_enclosure(const arb_ball& a, const arb_ball& b) {
+arb_ball max_enclosure(const arb_ball& a, const arb_ball& b) {
     arb_ball r(std::max(a.precision(), b.precision()));
     arb_max(r.raw(), a.raw(), b.raw(), r.precision());
     return r;

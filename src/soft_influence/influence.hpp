@@ -106,7 +106,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m,
 /// max(a, b): numeric::max_of, specialised for balls as Arb's arb_max (a ball containing the
 /// maximum over both balls, also where their comparison is undecided).
 template <numeric::Scalar S> S max_enclosure(const S& a, const S& b);
-template <> numeric::arb_ball max_enclosure(const numeric::arb_ball& a, const numeric::arb_ball& b);
+numeric::arb_ball max_enclosure(const numeric::arb_ball& a, const numeric::arb_ball& b);
 
 #define ATTNPROP_INFLUENCE_EXTERN(S)                                                               \
     extern template influence_profile<S> influence_profile_of(                                     \
