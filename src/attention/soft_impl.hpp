@@ -264,7 +264,8 @@ public:
     /// has no generic fallback here (row() must not be called; `rows` may hold empty rows).
     /// The numerators' bound takes vabs[c] D^ for sum_j E_j |mid_jc| (abs_from_max_).
     soft_rows(const std::vector<vec<I>>& rows, const double* mid, std::size_t d, const double* m1,
-              const double* r1, const double* vrad, const double* vabs, const numeric::context& ctx);
+              const double* r1, const double* vrad, const double* vabs,
+              const numeric::context& ctx);
     vec<I> row(const vec<I>& q, vec<I>* weights);
 
     /// The unnormalised row of a query, before the quotient: with the shift M (a double, the

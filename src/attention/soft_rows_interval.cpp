@@ -214,8 +214,8 @@ bool soft_rows<dinterval>::sums_many(const vec<I>* const* qs, std::size_t count,
     return sums_core_many(qs, count, out, drop_error_bound_for_testing());
 }
 
-bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t count, row_sums* outs,
-                                          bool drop) {
+bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t count,
+                                          row_sums* outs, bool drop) {
     if (!finite_ || count == 0) return false;
     // Every query's midpoints (count x dk) and the radius bound rho of its scores.
     qmid_.resize(count * dk_);
@@ -286,7 +286,8 @@ bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t c
             mn = std::min(mn, s[j]);
             nan_score = nan_score || std::isnan(s[j]);
         }
-        if (nan_score || !(std::isfinite(M) && std::isfinite(mn)) || !(rho_[h] <= 1e300)) return false;
+        if (nan_score || !(std::isfinite(M) && std::isfinite(mn)) || !(rho_[h] <= 1e300))
+            return false;
         const double rho1 = (rho_[h] + u * (M - mn)) * slack + tiny;
         std::size_t clamped = 0;
         for (std::size_t j = 0; j < n_; ++j) {
@@ -316,7 +317,8 @@ bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t c
     dsum_.assign(count, 0.0);
     for (std::size_t j0 = 0; j0 < n_; j0 += block) {
         const std::size_t j1 = std::min(n_, j0 + block);
-        for (std::size_t h = 0; h < count; ++h) std::fill(acc_.data() + 4 * dv_ * h + 2 * dv_, acc_.data() + 4 * dv_ * (h + 1), 0.0);
+        for (std::size_t h = 0; h < count; ++h)
+            std::fill(acc_.data() + 4 * dv_ * h + 2 * dv_, acc_.data() + 4 * dv_ * (h + 1), 0.0);
         for (std::size_t h = 0; h < count; ++h) {
             const double* e = e_.data() + h * n_;
             double* bN = acc_.data() + 4 * dv_ * h + 2 * dv_;
@@ -365,11 +367,11 @@ bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t c
         out.den = interval(D) + interval(-RD, RD);
         out.num.resize(dv_);
         for (std::size_t c = 0; c < dv_; ++c) {
-            const double RN =
-                drop ? 0.0
-                     : (((tau + g) * S[c] + (1.0 + tau) * vrad_[c] * D) * inv + Z * (vabs_[c] + vrad_[c])) *
-                               slack +
-                           tiny;
+            const double RN = drop ? 0.0
+                                   : (((tau + g) * S[c] + (1.0 + tau) * vrad_[c] * D) * inv +
+                                      Z * (vabs_[c] + vrad_[c])) *
+                                             slack +
+                                         tiny;
             out.num[c] = interval(N[c]) + interval(-RN, RN);
         }
     }

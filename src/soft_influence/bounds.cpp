@@ -1166,7 +1166,8 @@ template <class S> void posterior_cache<S>::ensure_layer1(const head_state& cst)
         st.mid = false;
         for (const auto& q : st.q) {
             S e = numeric::zero<S>(ctx_);
-            for (std::size_t j = 0; j < n_; ++j) e += numeric::exp(model::dot(q.data(), st.k[j].data(), dk, ctx_));
+            for (std::size_t j = 0; j < n_; ++j)
+                e += numeric::exp(model::dot(q.data(), st.k[j].data(), dk, ctx_));
             st.E.push_back(std::move(e));
         }
     });
@@ -1228,7 +1229,8 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
     // certified double kernel); where a left-out row would be read, the bound takes its
     // trivial value instead (+inf, or ω = 1).
     bool rows_complete = true;
-    for (std::size_t j = 0; L == 2 && j < n_; ++j) rows_complete = rows_complete && y1[j].size() == y1[n_ - 1].size();
+    for (std::size_t j = 0; L == 2 && j < n_; ++j)
+        rows_complete = rows_complete && y1[j].size() == y1[n_ - 1].size();
     arb_ball Delta = distance_up(y0_[i], y0i, prec);
     arb_ball delta = zero_point(prec);
     arb_ball Fprev = max_upper(F0_, norm_up(y0i, prec));
@@ -1256,7 +1258,8 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                     by_moved = true;
                 }
             }
-            if (!by_moved) Fk = rows_complete ? max_upper(Fk, max_norm_up(y1, prec)) : pos_inf(prec);
+            if (!by_moved)
+                Fk = rows_complete ? max_upper(Fk, max_norm_up(y1, prec)) : pos_inf(prec);
         }
         arb_ball sum_db = zero_point(prec), sumP = zero_point(prec);
         for (std::size_t h = 0; h < ls.heads.size(); ++h) {
@@ -1277,7 +1280,9 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                         per_row = true;
                     }
                 }
-                if (!per_row) P = rows_complete ? max_upper(P, max_value_norm_up(st.V, y1, ctx_)) : pos_inf(prec);
+                if (!per_row)
+                    P = rows_complete ? max_upper(P, max_value_norm_up(st.V, y1, ctx_))
+                                      : pos_inf(prec);
             }
             arb_ball omega = zero_point(prec);
             if (st.constant_scores) {

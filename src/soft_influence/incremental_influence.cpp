@@ -985,8 +985,9 @@ double add_down_loose(double a, double b) { return numeric::interval_detail::nex
 /// weight_upper's quotient before the division: the numerator and the denominator (rounded
 /// down); weight_upper is next_up(num / den) when both are finite and den > 0 (for several
 /// rows, next_up of the largest quotient: rounding to nearest and next_up are monotone).
-[[gnu::always_inline]] inline void weight_parts(double el, double eh, double nl, double nh, double rl,
-                                                double rh, bool midpoint, double& num, double& den) {
+[[gnu::always_inline]] inline void weight_parts(double el, double eh, double nl, double nh,
+                                                double rl, double rh, bool midpoint, double& num,
+                                                double& den) {
     if (midpoint) {
         const double e = 0.5 * el + 0.5 * eh, en = 0.5 * nl + 0.5 * nh, r = 0.5 * rl + 0.5 * rh;
         num = std::max(e, en);
@@ -1001,8 +1002,8 @@ double add_down_loose(double a, double b) { return numeric::interval_detail::nex
     constexpr double dmax = std::numeric_limits<double>::max();
     return num <= dmax && den > 0 && den <= dmax;
 }
-[[gnu::always_inline]] inline double weight_upper(double el, double eh, double nl, double nh, double rl,
-                                                  double rh, bool midpoint) {
+[[gnu::always_inline]] inline double weight_upper(double el, double eh, double nl, double nh,
+                                                  double rl, double rh, bool midpoint) {
     constexpr double inf = std::numeric_limits<double>::infinity();
     double num = 0, den = 0;
     weight_parts(el, eh, nl, nh, rl, rh, midpoint, num, den);
@@ -1033,9 +1034,9 @@ double add_down_loose(double a, double b) { return numeric::interval_detail::nex
 /// or a result is not finite. w_num and w_den receive weight_parts of the row (from e, e' in
 /// n -+ N_r and D - e in R -+ R_r, rounded outward; w_num = +inf when an input is not finite),
 /// also when the guard applies.
-[[gnu::always_inline]] inline bool coefficients(double el, double eh, double fl, double fh, double dl,
-                                                double dh, double* m, double* r, double& w_num,
-                                                double& w_den, bool midpoint) {
+[[gnu::always_inline]] inline bool coefficients(double el, double eh, double fl, double fh,
+                                                double dl, double dh, double* m, double* r,
+                                                double& w_num, double& w_den, bool midpoint) {
     using numeric::interval_detail::next_down;
     using numeric::interval_detail::next_up;
     constexpr double up = 0x1p-52, S = 1.0 + 0x1p-40, T = 0x1p-1000;
@@ -1105,14 +1106,16 @@ double top_omega_bound(const double* eo, double mo, double tau_o, double zo, con
         const double w = en[i] / s;
         return w <= std::numeric_limits<double>::max() ? w : inf;
     }
-    const double f_lo = numeric::exp_enclosure(delta.lo()).lo(), f_hi = numeric::exp_enclosure(delta.hi()).hi();
+    const double f_lo = numeric::exp_enclosure(delta.lo()).lo(),
+                 f_hi = numeric::exp_enclosure(delta.hi()).hi();
     double sum = 0;
     for (std::size_t j = 0; j < n; ++j) sum += std::min(f_lo * eo[j], en[j]);
     const double ei = eo[i] > 0 ? mul_up(eo[i], next_up(1.0 + tau_o)) : zo;
     const double ni = en[i] > 0 ? mul_up(en[i], next_up(1.0 + tau_n)) : zn;
     const double num = std::max(mul_up(f_hi, ei), ni);
     const double t = std::max(tau_o, tau_n);
-    const double den = mul_down(mul_down(sum, 1.0 - static_cast<double>(n + 5) * 0x1p-52), next_down(1.0 - t));
+    const double den =
+        mul_down(mul_down(sum, 1.0 - static_cast<double>(n + 5) * 0x1p-52), next_down(1.0 - t));
     if (!(den > 0 && den <= std::numeric_limits<double>::max()) || std::isnan(num)) return inf;
     const double w = num / den;
     return w <= std::numeric_limits<double>::max() ? next_up(w) : inf;
@@ -1318,9 +1321,10 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         for (std::size_t c = 0; c < d; ++c) {
             const double M = om[c];
             const double R = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
-            const double Rw = drop                                                  ? 0.0
-                              : fault_ == incremental_fault::drop_outward_widening ? R
-                                                                                  : R * (1.0 + 0x1p-50) + std::fabs(M) * 0x1p-52;
+            const double Rw = drop ? 0.0
+                              : fault_ == incremental_fault::drop_outward_widening
+                                  ? R
+                                  : R * (1.0 + 0x1p-50) + std::fabs(M) * 0x1p-52;
             const double lo = M - Rw, hi = M + Rw;
             finite_row = finite_row && std::isfinite(lo) && std::isfinite(hi);
             out[c] = dinterval(lo, hi);
@@ -1333,7 +1337,8 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
     // t]) and row_ok_, then the block's rows (its coefficients still in cache); the pair
     // bound's weight of each head as the largest quotient of its rows (weight_parts), one ulp
     // up at the end.
-    const bool batch = std::all_of(ratio_.begin(), ratio_.end(), [](const auto* r) { return r != nullptr; });
+    const bool batch =
+        std::all_of(ratio_.begin(), ratio_.end(), [](const auto* r) { return r != nullptr; });
     std::vector<double> q_max(batch ? H : 0, 0.0);
     std::vector<unsigned char> q_valid(batch ? H : 0, 1);
     if (batch) {
@@ -1361,8 +1366,9 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             double* cm = coef_m_.data() + 3 * h;
             double* cr = coef_r_.data() + 3 * h;
             for (std::size_t i = i0; i < i1; ++i) {
-                const bool ok = coefficients(E[i].lo(), E[i].hi(), F[i].lo(), F[i].hi(), Dn[i].lo(), Dn[i].hi(),
-                                             cm + i * w, cr + i * w, w_num_[i], w_den_[i], midpoint_omega);
+                const bool ok =
+                    coefficients(E[i].lo(), E[i].hi(), F[i].lo(), F[i].hi(), Dn[i].lo(), Dn[i].hi(),
+                                 cm + i * w, cr + i * w, w_num_[i], w_den_[i], midpoint_omega);
                 row_ok_[i] = static_cast<unsigned char>(row_ok_[i] & (ok ? 1 : 0));
             }
             if (!omega1) continue;
@@ -1407,12 +1413,15 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             const dinterval e_new = numeric::exp(dot(st.q[i], ch.kp[h], ctx_) - st.shift[i]);
             const dinterval rest = st.den[i] - e_old;
             if (omega1 && finite(e_new) && finite(rest) && e_old.lo() >= 0)
-                wt = weight_upper(e_old.lo(), e_old.hi(), e_new.lo(), e_new.hi(), rest.lo(), rest.hi(),
-                                  midpoint_omega);
-            if (ok && finite(e_new) && !numeric::possibly_less(numeric::compare(rest * guard, st.den[i]))) {
+                wt = weight_upper(e_old.lo(), e_old.hi(), e_new.lo(), e_new.hi(), rest.lo(),
+                                  rest.hi(), midpoint_omega);
+            if (ok && finite(e_new) &&
+                !numeric::possibly_less(numeric::compare(rest * guard, st.den[i]))) {
                 const dinterval inv = dinterval(1.0) / (rest + e_new);
-                const dinterval lam = (e_old - e_new) * inv, alpha = -(e_old * inv), beta = e_new * inv;
-                ok_h = mid_rad(lam, am_[3 * h], ar_[3 * h]) && mid_rad(alpha, am_[3 * h + 1], ar_[3 * h + 1]) &&
+                const dinterval lam = (e_old - e_new) * inv, alpha = -(e_old * inv),
+                                beta = e_new * inv;
+                ok_h = mid_rad(lam, am_[3 * h], ar_[3 * h]) &&
+                       mid_rad(alpha, am_[3 * h + 1], ar_[3 * h + 1]) &&
                        mid_rad(beta, am_[3 * h + 2], ar_[3 * h + 2]);
             }
             ok = ok && ok_h;
@@ -1450,7 +1459,8 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             const double* b1 = &bm_[2 * h * d];
             const double* b2 = &bm_[(2 * h + 1) * d];
             const double* from = h == 0 ? ym : om; // y_m,c first: no copy of the row
-            for (std::size_t c = 0; c < d; ++c) om[c] = from[c] + (a0 * g0[c] + a1 * b1[c] + a2 * b2[c]);
+            for (std::size_t c = 0; c < d; ++c)
+                om[c] = from[c] + (a0 * g0[c] + a1 * b1[c] + a2 * b2[c]);
         }
         if (H == 0) std::copy(ym, ym + d, om);
         // The radii R_c = fl(fl(y_r,c + K) fold_slack) + fold_tiny; the moved bound's sums
@@ -1461,12 +1471,13 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         // sums holds for any order), and the smallest nonzero |M_c - y_m,c| (below 2^-500 its
         // square may underflow).
         if (!lean)
-            for (std::size_t c = 0; c < d; ++c) rad[i * d + c] = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
+            for (std::size_t c = 0; c < d; ++c)
+                rad[i * d + c] = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
         const double yrs = y1rsum_[i];
-        const double r1 =
-            drop ? 0.0
-                 : ((yrs + static_cast<double>(d) * K) * fold_slack + static_cast<double>(d) * fold_tiny) *
-                       (1.0 + 0x1p-40);
+        const double r1 = drop ? 0.0
+                               : ((yrs + static_cast<double>(d) * K) * fold_slack +
+                                  static_cast<double>(d) * fold_tiny) *
+                                     (1.0 + 0x1p-40);
         const double trad = r1 + yrs;
         double t2v[4] = {0, 0, 0, 0}, m1v[4] = {0, 0, 0, 0};
         double tmin[4] = {dinf, dinf, dinf, dinf};
@@ -1489,9 +1500,11 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         }
         const double t2 = (t2v[0] + t2v[1]) + (t2v[2] + t2v[3]);
         const double m1 = (m1v[0] + m1v[1]) + (m1v[2] + m1v[3]);
-        const bool small = std::min(std::min(tmin[0], tmin[1]), std::min(tmin[2], tmin[3])) < 0x1p-500;
+        const bool small =
+            std::min(std::min(tmin[0], tmin[1]), std::min(tmin[2], tmin[3])) < 0x1p-500;
         // M_c and R_c are finite when these sums are (NaN and infinities propagate).
-        const bool finite_row = m1 <= std::numeric_limits<double>::max() && trad <= std::numeric_limits<double>::max();
+        const bool finite_row =
+            m1 <= std::numeric_limits<double>::max() && trad <= std::numeric_limits<double>::max();
         const bool form = !lean || i + 1 == n_;
         if (!finite_row || (form && !form_row(out, om, yr, K))) {
             out = corrected_row(ch, i);
@@ -1511,22 +1524,26 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         if (!form && !std::isnan(moved[i])) out.clear();
         lean_m1_[i] = m1;
         lean_r1_[i] = r1;
-        for (std::size_t c = 0; c < d; ++c) lean_vabs_[c] = std::max(lean_vabs_[c], std::fabs(om[c]));
+        for (std::size_t c = 0; c < d; ++c)
+            lean_vabs_[c] = std::max(lean_vabs_[c], std::fabs(om[c]));
         k_max = std::max(k_max, K);
         folded_any = true;
     }
     if (batch && omega1)
         for (std::size_t h = 0; h < H; ++h) {
             double q = q_max[h];
-            if (!midpoint_omega && q <= std::numeric_limits<double>::max()) q = numeric::interval_detail::next_up(q);
-            (*omega1)[h] = q_valid[h] && q <= std::numeric_limits<double>::max() ? q
-                                                                               : std::numeric_limits<double>::quiet_NaN();
+            if (!midpoint_omega && q <= std::numeric_limits<double>::max())
+                q = numeric::interval_detail::next_up(q);
+            (*omega1)[h] = q_valid[h] && q <= std::numeric_limits<double>::max()
+                               ? q
+                               : std::numeric_limits<double>::quiet_NaN();
         }
     // Lean: the largest radius of each coordinate over the folded rows, R_c = fl(fl(y_r,c + K)
     // fold_slack) + fold_tiny at most that of the largest y_r,c and K (rounding is monotone).
     if (lean && folded_any)
         for (std::size_t c = 0; c < d; ++c)
-            lean_vrad_[c] = std::max(lean_vrad_[c], drop ? 0.0 : (y1rmax_[c] + k_max) * fold_slack + fold_tiny);
+            lean_vrad_[c] =
+                std::max(lean_vrad_[c], drop ? 0.0 : (y1rmax_[c] + k_max) * fold_slack + fold_tiny);
     if (!arrays) {
         mid.clear();
         rad.clear();
@@ -1543,8 +1560,9 @@ bool incremental_influence<dinterval>::top_lean(const change& ch, changed_states
         return false;
     // Keys and values of layer 2's row n are the rows of y'^(1) (as in top_interval), read as
     // the fold's midpoints with its per-row sums: no interval of a folded row is formed.
-    attention::detail::soft_rows<dinterval> rows(st.y1, st.y1_mid.data(), d, lean_m1_.data(), lean_r1_.data(),
-                                                 lean_vrad_.data(), lean_vabs_.data(), ctx_);
+    attention::detail::soft_rows<dinterval> rows(st.y1, st.y1_mid.data(), d, lean_m1_.data(),
+                                                 lean_r1_.data(), lean_vrad_.data(),
+                                                 lean_vabs_.data(), ctx_);
     const vec<dinterval>& yn = st.y1[n_ - 1];
     std::vector<vec<dinterval>> b(H2);
     st.omega_top.assign(H2, std::numeric_limits<double>::quiet_NaN());
@@ -1571,8 +1589,8 @@ bool incremental_influence<dinterval>::top_lean(const change& ch, changed_states
         }
         const top_state& old = top_old_[h];
         st.omega_top[h] = top_omega_bound(old.e.data(), old.shift, old.tau, old.zero_hi,
-                                          dinterval(old.c_lo, old.c_hi), rs.exp_mid, rs.shift, rs.tau,
-                                          rs.zero_hi, f.c, n_, ch.p, loose);
+                                          dinterval(old.c_lo, old.c_hi), rs.exp_mid, rs.shift,
+                                          rs.tau, rs.zero_hi, f.c, n_, ch.p, loose);
         b[h] = model::apply_affine(hd.value.V, acc, ctx_);
     }
     st.y = attention::update(lay, yn, b, ctx_);

@@ -65,9 +65,10 @@ enum class incremental_fault {
     midpoint_omega,      ///< certified double kernel: the weights ω from midpoints, no rounding
     drop_row_p_bound,    ///< certified double kernel: leave out the a-priori bound of row p
     drop_moved_radius,   ///< certified double kernel: y1_moved from the midpoints alone
-    drop_outward_widening, ///< certified double kernel: a folded row stored as [fl(M - R), fl(M + R)]
-    loose_top_omega       ///< certified double kernel: the top layer's ω as x''s weight of key p
-                          ///< alone, no minimum with x's (changed_for_bound)
+    drop_outward_widening, ///< certified double kernel: a folded row stored as [fl(M - R), fl(M +
+                           ///< R)]
+    loose_top_omega        ///< certified double kernel: the top layer's ω as x''s weight of key p
+                           ///< alone, no minimum with x's (changed_for_bound)
 };
 
 namespace detail {
@@ -378,7 +379,8 @@ void incremental_influence<numeric::dinterval>::fold_interval(
     const change& ch, std::vector<dinterval_vec>& y1, std::vector<double>& mid, std::vector<double>& rad,
     std::vector<double>& moved, std::vector<double>* omega1, bool lean) const;
 template <>
-bool incremental_influence<numeric::dinterval>::top_lean(const change& ch, changed_states& st) const;
+bool incremental_influence<numeric::dinterval>::top_lean(const change& ch,
+                                                         changed_states& st) const;
 template <>
 dinterval_vec incremental_influence<numeric::dinterval>::top_interval(const std::vector<dinterval_vec>& y1,
                                                                       const std::vector<double>* mid,

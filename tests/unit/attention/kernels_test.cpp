@@ -237,7 +237,8 @@ TEST_CASE("the certified double soft rows of several queries over one pass equal
                     vrad[c] = std::max(vrad[c], r);
                     vabs[c] = std::max(vabs[c], std::fabs(m));
                 }
-            rows_t from_sums(keys, mid.data(), 6, m1.data(), r1.data(), vrad.data(), vabs.data(), ctx);
+            rows_t from_sums(keys, mid.data(), 6, m1.data(), r1.data(), vrad.data(), vabs.data(),
+                             ctx);
             rows_t::row_sums rs;
             REQUIRE(from_sums.sums(qs[0], rs));
             const numeric::context ctx512{512};

@@ -451,7 +451,8 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
     int row_controls = 0, row_caught = 0, rowp_controls = 0, rowp_caught = 0;
     // Dyadic weights (k/8), weights with no double value (k/7), and nearly hard attention
     // (the cancellation guard sends some rows to the generic recomputation).
-    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den, const model::model<rational>& m,
+    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den,
+                             const model::model<rational>& m,
                              const model::model<numeric::dinterval>& md) {
         for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
             const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
@@ -464,7 +465,8 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
             REQUIRE(constructor_misses(m, x, inc) == 0);
             const auto rp = row_p_heads_check(m, x, inc);
             REQUIRE(rp.misses == 0);
-            if (q_scale == 1) REQUIRE(rp.taken == static_cast<int>(2 * (x.size() - 1)));
+            if (q_scale == 1)
+                REQUIRE(rp.taken == static_cast<int>(2 * (x.size() - 1)));
             const auto r = check_interval_changes(m, x, inc);
             INFO(r.first_miss);
             REQUIRE(r.misses == 0);
@@ -479,7 +481,8 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
             // weight tables): without the row's bound, for the constructor alone, its states
             // miss (the changes' rows mostly not: their own radius covers the few ulps).
             ++row_controls;
-            if (constructor_misses(m, x, constructed_without_row_bound(md, x, table)) > 0) ++row_caught;
+            if (constructor_misses(m, x, constructed_without_row_bound(md, x, table)) > 0)
+                ++row_caught;
             // Negative control of row p (the certified row with p's query, key and value
             // replaced): without its bound, its head outputs miss.
             const incremental_influence<numeric::dinterval> no_rowp(
@@ -487,7 +490,8 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
             const auto rpd = row_p_heads_check(m, x, no_rowp);
             if (rpd.taken > 0) {
                 ++rowp_controls;
-                if (rpd.misses > 0) ++rowp_caught;
+                if (rpd.misses > 0)
+                    ++rowp_caught;
             }
         }
     });
@@ -565,7 +569,8 @@ TEST_CASE("the certified double kernel's weights of the pair bound bound the MPF
           "[analysis][influence][incremental][bounds]") {
     const numeric::context ctx53{53};
     int controls = 0, caught = 0;
-    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den, const model::model<rational>& m,
+    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den,
+                             const model::model<rational>& m,
                              const model::model<numeric::dinterval>& md) {
         for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
             const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
@@ -579,12 +584,14 @@ TEST_CASE("the certified double kernel's weights of the pair bound bound the MPF
             REQUIRE(r.misses == 0);
             // Every head of every change is bounded (two heads), but for nearly hard
             // attention, where a weight's denominator may reach 0.
-            if (q_scale == 1) REQUIRE(r.bounded == static_cast<int>(2 * (x.size() - 1)));
+            if (q_scale == 1)
+                REQUIRE(r.bounded == static_cast<int>(2 * (x.size() - 1)));
             // Negative control: the same weights from midpoints, without directed rounding.
             const incremental_influence<numeric::dinterval> mid(
                 md, x, ctx53, incremental_fault::midpoint_omega, table);
             ++controls;
-            if (check_omega(m, x, mid).misses > 0) ++caught;
+            if (check_omega(m, x, mid).misses > 0)
+                ++caught;
         }
     });
     INFO(caught << " of " << controls << " midpoint controls caught");
@@ -683,7 +690,8 @@ TEST_CASE("the certified double kernel's midpoints, radii and moved bounds of y'
           "[analysis][influence][incremental][bounds]") {
     const numeric::context ctx53{53};
     int moved_controls = 0, moved_caught = 0, norm_controls = 0, norm_caught = 0;
-    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den, const model::model<rational>& m,
+    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den,
+                             const model::model<rational>& m,
                              const model::model<numeric::dinterval>& md) {
         const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
         INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den << ", input "
@@ -694,16 +702,19 @@ TEST_CASE("the certified double kernel's midpoints, radii and moved bounds of y'
         REQUIRE(r.mid_misses == 0);
         REQUIRE(r.moved_misses == 0);
         REQUIRE(r.norm_misses == 0);
-        if (q_scale == 1) REQUIRE(r.rows > 0);
+        if (q_scale == 1)
+            REQUIRE(r.rows > 0);
         // Negative controls: the moved bound from the midpoints alone (no radii, no
         // rounding), and the value norms without ν times the moved bound (x's rows').
-        const incremental_influence<numeric::dinterval> dropped(md, x, ctx53,
-                                                                incremental_fault::drop_moved_radius);
+        const incremental_influence<numeric::dinterval> dropped(
+            md, x, ctx53, incremental_fault::drop_moved_radius);
         if (r.rows > 0) {
             ++moved_controls;
-            if (check_moved(m, x, dropped, false).moved_misses > 0) ++moved_caught;
+            if (check_moved(m, x, dropped, false).moved_misses > 0)
+                ++moved_caught;
             ++norm_controls;
-            if (check_moved(m, x, inc, true).norm_misses > 0) ++norm_caught;
+            if (check_moved(m, x, inc, true).norm_misses > 0)
+                ++norm_caught;
         }
     });
     INFO(moved_caught << " of " << moved_controls << " moved controls, " << norm_caught << " of "
@@ -777,7 +788,8 @@ namespace {
 /// The pair bound's ω of layer 2 (the top) for a change at p, head h, from the MPFR-512 states of
 /// x and x': exp(max(s_p, s'_p)) / sum_j exp(min(s_j, s'_j)), s and s' the scaled scores of row
 /// n over every key of y^(1).
-mpfr_real top_omega_512(const model::head<mpfr_real>& hd, const std::vector<model::vec<mpfr_real>>& y1,
+mpfr_real top_omega_512(const model::head<mpfr_real>& hd,
+                        const std::vector<model::vec<mpfr_real>>& y1,
                         const std::vector<model::vec<mpfr_real>>& y1c, std::size_t p) {
     const std::size_t n = y1.size();
     auto scores = [&](const std::vector<model::vec<mpfr_real>>& y) {
@@ -801,12 +813,14 @@ mpfr_real top_omega_512(const model::head<mpfr_real>& hd, const std::vector<mode
 
 } // namespace
 
-TEST_CASE("the certified double kernel's states for the pair bound: the top layer's weights bound "
-          "the MPFR-512 weights and x''s weights alone do not, and the states agree with the full ones",
-          "[analysis][influence][incremental][bounds]") {
+TEST_CASE(
+    "the certified double kernel's states for the pair bound: the top layer's weights bound "
+    "the MPFR-512 weights and x''s weights alone do not, and the states agree with the full ones",
+    "[analysis][influence][incremental][bounds]") {
     const numeric::context ctx53{53};
     int controls = 0, caught = 0;
-    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den, const model::model<rational>& m,
+    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den,
+                             const model::model<rational>& m,
                              const model::model<numeric::dinterval>& md) {
         const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
         const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
@@ -830,7 +844,8 @@ TEST_CASE("the certified double kernel's states for the pair bound: the top laye
             loose.changed_for_bound(p, x2[p], lean_loose);
             // The output encloses the MPFR-512 one; the kept states equal the full kernel's.
             REQUIRE(lean.y.size() == ref.y.size());
-            for (std::size_t c = 0; c < lean.y.size(); ++c) REQUIRE(numeric::contains(lean.y[c], ref.y[c]));
+            for (std::size_t c = 0; c < lean.y.size(); ++c)
+                REQUIRE(numeric::contains(lean.y[c], ref.y[c]));
             REQUIRE(lean.omega1.size() == full.omega1.size());
             for (std::size_t h = 0; h < lean.omega1.size(); ++h)
                 REQUIRE(std::memcmp(&lean.omega1[h], &full.omega1[h], sizeof(double)) == 0);
@@ -842,12 +857,15 @@ TEST_CASE("the certified double kernel's states for the pair bound: the top laye
                 const bool formed = std::isnan(full.y1_moved[j]) || j + 1 == n;
                 REQUIRE(lean.y1[j].empty() == !formed);
             }
-            if (q_scale == 1) REQUIRE_FALSE(lean_loose.omega_top.empty());
-            if (lean.omega_top.empty()) continue; // the full kernel ran
+            if (q_scale == 1)
+                REQUIRE_FALSE(lean_loose.omega_top.empty());
+            if (lean.omega_top.empty())
+                continue; // the full kernel ran
             REQUIRE(lean.y1_rad.empty());
             REQUIRE(lean.omega_top.size() == m.layers[1].heads.size());
             for (std::size_t h = 0; h < lean.omega_top.size(); ++h) {
-                const mpfr_real w = top_omega_512(m512.layers[1].heads[h], base.trace->y[1], ref.trace->y[1], p);
+                const mpfr_real w =
+                    top_omega_512(m512.layers[1].heads[h], base.trace->y[1], ref.trace->y[1], p);
                 if (!std::isnan(lean.omega_top[h])) {
                     ++bounded;
                     if (numeric::compare(w, mpfr_real::from_double(lean.omega_top[h], ctx512)) ==
@@ -861,9 +879,11 @@ TEST_CASE("the certified double kernel's states for the pair bound: the top laye
             }
         }
         REQUIRE(misses == 0);
-        if (q_scale == 1) REQUIRE(bounded == static_cast<int>(2 * (n - 1)));
+        if (q_scale == 1)
+            REQUIRE(bounded == static_cast<int>(2 * (n - 1)));
         ++controls;
-        if (control_misses > 0) ++caught;
+        if (control_misses > 0)
+            ++caught;
     });
     INFO(caught << " of " << controls << " loose top-layer controls caught");
     REQUIRE(caught * 2 >= controls);
