@@ -1219,11 +1219,15 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
         return hints.omega_top && h < hints.omega_top->size() && !std::isnan((*hints.omega_top)[h]);
     };
     const long prec = ctx_.precision_bits;
+    const arb_ball one = ball(1, ctx_), two = ball(2, ctx_);
+    // A weight bound given as a double: at most 1 (ω <= 1 always).
+    auto omega_of = [&](double w) {
+        return w >= 1 ? one : min_upper(upper_of_max(w, prec), one);
+    };
     if (!ok_) return pos_inf(prec);
     const std::size_t L = layers_.size();
     if (i + 1 >= n_) throw precondition_error("posterior_cache: the changed position is not before eos");
     if (L == 2 && y1.size() != n_) throw precondition_error("posterior_cache: y^(1) needs every row");
-    const arb_ball one = ball(1, ctx_), two = ball(2, ctx_);
     const S zero = numeric::zero<S>(ctx_);
     // Rows of y^(1) may be left out (empty) where the hints bound them (a lean change of the
     // certified double kernel); where a left-out row would be read, the bound takes its
@@ -1296,8 +1300,7 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                 std::optional<S> w_max;
                 bool done = false;
                 if (omega1 && h < omega1->size() && !std::isnan((*omega1)[h])) {
-                    const double w = (*omega1)[h];
-                    omega = w >= 1 ? one : min_upper(upper_of_max(w, prec), one);
+                    omega = omega_of((*omega1)[h]);
                     done = true;
                 } else {
                     ensure_layer1(st);
@@ -1306,7 +1309,7 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                     const double w = done ? std::numeric_limits<double>::quiet_NaN()
                                           : first_layer_omega(st, i, kn);
                     if (!std::isnan(w)) {
-                        omega = w >= 1 ? one : min_upper(upper_of_max(w, prec), one);
+                        omega = omega_of(w);
                         done = true;
                     }
                 }
@@ -1331,8 +1334,7 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                 }
             } else if (top_hint(h)) {
                 // Layer 2, bounded by the kernel (change_hints::omega_top).
-                const double w = (*hints.omega_top)[h];
-                omega = w >= 1 ? one : min_upper(upper_of_max(w, prec), one);
+                omega = omega_of((*hints.omega_top)[h]);
             } else if (!rows_complete) {
                 omega = one; // ω <= 1 always
             } else {
@@ -1350,7 +1352,7 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                 if constexpr (std::is_same_v<S, dinterval>) {
                     const double w = top_omega(kq, qb, y1, st.s_top, i, hints);
                     if (!std::isnan(w)) {
-                        omega = w >= 1 ? one : min_upper(upper_of_max(w, prec), one);
+                        omega = omega_of(w);
                         done = true;
                     }
                 }

@@ -176,7 +176,9 @@ public:
     /// y_n^(L). `hints` (certified double intervals): layer 1's ω per head taken instead of
     /// the cache's own; with y1_moved, ||y'_j|| <= ||y_j|| + moved_j and the top layer's
     /// ||V y'_j + c|| <= ||V y_j + c|| + ν moved_j from x's rows instead of y'_j's intervals;
-    /// with y1_mid and y1_rad, the top layer's ω from those midpoints.
+    /// the top layer's ω per head from omega_top, else from y1_mid and y1_rad. A row of y1 may
+    /// be empty where the hints bound it (incremental_influence::changed_for_bound); where
+    /// such a row would be read, the bound takes its trivial value (+inf, or ω = 1).
     numeric::arb_ball bound(std::size_t i, const model::vec<S>& y0i,
                             const std::vector<model::vec<S>>& y1, const model::vec<S>& y_top,
                             const change_hints& hints = {}) const;

@@ -976,12 +976,6 @@ double moved_bound(double t2, bool small, double trad, bool drop) {
 /// callers' finiteness tests catch).
 double add_down_loose(double a, double b) { return numeric::interval_detail::next_down(a + b); }
 
-/// The a-posteriori bound's weight of one row and change (posterior_cache::bound, layer 1),
-/// in units of the row's shift: an upper bound of max(e, e') / (min(e, e') + (D - e)) for e in
-/// [el, eh], e' in [nl, nh] and D - e >= max(0, rl) (a sum of positive terms): the larger
-/// upper end over the smaller lower end plus rl (when positive), the sum rounded down and the
-/// quotient up. +inf when a value is not finite or the denominator not positive. `midpoint`
-/// (incremental_fault::midpoint_omega, tests only): the same from midpoints, no rounding.
 /// weight_upper's quotient before the division: the numerator and the denominator (rounded
 /// down); weight_upper is next_up(num / den) when both are finite and den > 0 (for several
 /// rows, next_up of the largest quotient: rounding to nearest and next_up are monotone).
@@ -1002,6 +996,12 @@ double add_down_loose(double a, double b) { return numeric::interval_detail::nex
     constexpr double dmax = std::numeric_limits<double>::max();
     return num <= dmax && den > 0 && den <= dmax;
 }
+/// The a-posteriori bound's weight of one row and change (posterior_cache::bound, layer 1),
+/// in units of the row's shift: an upper bound of max(e, e') / (min(e, e') + (D - e)) for e in
+/// [el, eh], e' in [nl, nh] and D - e >= max(0, rl) (a sum of positive terms): the larger
+/// upper end over the smaller lower end plus rl (when positive), the sum rounded down and the
+/// quotient up. +inf when a value is not finite or the denominator not positive. `midpoint`
+/// (incremental_fault::midpoint_omega, tests only): the same from midpoints, no rounding.
 [[gnu::always_inline]] inline double weight_upper(double el, double eh, double nl, double nh,
                                                   double rl, double rh, bool midpoint) {
     constexpr double inf = std::numeric_limits<double>::infinity();
@@ -1217,8 +1217,6 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
                                                      std::vector<double>& mid, std::vector<double>& rad,
                                                      std::vector<double>& moved,
                                                      std::vector<double>* omega1, bool lean) const {
-    using numeric::interval_detail::add_down;
-    using numeric::interval_detail::add_up;
     const std::size_t H = heads_.size(), p = ch.p, d = y1_.front().size(), w = 3 * H;
     const std::size_t sigma = m_.sigma.symbols.size();
     const double g = gamma_of(w + 1);
@@ -1230,7 +1228,7 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
     if (omega1) omega1->assign(H, 0.0);
     // Every row as midpoints and radii (a folded row: M_c and R_c; the others split), and the
     // moved bounds (d <= 4094: the norm bound's limit); cleared when a row is not finite.
-    // Lean: no radii, but per row m1 = sum_c |M_c| and r1 = sum_c R_c and per coordinate the
+    // Lean: no radii, but per row m1 = sum_c |M_c| and r1 >= sum_c R_c and per coordinate the
     // largest R_c and |M_c| (the top row's terms, soft_rows' constructor from sums).
     bool arrays = d <= 4094;
     const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -1245,11 +1243,11 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         rad.resize(n_ * d);
     }
     moved.assign(n_, nan);
-    // Row i's terms of the top row from its midpoints om and radii R_c = rc(c) (lean only).
-    auto lean_terms = [&](std::size_t i, const double* om, auto rc) {
+    // A split row i's terms of the top row from its midpoints om and radii rr (lean only).
+    auto lean_terms = [&](std::size_t i, const double* om, const double* rr) {
         double m1 = 0, r1 = 0;
         for (std::size_t c = 0; c < d; ++c) {
-            const double a = std::fabs(om[c]), r = rc(c);
+            const double a = std::fabs(om[c]), r = rr[c];
             m1 += a;
             r1 += r;
             lean_vabs_[c] = std::max(lean_vabs_[c], a);
@@ -1267,7 +1265,7 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         double* rr = lean ? lean_split_.data() : rad.data() + i * d;
         for (std::size_t c = 0; c < d && arrays; ++c)
             if (!mid_rad(y1[i][c], mid[i * d + c], rr[c])) arrays = false;
-        if (lean && arrays) lean_terms(i, &mid[i * d], [&](std::size_t c) { return rr[c]; });
+        if (lean && arrays) lean_terms(i, &mid[i * d], rr);
     };
     // A_h v_p and A_h v'_p as midpoints, with B_k (largest |midpoint|) and T_k (largest radius).
     bm_.assign(2 * H * d, 0.0);

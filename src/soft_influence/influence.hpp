@@ -103,8 +103,8 @@ influence_profile<S> influence_profile_of(const model::model<S>& m,
                                           const numeric::context& ctx,
                                           const influence_options& opt = {});
 
-/// max(a, b): numeric::max_of, specialised for balls as Arb's arb_max (a ball containing the
-/// maximum over both balls, also where their comparison is undecided).
+/// max(a, b): numeric::max_of, and for balls (an overload) Arb's arb_max (a ball containing
+/// the maximum over both balls, also where their comparison is undecided).
 template <numeric::Scalar S> S max_enclosure(const S& a, const S& b);
 numeric::arb_ball max_enclosure(const numeric::arb_ball& a, const numeric::arb_ball& b);
 
