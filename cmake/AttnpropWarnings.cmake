@@ -13,6 +13,11 @@ function(attnprop_target_warnings target)
   # no expression may be fused into an FMA behind our back (GCC fuses in GNU modes when the
   # target has FMA instructions, e.g. with -march=native).
   target_compile_options(${target} PRIVATE -ffp-contract=off)
+  # Nothing reads errno after a math call, installs floating-point traps or reads the
+  # exception flags (the certified kinds round outward explicitly, in the default rounding
+  # mode): so sqrt need not set errno and a select of two floating-point values need not be a
+  # branch, and loops over rows with both vectorise. Results are the same bits.
+  target_compile_options(${target} PRIVATE -fno-math-errno -fno-trapping-math)
   if(ATTNPROP_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

@@ -182,8 +182,10 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
     if constexpr (interval_kernel) {
         const double need = static_cast<double>(n_) * static_cast<double>(n_) *
                             static_cast<double>(heads_.size()) * static_cast<double>(sizeof(S));
-        if (L == 2 && need <= static_cast<double>(table_bytes))
-            etab_.assign(heads_.size(), std::vector<S>(n_ * n_));
+        if (L == 2 && need <= static_cast<double>(table_bytes)) {
+            etab_.resize(heads_.size());
+            for (auto& t : etab_) t.resize(n_ * n_);
+        }
     }
     // Where an undefined value of layer 1 would be met (located on the way out).
     std::size_t at_pos = 0, at_head = 0;
@@ -211,6 +213,27 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                     krows_[h] = krows; // row p of every change (fold_interval)
                 }
             [[maybe_unused]] typename row_sums_of<S>::type rs{};
+            // The tables are written by tiles of `tile` rows (rows i of column j at [j n + i]:
+            // a row alone would write one entry per cache line and page): each row's E_j, tau
+            // and zero_hi are kept until the tile is full, then written column after column.
+            constexpr std::size_t tile = 8;
+            std::vector<double> tile_e, tile_zero;
+            std::vector<std::pair<double, double>> tile_grow;
+            std::vector<std::size_t> tile_row;
+            auto flush_tile = [&] {
+                if (tile_row.empty()) return;
+                if constexpr (interval_kernel) {
+                    auto& tab = etab_[h];
+                    const std::size_t T = tile_row.size();
+                    for (std::size_t j = 0; j < n_; ++j)
+                        for (std::size_t r = 0; r < T; ++r)
+                            tab[j * n_ + tile_row[r]] =
+                                table_entry(tile_e[r * n_ + j], tile_grow[r], tile_zero[r]);
+                }
+                tile_row.clear();
+                tile_grow.clear();
+                tile_zero.clear();
+            };
             for (std::size_t i = first_row_; i < n_; ++i) {
                 at_pos = i + 1;
                 vec<S> q = scaled_query(hd, y0_[i], n_, ctx);
@@ -236,10 +259,14 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                             row_zero_hi_[h][i] = rs.zero_hi;
                         }
                         if (!etab_.empty()) {
-                            const auto grow = row_growth(rs.tau);
-                            auto& tab = etab_[h];
-                            for (std::size_t j = 0; j < n_; ++j)
-                                tab[j * n_ + i] = table_entry(rs.exp_mid[j], grow, rs.zero_hi);
+                            tile_e.resize(tile * n_);
+                            std::copy(rs.exp_mid, rs.exp_mid + n_,
+                                      tile_e.begin() +
+                                          static_cast<std::ptrdiff_t>(tile_row.size() * n_));
+                            tile_grow.push_back(row_growth(rs.tau));
+                            tile_zero.push_back(rs.zero_hi);
+                            tile_row.push_back(i);
+                            if (tile_row.size() == tile) flush_tile();
                         }
                         vec<S> num(dv);
                         for (std::size_t c = 0; c < dv; ++c) num[c] = S(rs.num[c]);
@@ -276,6 +303,7 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                 st.num.push_back(std::move(num));
                 st.den.push_back(std::move(den));
             }
+            flush_tile();
             at_pos = 0;
             if (m.input == model::input_kind::add || m.input == model::input_kind::concat) {
                 const std::size_t sigma = m.sigma.symbols.size();
@@ -954,21 +982,22 @@ double gamma_of(std::size_t w) { return static_cast<double>(w + 1) * 0x1p-52; }
 /// |e_c| <= R_c + y_r,c; so ||y' - y|| <= (1 + u) ||t|| + sum_c (R_c + y_r,c). t2 = fl(sum_c
 /// t_c^2) is at least the exact sum times (1 - u)^(d + 1), which 1 + 2^-40 restores for
 /// d <= 4094 (plus 2^-1000 when `small`: a nonzero |t_c| below 2^-500, whose square may
-/// underflow); its square root rounded to nearest and one ulp up bounds ||t||. trad =
+/// underflow); its square root s rounded to nearest (normal: the argument is 0 or at least
+/// 2^-1074) is at least the exact one times 1 - u, and fl(s (1 + 2^-51)) >= s (1 + 4u)(1 - u)
+/// bounds ||t||. trad =
 /// fl(sum_c (R_c + y_r,c)) and the final sum pass through at most d + 4 roundings of
 /// nonnegative terms: (1 - u)^-(d + 5) <= 1 + 2^-40, the factor applied (itself rounded: the
-/// ulp it loses is far below the slack left). NaN when a sum is not finite. `drop`
-/// (incremental_fault::drop_moved_radius, tests only): sqrt(t2) alone, the negative control.
-double moved_bound(double t2, bool small, double trad, bool drop) {
+/// ulp it loses is far below the slack left). NaN when a sum is not finite. Branch-free (a
+/// loop over rows vectorises). `drop` (incremental_fault::drop_moved_radius, tests only):
+/// sqrt(t2) alone, the negative control.
+[[gnu::always_inline]] inline double moved_bound(double t2, bool small, double trad, bool drop) {
     constexpr double dmax = std::numeric_limits<double>::max();
-    if (drop) return std::sqrt(t2);
-    if (!(t2 <= dmax) || !(trad <= dmax)) return std::numeric_limits<double>::quiet_NaN();
-    const double nt = t2 == 0 && !small
-                          ? 0.0
-                          : numeric::interval_detail::next_up(
-                                std::sqrt(t2 * (1.0 + 0x1p-40) + (small ? 0x1p-1000 : 0.0)));
+    const double s = std::sqrt(t2 * (1.0 + 0x1p-40) + (small ? 0x1p-1000 : 0.0));
+    const double nt = (t2 == 0) & !small ? 0.0 : s * (1.0 + 0x1p-51);
     const double v = (nt * (1.0 + 0x1p-52) + trad) * (1.0 + 0x1p-40);
-    return v <= dmax ? v : std::numeric_limits<double>::quiet_NaN();
+    const bool ok = (t2 <= dmax) & (trad <= dmax) & (v <= dmax);
+    if (drop) return std::sqrt(t2);
+    return ok ? v : std::numeric_limits<double>::quiet_NaN();
 }
 
 /// a + b rounded down without the exactness test: rounded to nearest, then one ulp
@@ -994,7 +1023,7 @@ double add_down_loose(double a, double b) { return numeric::interval_detail::nex
 /// Whether weight_parts' quotient is taken (else the weight is +inf).
 [[gnu::always_inline]] inline bool weight_valid(double num, double den) {
     constexpr double dmax = std::numeric_limits<double>::max();
-    return num <= dmax && den > 0 && den <= dmax;
+    return (num <= dmax) & (den > 0) & (den <= dmax);
 }
 /// The a-posteriori bound's weight of one row and change (posterior_cache::bound, layer 1),
 /// in units of the row's shift: an upper bound of max(e, e') / (min(e, e') + (D - e)) for e in
@@ -1012,6 +1041,13 @@ double add_down_loose(double a, double b) { return numeric::interval_detail::nex
     if (midpoint) return std::isfinite(q) ? q : inf;
     return q <= std::numeric_limits<double>::max() ? numeric::interval_detail::next_up(q) : inf;
 }
+
+/// An upper bound of the pair bound's weight from q, the largest of fl(w_num / w_den) over rows
+/// (coefficients()): the exact weight of a row is at most (q + 2^-1075) (1 + u)^2 / (1 - u)^2
+/// (the quotient's rounding, with an absolute 2^-1075 where it is subnormal; every sum and
+/// difference of w_num and w_den rounds with a relative error of at most u, exact where the
+/// result is subnormal), below fl(fl(q (1 + 2^-49)) + 2^-1000).
+inline double weight_widen(double q) { return q * (1.0 + 0x1p-49) + 0x1p-1000; }
 
 /// The rank-1 coefficients of one row and head, lambda - 1 = (e - e') / D', alpha = -e / D' and
 /// beta = e' / D' with e' = e f and D' = (D - e) + e', for e in [el, eh], f in [fl, fh] and D in
@@ -1031,18 +1067,22 @@ double add_down_loose(double a, double b) { return numeric::interval_detail::nex
 /// 2^-1000 (underflow; P >= 2^-20 keeps i below 2^20). Branch-free but for the result: false
 /// when an input is not finite or out of range, the cancellation guard applies (D - e may
 /// hold less than a 2^-16 share of D, (R - R_r) 2^16 <= D_m + D_r), P < 2^-20 or P_r > 2^-20 P,
-/// or a result is not finite. w_num and w_den receive weight_parts of the row (from e, e' in
-/// n -+ N_r and D - e in R -+ R_r, rounded outward; w_num = +inf when an input is not finite),
-/// also when the guard applies.
+/// or a result is not finite. w_num and w_den receive the pair bound's weight of the row as a
+/// quotient, also when the guard applies: with e' in n -+ N_r S and D - e in R -+ R_r S (S = 1
+/// + 2^-40) and e, e' >= 0, in rounding to nearest, w_num = max(eh, n + N_r S) and w_den =
+/// max(0, min(el, n - N_r S)) + max(0, R - R_r S) (+inf when an input is not finite); the
+/// exact weight is at most w_num / w_den (1 + u)^2 / (1 - u), and weight_widen turns the
+/// largest rounded quotient into an upper bound. `Midpoint` (incremental_fault::midpoint_omega,
+/// tests only): weight_parts from midpoints.
+template <bool Midpoint>
 [[gnu::always_inline]] inline bool coefficients(double el, double eh, double fl, double fh,
                                                 double dl, double dh, double* m, double* r,
-                                                double& w_num, double& w_den, bool midpoint) {
-    using numeric::interval_detail::next_down;
-    using numeric::interval_detail::next_up;
+                                                std::size_t stride, double& w_num, double& w_den) {
     constexpr double up = 0x1p-52, S = 1.0 + 0x1p-40, T = 0x1p-1000;
     constexpr double dmax = std::numeric_limits<double>::max();
-    const bool in = el >= 0 && fl >= 0 && dl > 0 && eh <= 1e300 && fh <= 1e300 && dh <= 1e300 &&
-                    el <= eh && fl <= fh && dl <= dh;
+    // Non-short-circuit & throughout: no branch, so a loop over rows vectorises.
+    const bool in = (el >= 0) & (fl >= 0) & (dl > 0) & (eh <= 1e300) & (fh <= 1e300) &
+                    (dh <= 1e300) & (el <= eh) & (fl <= fh) & (dl <= dh);
     const double em = std::min(std::max(el * 0.5 + eh * 0.5, el), eh), er = eh - el;
     const double fm = std::min(std::max(fl * 0.5 + fh * 0.5, fl), fh), fr = fh - fl;
     const double Dm = std::min(std::max(dl * 0.5 + dh * 0.5, dl), dh), Dr = dh - dl;
@@ -1052,27 +1092,86 @@ double add_down_loose(double a, double b) { return numeric::interval_detail::nex
     const double Rr = Dr + er + up * std::fabs(R);
     const double P = R + n;
     const double Pr = Rr + Nr + up * P;
-    // The pair bound's weight from e, e' in n -+ N_r S and D - e in R -+ R_r S, outward.
+    // The pair bound's weight from e, e' in n -+ N_r S and D - e in R -+ R_r S (e, e' >= 0),
+    // in rounding to nearest: the caller widens the largest quotient (weight_widen).
     const double NrS = Nr * S, RrS = Rr * S;
-    const bool w_in = in && n + NrS + std::fabs(R) + RrS <= 1e300; // no end overflows
-    weight_parts(el, eh, next_down(n - NrS), next_up(n + NrS), next_down(R - RrS), next_up(R + RrS),
-                 midpoint, w_num, w_den);
-    if (!w_in) w_num = std::numeric_limits<double>::infinity();
+    const bool w_in = in & (n + NrS + std::fabs(R) + RrS <= 1e300); // no end overflows
+    if constexpr (Midpoint) {
+        weight_parts(el, eh, n - NrS, n + NrS, R - RrS, R + RrS, true, w_num, w_den);
+    } else {
+        w_num = std::max(eh, n + NrS);
+        w_den = std::max(0.0, std::min(el, n - NrS)) + std::max(0.0, R - RrS);
+    }
+    w_num = w_in ? w_num : std::numeric_limits<double>::infinity();
     const double i = 1.0 / P;
     const double Ir = Pr * i * i * (1.0 + 0x1p-18) + up * i;
     const double x = em - n;
     const double Xr = er + Nr + up * std::fabs(x);
     const double lam = x * i, alpha = -(em * i), beta = n * i;
+    const double r0 = (std::fabs(x) * Ir + i * Xr + Xr * Ir + up * std::fabs(lam)) * S + T;
+    const double r1 = (em * Ir + i * er + er * Ir + up * std::fabs(alpha)) * S + T;
+    const double r2 = (n * Ir + i * Nr + Nr * Ir + up * beta) * S + T;
     m[0] = lam;
-    m[1] = alpha;
-    m[2] = beta;
-    r[0] = (std::fabs(x) * Ir + i * Xr + Xr * Ir + up * std::fabs(lam)) * S + T;
-    r[1] = (em * Ir + i * er + er * Ir + up * std::fabs(alpha)) * S + T;
-    r[2] = (n * Ir + i * Nr + Nr * Ir + up * beta) * S + T;
+    m[stride] = alpha;
+    m[2 * stride] = beta;
+    r[0] = r0;
+    r[stride] = r1;
+    r[2 * stride] = r2;
     const bool guard = (R - Rr) * 65536.0 > Dm + Dr;
-    const bool range = P >= 0x1p-20 && Pr * 0x1p20 <= P;
-    const bool finite_out = std::fabs(lam) + std::fabs(alpha) + beta + r[0] + r[1] + r[2] <= dmax;
-    return in && guard && range && finite_out;
+    const bool range = (P >= 0x1p-20) & (Pr * 0x1p20 <= P);
+    const bool finite_out = std::fabs(lam) + std::fabs(alpha) + beta + r0 + r1 + r2 <= dmax;
+    return in & guard & range & finite_out;
+}
+
+/// coefficients() of B rows of one head (e, f and D of row b at E[b], F[b], Dn[b]; its
+/// coefficient t at cm[t stride + b] and cr[t stride + b]), ok[b] set to 0 where a row does not
+/// take them. Not inlined: the restrict qualifiers let the loop vectorise (so do the double
+/// flags, where bytes would not).
+/// The per-row terms of a folded row from its K (Kb), its sum of y_r,c (yrs) and the moved
+/// bound's four partial sums (t2v, m1v: sums, tmin: smallest nonzero |M_c - y_m,c|; partial l
+/// of row b at [l stride + b]): r1 >= sum_c R_c, r1 = ((sum_c y_r,c + d K) fold_slack + d
+/// fold_tiny) (1 + 2^-40) (at most d + 8 roundings of nonnegative terms on either side), trad =
+/// r1 + sum_c y_r,c, m1 = sum_c |M_c| and the moved bound. Not inlined, for the restrict
+/// qualifiers: the loop vectorises.
+[[gnu::noinline]] void row_terms(const double* __restrict Kb, const double* __restrict yrs,
+                                 const double* __restrict t2v, const double* __restrict m1v,
+                                 const double* __restrict tmin, std::size_t stride, double d,
+                                 bool drop, bool drop_moved, double* __restrict r1v,
+                                 double* __restrict tradv, double* __restrict m1s,
+                                 double* __restrict mv, std::size_t B) {
+    const auto part = [stride](const double* v, std::size_t b) {
+        return (v[b] + v[stride + b]) + (v[2 * stride + b] + v[3 * stride + b]);
+    };
+    auto run = [&]<bool Fault>(std::bool_constant<Fault>) {
+        for (std::size_t b = 0; b < B; ++b) {
+            double r1 = ((yrs[b] + d * Kb[b]) * fold_slack + d * fold_tiny) * (1.0 + 0x1p-40);
+            if constexpr (Fault) r1 = drop ? 0.0 : r1;
+            const double trad = r1 + yrs[b];
+            const bool small = std::min(std::min(tmin[b], tmin[stride + b]),
+                                        std::min(tmin[2 * stride + b], tmin[3 * stride + b])) <
+                               0x1p-500;
+            r1v[b] = r1;
+            tradv[b] = trad;
+            m1s[b] = part(m1v, b);
+            mv[b] = moved_bound(part(t2v, b), small, trad, Fault && drop_moved);
+        }
+    };
+    if (drop || drop_moved) run(std::true_type{}); // the negative controls (tests only)
+    else run(std::false_type{});
+}
+
+template <bool Midpoint>
+[[gnu::noinline]] void coefficient_rows(const dinterval* __restrict E, const dinterval* __restrict F,
+                                        const dinterval* __restrict Dn, double* __restrict cm,
+                                        double* __restrict cr, std::size_t stride,
+                                        double* __restrict w_num, double* __restrict w_den,
+                                        double* __restrict ok, std::size_t B) {
+    for (std::size_t b = 0; b < B; ++b) {
+        const bool o = coefficients<Midpoint>(E[b].lo(), E[b].hi(), F[b].lo(), F[b].hi(),
+                                              Dn[b].lo(), Dn[b].hi(), cm + b, cr + b, stride,
+                                              w_num[b], w_den[b]);
+        ok[b] = o ? ok[b] : 0.0;
+    }
 }
 
 /// The top layer's ω of the pair bound for a change at position i (changed_states::omega_top)
@@ -1159,6 +1258,7 @@ void incremental_influence<dinterval>::init_interval_kernel() {
     const std::size_t H = heads_.size(), d = y1_.front().size();
     const double g = gamma_of(3 * H + 1);
     y1m_.assign(n_ * d, 0.0);
+    y1mt_.assign(n_ * d, 0.0);
     y1r_.assign(n_ * d, 0.0);
     y1rsum_.assign(n_, 0.0);
     y1rmax_.assign(d, 0.0);
@@ -1167,11 +1267,12 @@ void incremental_influence<dinterval>::init_interval_kernel() {
             double m = 0, r = 0;
             if (!mid_rad(y1_[i][c], m, r)) return;
             y1m_[i * d + c] = m;
+            y1mt_[c * n_ + i] = m;
             y1r_[i * d + c] = r + g * std::fabs(m); // the first bracket of the row bound
             y1rsum_[i] += y1r_[i * d + c];
             y1rmax_[c] = std::max(y1rmax_[c], y1r_[i * d + c]);
         }
-    gm_.assign(H * n_ * d, 0.0);
+    gmt_.assign(H * n_ * d, 0.0);
     gb_.assign(H * n_, 0.0);
     gt_.assign(H * n_, 0.0);
     for (std::size_t h = 0; h < H; ++h)
@@ -1180,7 +1281,7 @@ void incremental_influence<dinterval>::init_interval_kernel() {
             for (std::size_t c = 0; c < d; ++c) {
                 double m = 0, r = 0;
                 if (!mid_rad(g_[h][i][c], m, r)) return;
-                gm_[(h * n_ + i) * d + c] = m;
+                gmt_[(h * d + c) * n_ + i] = m;
                 gb_[h * n_ + i] = std::max(gb_[h * n_ + i], std::fabs(m));
                 gt_[h * n_ + i] = std::max(gt_[h * n_ + i], r);
             }
@@ -1294,8 +1395,6 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             if (!heads_[h].ratio.empty())
                 ratio_[h] = &heads_[h].ratio[static_cast<std::size_t>(x_[p]) * sigma +
                                              static_cast<std::size_t>(ch.a)];
-    am_.assign(w, 0.0);
-    ar_.assign(w, 0.0);
     const dinterval guard(65536.0);
     ++stats_.interval_changes;
     // Row p: the certified soft-attention row of each head (row_p_heads), then F_1; the
@@ -1329,22 +1428,32 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         }
         return finite_row;
     };
-    // Every head with its factors e'_ip = e_ip f_i (f_in add or concat): the coefficients of
-    // a block of rows first, head after head over contiguous rows (coefficients() is
-    // branch-free and the rows independent), into coef_m_ and coef_r_ (row i at [i w + 3 h +
-    // t]) and row_ok_, then the block's rows (its coefficients still in cache); the pair
-    // bound's weight of each head as the largest quotient of its rows (weight_parts), one ulp
-    // up at the end.
+    // The rows in blocks of row_block. Per block: the coefficients of every row and head, in a
+    // structure of arrays (coefficient k = 3 h + t of the block's row b at [k row_block + b]);
+    // then, coordinate after coordinate over the block's rows (independent rows: the loops
+    // vectorise), the per-row part of the bound K, the midpoints and the moved bound's sums;
+    // then each row in turn (row p, split rows, the moved bound, the intervals where formed).
+    // Per row the operations and their order are those of a loop over one row's coordinates.
+    // With every factor e'_ip = e_ip f_i (f_in add or concat: `batch`), coefficients() per row
+    // and head, one a-priori bound each, and the pair bound's weight of each head as the
+    // largest quotient of its rows (weight_parts), one ulp up at the end. Without, the
+    // coefficients in interval arithmetic row by row, with the cancellation guard of the
+    // generic kernel, and with omega1 every head's weight of the pair bound from the same e,
+    // e' and D (weight_upper), also on a guarded row.
+    constexpr std::size_t row_block = 64;
     const bool batch =
         std::all_of(ratio_.begin(), ratio_.end(), [](const auto* r) { return r != nullptr; });
     std::vector<double> q_max(batch ? H : 0, 0.0);
     std::vector<unsigned char> q_valid(batch ? H : 0, 1);
+    blk_m_.resize(w * row_block);
+    blk_r_.resize(w * row_block);
+    blk_ok_.resize(row_block);
+    blk_k_.resize(row_block);
+    blk_mid_.resize(d * row_block);
+    blk_sum_.resize(16 * row_block);
     if (batch) {
-        coef_m_.resize(n_ * w);
-        coef_r_.resize(n_ * w);
-        row_ok_.assign(n_, 1);
-        w_num_.resize(n_);
-        w_den_.resize(n_);
+        w_num_.resize(row_block);
+        w_den_.resize(row_block);
         e_cols_.resize(H, nullptr);
         for (std::size_t h = 0; h < H; ++h) {
             if (!etab_.empty()) {
@@ -1356,182 +1465,221 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             e_cols_[h] = &e_col_[h * n_];
         }
     }
-    auto batch_rows = [&](std::size_t i0, std::size_t i1) {
-        for (std::size_t h = 0; h < H; ++h) {
-            const dinterval* E = e_cols_[h];
-            const dinterval* F = ratio_[h]->data();
-            const dinterval* Dn = heads_[h].den.data();
-            double* cm = coef_m_.data() + 3 * h;
-            double* cr = coef_r_.data() + 3 * h;
-            for (std::size_t i = i0; i < i1; ++i) {
-                const bool ok =
-                    coefficients(E[i].lo(), E[i].hi(), F[i].lo(), F[i].hi(), Dn[i].lo(), Dn[i].hi(),
-                                 cm + i * w, cr + i * w, w_num_[i], w_den_[i], midpoint_omega);
-                row_ok_[i] = static_cast<unsigned char>(row_ok_[i] & (ok ? 1 : 0));
+    // The coefficients of rows [i0, i0 + B) into blk_m_, blk_r_ and blk_ok_.
+    auto block_coefficients = [&](std::size_t i0, std::size_t B) {
+        std::fill(blk_ok_.begin(), blk_ok_.begin() + static_cast<std::ptrdiff_t>(B), 1.0);
+        if (!batch) {
+            for (std::size_t b = 0; b < B; ++b) {
+                const std::size_t i = i0 + b;
+                if (i == p) continue;
+                bool ok = true;
+                for (std::size_t h = 0; h < H && (ok || omega1); ++h) {
+                    const auto& st = heads_[h];
+                    const dinterval e_old = weight(h, i, p);
+                    double wt = std::numeric_limits<double>::infinity();
+                    bool ok_h = false;
+                    const dinterval e_new = numeric::exp(dot(st.q[i], ch.kp[h], ctx_) - st.shift[i]);
+                    const dinterval rest = st.den[i] - e_old;
+                    if (omega1 && finite(e_new) && finite(rest) && e_old.lo() >= 0)
+                        wt = weight_upper(e_old.lo(), e_old.hi(), e_new.lo(), e_new.hi(), rest.lo(),
+                                          rest.hi(), midpoint_omega);
+                    if (ok && finite(e_new) &&
+                        !numeric::possibly_less(numeric::compare(rest * guard, st.den[i]))) {
+                        const dinterval inv = dinterval(1.0) / (rest + e_new);
+                        const dinterval lam = (e_old - e_new) * inv, alpha = -(e_old * inv),
+                                        beta = e_new * inv;
+                        double* m = &blk_m_[3 * h * row_block + b];
+                        double* r = &blk_r_[3 * h * row_block + b];
+                        ok_h = mid_rad(lam, m[0], r[0]) &&
+                               mid_rad(alpha, m[row_block], r[row_block]) &&
+                               mid_rad(beta, m[2 * row_block], r[2 * row_block]);
+                    }
+                    ok = ok && ok_h;
+                    if (omega1) {
+                        // A weight that is not finite leaves the head to the cache's own ω (NaN).
+                        double& o = (*omega1)[h];
+                        if (!(wt <= std::numeric_limits<double>::max()))
+                            o = std::numeric_limits<double>::quiet_NaN();
+                        else if (wt > o)
+                            o = wt;
+                    }
+                }
+                blk_ok_[b] = ok ? 1.0 : 0.0;
             }
+            return;
+        }
+        for (std::size_t h = 0; h < H; ++h) {
+            const dinterval* E = e_cols_[h] + i0;
+            const dinterval* F = ratio_[h]->data() + i0;
+            const dinterval* Dn = heads_[h].den.data() + i0;
+            double* cm = blk_m_.data() + 3 * h * row_block;
+            double* cr = blk_r_.data() + 3 * h * row_block;
+            if (midpoint_omega)
+                coefficient_rows<true>(E, F, Dn, cm, cr, row_block, w_num_.data(), w_den_.data(),
+                                       blk_ok_.data(), B);
+            else
+                coefficient_rows<false>(E, F, Dn, cm, cr, row_block, w_num_.data(), w_den_.data(),
+                                        blk_ok_.data(), B);
             if (!omega1) continue;
             // Rows m != p only; a weight that is not finite leaves the head to the cache's own
             // ω (NaN).
-            if (p >= i0 && p < i1) {
-                w_num_[p] = 0;
-                w_den_[p] = 1;
+            if (p >= i0 && p < i0 + B) {
+                w_num_[p - i0] = 0;
+                w_den_[p - i0] = 1;
             }
+            // The quotients first (a loop that vectorises), then their largest.
             bool valid = true;
             double q = q_max[h];
-            for (std::size_t i = i0; i < i1; ++i) {
-                valid = valid && weight_valid(w_num_[i], w_den_[i]);
-                q = std::max(q, w_num_[i] / w_den_[i]);
+            for (std::size_t b = 0; b < B; ++b) {
+                valid = valid & weight_valid(w_num_[b], w_den_[b]);
+                w_num_[b] = w_num_[b] / w_den_[b];
             }
+            for (std::size_t b = 0; b < B; ++b) q = std::max(q, w_num_[b]);
             q_max[h] = q;
             q_valid[h] = static_cast<unsigned char>(q_valid[h] & (valid ? 1 : 0));
         }
     };
-    constexpr std::size_t row_block = 64;
-    double k_max = 0; // lean: the largest K of a folded row
-    bool folded_any = false;
-    for (std::size_t i = 0; i < n_; ++i) {
-        if (batch && i % row_block == 0) batch_rows(i, std::min(n_, i + row_block));
-        vec<dinterval>& out = y1[i];
-        if (i == p) {
-            if (!row_p(out)) out = corrected_row(ch, i);
-            split_row(i);
-            continue;
-        }
-        const double* am = batch ? &coef_m_[i * w] : am_.data();
-        const double* ar = batch ? &coef_r_[i * w] : ar_.data();
-        // Without the factors: the coefficients in interval arithmetic, row by row; the same
-        // cancellation guard as the generic kernel. With omega1, every head's weight of the
-        // pair bound from the same e, e' and D (weight_upper), also on a guarded row.
-        bool ok = !batch || row_ok_[i];
-        for (std::size_t h = 0; h < H && !batch && (ok || omega1); ++h) {
-            const auto& st = heads_[h];
-            const dinterval e_old = weight(h, i, p);
-            double wt = std::numeric_limits<double>::infinity();
-            bool ok_h = false;
-            const dinterval e_new = numeric::exp(dot(st.q[i], ch.kp[h], ctx_) - st.shift[i]);
-            const dinterval rest = st.den[i] - e_old;
-            if (omega1 && finite(e_new) && finite(rest) && e_old.lo() >= 0)
-                wt = weight_upper(e_old.lo(), e_old.hi(), e_new.lo(), e_new.hi(), rest.lo(),
-                                  rest.hi(), midpoint_omega);
-            if (ok && finite(e_new) &&
-                !numeric::possibly_less(numeric::compare(rest * guard, st.den[i]))) {
-                const dinterval inv = dinterval(1.0) / (rest + e_new);
-                const dinterval lam = (e_old - e_new) * inv, alpha = -(e_old * inv),
-                                beta = e_new * inv;
-                ok_h = mid_rad(lam, am_[3 * h], ar_[3 * h]) &&
-                       mid_rad(alpha, am_[3 * h + 1], ar_[3 * h + 1]) &&
-                       mid_rad(beta, am_[3 * h + 2], ar_[3 * h + 2]);
-            }
-            ok = ok && ok_h;
-            if (omega1) {
-                // A weight that is not finite leaves the head to the cache's own ω (NaN).
-                double& o = (*omega1)[h];
-                if (!(wt <= std::numeric_limits<double>::max())) o = std::numeric_limits<double>::quiet_NaN();
-                else if (wt > o) o = wt;
-            }
-        }
-        if (!ok) { // the cancellation guard, or a coefficient that is not finite
-            out = corrected_row(ch, i);
-            split_row(i);
-            continue;
-        }
-        // The per-row part of the bound: sum_k |a_m,k| T_k + r_a,k (B_k + T_k) + g |a_m,k| B_k.
-        double K = 0;
+    // K, the midpoints and the sums of rows [i0, i0 + B), every row (a row that is not folded
+    // is not read). The per-row part of the bound: K = sum_k |a_m,k| T_k + r_a,k (B_k + T_k) +
+    // g |a_m,k| B_k. The midpoints M_c = y_m,c + sum_h (a_0 (A_h b_i)_c + a_1 (A_h v_p)_c + a_2
+    // (A_h v'_p)_c), head after head. The moved bound's sums (M_c - y_m,c)^2, |M_c| and the
+    // smallest nonzero |M_c - y_m,c| (below 2^-500 its square may underflow), in four partial
+    // sums each by c mod 4 (the last d mod 4 coordinates in the first; every bound of these
+    // sums holds for any order).
+    const std::size_t d4 = d - d % 4;
+    auto block_rows = [&](std::size_t i0, std::size_t B) {
+        double* Kb = blk_k_.data();
+        std::fill(Kb, Kb + B, 0.0);
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t t = 0; t < 3; ++t) {
                 const std::size_t k = 3 * h + t;
-                const double B = t == 0 ? gb_[h * n_ + i] : bb_[2 * h + t - 1];
-                const double T = t == 0 ? gt_[h * n_ + i] : bt_[2 * h + t - 1];
-                const double a = std::fabs(am[k]);
-                K += a * T + ar[k] * (B + T) + g * (a * B);
+                const double* am = &blk_m_[k * row_block];
+                const double* ar = &blk_r_[k * row_block];
+                if (t == 0) {
+                    const double* Bv = &gb_[h * n_ + i0];
+                    const double* Tv = &gt_[h * n_ + i0];
+                    for (std::size_t b = 0; b < B; ++b) {
+                        const double a = std::fabs(am[b]);
+                        Kb[b] += a * Tv[b] + ar[b] * (Bv[b] + Tv[b]) + g * (a * Bv[b]);
+                    }
+                } else {
+                    const double Bs = bb_[2 * h + t - 1], Ts = bt_[2 * h + t - 1];
+                    for (std::size_t b = 0; b < B; ++b) {
+                        const double a = std::fabs(am[b]);
+                        Kb[b] += a * Ts + ar[b] * (Bs + Ts) + g * (a * Bs);
+                    }
+                }
             }
-        const double* ym = &y1m_[i * d];
-        const double* yr = &y1r_[i * d];
-        double* om = &mid[i * d];
-        // The midpoints, head after head over contiguous coordinates (the same operations in
-        // the same order per coordinate as a loop over heads per coordinate; this one
-        // vectorises).
         for (std::size_t h = 0; h < H; ++h) {
-            const double a0 = am[3 * h], a1 = am[3 * h + 1], a2 = am[3 * h + 2];
-            const double* g0 = &gm_[(h * n_ + i) * d];
-            const double* b1 = &bm_[2 * h * d];
-            const double* b2 = &bm_[(2 * h + 1) * d];
-            const double* from = h == 0 ? ym : om; // y_m,c first: no copy of the row
-            for (std::size_t c = 0; c < d; ++c)
-                om[c] = from[c] + (a0 * g0[c] + a1 * b1[c] + a2 * b2[c]);
-        }
-        if (H == 0) std::copy(ym, ym + d, om);
-        // The radii R_c = fl(fl(y_r,c + K) fold_slack) + fold_tiny; the moved bound's sums
-        // (M_c - y_m,c)^2 and R_c + y_r,c, and the top row's m1 = sum_c |M_c| and r1 >= sum_c
-        // R_c. The sums of R_c from the row's sum of y_r,c (kept once): r1 = ((sum_c y_r,c + d
-        // K) fold_slack + d fold_tiny) (1 + 2^-40) bounds sum_c R_c (at most d + 8 roundings
-        // of nonnegative terms on either side). Four partial sums each (every bound of these
-        // sums holds for any order), and the smallest nonzero |M_c - y_m,c| (below 2^-500 its
-        // square may underflow).
-        if (!lean)
-            for (std::size_t c = 0; c < d; ++c)
-                rad[i * d + c] = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
-        const double yrs = y1rsum_[i];
-        const double r1 = drop ? 0.0
-                               : ((yrs + static_cast<double>(d) * K) * fold_slack +
-                                  static_cast<double>(d) * fold_tiny) *
-                                     (1.0 + 0x1p-40);
-        const double trad = r1 + yrs;
-        double t2v[4] = {0, 0, 0, 0}, m1v[4] = {0, 0, 0, 0};
-        double tmin[4] = {dinf, dinf, dinf, dinf};
-        std::size_t c0 = 0;
-        for (; c0 + 4 <= d; c0 += 4)
-            for (std::size_t l = 0; l < 4; ++l) {
-                const std::size_t c = c0 + l;
-                const double t = om[c] - ym[c];
-                const double at = std::fabs(t);
-                tmin[l] = std::min(tmin[l], at > 0 ? at : dinf);
-                t2v[l] += t * t;
-                m1v[l] += std::fabs(om[c]);
+            const double* a0 = &blk_m_[3 * h * row_block];
+            const double* a1 = a0 + row_block;
+            const double* a2 = a1 + row_block;
+            for (std::size_t c = 0; c < d; ++c) {
+                const double* g0 = &gmt_[(h * d + c) * n_ + i0];
+                const double b1 = bm_[2 * h * d + c], b2 = bm_[(2 * h + 1) * d + c];
+                double* om = &blk_mid_[c * row_block];
+                const double* from = h == 0 ? &y1mt_[c * n_ + i0] : om; // no copy of y_m
+                for (std::size_t b = 0; b < B; ++b)
+                    om[b] = from[b] + (a0[b] * g0[b] + a1[b] * b1 + a2[b] * b2);
             }
-        for (std::size_t c = c0; c < d; ++c) {
-            const double t = om[c] - ym[c];
-            const double at = std::fabs(t);
-            tmin[0] = std::min(tmin[0], at > 0 ? at : dinf);
-            t2v[0] += t * t;
-            m1v[0] += std::fabs(om[c]);
         }
-        const double t2 = (t2v[0] + t2v[1]) + (t2v[2] + t2v[3]);
-        const double m1 = (m1v[0] + m1v[1]) + (m1v[2] + m1v[3]);
-        const bool small =
-            std::min(std::min(tmin[0], tmin[1]), std::min(tmin[2], tmin[3])) < 0x1p-500;
-        // M_c and R_c are finite when these sums are (NaN and infinities propagate).
-        const bool finite_row =
-            m1 <= std::numeric_limits<double>::max() && trad <= std::numeric_limits<double>::max();
-        const bool form = !lean || i + 1 == n_;
-        if (!finite_row || (form && !form_row(out, om, yr, K))) {
-            out = corrected_row(ch, i);
-            split_row(i);
-            continue;
+        if (H == 0)
+            for (std::size_t c = 0; c < d; ++c)
+                std::copy(&y1mt_[c * n_ + i0], &y1mt_[c * n_ + i0] + B, &blk_mid_[c * row_block]);
+        double* t2v = blk_sum_.data(); // 4 partial sums, [l row_block + b]
+        double* m1v = t2v + 4 * row_block;  // the same for |M_c|
+        double* tmin = t2v + 8 * row_block; // and for the smallest nonzero |M_c - y_m,c|
+        std::fill(t2v, t2v + 8 * row_block, 0.0);
+        std::fill(tmin, tmin + 4 * row_block, dinf);
+        for (std::size_t c = 0; c < d; ++c) {
+            const std::size_t l = c < d4 ? c % 4 : 0;
+            const double* om = &blk_mid_[c * row_block];
+            const double* ym = &y1mt_[c * n_ + i0];
+            double* T2 = t2v + l * row_block;
+            double* M1 = m1v + l * row_block;
+            double* TM = tmin + l * row_block;
+            for (std::size_t b = 0; b < B; ++b) {
+                const double t = om[b] - ym[b];
+                const double at = std::fabs(t);
+                TM[b] = std::min(TM[b], at > 0 ? at : dinf);
+                T2[b] += t * t;
+                M1[b] += std::fabs(om[b]);
+            }
         }
-        moved[i] = moved_bound(t2, small, trad, drop_moved);
-        stats_.rank1_rows += H;
-        if (!lean) continue;
-        // Lean: a row without a moved bound is formed as intervals after all (the pair bound
-        // reads it), and the top row's terms of the row.
-        if (std::isnan(moved[i]) && !form && !form_row(out, om, yr, K)) {
-            out = corrected_row(ch, i);
-            split_row(i);
-            continue;
+        // Per row: r1 >= sum_c R_c from the row's sum of y_r,c (kept once), r1 = ((sum_c y_r,c
+        // + d K) fold_slack + d fold_tiny) (1 + 2^-40) (at most d + 8 roundings of nonnegative
+        // terms on either side); trad = r1 + sum_c y_r,c; m1 and the moved bound.
+        double* r1v = t2v + 12 * row_block;
+        double* tradv = r1v + row_block;
+        double* m1s = tradv + row_block;
+        double* mv = m1s + row_block;
+        row_terms(Kb, &y1rsum_[i0], t2v, m1v, tmin, row_block, static_cast<double>(d), drop,
+                  drop_moved, r1v, tradv, m1s, mv, B);
+    };
+    double k_max = 0; // lean: the largest K of a folded row
+    bool folded_any = false;
+    for (std::size_t i0 = 0; i0 < n_; i0 += row_block) {
+        const std::size_t B = std::min(n_ - i0, row_block);
+        block_coefficients(i0, B);
+        block_rows(i0, B);
+        const double* r1v = blk_sum_.data() + 12 * row_block;
+        const double* tradv = r1v + row_block;
+        const double* m1s = tradv + row_block;
+        const double* mv = m1s + row_block;
+        for (std::size_t b = 0; b < B; ++b) {
+            const std::size_t i = i0 + b;
+            vec<dinterval>& out = y1[i];
+            if (i == p) {
+                if (!row_p(out)) out = corrected_row(ch, i);
+                split_row(i);
+                continue;
+            }
+            if (blk_ok_[b] == 0) { // the cancellation guard, or a coefficient not finite
+                out = corrected_row(ch, i);
+                split_row(i);
+                continue;
+            }
+            const double K = blk_k_[b];
+            const double* yr = &y1r_[i * d];
+            double* om = &mid[i * d];
+            for (std::size_t c = 0; c < d; ++c) om[c] = blk_mid_[c * row_block + b];
+            // The radii R_c = fl(fl(y_r,c + K) fold_slack) + fold_tiny.
+            if (!lean)
+                for (std::size_t c = 0; c < d; ++c)
+                    rad[i * d + c] = drop ? 0.0 : (yr[c] + K) * fold_slack + fold_tiny;
+            const double r1 = r1v[b], trad = tradv[b], m1 = m1s[b];
+            // M_c and R_c are finite when these sums are (NaN and infinities propagate).
+            const bool finite_row = m1 <= std::numeric_limits<double>::max() &&
+                                    trad <= std::numeric_limits<double>::max();
+            const bool form = !lean || i + 1 == n_;
+            if (!finite_row || (form && !form_row(out, om, yr, K))) {
+                out = corrected_row(ch, i);
+                split_row(i);
+                continue;
+            }
+            moved[i] = mv[b];
+            stats_.rank1_rows += H;
+            if (!lean) continue;
+            // Lean: a row without a moved bound is formed as intervals after all (the pair
+            // bound reads it), and the top row's terms of the row.
+            if (std::isnan(moved[i]) && !form && !form_row(out, om, yr, K)) {
+                out = corrected_row(ch, i);
+                split_row(i);
+                continue;
+            }
+            if (!form && !std::isnan(moved[i])) out.clear();
+            lean_m1_[i] = m1;
+            lean_r1_[i] = r1;
+            for (std::size_t c = 0; c < d; ++c)
+                lean_vabs_[c] = std::max(lean_vabs_[c], std::fabs(om[c]));
+            k_max = std::max(k_max, K);
+            folded_any = true;
         }
-        if (!form && !std::isnan(moved[i])) out.clear();
-        lean_m1_[i] = m1;
-        lean_r1_[i] = r1;
-        for (std::size_t c = 0; c < d; ++c)
-            lean_vabs_[c] = std::max(lean_vabs_[c], std::fabs(om[c]));
-        k_max = std::max(k_max, K);
-        folded_any = true;
     }
     if (batch && omega1)
         for (std::size_t h = 0; h < H; ++h) {
             double q = q_max[h];
-            if (!midpoint_omega && q <= std::numeric_limits<double>::max())
-                q = numeric::interval_detail::next_up(q);
+            if (!midpoint_omega && q <= std::numeric_limits<double>::max()) q = weight_widen(q);
             (*omega1)[h] = q_valid[h] && q <= std::numeric_limits<double>::max()
                                ? q
                                : std::numeric_limits<double>::quiet_NaN();

@@ -45,6 +45,7 @@
 
 #include "attention/common.hpp"
 #include "numeric/kind_list.hpp"
+#include "util/huge_pages.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -311,14 +312,15 @@ private:
     mutable std::vector<S> swork_;             ///< raw kernel: one row of scores
     mutable counters stats_;
     std::vector<detail::mpfr_table> tables_; ///< per layer-1 head: e_ij (see the constructor)
-    /// The certified double kernel: y^(1) as n x d midpoints, and radii plus g |midpoint| (the
+    /// The certified double kernel: y^(1) as n x d midpoints (y1m_, row i at [i d + c]; y1mt_,
+    /// the same coordinate after coordinate, at [c n + i]), and radii plus g |midpoint| (the
     /// part of a folded row's bound that does not depend on the change); A_h b_{i,h} as
-    /// H x n x d midpoints with, per head and row, the largest |midpoint| and radius.
+    /// midpoints at [(h d + c) n + i] with, per head and row, the largest |midpoint| and radius.
     bool fold_mr_ = false;
-    std::vector<double> y1m_, y1r_, gm_, gb_, gt_;
+    std::vector<double> y1m_, y1mt_, y1r_, gmt_, gb_, gt_;
     /// Certified double kernel, L = 2: per layer-1 head, e_ip = exp(s_ip - shift_i) at
     /// [p n + i] (a change reads column p), when n^2 H intervals fit in table_bytes.
-    std::vector<std::vector<S>> etab_;
+    std::vector<std::vector<S, util::huge_page_allocator<S>>> etab_;
     /// Without the tables (they did not fit table_bytes), what recomputes an entry of them
     /// bit for bit (weight()): per head the keys' midpoints (n x d_k) and per row the tau and
     /// zero_hi of its certified soft-attention row (NaN tau: a row of the interval operations).
@@ -326,7 +328,7 @@ private:
     /// e_ij of head h: the table's entry, or the same interval recomputed. So results do not
     /// depend on the table memory (which the threads of a run share).
     S weight(std::size_t h, std::size_t i, std::size_t j) const;
-    mutable std::vector<double> am_, ar_, bm_, bb_, bt_; ///< per change: coefficients, A_h v
+    mutable std::vector<double> bm_, bb_, bt_; ///< per change: A_h v_p, A_h v'_p
     mutable std::vector<const std::vector<S>*> ratio_;   ///< per change: the factors of (x_p, a)
     /// Certified double kernel, L = 2: per layer-1 head, the certified soft-attention row over
     /// x's keys and values (the constructor's rows; row p of a change with its key and value
@@ -343,11 +345,13 @@ private:
     };
     std::vector<top_state> top_old_;
     mutable std::vector<double> lean_m1_, lean_r1_, lean_vrad_, lean_vabs_, lean_split_;
-    /// Per change, every head with its factors: the coefficients of every row (midpoints and
-    /// radii, row i at [i 3H + 3h + t]), whether each row takes them, the pair bound's weight
-    /// quotients of one head, and the column e_ip of a head without the tables.
-    mutable std::vector<double> coef_m_, coef_r_, w_num_, w_den_;
-    mutable std::vector<unsigned char> row_ok_;
+    /// Per block of rows of a change: the coefficients (midpoints and radii, coefficient 3h + t
+    /// of the block's row b at [(3h + t) B + b], B the block's capacity), whether each row
+    /// takes them, K, the midpoints (coordinate c at [c B + b]), the moved bound's partial
+    /// sums, and the pair bound's weight quotients of one head; per change, the column e_ip of
+    /// a head without the tables.
+    mutable std::vector<double> blk_m_, blk_r_, blk_k_, blk_mid_, blk_sum_, w_num_, w_den_;
+    mutable std::vector<double> blk_ok_; ///< 1 or 0 (doubles: the loop that sets them vectorises)
     mutable std::vector<S> e_col_;
     mutable std::vector<const S*> e_cols_;
     /// Certified double kernel: per row of y^(1) the sum of y1r_ (rounded to nearest), per
