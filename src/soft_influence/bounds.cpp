@@ -1186,18 +1186,18 @@ std::vector<double> posterior_cache<S>::top_value_norms(std::size_t h, const std
         const bool mids = sized(hints.y1_mid, n_ * C) && sized(hints.y1_rad, n_ * C);
         std::vector<double> scratch(2 * C + R);
         using numeric::interval_detail::next_up;
-        out.reserve(n_);
+        out.resize(n_);
         for (std::size_t j = 0; j < n_; ++j) {
             const double mv = moved ? (*hints.y1_moved)[j] : std::numeric_limits<double>::quiet_NaN();
             if (mv >= 0 && mv <= std::numeric_limits<double>::max()) {
                 // ||V y'_j + c|| <= ||V y_j + c|| + ν ||y'_j - y_j||: a product and a sum of
                 // nonnegative doubles, each rounded to nearest and one ulp up.
-                out.push_back(drop_moved ? st.pv[j] : next_up(st.pv[j] + next_up(st.nu_up * mv)));
+                out[j] = drop_moved ? st.pv[j] : next_up(st.pv[j] + next_up(st.nu_up * mv));
             } else if (mids) {
-                out.push_back(value_norm_row(st, hints.y1_mid->data() + j * C, hints.y1_rad->data() + j * C,
-                                             scratch.data() + 2 * C));
+                out[j] = value_norm_row(st, hints.y1_mid->data() + j * C, hints.y1_rad->data() + j * C,
+                                        scratch.data() + 2 * C);
             } else {
-                out.push_back(value_norm_row(st, y1[j], scratch));
+                out[j] = value_norm_row(st, y1[j], scratch);
             }
         }
     } else {

@@ -5,7 +5,9 @@
 #include "util/precondition.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -58,6 +60,24 @@ dinterval table_entry(double e, std::pair<double, double> grow, double zero_hi) 
     if (!(e > 0)) return dinterval(0.0, zero_hi);
     return dinterval(numeric::interval_detail::mul_down_loose(e, grow.first),
                      numeric::interval_detail::mul_up_loose(e, grow.second));
+}
+
+/// table_entry of B entries of one column (E_p of rows i0 + b at e[b], their growth factors
+/// and zero_hi), where every tau is below 1/2: then a positive E (at least e^-707 (1 - 2^-50))
+/// times the lower factor (in (1/2, 1]) is positive and below 2, and times the upper factor
+/// (in (1, 3/2]) finite, so one ulp outward is the neighbouring bit pattern, as
+/// mul_down_loose and mul_up_loose give it. Not inlined, for the restrict qualifiers: the loop
+/// vectorises.
+[[gnu::noinline]] void table_column(const double* __restrict e, const double* __restrict glo,
+                                    const double* __restrict ghi, const double* __restrict zero,
+                                    double* __restrict lo, double* __restrict hi, std::size_t B) {
+    for (std::size_t b = 0; b < B; ++b) {
+        const double x = e[b];
+        const std::uint64_t bl = std::bit_cast<std::uint64_t>(x * glo[b]) - 1;
+        const std::uint64_t bh = std::bit_cast<std::uint64_t>(x * ghi[b]) + 1;
+        lo[b] = x > 0 ? std::bit_cast<double>(bl) : 0.0;
+        hi[b] = x > 0 ? std::bit_cast<double>(bh) : zero[b];
+    }
 }
 
 /// Whether x is a finite number (NaN and infinities send a row to the full recompute).
@@ -181,10 +201,10 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
     }
     if constexpr (interval_kernel) {
         const double need = static_cast<double>(n_) * static_cast<double>(n_) *
-                            static_cast<double>(heads_.size()) * static_cast<double>(sizeof(S));
+                            static_cast<double>(heads_.size()) * static_cast<double>(sizeof(double));
         if (L == 2 && need <= static_cast<double>(table_bytes)) {
             etab_.resize(heads_.size());
-            for (auto& t : etab_) t.resize(n_ * n_);
+            for (auto& t : etab_) t.resize(n_ * n_); // not written here: the rows write it all
         }
     }
     // Where an undefined value of layer 1 would be met (located on the way out).
@@ -214,32 +234,27 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                 }
             [[maybe_unused]] typename row_sums_of<S>::type rs{};
             // The tables are written by tiles of `tile` rows (rows i of column j at [j n + i]:
-            // a row alone would write one entry per cache line and page): each row's E_j, tau
-            // and zero_hi are kept until the tile is full, then written column after column.
+            // a row alone would write one entry per cache line and page): each row's E_j are
+            // kept until the tile is full, then written column after column.
             constexpr std::size_t tile = 8;
-            std::vector<double> tile_e, tile_zero;
-            std::vector<std::pair<double, double>> tile_grow;
+            std::vector<double> tile_e;
             std::vector<std::size_t> tile_row;
             auto flush_tile = [&] {
-                if (tile_row.empty()) return;
-                if constexpr (interval_kernel) {
-                    auto& tab = etab_[h];
+                if (!tile_row.empty() && !etab_.empty()) {
+                    double* tab = etab_[h].data();
                     const std::size_t T = tile_row.size();
                     for (std::size_t j = 0; j < n_; ++j)
-                        for (std::size_t r = 0; r < T; ++r)
-                            tab[j * n_ + tile_row[r]] =
-                                table_entry(tile_e[r * n_ + j], tile_grow[r], tile_zero[r]);
+                        for (std::size_t r = 0; r < T; ++r) tab[j * n_ + tile_row[r]] = tile_e[r * n_ + j];
                 }
                 tile_row.clear();
-                tile_grow.clear();
-                tile_zero.clear();
             };
             for (std::size_t i = first_row_; i < n_; ++i) {
                 at_pos = i + 1;
                 vec<S> q = scaled_query(hd, y0_[i], n_, ctx);
                 if constexpr (interval_kernel) {
-                    if (krows && etab_.empty() && i == first_row_) {
-                        // Untabled: keep what weight() needs to recompute the entries.
+                    if (krows && i == first_row_) {
+                        // What weight() needs to recompute the entries (and the rows' part of
+                        // a tabled entry).
                         kmid_.resize(heads_.size());
                         row_tau_.resize(heads_.size());
                         row_zero_hi_.resize(heads_.size());
@@ -263,8 +278,6 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                             std::copy(rs.exp_mid, rs.exp_mid + n_,
                                       tile_e.begin() +
                                           static_cast<std::ptrdiff_t>(tile_row.size() * n_));
-                            tile_grow.push_back(row_growth(rs.tau));
-                            tile_zero.push_back(rs.zero_hi);
                             tile_row.push_back(i);
                             if (tile_row.size() == tile) flush_tile();
                         }
@@ -276,6 +289,12 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                         st.den.push_back(S(rs.den));
                         continue;
                     }
+                }
+                // A row of the interval operations: its entries are not E_j [1 - tau, 1 + tau],
+                // so the tables go (weight() recomputes every entry).
+                if constexpr (interval_kernel) {
+                    etab_.clear();
+                    etab_.shrink_to_fit();
                 }
                 std::vector<S> s;
                 s.reserve(n_);
@@ -293,8 +312,6 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                             if (e.precision() == ctx.precision_bits) tables_[h].set(i, j, e.raw());
                             else tables_.clear(); // another precision: no raw kernel either
                         }
-                    if constexpr (interval_kernel)
-                        if (!etab_.empty()) etab_[h][j * n_ + i] = e;
                     den += e;
                     for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(num[c], e, st.v[j][c]);
                 }
@@ -393,11 +410,28 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
     if constexpr (interval_kernel) init_interval_kernel();
     if (!raw_fold_) tables_.clear(); // only the raw kernel of changed_raw reads them
     if (!fold_mr_) etab_.clear();    // only the certified double kernel reads them
+    if constexpr (interval_kernel) {
+        // The rows' growth factors of the tabled entries, and whether a column turns into
+        // intervals by table_column (every tau below 1/2).
+        table_fast_ = !etab_.empty() && row_tau_.size() == heads_.size();
+        row_grow_lo_.assign(row_tau_.size(), {});
+        row_grow_hi_.assign(row_tau_.size(), {});
+        for (std::size_t h = 0; h < row_tau_.size(); ++h)
+            for (double tau : row_tau_[h]) {
+                const auto g = row_growth(tau);
+                row_grow_lo_[h].push_back(g.first);
+                row_grow_hi_[h].push_back(g.second);
+                table_fast_ = table_fast_ && tau >= 0 && tau < 0.5;
+            }
+    }
 }
 
 template <numeric::ExpScalar S>
 S incremental_influence<S>::weight(std::size_t h, std::size_t i, std::size_t j) const {
-    if (!etab_.empty()) return etab_[h][j * n_ + i];
+    if constexpr (interval_kernel)
+        if (!etab_.empty())
+            return table_entry(etab_[h][j * n_ + i], {row_grow_lo_[h][i], row_grow_hi_[h][i]},
+                               row_zero_hi_[h][i]);
     const auto& st = heads_[h];
     if constexpr (interval_kernel) {
         const double tau = row_tau_.empty() ? std::numeric_limits<double>::quiet_NaN() : row_tau_[h][i];
@@ -1123,10 +1157,6 @@ template <bool Midpoint>
     return in & guard & range & finite_out;
 }
 
-/// coefficients() of B rows of one head (e, f and D of row b at E[b], F[b], Dn[b]; its
-/// coefficient t at cm[t stride + b] and cr[t stride + b]), ok[b] set to 0 where a row does not
-/// take them. Not inlined: the restrict qualifiers let the loop vectorise (so do the double
-/// flags, where bytes would not).
 /// The per-row terms of a folded row from its K (Kb), its sum of y_r,c (yrs) and the moved
 /// bound's four partial sums (t2v, m1v: sums, tmin: smallest nonzero |M_c - y_m,c|; partial l
 /// of row b at [l stride + b]): r1 >= sum_c R_c, r1 = ((sum_c y_r,c + d K) fold_slack + d
@@ -1160,14 +1190,19 @@ template <bool Midpoint>
     else run(std::false_type{});
 }
 
+/// coefficients() of B rows of one head (e in [El[b], Eh[b]], f in F[b] and D in Dn[b]; its
+/// coefficient t at cm[t stride + b] and cr[t stride + b]), ok[b] set to 0 where a row does not
+/// take them. Not inlined: the restrict qualifiers let the loop vectorise (so do the double
+/// flags, where bytes would not).
 template <bool Midpoint>
-[[gnu::noinline]] void coefficient_rows(const dinterval* __restrict E, const dinterval* __restrict F,
+[[gnu::noinline]] void coefficient_rows(const double* __restrict El, const double* __restrict Eh,
+                                        const dinterval* __restrict F,
                                         const dinterval* __restrict Dn, double* __restrict cm,
                                         double* __restrict cr, std::size_t stride,
                                         double* __restrict w_num, double* __restrict w_den,
                                         double* __restrict ok, std::size_t B) {
     for (std::size_t b = 0; b < B; ++b) {
-        const bool o = coefficients<Midpoint>(E[b].lo(), E[b].hi(), F[b].lo(), F[b].hi(),
+        const bool o = coefficients<Midpoint>(El[b], Eh[b], F[b].lo(), F[b].hi(),
                                               Dn[b].lo(), Dn[b].hi(), cm + b, cr + b, stride,
                                               w_num[b], w_den[b]);
         ok[b] = o ? ok[b] : 0.0;
@@ -1454,15 +1489,12 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
     if (batch) {
         w_num_.resize(row_block);
         w_den_.resize(row_block);
-        e_cols_.resize(H, nullptr);
-        for (std::size_t h = 0; h < H; ++h) {
-            if (!etab_.empty()) {
-                e_cols_[h] = &etab_[h][p * n_];
-                continue;
-            }
+        blk_el_.resize(row_block);
+        blk_eh_.resize(row_block);
+        if (!table_fast_) { // the column e_ip of every head (else from the tables per block)
             e_col_.resize(H * n_);
-            for (std::size_t i = 0; i < n_; ++i) e_col_[h * n_ + i] = weight(h, i, p);
-            e_cols_[h] = &e_col_[h * n_];
+            for (std::size_t h = 0; h < H; ++h)
+                for (std::size_t i = 0; i < n_; ++i) e_col_[h * n_ + i] = weight(h, i, p);
         }
     }
     // The coefficients of rows [i0, i0 + B) into blk_m_, blk_r_ and blk_ok_.
@@ -1509,17 +1541,27 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             return;
         }
         for (std::size_t h = 0; h < H; ++h) {
-            const dinterval* E = e_cols_[h] + i0;
+            double* El = blk_el_.data();
+            double* Eh = blk_eh_.data();
+            if (table_fast_) {
+                table_column(&etab_[h][p * n_ + i0], &row_grow_lo_[h][i0], &row_grow_hi_[h][i0],
+                             &row_zero_hi_[h][i0], El, Eh, B);
+            } else {
+                for (std::size_t b = 0; b < B; ++b) {
+                    El[b] = e_col_[h * n_ + i0 + b].lo();
+                    Eh[b] = e_col_[h * n_ + i0 + b].hi();
+                }
+            }
             const dinterval* F = ratio_[h]->data() + i0;
             const dinterval* Dn = heads_[h].den.data() + i0;
             double* cm = blk_m_.data() + 3 * h * row_block;
             double* cr = blk_r_.data() + 3 * h * row_block;
             if (midpoint_omega)
-                coefficient_rows<true>(E, F, Dn, cm, cr, row_block, w_num_.data(), w_den_.data(),
-                                       blk_ok_.data(), B);
+                coefficient_rows<true>(El, Eh, F, Dn, cm, cr, row_block, w_num_.data(),
+                                       w_den_.data(), blk_ok_.data(), B);
             else
-                coefficient_rows<false>(E, F, Dn, cm, cr, row_block, w_num_.data(), w_den_.data(),
-                                        blk_ok_.data(), B);
+                coefficient_rows<false>(El, Eh, F, Dn, cm, cr, row_block, w_num_.data(),
+                                        w_den_.data(), blk_ok_.data(), B);
             if (!omega1) continue;
             // Rows m != p only; a weight that is not finite leaves the head to the cache's own
             // ω (NaN).

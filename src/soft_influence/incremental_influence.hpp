@@ -49,6 +49,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace attnprop::attention::detail {
@@ -146,10 +147,10 @@ public:
     /// with the certified double kernel's weight tables, of e_ij = exp(s_ij - M_i) (else null).
     const S& row_shift(std::size_t h, std::size_t i) const { return heads_.at(h).shift.at(i - first_row_); }
     const S& row_den(std::size_t h, std::size_t i) const { return heads_.at(h).den.at(i - first_row_); }
-    const S* row_weight(std::size_t h, std::size_t i, std::size_t j) const {
+    std::optional<S> row_weight(std::size_t h, std::size_t i, std::size_t j) const {
         if constexpr (interval_kernel)
-            if (!etab_.empty()) return &etab_.at(h).at(j * n_ + i);
-        return nullptr;
+            if (!etab_.empty() && h < heads_.size() && i < n_ && j < n_) return weight(h, i, j);
+        return std::nullopt;
     }
 
     /// Testing (certified double kernel, L = 2): head h's output b_h of layer-1 row p of
@@ -318,13 +319,19 @@ private:
     /// midpoints at [(h d + c) n + i] with, per head and row, the largest |midpoint| and radius.
     bool fold_mr_ = false;
     std::vector<double> y1m_, y1mt_, y1r_, gmt_, gb_, gt_;
-    /// Certified double kernel, L = 2: per layer-1 head, e_ip = exp(s_ip - shift_i) at
-    /// [p n + i] (a change reads column p), when n^2 H intervals fit in table_bytes.
-    std::vector<std::vector<S, util::huge_page_allocator<S>>> etab_;
-    /// Without the tables (they did not fit table_bytes), what recomputes an entry of them
-    /// bit for bit (weight()): per head the keys' midpoints (n x d_k) and per row the tau and
-    /// zero_hi of its certified soft-attention row (NaN tau: a row of the interval operations).
-    std::vector<std::vector<double>> kmid_, row_tau_, row_zero_hi_;
+    /// Certified double kernel, L = 2: per layer-1 head, the exponential E_p of row i's certified
+    /// row (soft_rows<dinterval>::sums) at [p n + i] (a change reads column p), when n^2 H
+    /// doubles fit in table_bytes and every row is a certified row; e_ip is E_p [1 - tau_i, 1 +
+    /// tau_i] one ulp outward (table_entry).
+    std::vector<std::vector<double, util::huge_page_allocator<double>>> etab_;
+    /// What recomputes an entry bit for bit without the tables (weight()), and the rows' part
+    /// of a tabled entry: per head the keys' midpoints (n x d_k) and per row the tau and
+    /// zero_hi of its certified soft-attention row (NaN tau: a row of the interval operations),
+    /// and the growth factors [next_down(1 - tau), next_up(1 + tau)] (row_growth).
+    std::vector<std::vector<double>> kmid_, row_tau_, row_zero_hi_, row_grow_lo_, row_grow_hi_;
+    /// Whether every row's tau is below 1/2: a column of the tables then turns into intervals
+    /// in a loop that vectorises (table_column), bit for bit table_entry's.
+    bool table_fast_ = false;
     /// e_ij of head h: the table's entry, or the same interval recomputed. So results do not
     /// depend on the table memory (which the threads of a run share).
     S weight(std::size_t h, std::size_t i, std::size_t j) const;
@@ -348,12 +355,12 @@ private:
     /// Per block of rows of a change: the coefficients (midpoints and radii, coefficient 3h + t
     /// of the block's row b at [(3h + t) B + b], B the block's capacity), whether each row
     /// takes them, K, the midpoints (coordinate c at [c B + b]), the moved bound's partial
-    /// sums, and the pair bound's weight quotients of one head; per change, the column e_ip of
-    /// a head without the tables.
+    /// sums, the pair bound's weight quotients of one head and the ends of its e_ip; per
+    /// change, the column e_ip of every head where the tables do not give it.
     mutable std::vector<double> blk_m_, blk_r_, blk_k_, blk_mid_, blk_sum_, w_num_, w_den_;
     mutable std::vector<double> blk_ok_; ///< 1 or 0 (doubles: the loop that sets them vectorises)
     mutable std::vector<S> e_col_;
-    mutable std::vector<const S*> e_cols_;
+    mutable std::vector<double> blk_el_, blk_eh_;
     /// Certified double kernel: per row of y^(1) the sum of y1r_ (rounded to nearest), per
     /// coordinate its largest entry.
     std::vector<double> y1rsum_, y1rmax_;

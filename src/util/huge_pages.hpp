@@ -8,11 +8,13 @@
 /// allocated 2 MiB-aligned, in whole 2 MiB units, and advised MADV_HUGEPAGE (Linux; where the
 /// kernel's transparent huge pages are "madvise" or "always", the faults and TLB entries drop
 /// by a factor of 512). Smaller blocks, and every block elsewhere, come from operator new.
-/// Only the memory layout changes, never a value.
+/// Elements are default-initialised: a vector<double> grows without writing its new elements
+/// (no pass of zeros over a table that its owner writes in full before reading it).
 
 #include <cstddef>
 #include <cstdlib>
 #include <new>
+#include <utility>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -42,6 +44,14 @@ template <class T> struct huge_page_allocator {
     void deallocate(T* p, std::size_t n) noexcept {
         if (n * sizeof(T) < huge) ::operator delete(p);
         else std::free(p);
+    }
+
+    /// Default-initialisation (no write for doubles); other construction as usual.
+    template <class U> void construct(U* p) noexcept(noexcept(::new (static_cast<void*>(p)) U)) {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <class U, class... A> void construct(U* p, A&&... a) {
+        ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
     }
 
     template <class U> bool operator==(const huge_page_allocator<U>&) const noexcept { return true; }

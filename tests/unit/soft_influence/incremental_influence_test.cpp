@@ -414,7 +414,7 @@ int constructor_misses(const model::model<rational>& m, const model::input_seque
             for (std::size_t j = 0; j < n; ++j) {
                 const mpfr_real e = numeric::exp(model::dot(q.data(), k[j].data(), q.size(), ctx512) - M);
                 D += e;
-                if (const auto* w = inc.row_weight(h, i, j); w && !numeric::contains(*w, e)) ++misses;
+                if (const auto w = inc.row_weight(h, i, j); w && !numeric::contains(*w, e)) ++misses;
             }
             if (!numeric::contains(inc.row_den(h, i), D)) ++misses;
         }
