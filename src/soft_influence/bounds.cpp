@@ -7,8 +7,11 @@
 #include "util/precondition.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <variant>
 
@@ -1210,6 +1213,48 @@ std::vector<double> posterior_cache<S>::top_value_norms(std::size_t h, const std
 }
 
 template <class S>
+std::optional<double> posterior_cache<S>::top_value_norm_max(std::size_t h,
+                                                             const std::vector<model::vec<S>>& y1,
+                                                             const change_hints& hints) const {
+    if constexpr (std::is_same_v<S, dinterval>) {
+        if (!ok_ || layers_.size() != 2 || h >= layers_[1].heads.size() || y1.size() != n_)
+            return std::nullopt;
+        const auto& st = layers_[1].heads[h];
+        if (!st.vmid || st.pv.size() != n_) return std::nullopt;
+        const std::size_t C = st.V.W.cols, R = st.V.W.rows;
+        const bool moved = sized(hints.y1_moved, n_) && st.nu_up <= std::numeric_limits<double>::max();
+        const bool mids = sized(hints.y1_mid, n_ * C) && sized(hints.y1_rad, n_ * C);
+        std::vector<double> scratch;
+        // top_value_norms' values, the largest first and one ulp up once (rounding to nearest
+        // and one ulp up are monotone; the ulp only enlarges a row's own bound); NaN
+        // propagates. next_up of a nonnegative double is its bit pattern plus one.
+        const auto up = [](double x) {
+            return std::bit_cast<double>(std::bit_cast<std::uint64_t>(x) + 1);
+        };
+        double mx = 0;
+        for (std::size_t j = 0; j < n_; ++j) {
+            const double mv = moved ? (*hints.y1_moved)[j] : std::numeric_limits<double>::quiet_NaN();
+            double v = 0;
+            if (mv >= 0 && mv <= std::numeric_limits<double>::max()) {
+                v = st.pv[j] + up(st.nu_up * mv);
+            } else {
+                scratch.resize(2 * C + R);
+                v = mids ? value_norm_row(st, hints.y1_mid->data() + j * C,
+                                          hints.y1_rad->data() + j * C, scratch.data() + 2 * C)
+                         : value_norm_row(st, y1[j], scratch);
+            }
+            if (!(v <= mx)) mx = v;
+        }
+        return mx <= std::numeric_limits<double>::max() ? numeric::interval_detail::next_up(mx) : mx;
+    } else {
+        (void)h;
+        (void)y1;
+        (void)hints;
+        return std::nullopt;
+    }
+}
+
+template <class S>
 arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                                    const std::vector<model::vec<S>>& y1,
                                    const model::vec<S>& y_top,
@@ -1248,16 +1293,23 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                 // ||y'_j|| <= ||y_j|| + moved_j (rounded to nearest, one ulp up); a row without
                 // a moved bound from its intervals.
                 if (sized(hints.y1_moved, n_) && f1_rows_.size() == n_) {
-                    double mx = 0;
+                    // The largest sum first, one ulp up once (rounding to nearest and one ulp
+                    // up are monotone); NaN propagates.
+                    double mx = 0, mx_rows = 0;
                     for (std::size_t j = 0; j < n_; ++j) {
                         const double mv = (*hints.y1_moved)[j];
-                        const double v = mv >= 0 && mv <= std::numeric_limits<double>::max()
-                                             ? numeric::interval_detail::next_up(f1_rows_[j] + mv)
-                                         : y1[j].size() == y1[n_ - 1].size()
-                                             ? norm_hi(y1[j])
-                                             : std::numeric_limits<double>::infinity();
-                        if (!(v <= mx)) mx = v;
+                        if (mv >= 0 && mv <= std::numeric_limits<double>::max()) {
+                            const double v = f1_rows_[j] + mv;
+                            if (!(v <= mx)) mx = v;
+                        } else {
+                            const double v = y1[j].size() == y1[n_ - 1].size()
+                                                 ? norm_hi(y1[j])
+                                                 : std::numeric_limits<double>::infinity();
+                            if (!(v <= mx_rows)) mx_rows = v;
+                        }
                     }
+                    mx = numeric::interval_detail::next_up(mx);
+                    if (!(mx_rows <= mx)) mx = mx_rows;
                     Fk = max_upper(Fk, upper_of_max(mx, prec));
                     by_moved = true;
                 }
@@ -1275,12 +1327,8 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
             } else {
                 bool per_row = false;
                 if constexpr (std::is_same_v<S, dinterval>) {
-                    const std::vector<double> pv = top_value_norms(h, y1, hints);
-                    if (pv.size() == n_) {
-                        double mx = 0;
-                        for (double v : pv)
-                            if (!(v <= mx)) mx = v;
-                        P = max_upper(P, upper_of_max(mx, prec));
+                    if (const auto mx = top_value_norm_max(h, y1, hints)) {
+                        P = max_upper(P, upper_of_max(*mx, prec));
                         per_row = true;
                     }
                 }

@@ -188,6 +188,10 @@ public:
     /// (empty for the other kinds). `drop_moved` (the negative control) leaves ν moved_j out.
     std::vector<double> top_value_norms(std::size_t h, const std::vector<model::vec<S>>& y1,
                                         const change_hints& hints, bool drop_moved = false) const;
+    /// The largest of top_value_norms (one pass, no vector; at least each of them), or none
+    /// where top_value_norms would be empty.
+    std::optional<double> top_value_norm_max(std::size_t h, const std::vector<model::vec<S>>& y1,
+                                             const change_hints& hints) const;
 
 private:
     struct head_state {

@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <cstdint>
@@ -667,6 +668,15 @@ moved_check check_moved(const model::model<rational>& m, const model::input_sequ
         for (std::size_t h = 0; h < heads2.size(); ++h) {
             const auto pv = cache.top_value_norms(h, st.y1, hints, drop_norms);
             REQUIRE(pv.size() == n);
+            // The bound takes their largest in one pass: at least each of them, at most one
+            // ulp above the largest.
+            if (!drop_norms) {
+                const auto mx = cache.top_value_norm_max(h, st.y1, hints);
+                REQUIRE(mx.has_value());
+                const double largest = *std::max_element(pv.begin(), pv.end());
+                CHECK(*mx >= largest);
+                CHECK(*mx <= numeric::interval_detail::next_up(largest));
+            }
             for (std::size_t j = 0; j < n; ++j) {
                 const auto v = model::apply_affine(heads2[h].value.V, ref.trace->y[1][j], ctx512);
                 mpfr_real sq = numeric::zero<mpfr_real>(ctx512);
