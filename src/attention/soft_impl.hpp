@@ -296,6 +296,11 @@ public:
     /// values for all of them (each out[h].exp_mid valid until the next call); false when one
     /// of them fails.
     bool sums_many(const vec<I>* const* qs, std::size_t count, row_sums* out);
+    /// sums_many with the scores given (query h's score of key j at scores[h n + j]): they must
+    /// be the ones sums_many computes, fl(a . m_j) of the queries' midpoints a summed in index
+    /// order from 0.0 (the caller computes them where the keys are at hand).
+    bool sums_many_scored(const vec<I>* const* qs, std::size_t count, const double* scores,
+                          row_sums* out);
 
     /// Testing only: when set, the row's error bound is dropped (the output is the quotient of
     /// the computed sums, rounded outward once): the negative control that the containment
@@ -308,7 +313,8 @@ private:
     numeric::context ctx_;
     std::size_t n_, dk_, dv_;
     bool sums_core(const vec<I>& q, row_sums& out, bool drop);
-    bool sums_core_many(const vec<I>* const* qs, std::size_t count, row_sums* outs, bool drop);
+    bool sums_core_many(const vec<I>* const* qs, std::size_t count, row_sums* outs, bool drop,
+                        const double* scores = nullptr);
     bool finite_ = true;
     std::vector<double> kmid_, vmid_; ///< n x dk and n x dv midpoints (built from intervals)
     const double* km_ = nullptr;      ///< the keys' midpoints (kmid_, or the caller's)

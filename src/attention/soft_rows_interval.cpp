@@ -214,8 +214,13 @@ bool soft_rows<dinterval>::sums_many(const vec<I>* const* qs, std::size_t count,
     return sums_core_many(qs, count, out, drop_error_bound_for_testing());
 }
 
+bool soft_rows<dinterval>::sums_many_scored(const vec<I>* const* qs, std::size_t count,
+                                            const double* scores, row_sums* out) {
+    return scores && sums_core_many(qs, count, out, drop_error_bound_for_testing(), scores);
+}
+
 bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t count,
-                                          row_sums* outs, bool drop) {
+                                          row_sums* outs, bool drop, const double* scores) {
     if (!finite_ || count == 0) return false;
     // Every query's midpoints (count x dk) and the radius bound rho of its scores.
     qmid_.resize(count * dk_);
@@ -239,8 +244,9 @@ bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t c
     // chains. Query h's scores at s_[h n + j].
     s_.resize(count * n_);
     e_.resize(count * n_);
+    if (scores) std::copy(scores, scores + count * n_, s_.begin());
     constexpr std::size_t key_block = 64; // keys per block, every query's scores of a block in turn
-    for (std::size_t b0 = 0; b0 < n_; b0 += key_block) {
+    for (std::size_t b0 = 0; b0 < n_ && !scores; b0 += key_block) {
         for (std::size_t h = 0; h < count; ++h) {
             const std::size_t b1 = std::min(n_, b0 + key_block);
             const double* a = qmid_.data() + h * dk_;

@@ -62,6 +62,21 @@ dinterval table_entry(double e, std::pair<double, double> grow, double zero_hi) 
                      numeric::interval_detail::mul_up_loose(e, grow.second));
 }
 
+/// Scores of B keys given coordinate after coordinate (key b's coordinate c at
+/// m[c stride + b]) against the query midpoints a (d of them): out[b] = fl(a . m_b), summed in
+/// index order from 0.0, the operations of soft_rows<dinterval>::sums in the same order. Not
+/// inlined, for the restrict qualifiers: the loop runs across keys and vectorises.
+[[gnu::noinline]] void block_scores(const double* __restrict a, std::size_t d,
+                                    const double* __restrict m, std::size_t stride,
+                                    double* __restrict out, std::size_t B) {
+    for (std::size_t b = 0; b < B; ++b) out[b] = 0.0;
+    for (std::size_t c = 0; c < d; ++c) {
+        const double ac = a[c];
+        const double* mc = m + c * stride;
+        for (std::size_t b = 0; b < B; ++b) out[b] += ac * mc[b];
+    }
+}
+
 /// table_entry of B entries of one column (E_p of rows i0 + b at e[b], their growth factors
 /// and zero_hi), where every tau is below 1/2: then a positive E (at least e^-707 (1 - 2^-50))
 /// times the lower factor (in (1/2, 1]) is positive and below 2, and times the upper factor
@@ -1658,12 +1673,44 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         row_terms(Kb, &y1rsum_[i0], t2v, m1v, tmin, row_block, static_cast<double>(d), drop,
                   drop_moved, r1v, tradv, m1s, mv, B);
     };
+    // Lean: layer 2's queries of row n once its row of y'^(1) is formed (the last block goes
+    // first), then every head's scores of each block's rows while its midpoints are at hand
+    // (block_scores; a split row's from its midpoints as stored).
+    const auto& top_layer = m_.layers.back();
+    const std::size_t H2 = m_.layers.size() == 2 ? top_layer.heads.size() : 0;
+    lean_scored_ = false;
+    auto top_queries = [&] {
+        if (!lean || H2 == 0 || y1[n_ - 1].size() != d) return false;
+        lean_u_.resize(H2);
+        lean_c_.resize(H2);
+        lean_qmid_.resize(H2 * d);
+        for (std::size_t h = 0; h < H2; ++h) {
+            try {
+                auto f = fold_scores(top_layer.heads[h], y1[n_ - 1], n_, ctx_);
+                if (!finite(f.c) || f.u.size() != d) return false;
+                for (std::size_t c = 0; c < d; ++c) {
+                    double r = 0;
+                    if (!mid_rad(f.u[c], lean_qmid_[h * d + c], r)) return false;
+                }
+                lean_u_[h] = std::move(f.u);
+                lean_c_[h] = f.c;
+            } catch (const numeric::undefined_error&) {
+                return false; // top_lean meets it again and locates it
+            }
+        }
+        lean_scores_.resize(H2 * n_);
+        return true;
+    };
+    if (lean) blk_folded_.resize(row_block);
     double k_max = 0; // lean: the largest K of a folded row
     bool folded_any = false;
-    for (std::size_t i0 = 0; i0 < n_; i0 += row_block) {
+    const std::size_t blocks = (n_ + row_block - 1) / row_block;
+    for (std::size_t kb = 0; kb < blocks; ++kb) {
+        const std::size_t i0 = (kb == 0 ? blocks - 1 : kb - 1) * row_block;
         const std::size_t B = std::min(n_ - i0, row_block);
         block_coefficients(i0, B);
         block_rows(i0, B);
+        if (lean) std::fill(blk_folded_.begin(), blk_folded_.end(), 0.0);
         const double* r1v = blk_sum_.data() + 12 * row_block;
         const double* tradv = r1v + row_block;
         const double* m1s = tradv + row_block;
@@ -1716,6 +1763,22 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
                 lean_vabs_[c] = std::max(lean_vabs_[c], std::fabs(om[c]));
             k_max = std::max(k_max, K);
             folded_any = true;
+            blk_folded_[b] = 1.0;
+        }
+        if (!lean) continue;
+        if (kb == 0) lean_scored_ = top_queries();
+        if (!lean_scored_ || mid.size() != n_ * d) continue;
+        for (std::size_t h = 0; h < H2; ++h) {
+            const double* a = &lean_qmid_[h * d];
+            double* sc = &lean_scores_[h * n_ + i0];
+            block_scores(a, d, blk_mid_.data(), row_block, sc, B);
+            for (std::size_t b = 0; b < B; ++b) {
+                if (blk_folded_[b] != 0) continue;
+                const double* m = &mid[(i0 + b) * d];
+                double acc = 0.0;
+                for (std::size_t c = 0; c < d; ++c) acc += a[c] * m[c];
+                sc[b] = acc;
+            }
         }
     }
     if (batch && omega1)
@@ -1755,17 +1818,22 @@ bool incremental_influence<dinterval>::top_lean(const change& ch, changed_states
     std::vector<vec<dinterval>> b(H2);
     st.omega_top.assign(H2, std::numeric_limits<double>::quiet_NaN());
     const bool loose = fault_ == incremental_fault::loose_top_omega;
-    // Every head's row over one pass of the rows (sums_many).
+    // Every head's row over one pass of the rows (sums_many), with the fold's queries and
+    // scores where it computed them.
     std::vector<folded_scores<dinterval>> fs;
     std::vector<const vec<dinterval>*> qs;
+    const bool scored = lean_scored_ && lean_u_.size() == H2 && lean_scores_.size() == H2 * n_;
     fs.reserve(H2);
     for (std::size_t h = 0; h < H2; ++h) {
-        fs.push_back(fold_scores(lay.heads[h], yn, n_, ctx_));
+        fs.push_back(scored ? folded_scores<dinterval>{lean_u_[h], lean_c_[h]}
+                            : fold_scores(lay.heads[h], yn, n_, ctx_));
         if (!finite(fs.back().c)) return false;
     }
     for (const auto& f : fs) qs.push_back(&f.u);
     std::vector<attention::detail::soft_rows<dinterval>::row_sums> sums(H2);
-    if (!rows.sums_many(qs.data(), H2, sums.data())) return false;
+    if (scored ? !rows.sums_many_scored(qs.data(), H2, lean_scores_.data(), sums.data())
+               : !rows.sums_many(qs.data(), H2, sums.data()))
+        return false;
     for (std::size_t h = 0; h < H2; ++h) {
         const auto& hd = lay.heads[h];
         const auto& f = fs[h];

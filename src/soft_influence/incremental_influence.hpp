@@ -352,6 +352,13 @@ private:
     };
     std::vector<top_state> top_old_;
     mutable std::vector<double> lean_m1_, lean_r1_, lean_vrad_, lean_vabs_, lean_split_;
+    /// Lean changes: layer 2's folded queries of row n (per head: u, the constant q . b_K and
+    /// u's midpoints) and every head's scores of the rows of y'^(1) at [h n + j], computed by
+    /// the fold block by block (lean_scored_: all of them are there).
+    mutable std::vector<model::vec<S>> lean_u_;
+    mutable std::vector<S> lean_c_;
+    mutable std::vector<double> lean_qmid_, lean_scores_, blk_folded_;
+    mutable bool lean_scored_ = false;
     /// Per block of rows of a change: the coefficients (midpoints and radii, coefficient 3h + t
     /// of the block's row b at [(3h + t) B + b], B the block's capacity), whether each row
     /// takes them, K, the midpoints (coordinate c at [c B + b]), the moved bound's partial
