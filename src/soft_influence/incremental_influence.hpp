@@ -144,7 +144,7 @@ public:
 
     /// Testing: layer 1's kept state of x's row i (i = n - 1 alone for L = 1) and head h: the
     /// shift M_i, the enclosure of D_i = Σ_j exp(s_ij - M_i) (s_ij the scaled scores) and,
-    /// with the certified double kernel's weight tables, of e_ij = exp(s_ij - M_i) (else null).
+    /// with the certified double kernel's weight tables, of e_ij = exp(s_ij - M_i) (else none).
     const S& row_shift(std::size_t h, std::size_t i) const { return heads_.at(h).shift.at(i - first_row_); }
     const S& row_den(std::size_t h, std::size_t i) const { return heads_.at(h).den.at(i - first_row_); }
     std::optional<S> row_weight(std::size_t h, std::size_t i, std::size_t j) const {
