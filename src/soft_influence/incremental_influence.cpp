@@ -1042,7 +1042,7 @@ double gamma_of(std::size_t w) { return static_cast<double>(w + 1) * 0x1p-52; }
 [[gnu::always_inline]] inline double moved_bound(double t2, bool small, double trad, bool drop) {
     constexpr double dmax = std::numeric_limits<double>::max();
     const double s = std::sqrt(t2 * (1.0 + 0x1p-40) + (small ? 0x1p-1000 : 0.0));
-    const double nt = (t2 == 0) & !small ? 0.0 : s * (1.0 + 0x1p-51);
+    const double nt = ((t2 == 0) & !small) ? 0.0 : s * (1.0 + 0x1p-51);
     const double v = (nt * (1.0 + 0x1p-52) + trad) * (1.0 + 0x1p-40);
     const bool ok = (t2 <= dmax) & (trad <= dmax) & (v <= dmax);
     if (drop) return std::sqrt(t2);
