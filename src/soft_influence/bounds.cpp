@@ -1177,38 +1177,57 @@ template <class S> void posterior_cache<S>::ensure_layer1(const head_state& cst)
 }
 
 template <class S>
-std::vector<double> posterior_cache<S>::top_value_norms(std::size_t h, const std::vector<model::vec<S>>& y1,
-                                                        const change_hints& hints, bool drop_moved) const {
-    std::vector<double> out;
+template <class F>
+bool posterior_cache<S>::top_value_norm_rows(std::size_t h, const std::vector<model::vec<S>>& y1,
+                                             const change_hints& hints, bool drop_moved,
+                                             F&& f) const {
     if constexpr (std::is_same_v<S, dinterval>) {
-        if (!ok_ || layers_.size() != 2 || h >= layers_[1].heads.size() || y1.size() != n_) return out;
+        if (!ok_ || layers_.size() != 2 || h >= layers_[1].heads.size() || y1.size() != n_) return false;
         const auto& st = layers_[1].heads[h];
-        if (!st.vmid || st.pv.size() != n_) return out;
+        if (!st.vmid || st.pv.size() != n_) return false;
         const std::size_t C = st.V.W.cols, R = st.V.W.rows;
         const bool moved = sized(hints.y1_moved, n_) && st.nu_up <= std::numeric_limits<double>::max();
         const bool mids = sized(hints.y1_mid, n_ * C) && sized(hints.y1_rad, n_ * C);
-        std::vector<double> scratch(2 * C + R);
-        using numeric::interval_detail::next_up;
-        out.resize(n_);
+        std::vector<double> scratch;
+        // next_up of a nonnegative double: its bit pattern plus one (no branch).
+        const auto up = [](double x) {
+            return std::bit_cast<double>(std::bit_cast<std::uint64_t>(x) + 1);
+        };
         for (std::size_t j = 0; j < n_; ++j) {
             const double mv = moved ? (*hints.y1_moved)[j] : std::numeric_limits<double>::quiet_NaN();
             if (mv >= 0 && mv <= std::numeric_limits<double>::max()) {
                 // ||V y'_j + c|| <= ||V y_j + c|| + ν ||y'_j - y_j||: a product and a sum of
-                // nonnegative doubles, each rounded to nearest and one ulp up.
-                out[j] = drop_moved ? st.pv[j] : next_up(st.pv[j] + next_up(st.nu_up * mv));
-            } else if (mids) {
-                out[j] = value_norm_row(st, hints.y1_mid->data() + j * C, hints.y1_rad->data() + j * C,
-                                        scratch.data() + 2 * C);
+                // nonnegative doubles, each rounded to nearest and one ulp up (the sum's ulp
+                // left to f).
+                f(j, drop_moved ? st.pv[j] : st.pv[j] + up(st.nu_up * mv), !drop_moved);
             } else {
-                out[j] = value_norm_row(st, y1[j], scratch);
+                scratch.resize(2 * C + R);
+                f(j,
+                  mids ? value_norm_row(st, hints.y1_mid->data() + j * C, hints.y1_rad->data() + j * C,
+                                        scratch.data() + 2 * C)
+                       : value_norm_row(st, y1[j], scratch),
+                  false);
             }
         }
+        return true;
     } else {
         (void)h;
         (void)y1;
         (void)hints;
         (void)drop_moved;
+        (void)f;
+        return false;
     }
+}
+
+template <class S>
+std::vector<double> posterior_cache<S>::top_value_norms(std::size_t h, const std::vector<model::vec<S>>& y1,
+                                                        const change_hints& hints, bool drop_moved) const {
+    std::vector<double> out(n_);
+    const bool ok = top_value_norm_rows(h, y1, hints, drop_moved, [&](std::size_t j, double v, bool up) {
+        out[j] = up ? numeric::interval_detail::next_up(v) : v;
+    });
+    if (!ok) out.clear();
     return out;
 }
 
@@ -1216,42 +1235,14 @@ template <class S>
 std::optional<double> posterior_cache<S>::top_value_norm_max(std::size_t h,
                                                              const std::vector<model::vec<S>>& y1,
                                                              const change_hints& hints) const {
-    if constexpr (std::is_same_v<S, dinterval>) {
-        if (!ok_ || layers_.size() != 2 || h >= layers_[1].heads.size() || y1.size() != n_)
-            return std::nullopt;
-        const auto& st = layers_[1].heads[h];
-        if (!st.vmid || st.pv.size() != n_) return std::nullopt;
-        const std::size_t C = st.V.W.cols, R = st.V.W.rows;
-        const bool moved = sized(hints.y1_moved, n_) && st.nu_up <= std::numeric_limits<double>::max();
-        const bool mids = sized(hints.y1_mid, n_ * C) && sized(hints.y1_rad, n_ * C);
-        std::vector<double> scratch;
-        // top_value_norms' values, the largest first and one ulp up once (rounding to nearest
-        // and one ulp up are monotone; the ulp only enlarges a row's own bound); NaN
-        // propagates. next_up of a nonnegative double is its bit pattern plus one.
-        const auto up = [](double x) {
-            return std::bit_cast<double>(std::bit_cast<std::uint64_t>(x) + 1);
-        };
-        double mx = 0;
-        for (std::size_t j = 0; j < n_; ++j) {
-            const double mv = moved ? (*hints.y1_moved)[j] : std::numeric_limits<double>::quiet_NaN();
-            double v = 0;
-            if (mv >= 0 && mv <= std::numeric_limits<double>::max()) {
-                v = st.pv[j] + up(st.nu_up * mv);
-            } else {
-                scratch.resize(2 * C + R);
-                v = mids ? value_norm_row(st, hints.y1_mid->data() + j * C,
-                                          hints.y1_rad->data() + j * C, scratch.data() + 2 * C)
-                         : value_norm_row(st, y1[j], scratch);
-            }
-            if (!(v <= mx)) mx = v;
-        }
-        return mx <= std::numeric_limits<double>::max() ? numeric::interval_detail::next_up(mx) : mx;
-    } else {
-        (void)h;
-        (void)y1;
-        (void)hints;
-        return std::nullopt;
-    }
+    // top_value_norms' values, the largest first and one ulp up once (rounding to nearest and
+    // one ulp up are monotone; the ulp only enlarges a row's own bound); NaN propagates.
+    double mx = 0;
+    const bool ok = top_value_norm_rows(h, y1, hints, false, [&](std::size_t, double v, bool) {
+        if (!(v <= mx)) mx = v;
+    });
+    if (!ok) return std::nullopt;
+    return mx <= std::numeric_limits<double>::max() ? numeric::interval_detail::next_up(mx) : mx;
 }
 
 template <class S>

@@ -194,6 +194,13 @@ public:
                                              const change_hints& hints) const;
 
 private:
+    /// Per row j of x' (top head h), f(j, v, up): top_value_norms' value of the row is v, one
+    /// ulp up when `up` (a row with a moved bound: the sum rounded to nearest, its ulp left to
+    /// the caller). False (and no call) where top_value_norms is empty.
+    template <class F>
+    bool top_value_norm_rows(std::size_t h, const std::vector<model::vec<S>>& y1,
+                             const change_hints& hints, bool drop_moved, F&& f) const;
+
     struct head_state {
         bool constant_scores = true;              ///< μ = 0: uniform weights
         numeric::arb_ball mu, nu, l;              ///< at this n

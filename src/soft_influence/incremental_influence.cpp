@@ -1100,8 +1100,8 @@ inline double weight_widen(double q) { return q * (1.0 + 0x1p-49) + 0x1p-1000; }
 
 /// The rank-1 coefficients of one row and head, lambda - 1 = (e - e') / D', alpha = -e / D' and
 /// beta = e' / D' with e' = e f and D' = (D - e) + e', for e in [el, eh], f in [fl, fh] and D in
-/// [dl, dh] (el, fl >= 0, dl > 0), as midpoints m[0..2] computed in rounding to nearest and
-/// radii r[0..2] from one a-priori bound each (docs/scalars.md, "One-symbol changes in
+/// [dl, dh] (el, fl >= 0, dl > 0), as midpoints m[t stride] computed in rounding to nearest and
+/// radii r[t stride] from one a-priori bound each (docs/scalars.md, "One-symbol changes in
 /// certified double intervals"): with u' = 2^-52 and e_m in [el, eh], e_r = fl(eh - el) (the
 /// same for f and D),
 ///   n = e_m f_m                N_r = e_r (f_m + f_r) + e_m f_r + u' n
@@ -1486,7 +1486,7 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
     // Per row the operations and their order are those of a loop over one row's coordinates.
     // With every factor e'_ip = e_ip f_i (f_in add or concat: `batch`), coefficients() per row
     // and head, one a-priori bound each, and the pair bound's weight of each head as the
-    // largest quotient of its rows (weight_parts), one ulp up at the end. Without, the
+    // largest quotient of its rows, widened once at the end (weight_widen). Without, the
     // coefficients in interval arithmetic row by row, with the cancellation guard of the
     // generic kernel, and with omega1 every head's weight of the pair bound from the same e,
     // e' and D (weight_upper), also on a guarded row.
