@@ -808,6 +808,19 @@ double upper_double(const arb_ball& x) {
 }
 /// Whether v holds `len` entries.
 bool sized(const std::vector<double>* v, std::size_t len) { return v && v->size() == len; }
+/// The value norm bound of row j of x' without a moved bound (row p, a row the kernel
+/// recomputed): from the kernel's midpoints and radii where given (`mids`), else from the
+/// row's intervals. Never NaN.
+template <class HS>
+double unmoved_value_norm(const HS& st, const std::vector<model::vec<dinterval>>& y1,
+                          const change_hints& hints, bool mids, std::size_t j,
+                          std::vector<double>& scratch) {
+    const std::size_t C = st.V.W.cols, R = st.V.W.rows;
+    if (!mids) return value_norm_row(st, y1[j], scratch);
+    scratch.resize(2 * C + R);
+    return value_norm_row(st, hints.y1_mid->data() + j * C, hints.y1_rad->data() + j * C,
+                          scratch.data() + 2 * C);
+}
 
 /// Certified double intervals, layer 1 below the top (posterior_cache's constructor): E_m =
 /// e^M D_m from the certified soft-attention row's sums (M its shift, D_m its enclosure of
@@ -1039,6 +1052,47 @@ template <class S> const std::vector<model::vec<S>>& first_rows(const attention:
     static const std::vector<model::vec<S>> none;
     return tx.y.empty() ? none : tx.y[0];
 }
+
+/// The largest of 0 and v_j = a_j + t_j over the rows j < n with a moved bound mv_j in [0,
+/// DBL_MAX], t_j = mv_j (Scaled false) or the double after fl(f mv_j) (Scaled true: its bit
+/// pattern plus one, for f mv_j >= 0); the other rows' indices, in order, into `others`. None
+/// when some v_j is not finite (the caller's row loop decides then). The largest of finite
+/// values does not depend on the order, so it is that of a row loop; four running maxima, so
+/// it costs about a cycle a row.
+template <bool Scaled>
+[[gnu::noinline]] std::optional<double> moved_max(const double* __restrict a,
+                                                  const double* __restrict mv, std::size_t n,
+                                                  double f, std::vector<std::size_t>& others) {
+    constexpr double dmax = std::numeric_limits<double>::max();
+    double m[4] = {0.0, 0.0, 0.0, 0.0};
+    bool ok = true;
+    others.clear();
+    const std::size_t n4 = n - n % 4;
+    auto term = [&](std::size_t j) {
+        const double x = mv[j];
+        if (!(x >= 0 && x <= dmax)) {
+            others.push_back(j);
+            return 0.0;
+        }
+        double t = x;
+        if constexpr (Scaled)
+            t = std::bit_cast<double>(std::bit_cast<std::uint64_t>(f * x) + 1);
+        const double v = a[j] + t;
+        ok = ok & (v <= dmax) & (v >= -dmax);
+        return v;
+    };
+    for (std::size_t j = 0; j < n4; j += 4)
+        for (std::size_t l = 0; l < 4; ++l) {
+            const double v = term(j + l);
+            m[l] = v > m[l] ? v : m[l];
+        }
+    for (std::size_t j = n4; j < n; ++j) {
+        const double v = term(j);
+        m[0] = v > m[0] ? v : m[0];
+    }
+    if (!ok) return std::nullopt;
+    return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
+}
 } // namespace
 
 template <class S>
@@ -1185,7 +1239,7 @@ bool posterior_cache<S>::top_value_norm_rows(std::size_t h, const std::vector<mo
         if (!ok_ || layers_.size() != 2 || h >= layers_[1].heads.size() || y1.size() != n_) return false;
         const auto& st = layers_[1].heads[h];
         if (!st.vmid || st.pv.size() != n_) return false;
-        const std::size_t C = st.V.W.cols, R = st.V.W.rows;
+        const std::size_t C = st.V.W.cols;
         const bool moved = sized(hints.y1_moved, n_) && st.nu_up <= std::numeric_limits<double>::max();
         const bool mids = sized(hints.y1_mid, n_ * C) && sized(hints.y1_rad, n_ * C);
         std::vector<double> scratch;
@@ -1201,12 +1255,7 @@ bool posterior_cache<S>::top_value_norm_rows(std::size_t h, const std::vector<mo
                 // left to f).
                 f(j, drop_moved ? st.pv[j] : st.pv[j] + up(st.nu_up * mv), !drop_moved);
             } else {
-                scratch.resize(2 * C + R);
-                f(j,
-                  mids ? value_norm_row(st, hints.y1_mid->data() + j * C, hints.y1_rad->data() + j * C,
-                                        scratch.data() + 2 * C)
-                       : value_norm_row(st, y1[j], scratch),
-                  false);
+                f(j, unmoved_value_norm(st, y1, hints, mids, j, scratch), false);
             }
         }
         return true;
@@ -1238,6 +1287,31 @@ std::optional<double> posterior_cache<S>::top_value_norm_max(std::size_t h,
     // top_value_norms' values, the largest first and one ulp up once (rounding to nearest and
     // one ulp up are monotone; the ulp only enlarges a row's own bound); NaN propagates.
     double mx = 0;
+    if constexpr (std::is_same_v<S, dinterval>) {
+        // The rows with a moved bound by moved_max, the others (row p, rows the kernel
+        // recomputed) as top_value_norm_rows takes them: the same largest value (no value is
+        // NaN).
+        if (ok_ && layers_.size() == 2 && h < layers_[1].heads.size() && y1.size() == n_ &&
+            sized(hints.y1_moved, n_)) {
+            const auto& st = layers_[1].heads[h];
+            std::vector<std::size_t> others;
+            if (st.vmid && st.pv.size() == n_ && st.nu_up <= std::numeric_limits<double>::max())
+                if (const auto fast = moved_max<true>(st.pv.data(), hints.y1_moved->data(), n_,
+                                                      st.nu_up, others)) {
+                    const std::size_t C = st.V.W.cols;
+                    const bool mids = sized(hints.y1_mid, n_ * C) && sized(hints.y1_rad, n_ * C);
+                    std::vector<double> scratch;
+                    mx = *fast;
+                    for (std::size_t j : others) {
+                        const double v = unmoved_value_norm(st, y1, hints, mids, j, scratch);
+                        if (!(v <= mx)) mx = v;
+                    }
+                    return mx <= std::numeric_limits<double>::max()
+                               ? numeric::interval_detail::next_up(mx)
+                               : mx;
+                }
+        }
+    }
     const bool ok = top_value_norm_rows(h, y1, hints, false, [&](std::size_t, double v, bool) {
         if (!(v <= mx)) mx = v;
     });
@@ -1287,7 +1361,21 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                     // The largest sum first, one ulp up once (rounding to nearest and one ulp
                     // up are monotone); NaN propagates.
                     double mx = 0, mx_rows = 0;
-                    for (std::size_t j = 0; j < n_; ++j) {
+                    // The rows with a moved bound by moved_max, the others in the same order as
+                    // the loop below.
+                    std::vector<std::size_t> others;
+                    const auto fast = moved_max<false>(f1_rows_.data(), hints.y1_moved->data(),
+                                                       n_, 1.0, others);
+                    if (fast) {
+                        mx = *fast;
+                        for (std::size_t j : others) {
+                            const double v = y1[j].size() == y1[n_ - 1].size()
+                                                 ? norm_hi(y1[j])
+                                                 : std::numeric_limits<double>::infinity();
+                            if (!(v <= mx_rows)) mx_rows = v;
+                        }
+                    }
+                    for (std::size_t j = 0; j < n_ && !fast; ++j) {
                         const double mv = (*hints.y1_moved)[j];
                         if (mv >= 0 && mv <= std::numeric_limits<double>::max()) {
                             const double v = f1_rows_[j] + mv;

@@ -1,5 +1,7 @@
 // One-symbol updates for soft models with L <= 2 (incremental_influence.hpp).
 #include "soft_influence/incremental_influence.hpp"
+#include "soft_influence/fold_kernels.hpp"
+#include "soft_influence/fold_math.hpp"
 #include "attention/soft.hpp"
 #include "numeric/dinterval_raw.hpp"
 #include "util/precondition.hpp"
@@ -60,39 +62,6 @@ dinterval table_entry(double e, std::pair<double, double> grow, double zero_hi) 
     if (!(e > 0)) return dinterval(0.0, zero_hi);
     return dinterval(numeric::interval_detail::mul_down_loose(e, grow.first),
                      numeric::interval_detail::mul_up_loose(e, grow.second));
-}
-
-/// Scores of B keys given coordinate after coordinate (key b's coordinate c at
-/// m[c stride + b]) against the query midpoints a (d of them): out[b] = fl(a . m_b), summed in
-/// index order from 0.0, the operations of soft_rows<dinterval>::sums in the same order. Not
-/// inlined, for the restrict qualifiers: the loop runs across keys and vectorises.
-[[gnu::noinline]] void block_scores(const double* __restrict a, std::size_t d,
-                                    const double* __restrict m, std::size_t stride,
-                                    double* __restrict out, std::size_t B) {
-    for (std::size_t b = 0; b < B; ++b) out[b] = 0.0;
-    for (std::size_t c = 0; c < d; ++c) {
-        const double ac = a[c];
-        const double* mc = m + c * stride;
-        for (std::size_t b = 0; b < B; ++b) out[b] += ac * mc[b];
-    }
-}
-
-/// table_entry of B entries of one column (E_p of rows i0 + b at e[b], their growth factors
-/// and zero_hi), where every tau is below 1/2: then a positive E (at least e^-707 (1 - 2^-50))
-/// times the lower factor (in (1/2, 1]) is positive and below 2, and times the upper factor
-/// (in (1, 3/2]) finite, so one ulp outward is the neighbouring bit pattern, as
-/// mul_down_loose and mul_up_loose give it. Not inlined, for the restrict qualifiers: the loop
-/// vectorises.
-[[gnu::noinline]] void table_column(const double* __restrict e, const double* __restrict glo,
-                                    const double* __restrict ghi, const double* __restrict zero,
-                                    double* __restrict lo, double* __restrict hi, std::size_t B) {
-    for (std::size_t b = 0; b < B; ++b) {
-        const double x = e[b];
-        const std::uint64_t bl = std::bit_cast<std::uint64_t>(x * glo[b]) - 1;
-        const std::uint64_t bh = std::bit_cast<std::uint64_t>(x * ghi[b]) + 1;
-        lo[b] = x > 0 ? std::bit_cast<double>(bl) : 0.0;
-        hi[b] = x > 0 ? std::bit_cast<double>(bh) : zero[b];
-    }
 }
 
 /// Whether x is a finite number (NaN and infinities send a row to the full recompute).
@@ -1016,38 +985,18 @@ vec<mpfr_real> incremental_influence<mpfr_real>::row_p_factored(const change& ch
 // above. The output is M_c -+ R_c rounded outward.
 namespace {
 
-constexpr double fold_slack = 1.0 + 0x1p-36;
-constexpr double fold_tiny = 0x1p-1000;
+using fold::fold_slack;
+using fold::fold_tiny;
+using fold::weight_valid;
+using fold::weight_widen;
+
+/// Rows of a block of the fold (fold_interval).
+constexpr std::size_t fold_block = 64;
 /// Heads of layer 1 the interval kernel takes (keeps its operation count below 2^14).
 constexpr std::size_t fold_max_heads = 1024;
 
-
 /// g_w = (w + 1) 2^-52 >= gamma_w.
 double gamma_of(std::size_t w) { return static_cast<double>(w + 1) * 0x1p-52; }
-
-/// An upper bound of ||y'_i - y_i||_2 for a folded row i (d <= 4094 coordinates): y'_c lies
-/// within R_c of M_c and y_c within y_r,c of y_m,c, so y'_c - y_c = t_c (1 + delta_c) + e_c
-/// with t_c = fl(M_c - y_m,c) (|delta_c| <= u: rounding to nearest, exact when subnormal) and
-/// |e_c| <= R_c + y_r,c; so ||y' - y|| <= (1 + u) ||t|| + sum_c (R_c + y_r,c). t2 = fl(sum_c
-/// t_c^2) is at least the exact sum times (1 - u)^(d + 1), which 1 + 2^-40 restores for
-/// d <= 4094 (plus 2^-1000 when `small`: a nonzero |t_c| below 2^-500, whose square may
-/// underflow); its square root s rounded to nearest (normal: the argument is 0 or at least
-/// 2^-1074) is at least the exact one times 1 - u, and fl(s (1 + 2^-51)) >= s (1 + 4u)(1 - u)
-/// bounds ||t||. trad =
-/// fl(sum_c (R_c + y_r,c)) and the final sum pass through at most d + 4 roundings of
-/// nonnegative terms: (1 - u)^-(d + 5) <= 1 + 2^-40, the factor applied (itself rounded: the
-/// ulp it loses is far below the slack left). NaN when a sum is not finite. Branch-free (a
-/// loop over rows vectorises). `drop` (incremental_fault::drop_moved_radius, tests only):
-/// sqrt(t2) alone, the negative control.
-[[gnu::always_inline]] inline double moved_bound(double t2, bool small, double trad, bool drop) {
-    constexpr double dmax = std::numeric_limits<double>::max();
-    const double s = std::sqrt(t2 * (1.0 + 0x1p-40) + (small ? 0x1p-1000 : 0.0));
-    const double nt = ((t2 == 0) & !small) ? 0.0 : s * (1.0 + 0x1p-51);
-    const double v = (nt * (1.0 + 0x1p-52) + trad) * (1.0 + 0x1p-40);
-    const bool ok = (t2 <= dmax) & (trad <= dmax) & (v <= dmax);
-    if (drop) return std::sqrt(t2);
-    return ok ? v : std::numeric_limits<double>::quiet_NaN();
-}
 
 /// a + b rounded down without the exactness test: rounded to nearest, then one ulp
 /// outward (an overflow gives DBL_MAX down, a valid lower bound, and NaN up, which the
@@ -1055,24 +1004,18 @@ double gamma_of(std::size_t w) { return static_cast<double>(w + 1) * 0x1p-52; }
 double add_down_loose(double a, double b) { return numeric::interval_detail::next_down(a + b); }
 
 /// weight_upper's quotient before the division: the numerator and the denominator (rounded
-/// down); weight_upper is next_up(num / den) when both are finite and den > 0 (for several
-/// rows, next_up of the largest quotient: rounding to nearest and next_up are monotone).
+/// down); weight_upper is next_up(num / den) when weight_valid (fold_math.hpp) takes them
+/// (for several rows, next_up of the largest quotient: rounding to nearest and next_up are
+/// monotone).
 [[gnu::always_inline]] inline void weight_parts(double el, double eh, double nl, double nh,
                                                 double rl, double rh, bool midpoint, double& num,
                                                 double& den) {
     if (midpoint) {
-        const double e = 0.5 * el + 0.5 * eh, en = 0.5 * nl + 0.5 * nh, r = 0.5 * rl + 0.5 * rh;
-        num = std::max(e, en);
-        den = std::min(e, en) + std::max(r, 0.0);
+        fold::weight_parts_midpoint(el, eh, nl, nh, rl, rh, num, den);
         return;
     }
     num = std::max(eh, nh);
     den = add_down_loose(std::min(el, nl), rl > 0 ? rl : 0.0);
-}
-/// Whether weight_parts' quotient is taken (else the weight is +inf).
-[[gnu::always_inline]] inline bool weight_valid(double num, double den) {
-    constexpr double dmax = std::numeric_limits<double>::max();
-    return (num <= dmax) & (den > 0) & (den <= dmax);
 }
 /// The a-posteriori bound's weight of one row and change (posterior_cache::bound, layer 1),
 /// in units of the row's shift: an upper bound of max(e, e') / (min(e, e') + (D - e)) for e in
@@ -1089,139 +1032,6 @@ double add_down_loose(double a, double b) { return numeric::interval_detail::nex
     const double q = num / den;
     if (midpoint) return std::isfinite(q) ? q : inf;
     return q <= std::numeric_limits<double>::max() ? numeric::interval_detail::next_up(q) : inf;
-}
-
-/// An upper bound of the pair bound's weight from q, the largest of fl(w_num / w_den) over rows
-/// (coefficients()): the exact weight of a row is at most (q + 2^-1075) (1 + u)^2 / (1 - u)^2
-/// (the quotient's rounding, with an absolute 2^-1075 where it is subnormal; every sum and
-/// difference of w_num and w_den rounds with a relative error of at most u, exact where the
-/// result is subnormal), below fl(fl(q (1 + 2^-49)) + 2^-1000).
-inline double weight_widen(double q) { return q * (1.0 + 0x1p-49) + 0x1p-1000; }
-
-/// The rank-1 coefficients of one row and head, lambda - 1 = (e - e') / D', alpha = -e / D' and
-/// beta = e' / D' with e' = e f and D' = (D - e) + e', for e in [el, eh], f in [fl, fh] and D in
-/// [dl, dh] (el, fl >= 0, dl > 0), as midpoints m[t stride] computed in rounding to nearest and
-/// radii r[t stride] from one a-priori bound each (docs/scalars.md, "One-symbol changes in
-/// certified double intervals"): with u' = 2^-52 and e_m in [el, eh], e_r = fl(eh - el) (the
-/// same for f and D),
-///   n = e_m f_m                N_r = e_r (f_m + f_r) + e_m f_r + u' n
-///   R = D_m - e_m              R_r = D_r + e_r + u' |R|
-///   P = R + n                  P_r = R_r + N_r + u' P
-///   i = 1 / P                  I_r = P_r i i (1 + 2^-18) + u' i      (P_r <= 2^-20 P)
-///   x = e_m - n                X_r = e_r + N_r + u' |x|
-///   lambda - 1 = x i           |x| I_r + i X_r + X_r I_r + u' |x i|
-///   alpha = -(e_m i)           e_m I_r + i e_r + e_r I_r + u' |e_m i|
-///   beta = n i                 n I_r + i N_r + N_r I_r + u' n i
-/// every radius times 1 + 2^-40 (its own at most 20 roundings of nonnegative terms) plus
-/// 2^-1000 (underflow; P >= 2^-20 keeps i below 2^20). Branch-free but for the result: false
-/// when an input is not finite or out of range, the cancellation guard applies (D - e may
-/// hold less than a 2^-16 share of D, (R - R_r) 2^16 <= D_m + D_r), P < 2^-20 or P_r > 2^-20 P,
-/// or a result is not finite. w_num and w_den receive the pair bound's weight of the row as a
-/// quotient, also when the guard applies: with e' in n -+ N_r S and D - e in R -+ R_r S (S = 1
-/// + 2^-40) and e, e' >= 0, in rounding to nearest, w_num = max(eh, n + N_r S) and w_den =
-/// max(0, min(el, n - N_r S)) + max(0, R - R_r S) (+inf when an input is not finite); the
-/// exact weight is at most w_num / w_den (1 + u)^2 / (1 - u), and weight_widen turns the
-/// largest rounded quotient into an upper bound. `Midpoint` (incremental_fault::midpoint_omega,
-/// tests only): weight_parts from midpoints.
-template <bool Midpoint>
-[[gnu::always_inline]] inline bool coefficients(double el, double eh, double fl, double fh,
-                                                double dl, double dh, double* m, double* r,
-                                                std::size_t stride, double& w_num, double& w_den) {
-    constexpr double up = 0x1p-52, S = 1.0 + 0x1p-40, T = 0x1p-1000;
-    constexpr double dmax = std::numeric_limits<double>::max();
-    // Non-short-circuit & throughout: no branch, so a loop over rows vectorises.
-    const bool in = (el >= 0) & (fl >= 0) & (dl > 0) & (eh <= 1e300) & (fh <= 1e300) &
-                    (dh <= 1e300) & (el <= eh) & (fl <= fh) & (dl <= dh);
-    const double em = std::min(std::max(el * 0.5 + eh * 0.5, el), eh), er = eh - el;
-    const double fm = std::min(std::max(fl * 0.5 + fh * 0.5, fl), fh), fr = fh - fl;
-    const double Dm = std::min(std::max(dl * 0.5 + dh * 0.5, dl), dh), Dr = dh - dl;
-    const double n = em * fm;
-    const double Nr = er * (fm + fr) + em * fr + up * n;
-    const double R = Dm - em;
-    const double Rr = Dr + er + up * std::fabs(R);
-    const double P = R + n;
-    const double Pr = Rr + Nr + up * P;
-    // The pair bound's weight from e, e' in n -+ N_r S and D - e in R -+ R_r S (e, e' >= 0),
-    // in rounding to nearest: the caller widens the largest quotient (weight_widen).
-    const double NrS = Nr * S, RrS = Rr * S;
-    const bool w_in = in & (n + NrS + std::fabs(R) + RrS <= 1e300); // no end overflows
-    if constexpr (Midpoint) {
-        weight_parts(el, eh, n - NrS, n + NrS, R - RrS, R + RrS, true, w_num, w_den);
-    } else {
-        w_num = std::max(eh, n + NrS);
-        w_den = std::max(0.0, std::min(el, n - NrS)) + std::max(0.0, R - RrS);
-    }
-    w_num = w_in ? w_num : std::numeric_limits<double>::infinity();
-    const double i = 1.0 / P;
-    const double Ir = Pr * i * i * (1.0 + 0x1p-18) + up * i;
-    const double x = em - n;
-    const double Xr = er + Nr + up * std::fabs(x);
-    const double lam = x * i, alpha = -(em * i), beta = n * i;
-    const double r0 = (std::fabs(x) * Ir + i * Xr + Xr * Ir + up * std::fabs(lam)) * S + T;
-    const double r1 = (em * Ir + i * er + er * Ir + up * std::fabs(alpha)) * S + T;
-    const double r2 = (n * Ir + i * Nr + Nr * Ir + up * beta) * S + T;
-    m[0] = lam;
-    m[stride] = alpha;
-    m[2 * stride] = beta;
-    r[0] = r0;
-    r[stride] = r1;
-    r[2 * stride] = r2;
-    const bool guard = (R - Rr) * 65536.0 > Dm + Dr;
-    const bool range = (P >= 0x1p-20) & (Pr * 0x1p20 <= P);
-    const bool finite_out = std::fabs(lam) + std::fabs(alpha) + beta + r0 + r1 + r2 <= dmax;
-    return in & guard & range & finite_out;
-}
-
-/// The per-row terms of a folded row from its K (Kb), its sum of y_r,c (yrs) and the moved
-/// bound's four partial sums (t2v, m1v: sums, tmin: smallest nonzero |M_c - y_m,c|; partial l
-/// of row b at [l stride + b]): r1 >= sum_c R_c, r1 = ((sum_c y_r,c + d K) fold_slack + d
-/// fold_tiny) (1 + 2^-40) (at most d + 8 roundings of nonnegative terms on either side), trad =
-/// r1 + sum_c y_r,c, m1 = sum_c |M_c| and the moved bound. Not inlined, for the restrict
-/// qualifiers: the loop vectorises.
-[[gnu::noinline]] void row_terms(const double* __restrict Kb, const double* __restrict yrs,
-                                 const double* __restrict t2v, const double* __restrict m1v,
-                                 const double* __restrict tmin, std::size_t stride, double d,
-                                 bool drop, bool drop_moved, double* __restrict r1v,
-                                 double* __restrict tradv, double* __restrict m1s,
-                                 double* __restrict mv, std::size_t B) {
-    const auto part = [stride](const double* v, std::size_t b) {
-        return (v[b] + v[stride + b]) + (v[2 * stride + b] + v[3 * stride + b]);
-    };
-    auto run = [&]<bool Fault>(std::bool_constant<Fault>) {
-        for (std::size_t b = 0; b < B; ++b) {
-            double r1 = ((yrs[b] + d * Kb[b]) * fold_slack + d * fold_tiny) * (1.0 + 0x1p-40);
-            if constexpr (Fault) r1 = drop ? 0.0 : r1;
-            const double trad = r1 + yrs[b];
-            const bool small = std::min(std::min(tmin[b], tmin[stride + b]),
-                                        std::min(tmin[2 * stride + b], tmin[3 * stride + b])) <
-                               0x1p-500;
-            r1v[b] = r1;
-            tradv[b] = trad;
-            m1s[b] = part(m1v, b);
-            mv[b] = moved_bound(part(t2v, b), small, trad, Fault && drop_moved);
-        }
-    };
-    if (drop || drop_moved) run(std::true_type{}); // the negative controls (tests only)
-    else run(std::false_type{});
-}
-
-/// coefficients() of B rows of one head (e in [El[b], Eh[b]], f in F[b] and D in Dn[b]; its
-/// coefficient t at cm[t stride + b] and cr[t stride + b]), ok[b] set to 0 where a row does not
-/// take them. Not inlined: the restrict qualifiers let the loop vectorise (so do the double
-/// flags, where bytes would not).
-template <bool Midpoint>
-[[gnu::noinline]] void coefficient_rows(const double* __restrict El, const double* __restrict Eh,
-                                        const dinterval* __restrict F,
-                                        const dinterval* __restrict Dn, double* __restrict cm,
-                                        double* __restrict cr, std::size_t stride,
-                                        double* __restrict w_num, double* __restrict w_den,
-                                        double* __restrict ok, std::size_t B) {
-    for (std::size_t b = 0; b < B; ++b) {
-        const bool o = coefficients<Midpoint>(El[b], Eh[b], F[b].lo(), F[b].hi(),
-                                              Dn[b].lo(), Dn[b].hi(), cm + b, cr + b, stride,
-                                              w_num[b], w_den[b]);
-        ok[b] = o ? ok[b] : 0.0;
-    }
 }
 
 /// The top layer's ω of the pair bound for a change at position i (changed_states::omega_top)
@@ -1308,7 +1118,9 @@ void incremental_influence<dinterval>::init_interval_kernel() {
     const std::size_t H = heads_.size(), d = y1_.front().size();
     const double g = gamma_of(3 * H + 1);
     y1m_.assign(n_ * d, 0.0);
-    y1mt_.assign(n_ * d, 0.0);
+    // The fold's operands by blocks of fold_block rows (zero-padded), each block's contiguous.
+    const std::size_t nb = (n_ + fold_block - 1) / fold_block * fold_block;
+    y1mt_.assign(nb * d, 0.0);
     y1r_.assign(n_ * d, 0.0);
     y1rsum_.assign(n_, 0.0);
     y1rmax_.assign(d, 0.0);
@@ -1317,12 +1129,12 @@ void incremental_influence<dinterval>::init_interval_kernel() {
             double m = 0, r = 0;
             if (!mid_rad(y1_[i][c], m, r)) return;
             y1m_[i * d + c] = m;
-            y1mt_[c * n_ + i] = m;
+            y1mt_[((i / fold_block) * d + c) * fold_block + i % fold_block] = m;
             y1r_[i * d + c] = r + g * std::fabs(m); // the first bracket of the row bound
             y1rsum_[i] += y1r_[i * d + c];
             y1rmax_[c] = std::max(y1rmax_[c], y1r_[i * d + c]);
         }
-    gmt_.assign(H * n_ * d, 0.0);
+    gmt_.assign(H * nb * d, 0.0);
     gb_.assign(H * n_, 0.0);
     gt_.assign(H * n_, 0.0);
     for (std::size_t h = 0; h < H; ++h)
@@ -1331,10 +1143,17 @@ void incremental_influence<dinterval>::init_interval_kernel() {
             for (std::size_t c = 0; c < d; ++c) {
                 double m = 0, r = 0;
                 if (!mid_rad(g_[h][i][c], m, r)) return;
-                gmt_[(h * d + c) * n_ + i] = m;
+                gmt_[(((i / fold_block) * H + h) * d + c) * fold_block + i % fold_block] = m;
                 gb_[h * n_ + i] = std::max(gb_[h * n_ + i], std::fabs(m));
                 gt_[h * n_ + i] = std::max(gt_[h * n_ + i], r);
             }
+        }
+    den_lo_.assign(H * n_, 0.0);
+    den_hi_.assign(H * n_, 0.0);
+    for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t i = 0; i < n_; ++i) {
+            den_lo_[h * n_ + i] = heads_[h].den[i].lo();
+            den_hi_[h * n_ + i] = heads_[h].den[i].hi();
         }
     fold_mr_ = std::isfinite(*std::max_element(y1r_.begin(), y1r_.end()));
     // x's row n of every layer-2 head by the certified row over y^(1) (y1r_ >= every radius):
@@ -1372,7 +1191,6 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
     const std::size_t sigma = m_.sigma.symbols.size();
     const double g = gamma_of(w + 1);
     const bool drop = fault_ == incremental_fault::drop_fold_bound;
-    constexpr double dinf = std::numeric_limits<double>::infinity();
     y1.resize(n_);
     const bool midpoint_omega = fault_ == incremental_fault::midpoint_omega;
     const bool drop_moved = fault_ == incremental_fault::drop_moved_radius;
@@ -1490,7 +1308,8 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
     // coefficients in interval arithmetic row by row, with the cancellation guard of the
     // generic kernel, and with omega1 every head's weight of the pair bound from the same e,
     // e' and D (weight_upper), also on a guarded row.
-    constexpr std::size_t row_block = 64;
+    constexpr std::size_t row_block = fold_block;
+    const fold::kernel_set& kern = fold::kernels();
     const bool batch =
         std::all_of(ratio_.begin(), ratio_.end(), [](const auto* r) { return r != nullptr; });
     std::vector<double> q_max(batch ? H : 0, 0.0);
@@ -1506,6 +1325,20 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         w_den_.resize(row_block);
         blk_el_.resize(row_block);
         blk_eh_.resize(row_block);
+        // The factors f_i of (x_p, a) as their ends (kept while the pair stays the same).
+        const std::size_t pair =
+            static_cast<std::size_t>(x_[p]) * sigma + static_cast<std::size_t>(ch.a);
+        if (ratio_pair_ != pair || ratio_lo_.size() != H * n_) {
+            ratio_lo_.resize(H * n_);
+            ratio_hi_.resize(H * n_);
+            for (std::size_t h = 0; h < H; ++h)
+                for (std::size_t i = 0; i < n_; ++i) {
+                    const dinterval& f = (*ratio_[h])[i];
+                    ratio_lo_[h * n_ + i] = f.lo();
+                    ratio_hi_[h * n_ + i] = f.hi();
+                }
+            ratio_pair_ = pair;
+        }
         if (!table_fast_) { // the column e_ip of every head (else from the tables per block)
             e_col_.resize(H * n_);
             for (std::size_t h = 0; h < H; ++h)
@@ -1559,24 +1392,30 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             double* El = blk_el_.data();
             double* Eh = blk_eh_.data();
             if (table_fast_) {
-                table_column(&etab_[h][p * n_ + i0], &row_grow_lo_[h][i0], &row_grow_hi_[h][i0],
-                             &row_zero_hi_[h][i0], El, Eh, B);
+                kern.table_column(&etab_[h][p * n_ + i0], &row_grow_lo_[h][i0],
+                                  &row_grow_hi_[h][i0], &row_zero_hi_[h][i0], El, Eh, B);
             } else {
                 for (std::size_t b = 0; b < B; ++b) {
                     El[b] = e_col_[h * n_ + i0 + b].lo();
                     Eh[b] = e_col_[h * n_ + i0 + b].hi();
                 }
             }
-            const dinterval* F = ratio_[h]->data() + i0;
-            const dinterval* Dn = heads_[h].den.data() + i0;
-            double* cm = blk_m_.data() + 3 * h * row_block;
-            double* cr = blk_r_.data() + 3 * h * row_block;
-            if (midpoint_omega)
-                coefficient_rows<true>(El, Eh, F, Dn, cm, cr, row_block, w_num_.data(),
-                                       w_den_.data(), blk_ok_.data(), B);
-            else
-                coefficient_rows<false>(El, Eh, F, Dn, cm, cr, row_block, w_num_.data(),
-                                        w_den_.data(), blk_ok_.data(), B);
+            fold::coefficient_args ca;
+            ca.el = El;
+            ca.eh = Eh;
+            ca.flo = &ratio_lo_[h * n_ + i0];
+            ca.fhi = &ratio_hi_[h * n_ + i0];
+            ca.dlo = &den_lo_[h * n_ + i0];
+            ca.dhi = &den_hi_[h * n_ + i0];
+            ca.cm = blk_m_.data() + 3 * h * row_block;
+            ca.cr = blk_r_.data() + 3 * h * row_block;
+            ca.stride = row_block;
+            ca.w_num = w_num_.data();
+            ca.w_den = w_den_.data();
+            ca.ok = blk_ok_.data();
+            ca.B = B;
+            ca.midpoint = midpoint_omega;
+            kern.coefficient_rows(ca);
             if (!omega1) continue;
             // Rows m != p only; a weight that is not finite leaves the head to the cache's own
             // ω (NaN).
@@ -1586,92 +1425,42 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             }
             // The quotients first (a loop that vectorises), then their largest.
             bool valid = true;
-            double q = q_max[h];
-            for (std::size_t b = 0; b < B; ++b) {
-                valid = valid & weight_valid(w_num_[b], w_den_[b]);
-                w_num_[b] = w_num_[b] / w_den_[b];
-            }
-            for (std::size_t b = 0; b < B; ++b) q = std::max(q, w_num_[b]);
-            q_max[h] = q;
+            q_max[h] = kern.quotient_max(w_num_.data(), w_den_.data(), B, q_max[h], valid);
             q_valid[h] = static_cast<unsigned char>(q_valid[h] & (valid ? 1 : 0));
         }
     };
-    // K, the midpoints and the sums of rows [i0, i0 + B), every row (a row that is not folded
-    // is not read). The per-row part of the bound: K = sum_k |a_m,k| T_k + r_a,k (B_k + T_k) +
-    // g |a_m,k| B_k. The midpoints M_c = y_m,c + sum_h (a_0 (A_h b_i)_c + a_1 (A_h v_p)_c + a_2
-    // (A_h v'_p)_c), head after head. The moved bound's sums (M_c - y_m,c)^2, |M_c| and the
-    // smallest nonzero |M_c - y_m,c| (below 2^-500 its square may underflow), in four partial
-    // sums each by c mod 4 (the last d mod 4 coordinates in the first; every bound of these
-    // sums holds for any order).
-    const std::size_t d4 = d - d % 4;
+    // K, the midpoints, the moved bound's sums and the per-row terms of rows [i0, i0 + B),
+    // every row (a row that is not folded is not read): fold::kernel_set::block_rows. The
+    // per-row part of the bound: K = sum_k |a_m,k| T_k + r_a,k (B_k + T_k) + g |a_m,k| B_k. The
+    // midpoints M_c = y_m,c + sum_h (a_0 (A_h b_i)_c + a_1 (A_h v_p)_c + a_2 (A_h v'_p)_c),
+    // head after head. Per row: r1 >= sum_c R_c from the row's sum of y_r,c (kept once), r1 =
+    // ((sum_c y_r,c + d K) fold_slack + d fold_tiny) (1 + 2^-40) (at most d + 8 roundings of
+    // nonnegative terms on either side); trad = r1 + sum_c y_r,c; m1 and the moved bound.
+    fold::block_rows_args ra;
+    ra.cm = blk_m_.data();
+    ra.cr = blk_r_.data();
+    ra.stride = row_block;
+    ra.n = n_;
+    ra.block_stride = row_block;
+    ra.bm = bm_.data();
+    ra.bb = bb_.data();
+    ra.bt = bt_.data();
+    ra.heads = H;
+    ra.d = d;
+    ra.g = g;
+    ra.drop = drop;
+    ra.drop_moved = drop_moved;
+    ra.K = blk_k_.data();
+    ra.mid = blk_mid_.data();
+    ra.sums = blk_sum_.data();
     auto block_rows = [&](std::size_t i0, std::size_t B) {
-        double* Kb = blk_k_.data();
-        std::fill(Kb, Kb + B, 0.0);
-        for (std::size_t h = 0; h < H; ++h)
-            for (std::size_t t = 0; t < 3; ++t) {
-                const std::size_t k = 3 * h + t;
-                const double* am = &blk_m_[k * row_block];
-                const double* ar = &blk_r_[k * row_block];
-                if (t == 0) {
-                    const double* Bv = &gb_[h * n_ + i0];
-                    const double* Tv = &gt_[h * n_ + i0];
-                    for (std::size_t b = 0; b < B; ++b) {
-                        const double a = std::fabs(am[b]);
-                        Kb[b] += a * Tv[b] + ar[b] * (Bv[b] + Tv[b]) + g * (a * Bv[b]);
-                    }
-                } else {
-                    const double Bs = bb_[2 * h + t - 1], Ts = bt_[2 * h + t - 1];
-                    for (std::size_t b = 0; b < B; ++b) {
-                        const double a = std::fabs(am[b]);
-                        Kb[b] += a * Ts + ar[b] * (Bs + Ts) + g * (a * Bs);
-                    }
-                }
-            }
-        for (std::size_t h = 0; h < H; ++h) {
-            const double* a0 = &blk_m_[3 * h * row_block];
-            const double* a1 = a0 + row_block;
-            const double* a2 = a1 + row_block;
-            for (std::size_t c = 0; c < d; ++c) {
-                const double* g0 = &gmt_[(h * d + c) * n_ + i0];
-                const double b1 = bm_[2 * h * d + c], b2 = bm_[(2 * h + 1) * d + c];
-                double* om = &blk_mid_[c * row_block];
-                const double* from = h == 0 ? &y1mt_[c * n_ + i0] : om; // no copy of y_m
-                for (std::size_t b = 0; b < B; ++b)
-                    om[b] = from[b] + (a0[b] * g0[b] + a1[b] * b1 + a2[b] * b2);
-            }
-        }
-        if (H == 0)
-            for (std::size_t c = 0; c < d; ++c)
-                std::copy(&y1mt_[c * n_ + i0], &y1mt_[c * n_ + i0] + B, &blk_mid_[c * row_block]);
-        double* t2v = blk_sum_.data(); // 4 partial sums, [l row_block + b]
-        double* m1v = t2v + 4 * row_block;  // the same for |M_c|
-        double* tmin = t2v + 8 * row_block; // and for the smallest nonzero |M_c - y_m,c|
-        std::fill(t2v, t2v + 8 * row_block, 0.0);
-        std::fill(tmin, tmin + 4 * row_block, dinf);
-        for (std::size_t c = 0; c < d; ++c) {
-            const std::size_t l = c < d4 ? c % 4 : 0;
-            const double* om = &blk_mid_[c * row_block];
-            const double* ym = &y1mt_[c * n_ + i0];
-            double* T2 = t2v + l * row_block;
-            double* M1 = m1v + l * row_block;
-            double* TM = tmin + l * row_block;
-            for (std::size_t b = 0; b < B; ++b) {
-                const double t = om[b] - ym[b];
-                const double at = std::fabs(t);
-                TM[b] = std::min(TM[b], at > 0 ? at : dinf);
-                T2[b] += t * t;
-                M1[b] += std::fabs(om[b]);
-            }
-        }
-        // Per row: r1 >= sum_c R_c from the row's sum of y_r,c (kept once), r1 = ((sum_c y_r,c
-        // + d K) fold_slack + d fold_tiny) (1 + 2^-40) (at most d + 8 roundings of nonnegative
-        // terms on either side); trad = r1 + sum_c y_r,c; m1 and the moved bound.
-        double* r1v = t2v + 12 * row_block;
-        double* tradv = r1v + row_block;
-        double* m1s = tradv + row_block;
-        double* mv = m1s + row_block;
-        row_terms(Kb, &y1rsum_[i0], t2v, m1v, tmin, row_block, static_cast<double>(d), drop,
-                  drop_moved, r1v, tradv, m1s, mv, B);
+        ra.gb = gb_.data() + i0;
+        ra.gt = gt_.data() + i0;
+        ra.gm = gmt_.data() + i0 * H * d; // i0 / row_block blocks of H d row_block
+        ra.ym = y1mt_.data() + i0 * d;
+        ra.yrsum = y1rsum_.data() + i0;
+        ra.B = B;
+        kern.block_rows(ra);
     };
     // Lean: layer 2's queries of row n once its row of y'^(1) is formed (the last block goes
     // first), then every head's scores of each block's rows while its midpoints are at hand
@@ -1701,7 +1490,10 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         lean_scores_.resize(H2 * n_);
         return true;
     };
-    if (lean) blk_folded_.resize(row_block);
+    if (lean) {
+        blk_folded_.resize(row_block);
+        lean_vabs_blk_.assign(d * row_block, 0.0);
+    }
     double k_max = 0; // lean: the largest K of a folded row
     bool folded_any = false;
     const std::size_t blocks = (n_ + row_block - 1) / row_block;
@@ -1715,7 +1507,33 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
         const double* tradv = r1v + row_block;
         const double* m1s = tradv + row_block;
         const double* mv = m1s + row_block;
-        for (std::size_t b = 0; b < B; ++b) {
+        // Every row's midpoints row-major (a row that is not folded overwrites its own below).
+        kern.to_rows(blk_mid_.data(), row_block, d, &mid[i0 * d], B);
+        // Lean, a block whose rows are all folded with a moved bound (no row p, not the last
+        // row, every row taking its coefficients, finite sums and a moved bound that is not
+        // NaN): the loop below's work for such rows, array by array.
+        bool clean = lean && (p < i0 || p >= i0 + B) && i0 + B < n_;
+        if (clean) {
+            constexpr double dmax = std::numeric_limits<double>::max();
+            bool all = true;
+            for (std::size_t b = 0; b < B; ++b)
+                all = all & (blk_ok_[b] != 0) & (m1s[b] <= dmax) & (tradv[b] <= dmax) &
+                      !std::isnan(mv[b]);
+            clean = all;
+        }
+        if (clean) {
+            std::copy(mv, mv + B, &moved[i0]);
+            std::copy(m1s, m1s + B, &lean_m1_[i0]);
+            std::copy(r1v, r1v + B, &lean_r1_[i0]);
+            for (std::size_t b = 0; b < B; ++b) {
+                y1[i0 + b].clear();
+                k_max = std::max(k_max, blk_k_[b]);
+                blk_folded_[b] = 1.0;
+            }
+            stats_.rank1_rows += H * B;
+            folded_any = true;
+        }
+        for (std::size_t b = 0; b < B && !clean; ++b) {
             const std::size_t i = i0 + b;
             vec<dinterval>& out = y1[i];
             if (i == p) {
@@ -1730,8 +1548,7 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             }
             const double K = blk_k_[b];
             const double* yr = &y1r_[i * d];
-            double* om = &mid[i * d];
-            for (std::size_t c = 0; c < d; ++c) om[c] = blk_mid_[c * row_block + b];
+            const double* om = &mid[i * d];
             // The radii R_c = fl(fl(y_r,c + K) fold_slack) + fold_tiny.
             if (!lean)
                 for (std::size_t c = 0; c < d; ++c)
@@ -1759,19 +1576,20 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             if (!form && !std::isnan(moved[i])) out.clear();
             lean_m1_[i] = m1;
             lean_r1_[i] = r1;
-            for (std::size_t c = 0; c < d; ++c)
-                lean_vabs_[c] = std::max(lean_vabs_[c], std::fabs(om[c]));
             k_max = std::max(k_max, K);
             folded_any = true;
             blk_folded_[b] = 1.0;
         }
         if (!lean) continue;
+        // The folded rows' largest |M_c| per coordinate and row of the block (a split row's
+        // are in lean_terms), into lean_vabs_ at the end: every M_c of a folded row is finite.
+        kern.abs_max(blk_mid_.data(), row_block, d, blk_folded_.data(), lean_vabs_blk_.data(), B);
         if (kb == 0) lean_scored_ = top_queries();
         if (!lean_scored_ || mid.size() != n_ * d) continue;
         for (std::size_t h = 0; h < H2; ++h) {
             const double* a = &lean_qmid_[h * d];
             double* sc = &lean_scores_[h * n_ + i0];
-            block_scores(a, d, blk_mid_.data(), row_block, sc, B);
+            kern.block_scores(a, d, blk_mid_.data(), row_block, sc, B);
             for (std::size_t b = 0; b < B; ++b) {
                 if (blk_folded_[b] != 0) continue;
                 const double* m = &mid[(i0 + b) * d];
@@ -1789,6 +1607,10 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
                                ? q
                                : std::numeric_limits<double>::quiet_NaN();
         }
+    if (lean)
+        for (std::size_t c = 0; c < d; ++c)
+            for (std::size_t b = 0; b < row_block; ++b)
+                lean_vabs_[c] = std::max(lean_vabs_[c], lean_vabs_blk_[c * row_block + b]);
     // Lean: the largest radius of each coordinate over the folded rows, R_c = fl(fl(y_r,c + K)
     // fold_slack) + fold_tiny at most that of the largest y_r,c and K (rounding is monotone).
     if (lean && folded_any)

@@ -314,9 +314,11 @@ private:
     mutable counters stats_;
     std::vector<detail::mpfr_table> tables_; ///< per layer-1 head: e_ij (see the constructor)
     /// The certified double kernel: y^(1) as n x d midpoints (y1m_, row i at [i d + c]; y1mt_,
-    /// the same coordinate after coordinate, at [c n + i]), and radii plus g |midpoint| (the
-    /// part of a folded row's bound that does not depend on the change); A_h b_{i,h} as
-    /// midpoints at [(h d + c) n + i] with, per head and row, the largest |midpoint| and radius.
+    /// the same by blocks of B = 64 rows and in a block coordinate after coordinate, at
+    /// [((i / B) d + c) B + i % B]), and radii plus g |midpoint| (the part of a folded row's
+    /// bound that does not depend on the change); A_h b_{i,h} as midpoints at
+    /// [(((i / B) H + h) d + c) B + i % B] (a block's operands are contiguous: one stream for
+    /// the prefetcher) with, per head and row, the largest |midpoint| and radius.
     bool fold_mr_ = false;
     std::vector<double> y1m_, y1mt_, y1r_, gmt_, gb_, gt_;
     /// Certified double kernel, L = 2: per layer-1 head, the exponential E_p of row i's certified
@@ -358,6 +360,9 @@ private:
     mutable std::vector<model::vec<S>> lean_u_;
     mutable std::vector<S> lean_c_;
     mutable std::vector<double> lean_qmid_, lean_scores_, blk_folded_;
+    /// Lean changes: the folded rows' largest |M_c| per coordinate c and row b of a block, at
+    /// [c B + b] (B the block's capacity), over the blocks so far.
+    mutable std::vector<double> lean_vabs_blk_;
     mutable bool lean_scored_ = false;
     /// Per block of rows of a change: the coefficients (midpoints and radii, coefficient 3h + t
     /// of the block's row b at [(3h + t) B + b], B the block's capacity), whether each row
@@ -368,6 +373,12 @@ private:
     mutable std::vector<double> blk_ok_; ///< 1 or 0 (doubles: the loop that sets them vectorises)
     mutable std::vector<S> e_col_;
     mutable std::vector<double> blk_el_, blk_eh_;
+    /// The ends of the factors f_i of (x_p, a) per head at [h n + i], for the pair
+    /// x_p sigma + a of ratio_pair_.
+    mutable std::vector<double> ratio_lo_, ratio_hi_;
+    mutable std::size_t ratio_pair_ = static_cast<std::size_t>(-1);
+    /// The ends of layer 1's denominators D_i per head at [h n + i].
+    std::vector<double> den_lo_, den_hi_;
     /// Certified double kernel: per row of y^(1) the sum of y1r_ (rounded to nearest), per
     /// coordinate its largest entry.
     std::vector<double> y1rsum_, y1rmax_;

@@ -5,7 +5,9 @@
 # counterexample folders are written) and `influence` twice each into two folders under a fresh
 # WORKDIR and compares every report.json, report.md, case.json and rows.json byte for byte,
 # after removing the provenance (docs/reports.md: the fields that vary are the command line,
-# the --out option and the build's commit). POSIX sh.
+# the --out option and the build's commit). A third `influence` runs with the fold's baseline
+# kernels (ATTNPROP_FOLD_KERNELS=baseline) at every position in certified double intervals,
+# against the same run with the kernels this processor picks. POSIX sh.
 set -u
 if [ "$#" -ne 2 ]; then
     echo "usage: same_report.sh BIN WORKDIR" >&2
@@ -33,11 +35,15 @@ for d in a b; do
     [ $? -eq 1 ] || { echo "check --suite controls did not exit 1"; exit 1; }
     "$bin" influence --model cc-first --n 8,16 --out "$work/influence-$d" >/dev/null 2>&1 ||
         { echo "influence failed"; exit 1; }
+    ATTNPROP_FOLD_KERNELS=$([ $d = a ] && echo baseline || echo "") "$bin" influence \
+        --model cc-parity --n 64,100 --inputs 2 --positions all --scalar interval \
+        --out "$work/kernels-$d" >/dev/null 2>&1 ||
+        { echo "influence --scalar interval failed"; exit 1; }
 done
 
 status=0
 compared=0
-for kind in check influence; do
+for kind in check influence kernels; do
     for f in $(cd "$work/$kind-a" && find . -type f \( -name report.json -o -name report.md -o -name case.json -o -name rows.json \) | sort); do
         compared=$((compared + 1))
         a="$work/$kind-a/$f"
@@ -52,5 +58,5 @@ for kind in check influence; do
         fi
     done
 done
-[ "$compared" -ge 8 ] || { echo "only $compared files compared"; status=1; }
+[ "$compared" -ge 10 ] || { echo "only $compared files compared"; status=1; }
 exit $status
