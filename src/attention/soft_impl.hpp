@@ -322,7 +322,7 @@ private:
     double key_mid_term_ = 0;  ///< max_j gamma_dk |k_m,j|_1 + |k_r,j|_1
     double key_rad_term_ = 0;  ///< max_j |k_m,j|_1 + |k_r,j|_1
     std::vector<double> vrad_, vabs_; ///< per value coordinate: max_j radius, max_j |midpoint|
-    std::vector<double> s_, e_;       ///< per key: score midpoints, exponentials
+    std::vector<double> s_, e_;       ///< per query and key: score midpoints, exponentials
     std::vector<double> acc_;         ///< the rows' sums and block sums (4 dv per query)
     std::vector<double> qmid_, rho_, dsum_; ///< per query: midpoints, score radius, denominator
     std::vector<double> save_;        ///< sums_replaced: the kept key, value and value terms

@@ -61,7 +61,7 @@ soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& keys, const std::vect
                                 const numeric::context& ctx)
     : keys_(keys), values_(values), ctx_(ctx), n_(keys.size()), dk_(keys.front().size()),
       dv_(values.front().size()), kmid_(n_ * dk_), vmid_(n_ * dv_), vrad_(dv_, 0.0),
-      vabs_(dv_, 0.0), s_(n_), e_(n_) {
+      vabs_(dv_, 0.0) {
     const double gk = gamma_of(dk_);
     const double norm_slack = 1.0 + gamma_of(dk_ + 4);
     for (std::size_t j = 0; j < n_ && finite_; ++j) {
@@ -92,7 +92,7 @@ soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& keys, const std::vect
 soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& rows, const double* mid, const double* rad,
                                 const numeric::context& ctx)
     : keys_(rows), values_(rows), ctx_(ctx), n_(rows.size()), dk_(rows.front().size()),
-      dv_(rows.front().size()), vrad_(dv_, 0.0), vabs_(dv_, 0.0), s_(n_), e_(n_) {
+      dv_(rows.front().size()), vrad_(dv_, 0.0), vabs_(dv_, 0.0) {
     // The same terms as the constructor from intervals, from the given midpoints and radii.
     const double gk = gamma_of(dk_);
     const double norm_slack = 1.0 + gamma_of(dk_ + 4);
@@ -119,7 +119,7 @@ soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& rows, const double* m
                                 const double* m1, const double* r1, const double* vrad,
                                 const double* vabs, const numeric::context& ctx)
     : keys_(rows), values_(rows), ctx_(ctx), n_(rows.size()), dk_(d), dv_(d), vrad_(vrad, vrad + d),
-      vabs_(vabs, vabs + d), s_(n_), e_(n_) {
+      vabs_(vabs, vabs + d) {
     // The terms of the constructor from midpoints and radii, from the given sums: the same
     // expressions of m1 and r1 (each a sum of d terms rounded to nearest, covered by
     // norm_slack as there).
@@ -241,10 +241,10 @@ bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t c
 
     // Scores: each summed in index order from 0 (the order the weight tables' recomputation
     // repeats); every query's over one pass of the keys, four keys at a time for independent
-    // chains. Query h's scores at s_[h n + j].
-    s_.resize(count * n_);
+    // chains. Query h's scores at s_[h n + j], or the caller's at scores[h n + j].
+    if (!scores) s_.resize(count * n_);
     e_.resize(count * n_);
-    if (scores) std::copy(scores, scores + count * n_, s_.begin());
+    const double* const all_scores = scores ? scores : s_.data();
     constexpr std::size_t key_block = 64; // keys per block, every query's scores of a block in turn
     for (std::size_t b0 = 0; b0 < n_ && !scores; b0 += key_block) {
         for (std::size_t h = 0; h < count; ++h) {
@@ -283,7 +283,7 @@ bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t c
     const double lim = numeric::elementary_detail::exp_fast_min;
     const double eps = numeric::elementary_detail::exp_fast_rel_error;
     for (std::size_t h = 0; h < count; ++h) {
-        const double* s = s_.data() + h * n_;
+        const double* s = all_scores + h * n_;
         double* e = e_.data() + h * n_;
         double M = s[0], mn = s[0];
         bool nan_score = false;

@@ -1518,7 +1518,7 @@ void incremental_influence<dinterval>::fold_interval(const change& ch, std::vect
             bool all = true;
             for (std::size_t b = 0; b < B; ++b)
                 all = all & (blk_ok_[b] != 0) & (m1s[b] <= dmax) & (tradv[b] <= dmax) &
-                      !std::isnan(mv[b]);
+                      (mv[b] == mv[b]); // not NaN
             clean = all;
         }
         if (clean) {
