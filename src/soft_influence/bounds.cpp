@@ -1361,6 +1361,13 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                     // The largest sum first, one ulp up once (rounding to nearest and one ulp
                     // up are monotone); NaN propagates.
                     double mx = 0, mx_rows = 0;
+                    // A row without a moved bound by its intervals (+inf where left out).
+                    auto unmoved = [&](std::size_t j) {
+                        const double v = y1[j].size() == y1[n_ - 1].size()
+                                             ? norm_hi(y1[j])
+                                             : std::numeric_limits<double>::infinity();
+                        if (!(v <= mx_rows)) mx_rows = v;
+                    };
                     // The rows with a moved bound by moved_max, the others in the same order as
                     // the loop below.
                     std::vector<std::size_t> others;
@@ -1368,12 +1375,7 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                                                        n_, 1.0, others);
                     if (fast) {
                         mx = *fast;
-                        for (std::size_t j : others) {
-                            const double v = y1[j].size() == y1[n_ - 1].size()
-                                                 ? norm_hi(y1[j])
-                                                 : std::numeric_limits<double>::infinity();
-                            if (!(v <= mx_rows)) mx_rows = v;
-                        }
+                        for (std::size_t j : others) unmoved(j);
                     }
                     for (std::size_t j = 0; j < n_ && !fast; ++j) {
                         const double mv = (*hints.y1_moved)[j];
@@ -1381,10 +1383,7 @@ arb_ball posterior_cache<S>::bound(std::size_t i, const model::vec<S>& y0i,
                             const double v = f1_rows_[j] + mv;
                             if (!(v <= mx)) mx = v;
                         } else {
-                            const double v = y1[j].size() == y1[n_ - 1].size()
-                                                 ? norm_hi(y1[j])
-                                                 : std::numeric_limits<double>::infinity();
-                            if (!(v <= mx_rows)) mx_rows = v;
+                            unmoved(j);
                         }
                     }
                     mx = numeric::interval_detail::next_up(mx);

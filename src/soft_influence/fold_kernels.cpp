@@ -114,23 +114,19 @@ void coefficient_rows(const coefficient_args& a) {
     }
 }
 
-/// One head's terms of one coordinate's midpoints, on top of y_m (the first head) or of the
-/// previous heads' (the others: `from` is then om itself, read through `acc`).
-[[gnu::noinline]] void midpoints_first(const double* __restrict from,
-                                       const double* __restrict a0, const double* __restrict a1,
-                                       const double* __restrict a2, const double* __restrict g0,
-                                       double b1, double b2, double* __restrict om,
-                                       std::size_t B) {
-    for (std::size_t b = 0; b < B; ++b) om[b] = from[b] + (a0[b] * g0[b] + a1[b] * b1 + a2[b] * b2);
-}
-[[gnu::noinline]] void midpoints_add(const double* __restrict a0, const double* __restrict a1,
-                                     const double* __restrict a2, const double* __restrict g0,
-                                     double b1, double b2, double* __restrict om, std::size_t B) {
-    for (std::size_t b = 0; b < B; ++b) om[b] = om[b] + (a0[b] * g0[b] + a1[b] * b1 + a2[b] * b2);
+/// One head's terms of one coordinate's midpoints, on top of y_m (First: the first head) or of
+/// the previous heads' (om itself).
+template <bool First>
+[[gnu::noinline]] void midpoints(const double* __restrict ym, const double* __restrict a0,
+                                 const double* __restrict a1, const double* __restrict a2,
+                                 const double* __restrict g0, double b1, double b2,
+                                 double* __restrict om, std::size_t B) {
+    for (std::size_t b = 0; b < B; ++b)
+        om[b] = (First ? ym[b] : om[b]) + (a0[b] * g0[b] + a1[b] * b1 + a2[b] * b2);
 }
 
 /// The last head's terms of one coordinate's midpoints with that coordinate's terms of the
-/// moved bound's partial sums (midpoints_add or midpoints_first, then moved_sums, in one pass).
+/// moved bound's partial sums (midpoints, then moved_sums, in one pass).
 template <bool First>
 [[gnu::noinline]] void midpoints_moved(const double* __restrict ym, const double* __restrict a0,
                                        const double* __restrict a1, const double* __restrict a2,
@@ -227,9 +223,9 @@ void block_rows(const block_rows_args& a) {
                     midpoints_moved<false>(ym, a0, a0 + S, a0 + 2 * S, g0, b1, b2, om, t2v + l,
                                            m1v + l, tmin + l, B);
             } else if (h == 0) {
-                midpoints_first(ym, a0, a0 + S, a0 + 2 * S, g0, b1, b2, om, B);
+                midpoints<true>(ym, a0, a0 + S, a0 + 2 * S, g0, b1, b2, om, B);
             } else {
-                midpoints_add(a0, a0 + S, a0 + 2 * S, g0, b1, b2, om, B);
+                midpoints<false>(ym, a0, a0 + S, a0 + 2 * S, g0, b1, b2, om, B);
             }
         }
     }
