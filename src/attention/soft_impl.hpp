@@ -292,6 +292,26 @@ public:
     /// drop_error_bound_for_testing does. Only for an object built from intervals.
     bool sums_replaced(const vec<I>& q, std::size_t j, const vec<I>& kj, const vec<I>& vj,
                        row_sums& out, bool drop = false);
+    /// Factors X_j of a row's weights (n of them): every exact X_j lies in mid[j] [1 - xi,
+    /// 1 + xi] and below hi_max; every mid[j] is positive and finite.
+    struct weight_factors {
+        const double* mid = nullptr;
+        double xi = 0;
+        double hi_max = 0;
+    };
+    /// sums(q) into `out`, bit for bit, and in the same pass over the values, for each of the
+    /// `count` factor sets f[k], the sums of the row whose weights are q's times f[k]'s factors
+    /// with key `skip` left out, relative to q's shift: with e_j = exp(q . k_j - out.shift)
+    /// exactly, scaled[k].den encloses sum_{j != skip} e_j X_j and scaled[k].num sum_{j !=
+    /// skip} e_j X_j v_j. (Row p of a change x_p <- a whose query moves by dq: X_j =
+    /// exp(dq . k_j), and the new key p's term is added by the caller.) scaled_ok[k] says
+    /// whether scaled[k] was formed: not where q's tau or f[k].xi is 1/2 or more, or a
+    /// product is not finite. False (nothing formed) where sums(q) is false. `drop_scaled`
+    /// (tests only) leaves out the scaled rows' bounds; q's row follows
+    /// drop_error_bound_for_testing as sums() does. Derivation: docs/scalars.md, "Row p of a
+    /// change from the constructor's row".
+    bool sums_scaled(const vec<I>& q, const weight_factors* f, std::size_t count, std::size_t skip,
+                     row_sums& out, row_sums* scaled, bool* scaled_ok, bool drop_scaled = false);
     /// sums() of `count` queries qs[h] into out[h], over one pass of the keys and one of the
     /// values for all of them (each out[h].exp_mid valid until the next call); false when one
     /// of them fails.
@@ -315,6 +335,15 @@ private:
     bool sums_core(const vec<I>& q, row_sums& out, bool drop);
     bool sums_core_many(const vec<I>* const* qs, std::size_t count, row_sums* outs, bool drop,
                         const double* scores = nullptr);
+    /// sums_core_many's first part: the scores, shifts, exponentials (query h's at e_[h n ...]),
+    /// tau, zero_hi, and Z in den's lower end.
+    bool exps_core(const vec<I>* const* qs, std::size_t count, row_sums* outs, bool drop,
+                   const double* scores);
+    /// The second part: the sums of rows 0 .. count - 1 of e_ and their bounds from each
+    /// row_sums' tau and Z (den's lower end), row 0's into `first` and row h's into rest[h -
+    /// 1]; row 0 without its bound when drop_first, the others when drop_rest.
+    void sums_of_exps(std::size_t count, row_sums& first, row_sums* rest, bool drop_first,
+                      bool drop_rest);
     bool finite_ = true;
     std::vector<double> kmid_, vmid_; ///< n x dk and n x dv midpoints (built from intervals)
     const double* km_ = nullptr;      ///< the keys' midpoints (kmid_, or the caller's)

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace attnprop::attention::detail {
@@ -49,6 +50,36 @@ constexpr double max_finite = std::numeric_limits<double>::max();
 
 /// g_w = (w + 1) 2^-52 >= w u / (1 - w u), the relative bound of a w-term dot product.
 double gamma_of(std::size_t w) { return static_cast<double>(w + 1) * 0x1p-52; }
+
+/// e2[j] = fl(E[j] X[j]) where that is at least 2^-1000, else 0 (NaN included); whether some
+/// product is below. Two lanes at a time by the compiler's vector extensions (GCC and Clang:
+/// the same products and comparisons as the scalar loop, which its vectoriser leaves scalar).
+bool scaled_products(const double* __restrict E, const double* __restrict X, double* __restrict e2,
+                     std::size_t n) {
+    using v2d = double __attribute__((vector_size(16)));
+    using v2i = long long __attribute__((vector_size(16)));
+    const v2d lim = {0x1p-1000, 0x1p-1000};
+    v2i small = {0, 0};
+    std::size_t j = 0;
+    for (; j + 2 <= n; j += 2) {
+        v2d e, x;
+        std::memcpy(&e, E + j, sizeof e);
+        std::memcpy(&x, X + j, sizeof x);
+        const v2d v = e * x;
+        const v2i keep = v >= lim;
+        const v2d r = reinterpret_cast<v2d>(reinterpret_cast<v2i>(v) & keep);
+        std::memcpy(e2 + j, &r, sizeof r);
+        small |= ~keep;
+    }
+    bool any = (small[0] | small[1]) != 0;
+    for (; j < n; ++j) {
+        const double v = E[j] * X[j];
+        const bool keep = v >= 0x1p-1000;
+        e2[j] = keep ? v : 0.0;
+        any = any || !keep;
+    }
+    return any;
+}
 
 } // namespace
 
@@ -205,6 +236,71 @@ bool soft_rows<dinterval>::sums_replaced(const vec<I>& q, std::size_t j, const v
     return ok;
 }
 
+bool soft_rows<dinterval>::sums_scaled(const vec<I>& q, const weight_factors* f, std::size_t count,
+                                       std::size_t skip, row_sums& out, row_sums* scaled,
+                                       bool* scaled_ok, bool drop_scaled) {
+    const vec<I>* qs[1] = {&q};
+    if (!exps_core(qs, 1, &out, drop_error_bound_for_testing(), nullptr))
+        return false;
+    // Rows 1 .. count of e_: E'_j = fl(E_j X_j) with X_j the factors' midpoints; 0 for key
+    // `skip`, and 0 where the product is below 2^-1000 (counted: such a weight is below
+    // 2^-998, and an E_j = 0 one below zero_hi hi_max).
+    e_.resize((count + 1) * n_);
+    out.exp_mid = e_.data();
+    const double* E = e_.data();
+    const double tau = out.tau;
+    for (std::size_t k = 0; k < count; ++k) {
+        row_sums& o = scaled[k];
+        double* e2 = e_.data() + (k + 1) * n_;
+        const double* X = f[k].mid;
+        bool ok = skip < n_ && X != nullptr && tau >= 0 && tau < 0.5 && f[k].xi >= 0 &&
+                  f[k].xi < 0.5 && f[k].hi_max <= max_finite;
+        o.shift = out.shift;
+        o.exp_mid = e2;
+        o.tau = 0;
+        o.zero_hi = 0;
+        o.den = interval(0.0);
+        if (!ok) {
+            std::fill(e2, e2 + n_, 0.0);
+            scaled_ok[k] = false;
+            continue;
+        }
+        // The products (every X_j is positive and finite, every E_j finite and nonnegative: no
+        // product is NaN; one that is +inf makes the sums' D^ +inf), then, where one is small,
+        // the counts.
+        std::size_t small_new = 0, small_old = 0;
+        if (scaled_products(E, X, e2, n_))
+            for (std::size_t j = 0; j < n_; ++j)
+                if (e2[j] == 0.0)
+                    ++(E[j] == 0.0 ? small_old : small_new);
+        if (E[skip] == 0.0)
+            --small_old;
+        else if (e2[skip] == 0.0)
+            --small_new;
+        e2[skip] = 0.0;
+        scaled_ok[k] = true;
+        if (drop_scaled)
+            continue;
+        // 1 + tau' >= (1 + tau)(1 + xi) / (1 - u) and 1 - tau' <= (1 - tau)(1 - xi) / (1 + u):
+        // four roundings to nearest below the factor 1 + 2^-50; t - 1 is exact (t in [1, 4)).
+        const double t = ((1.0 + tau) * (1.0 + f[k].xi)) * (1.0 + 0x1p-50);
+        o.tau = next_up(t - 1.0);
+        const double zo = next_up(out.zero_hi * f[k].hi_max);
+        o.zero_hi = std::max(zo, 0x1p-998);
+        o.den = interval(
+            (static_cast<double>(small_new) * 0x1p-998 + static_cast<double>(small_old) * zo) *
+            slack);
+    }
+    sums_of_exps(count + 1, out, scaled, drop_error_bound_for_testing(), drop_scaled);
+    for (std::size_t k = 0; k < count; ++k) {
+        bool finite = std::isfinite(scaled[k].den.lo()) && std::isfinite(scaled[k].den.hi());
+        for (const auto& c : scaled[k].num)
+            finite = finite && std::isfinite(c.lo()) && std::isfinite(c.hi());
+        scaled_ok[k] = scaled_ok[k] && finite;
+    }
+    return true;
+}
+
 bool soft_rows<dinterval>::sums_core(const vec<I>& q, row_sums& out, bool drop) {
     const vec<I>* qs[1] = {&q};
     return sums_core_many(qs, 1, &out, drop);
@@ -221,6 +317,14 @@ bool soft_rows<dinterval>::sums_many_scored(const vec<I>* const* qs, std::size_t
 
 bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t count,
                                           row_sums* outs, bool drop, const double* scores) {
+    if (!exps_core(qs, count, outs, drop, scores))
+        return false;
+    sums_of_exps(count, outs[0], outs + 1, drop, drop);
+    return true;
+}
+
+bool soft_rows<dinterval>::exps_core(const vec<I>* const* qs, std::size_t count, row_sums* outs,
+                                     bool drop, const double* scores) {
     if (!finite_ || count == 0) return false;
     // Every query's midpoints (count x dk) and the radius bound rho of its scores.
     qmid_.resize(count * dk_);
@@ -313,7 +417,11 @@ bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t c
         // Z, kept in out.den's lower end until the sums below.
         out.den = interval(static_cast<double>(clamped) * out.zero_hi * slack);
     }
+    return true;
+}
 
+void soft_rows<dinterval>::sums_of_exps(std::size_t count, row_sums& first, row_sums* rest,
+                                        bool drop_first, bool drop_rest) {
     // The sums, in blocks of `block` keys (a partial sum per block, then the sum of the
     // partial sums): the rounding error is then bounded by g_(block + blocks) instead of g_n.
     // Every query's over one pass of the values. Query h's N, S and their block sums at
@@ -361,7 +469,8 @@ bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t c
     const double g = gamma_of(std::min(n_, block) + blocks);
     const double inv = 1.0 / (1.0 - g); // > 1; its rounding is covered by slack
     for (std::size_t h = 0; h < count; ++h) {
-        row_sums& out = outs[h];
+        row_sums& out = h == 0 ? first : rest[h - 1];
+        const bool drop = h == 0 ? drop_first : drop_rest;
         const double D = dsum_[h], Z = out.den.lo(), tau = out.tau;
         double* N = acc_.data() + 4 * dv_ * h;
         double* S = N + dv_;
@@ -381,7 +490,6 @@ bool soft_rows<dinterval>::sums_core_many(const vec<I>* const* qs, std::size_t c
             out.num[c] = interval(N[c]) + interval(-RN, RN);
         }
     }
-    return true;
 }
 
 } // namespace attnprop::attention::detail

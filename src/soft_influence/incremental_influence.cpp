@@ -46,9 +46,11 @@ namespace {
 /// double kernel's constructor; a placeholder for other kinds.
 template <class S> struct row_sums_of {
     using type = int;
+    struct factors {};
 };
 template <> struct row_sums_of<dinterval> {
     using type = attention::detail::soft_rows<dinterval>::row_sums;
+    using factors = attention::detail::soft_rows<dinterval>::weight_factors;
 };
 
 /// A weight-table entry e_ij of the certified double kernel from the certified row's
@@ -165,7 +167,8 @@ template <numeric::ExpScalar S>
 incremental_influence<S>::incremental_influence(const model::model<S>& m,
                                                 const model::input_sequence& x,
                                                 const numeric::context& ctx,
-                                                incremental_fault fault, std::size_t table_bytes)
+                                                incremental_fault fault, std::size_t table_bytes,
+                                                const std::vector<std::size_t>* changed_positions)
     : m_(m), x_(x), ctx_(ctx), fault_(fault), n_(x.size()) {
     if (!incremental_supports(m))
         throw precondition_error("the incremental influence method does not apply to this model");
@@ -191,6 +194,22 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
             for (auto& t : etab_) t.resize(n_ * n_); // not written here: the rows write it all
         }
     }
+    // Certified double kernel, L = 2, f_in add or concat: the rows p of the changes at these
+    // positions are prepared below (every replacement).
+    const std::size_t sigma = m.sigma.symbols.size();
+    std::vector<unsigned char> prepared_row;
+    if constexpr (interval_kernel)
+        if (L == 2 && sigma >= 2 && sigma <= max_prepared_symbols &&
+            (m.input == model::input_kind::add || m.input == model::input_kind::concat)) {
+            prepared_row.assign(n_, changed_positions ? 0 : 1);
+            prepared_row[n_ - 1] = 0; // eos is never changed
+            if (changed_positions)
+                for (std::size_t p : *changed_positions)
+                    if (p + 1 < n_)
+                        prepared_row[p] = 1;
+            rowp_.resize(heads_.size());
+            rowp_ok_.resize(heads_.size());
+        }
     // Where an undefined value of layer 1 would be met (located on the way out).
     std::size_t at_pos = 0, at_head = 0;
     try {
@@ -217,6 +236,94 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                     krows_[h] = krows; // row p of every change (fold_interval)
                 }
             [[maybe_unused]] typename row_sums_of<S>::type rs{};
+            // Row p of a change x_p <- a: the scaled query moves by dq = f Q_W delta (delta:
+            // y^(0)'s change, token block first for concat), so its weights are x's row p's
+            // times X_j = exp(dq . k_j). Per pair (b, a) of symbols with b at a prepared
+            // position: the midpoints of X_j, their largest relative radius and upper end.
+            using factors_t = typename row_sums_of<S>::factors;
+            [[maybe_unused]] std::vector<factors_t> pair_factors;
+            [[maybe_unused]] std::vector<std::vector<double>> factor_mid;
+            [[maybe_unused]] std::vector<typename row_sums_of<S>::type> scaled_rs;
+            [[maybe_unused]] std::vector<factors_t> row_factors;
+            [[maybe_unused]] std::unique_ptr<bool[]> scaled_ok;
+            if constexpr (interval_kernel)
+                if (krows && !prepared_row.empty()) {
+                    pair_factors.assign(sigma * sigma, factors_t{});
+                    factor_mid.resize(sigma * sigma);
+                    std::vector<unsigned char> present(sigma, 0);
+                    for (std::size_t i = 0; i < n_; ++i)
+                        if (prepared_row[i])
+                            present[static_cast<std::size_t>(x[i])] = 1;
+                    const S f = attention::dot_scale(hd, n_, ctx);
+                    for (std::size_t b = 0; b < sigma; ++b)
+                        for (std::size_t a = 0; a < sigma && present[b]; ++a) {
+                            if (a == b)
+                                continue;
+                            try {
+                                vec<S> delta(y0_.front().size(), numeric::zero<S>(ctx));
+                                for (std::size_t c = 0; c < m.token[a].size(); ++c)
+                                    delta[c] = m.token[a][c] - m.token[b][c];
+                                model::affine_map<S> qw{hd.score.Q.W, {}, true};
+                                vec<S> dq = model::apply_affine(qw, delta, ctx);
+                                for (auto& c : dq)
+                                    c = c * f;
+                                auto& mid = factor_mid[b * sigma + a];
+                                mid.resize(n_);
+                                double xi = 0, hi_max = 0;
+                                bool ok = true;
+                                for (std::size_t j = 0; j < n_ && ok; ++j) {
+                                    const S X = numeric::exp(dot(dq, st.k[j], ctx));
+                                    double r = 0;
+                                    ok = numeric::mid_rad(X, mid[j], r) && mid[j] > 0;
+                                    xi =
+                                        std::max(xi, numeric::interval_detail::next_up(r / mid[j]));
+                                    hi_max = std::max(hi_max, X.hi());
+                                }
+                                if (ok)
+                                    pair_factors[b * sigma + a] = factors_t{mid.data(), xi, hi_max};
+                            } catch (const numeric::undefined_error&) {
+                                // not prepared: such a change takes row p by the certified row
+                            }
+                        }
+                    scaled_rs.resize(sigma - 1);
+                    row_factors.resize(sigma - 1);
+                    scaled_ok = std::make_unique<bool[]>(sigma - 1);
+                    rowp_[h].assign(n_ * (sigma - 1) * (1 + dv), S());
+                    rowp_ok_[h].assign(n_ * (sigma - 1), 0);
+                }
+            // x's row i by the certified row; with the rows p prepared, also the row p of each
+            // change at i (stored in rowp_).
+            auto certified_row = [&](const vec<S>& q, std::size_t i) {
+                if constexpr (interval_kernel) {
+                    if (!krows)
+                        return false;
+                    if (pair_factors.empty() || !prepared_row[i])
+                        return krows->sums(q, rs);
+                    const std::size_t b = static_cast<std::size_t>(x[i]);
+                    for (std::size_t a = 0, k = 0; a < sigma; ++a)
+                        if (a != b)
+                            row_factors[k++] = pair_factors[b * sigma + a];
+                    if (!krows->sums_scaled(q, row_factors.data(), sigma - 1, i, rs,
+                                            scaled_rs.data(), scaled_ok.get(),
+                                            fault_ == incremental_fault::drop_row_p_bound))
+                        return false;
+                    for (std::size_t k = 0; k < sigma - 1; ++k) {
+                        const std::size_t at = i * (sigma - 1) + k;
+                        if (!scaled_ok[k] || scaled_rs[k].num.size() != dv)
+                            continue;
+                        S* out = &rowp_[h][at * (1 + dv)];
+                        out[0] = S(scaled_rs[k].den);
+                        for (std::size_t c = 0; c < dv; ++c)
+                            out[1 + c] = S(scaled_rs[k].num[c]);
+                        rowp_ok_[h][at] = 1;
+                    }
+                    return true;
+                } else {
+                    (void)q;
+                    (void)i;
+                    return false;
+                }
+            };
             // The tables are written by tiles of `tile` rows (rows i of column j at [j n + i]:
             // a row alone would write one entry per cache line and page): each row's E_j are
             // kept until the tile is full, then written column after column.
@@ -252,7 +359,7 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                         row_tau_[h].assign(n_, std::numeric_limits<double>::quiet_NaN());
                         row_zero_hi_[h].assign(n_, 0.0);
                     }
-                    if (krows && krows->sums(q, rs)) {
+                    if (certified_row(q, i)) {
                         if (!row_tau_.empty()) {
                             row_tau_[h][i] = rs.tau;
                             row_zero_hi_[h][i] = rs.zero_hi;
@@ -307,7 +414,6 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
             flush_tile();
             at_pos = 0;
             if (m.input == model::input_kind::add || m.input == model::input_kind::concat) {
-                const std::size_t sigma = m.sigma.symbols.size();
                 st.ratio.resize(sigma * sigma);
                 for (std::size_t b = 0; b < sigma; ++b)
                     for (std::size_t a = 0; a < sigma; ++a) {
@@ -1083,10 +1189,53 @@ double top_omega_bound(const double* eo, double mo, double tau_o, double zo, con
 } // namespace
 
 template <>
+bool incremental_influence<dinterval>::row_p_prepared(const change& ch,
+                                                      std::vector<vec<dinterval>>& b) const {
+    // The constructor's sums over the keys j != p (x's row p's weights times X_j), the new key
+    // p's term e'_pp = exp(q'_p . k'_p - M_p) in interval arithmetic added, and the quotient.
+    const std::size_t H = heads_.size(), p = ch.p, sigma = m_.sigma.symbols.size();
+    if (rowp_.size() != H || p + 1 >= n_ || ch.a < 0 || static_cast<std::size_t>(ch.a) >= sigma ||
+        ch.a == x_[p])
+        return false;
+    const std::size_t a = static_cast<std::size_t>(ch.a), xp = static_cast<std::size_t>(x_[p]);
+    const std::size_t at = p * (sigma - 1) + (a < xp ? a : a - 1);
+    const bool drop = fault_ == incremental_fault::drop_row_p_bound;
+    for (std::size_t h = 0; h < H; ++h)
+        if (rowp_ok_[h].size() <= at || !rowp_ok_[h][at] || ch.qp[h].empty())
+            return false;
+    b.assign(H, {});
+    for (std::size_t h = 0; h < H; ++h) {
+        const std::size_t dv = ch.vp[h].size();
+        if (rowp_[h].size() < (at + 1) * (1 + dv))
+            return false;
+        const dinterval* pre = &rowp_[h][at * (1 + dv)];
+        dinterval e = numeric::exp(dot(ch.qp[h], ch.kp[h], ctx_) - heads_[h].shift[p]);
+        if (drop) {
+            double mid = 0, r = 0;
+            if (!numeric::mid_rad(e, mid, r))
+                return false;
+            e = dinterval(mid);
+        }
+        const dinterval den = pre[0] + e;
+        if (!(den.lo() > 0) || !finite(den))
+            return false;
+        vec<dinterval> num(dv);
+        for (std::size_t c = 0; c < dv; ++c)
+            num[c] = (pre[1 + c] + e * ch.vp[h][c]) / den;
+        b[h] = std::move(num);
+    }
+    ++stats_.prepared_rows_p;
+    return true;
+}
+
+template <>
 bool incremental_influence<dinterval>::row_p_heads(const change& ch, std::vector<vec<dinterval>>& b) const {
-    // The certified soft-attention row of each head (krows_, the constructor's) with p's new
-    // scaled query and p's key and value replaced (sums_replaced: midpoints, one a-priori
-    // bound per row), and its quotient.
+    // The constructor's prepared row p where there is one (row_p_prepared); else the certified
+    // soft-attention row of each head (krows_, the constructor's) with p's new scaled query and
+    // p's key and value replaced (sums_replaced: midpoints, one a-priori bound per row), and
+    // its quotient.
+    if (row_p_prepared(ch, b))
+        return true;
     const std::size_t H = heads_.size(), p = ch.p;
     if (krows_.size() != H) return false;
     b.assign(H, {});

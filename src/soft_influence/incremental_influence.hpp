@@ -65,7 +65,8 @@ enum class incremental_fault {
     skip_row_correction, ///< L = 2: leave layer-1 rows j != p, n uncorrected
     drop_fold_bound,     ///< certified double kernel: leave out the a-priori radius of a folded row
     midpoint_omega,      ///< certified double kernel: the weights ω from midpoints, no rounding
-    drop_row_p_bound,    ///< certified double kernel: leave out the a-priori bound of row p
+    drop_row_p_bound,    ///< certified double kernel: leave out row p's a-priori bound (prepared or
+                         ///< not)
     drop_moved_radius,   ///< certified double kernel: y1_moved from the midpoints alone
     drop_outward_widening, ///< certified double kernel: a folded row stored as [fl(M - R), fl(M +
                            ///< R)]
@@ -130,10 +131,20 @@ public:
     /// every head fit in table_bytes, they are kept (computed once here) and a change reads
     /// them instead of recomputing them: no layer-1 exponential per change and row, and row p
     /// from e_pj times a factor per (x_p, a) and key (f_in add or concat).
+    /// Certified double intervals with L = 2 and f_in add or concat: row p of layer 1 of
+    /// every change x_p <- a at the positions `changed_positions` (nullptr: every position
+    /// before eos; every replacement a) is prepared here, while x's row p is at hand: its
+    /// weights are x's times exp(dq . k_j), no exponential per key and change
+    /// (soft_rows::sums_scaled), and a change adds the new key p's term. Up to
+    /// max_prepared_symbols symbols; a change that was not prepared takes row p by the
+    /// certified row (soft_rows::sums_replaced).
     incremental_influence(const model::model<S>& m, const model::input_sequence& x,
                           const numeric::context& ctx,
                           incremental_fault fault = incremental_fault::none,
-                          std::size_t table_bytes = default_table_bytes);
+                          std::size_t table_bytes = default_table_bytes,
+                          const std::vector<std::size_t>* changed_positions = nullptr);
+    /// The largest alphabet whose changes' rows p the constructor prepares.
+    static constexpr std::size_t max_prepared_symbols = 16;
 
     /// y_n^(L)(x).
     const model::vec<S>& base() const { return base_; }
@@ -205,6 +216,7 @@ public:
         std::size_t recomputed_rows = 0;
         std::size_t raw_changes = 0; ///< changes computed by the MPFR kernel on raw mpfr_t
         std::size_t interval_changes = 0; ///< changes folded by the certified double kernel
+        std::size_t prepared_rows_p = 0;  ///< rows p taken from the constructor's (row_p_prepared)
     };
     const counters& stats() const { return stats_; }
     /// Whether the layer-1 weight tables are kept (see the constructor).
@@ -245,6 +257,9 @@ private:
     /// Row p's head outputs b_h of a change by the certified row (krows_); false when a
     /// midpoint is not finite or a denominator's enclosure not positive.
     bool row_p_heads(const change& ch, std::vector<model::vec<S>>& b) const;
+    /// Row p's head outputs from the constructor's prepared sums (rowp_); false when the
+    /// change was not prepared or its denominator's enclosure is not positive.
+    bool row_p_prepared(const change& ch, std::vector<model::vec<S>>& b) const;
     /// mid, rad, moved: changed_states::y1_mid, y1_rad, y1_moved.
     /// `lean` (changed_for_bound): rad is left empty and a folded row with a moved bound other
     /// than row n is not formed as intervals; the top row's per-row sums and per-coordinate
@@ -337,6 +352,12 @@ private:
     /// e_ij of head h: the table's entry, or the same interval recomputed. So results do not
     /// depend on the table memory (which the threads of a run share).
     S weight(std::size_t h, std::size_t i, std::size_t j) const;
+    /// Row p of the changes prepared by the constructor: per head h, position p and
+    /// replacement (k = a, less 1 above x_p), at rowp_[h][(p (|Sigma| - 1) + k) (1 + d_v)]: the
+    /// enclosure of sum_{j != p} e'_pj relative to x's shift of row p, then those of sum_{j !=
+    /// p} e'_pj v_j (soft_rows::sums_scaled); rowp_ok_[h][p (|Sigma| - 1) + k] whether formed.
+    std::vector<std::vector<S>> rowp_;
+    std::vector<std::vector<unsigned char>> rowp_ok_;
     mutable std::vector<double> bm_, bb_, bt_; ///< per change: A_h v_p, A_h v'_p
     mutable std::vector<const std::vector<S>*> ratio_;   ///< per change: the factors of (x_p, a)
     /// Certified double kernel, L = 2: per layer-1 head, the certified soft-attention row over
@@ -404,9 +425,13 @@ template <>
 bool incremental_influence<numeric::dinterval>::row_p_heads(const change& ch,
                                                            std::vector<dinterval_vec>& b) const;
 template <>
+bool incremental_influence<numeric::dinterval>::row_p_prepared(const change& ch,
+                                                               std::vector<dinterval_vec>& b) const;
+template <>
 void incremental_influence<numeric::dinterval>::fold_interval(
-    const change& ch, std::vector<dinterval_vec>& y1, std::vector<double>& mid, std::vector<double>& rad,
-    std::vector<double>& moved, std::vector<double>* omega1, bool lean) const;
+    const change& ch, std::vector<dinterval_vec>& y1, std::vector<double>& mid,
+    std::vector<double>& rad, std::vector<double>& moved, std::vector<double>* omega1,
+    bool lean) const;
 template <>
 bool incremental_influence<numeric::dinterval>::top_lean(const change& ch,
                                                          changed_states& st) const;

@@ -179,7 +179,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
     std::optional<posterior_cache<S>> cache; // incremental with the a-posteriori bound
     try {
         if (incremental) {
-            inc.emplace(m, x, ctx, incremental_fault::none, opt.table_bytes);
+            inc.emplace(m, x, ctx, incremental_fault::none, opt.table_bytes, &positions);
             out.y = inc->base();
             // The a-posteriori bound reads x's states from the incremental kernel (no forward
             // pass with trace).

@@ -353,6 +353,7 @@ interval_check check_interval_changes(const model::model<rational>& m,
 struct row_p_check {
     int taken = 0;
     int misses = 0;
+    double width = 0; ///< the sum of the enclosures' widths
 };
 row_p_check row_p_heads_check(const model::model<rational>& m, const model::input_sequence& x,
                               const incremental_influence<numeric::dinterval>& inc) {
@@ -382,8 +383,10 @@ row_p_check row_p_heads_check(const model::model<rational>& m, const model::inpu
                 for (std::size_t c = 0; c < v.size(); ++c) numeric::fma_acc(num[c], e, v[c]);
             }
             REQUIRE(num.size() == b.size());
-            for (std::size_t c = 0; c < b.size(); ++c)
+            for (std::size_t c = 0; c < b.size(); ++c) {
                 if (!numeric::contains(b[c], num[c] / den)) ++out.misses;
+                out.width += b[c].hi() - b[c].lo();
+            }
         }
         x2[p] = x[p];
     }
@@ -564,6 +567,72 @@ omega_check check_omega(const model::model<rational>& m, const model::input_sequ
 }
 
 } // namespace
+
+TEST_CASE("the certified double kernel prepares row p of every change in its constructor, at the "
+          "positions asked, enclosing the MPFR-512 row as narrowly as the certified row",
+          "[analysis][influence][incremental]") {
+    const numeric::context ctx53{53};
+    const std::vector<std::size_t> none, some{0, 5, 9};
+    int prepared_controls = 0, prepared_caught = 0, direct_controls = 0, direct_caught = 0;
+    for_each_affine_case([&](std::uint64_t seed, int q_scale, int den,
+                             const model::model<rational>& m,
+                             const model::model<numeric::dinterval>& md) {
+        const auto x = random_input(m, 17, seed * 11 + static_cast<std::uint64_t>(den));
+        const std::size_t n = x.size(), H = md.layers.front().heads.size();
+        INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den << ", input "
+                     << model::format_input(m.sigma, x));
+        // Every position prepared (the default), none, and three.
+        const incremental_influence<numeric::dinterval> all(md, x, ctx53);
+        const incremental_influence<numeric::dinterval> direct(
+            md, x, ctx53, incremental_fault::none, analysis::default_table_bytes, &none);
+        const incremental_influence<numeric::dinterval> three(md, x, ctx53, incremental_fault::none,
+                                                              analysis::default_table_bytes, &some);
+        const auto rp_all = row_p_heads_check(m, x, all);
+        const auto rp_direct = row_p_heads_check(m, x, direct);
+        const auto rp_three = row_p_heads_check(m, x, three);
+        REQUIRE(rp_all.misses == 0);
+        REQUIRE(rp_direct.misses == 0);
+        REQUIRE(rp_three.misses == 0);
+        REQUIRE(direct.stats().prepared_rows_p == 0);
+        // row_p_heads_check asks each head's row of each change: H runs per change.
+        REQUIRE(all.stats().prepared_rows_p <= H * (n - 1));
+        REQUIRE(three.stats().prepared_rows_p <= H * some.size());
+        if (q_scale == 1) {
+            REQUIRE(all.stats().prepared_rows_p == H * (n - 1));
+            REQUIRE(three.stats().prepared_rows_p == H * some.size());
+            REQUIRE(rp_all.taken == rp_direct.taken);
+            // The prepared row's bound (x's tau, the factors' relative radius, two roundings)
+            // is of the certified row's order.
+            INFO("widths: prepared " << rp_all.width << ", certified row " << rp_direct.width);
+            REQUIRE(rp_all.width <= 4 * rp_direct.width);
+        }
+        // Negative controls, on either path: without the row's bound, its head outputs miss.
+        const incremental_influence<numeric::dinterval> all_dropped(
+            md, x, ctx53, incremental_fault::drop_row_p_bound);
+        const incremental_influence<numeric::dinterval> direct_dropped(
+            md, x, ctx53, incremental_fault::drop_row_p_bound, analysis::default_table_bytes,
+            &none);
+        const auto d_all = row_p_heads_check(m, x, all_dropped);
+        const auto d_direct = row_p_heads_check(m, x, direct_dropped);
+        REQUIRE(direct_dropped.stats().prepared_rows_p == 0);
+        if (all_dropped.stats().prepared_rows_p > 0) {
+            ++prepared_controls;
+            if (d_all.misses > 0)
+                ++prepared_caught;
+        }
+        if (d_direct.taken > 0) {
+            ++direct_controls;
+            if (d_direct.misses > 0)
+                ++direct_caught;
+        }
+    });
+    INFO(prepared_caught << " of " << prepared_controls << " prepared-row controls caught, "
+                         << direct_caught << " of " << direct_controls << " certified-row ones");
+    REQUIRE(prepared_controls > 0);
+    REQUIRE(direct_controls > 0);
+    REQUIRE(prepared_caught * 4 >= prepared_controls * 3);
+    REQUIRE(direct_caught * 4 >= direct_controls * 3);
+}
 
 TEST_CASE("the certified double kernel's weights of the pair bound bound the MPFR-512 weights, and "
           "from midpoints they do not",
