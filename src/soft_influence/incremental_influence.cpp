@@ -207,8 +207,19 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                 for (std::size_t p : *changed_positions)
                     if (p + 1 < n_)
                         prepared_row[p] = 1;
-            rowp_.resize(heads_.size());
-            rowp_ok_.resize(heads_.size());
+            // What the prepared sums keep (1 + d_v intervals per position, replacement and
+            // head), within max_prepared_bytes.
+            double bytes = 0;
+            for (const auto& hd : lay.heads)
+                bytes += static_cast<double>(n_) * static_cast<double>(sigma - 1) *
+                         static_cast<double>(1 + attention::value(hd, y0_.front(), ctx).size()) *
+                         static_cast<double>(sizeof(S));
+            if (bytes <= static_cast<double>(max_prepared_bytes)) {
+                rowp_.resize(heads_.size());
+                rowp_ok_.resize(heads_.size());
+            } else {
+                prepared_row.clear();
+            }
         }
     // Where an undefined value of layer 1 would be met (located on the way out).
     std::size_t at_pos = 0, at_head = 0;

@@ -136,15 +136,18 @@ public:
     /// before eos; every replacement a) is prepared here, while x's row p is at hand: its
     /// weights are x's times exp(dq . k_j), no exponential per key and change
     /// (soft_rows::sums_scaled), and a change adds the new key p's term. Up to
-    /// max_prepared_symbols symbols; a change that was not prepared takes row p by the
-    /// certified row (soft_rows::sums_replaced).
+    /// max_prepared_symbols symbols and max_prepared_bytes; a change that was not prepared
+    /// takes row p by the certified row (soft_rows::sums_replaced).
     incremental_influence(const model::model<S>& m, const model::input_sequence& x,
                           const numeric::context& ctx,
                           incremental_fault fault = incremental_fault::none,
                           std::size_t table_bytes = default_table_bytes,
                           const std::vector<std::size_t>* changed_positions = nullptr);
-    /// The largest alphabet whose changes' rows p the constructor prepares.
+    /// The largest alphabet whose changes' rows p the constructor prepares, and the most
+    /// memory their sums may take (1 + d_v intervals per position, replacement and head: 1.2 MB
+    /// at n = 4096, H = 2, d_v = 8, binary alphabet).
     static constexpr std::size_t max_prepared_symbols = 16;
+    static constexpr std::size_t max_prepared_bytes = std::size_t{256} << 20;
 
     /// y_n^(L)(x).
     const model::vec<S>& base() const { return base_; }
