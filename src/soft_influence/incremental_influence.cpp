@@ -261,10 +261,15 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                 if (krows && !prepared_row.empty()) {
                     pair_factors.assign(sigma * sigma, factors_t{});
                     factor_mid.resize(sigma * sigma);
-                    std::vector<unsigned char> present(sigma, 0);
+                    // A pair's factors cost about five rows (n interval exponentials): a
+                    // symbol's pairs are formed where it is at min_prepared_positions of the
+                    // positions at least.
+                    std::vector<std::size_t> present(sigma, 0);
                     for (std::size_t i = 0; i < n_; ++i)
                         if (prepared_row[i])
-                            present[static_cast<std::size_t>(x[i])] = 1;
+                            ++present[static_cast<std::size_t>(x[i])];
+                    for (auto& c : present)
+                        c = c >= min_prepared_positions ? 1 : 0;
                     const S f = attention::dot_scale(hd, n_, ctx);
                     for (std::size_t b = 0; b < sigma; ++b)
                         for (std::size_t a = 0; a < sigma && present[b]; ++a) {

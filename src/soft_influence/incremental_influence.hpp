@@ -148,6 +148,9 @@ public:
     /// at n = 4096, H = 2, d_v = 8, binary alphabet).
     static constexpr std::size_t max_prepared_symbols = 16;
     static constexpr std::size_t max_prepared_bytes = std::size_t{256} << 20;
+    /// Row p is prepared for a symbol x_p at this many of the positions asked at least (its
+    /// factors cost about five rows per replacement and head).
+    static constexpr std::size_t min_prepared_positions = 4;
 
     /// y_n^(L)(x).
     const model::vec<S>& base() const { return base_; }

@@ -572,8 +572,9 @@ TEST_CASE("the certified double kernel prepares row p of every change in its con
           "positions asked, enclosing the MPFR-512 row as narrowly as the certified row",
           "[analysis][influence][incremental]") {
     const numeric::context ctx53{53};
-    const std::vector<std::size_t> none, some{0, 5, 9};
+    const std::vector<std::size_t> none, some{0, 1, 2, 3, 4, 5};
     int prepared_controls = 0, prepared_caught = 0, direct_controls = 0, direct_caught = 0;
+    int subsets_prepared = 0, subsets_left = 0;
     for_each_affine_case([&](std::uint64_t seed, int q_scale, int den,
                              const model::model<rational>& m,
                              const model::model<numeric::dinterval>& md) {
@@ -581,25 +582,35 @@ TEST_CASE("the certified double kernel prepares row p of every change in its con
         const std::size_t n = x.size(), H = md.layers.front().heads.size();
         INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den << ", input "
                      << model::format_input(m.sigma, x));
-        // Every position prepared (the default), none, and three.
+        // Of the first six positions, those whose symbol is at min_prepared_positions of them
+        // at least are prepared.
+        std::size_t count[2] = {0, 0}, expected_some = 0;
+        for (std::size_t p : some) ++count[static_cast<std::size_t>(x[p])];
+        for (std::size_t p : some)
+            if (count[static_cast<std::size_t>(x[p])] >=
+                incremental_influence<numeric::dinterval>::min_prepared_positions)
+                ++expected_some;
+        subsets_prepared += expected_some > 0 ? 1 : 0;
+        subsets_left += expected_some < some.size() ? 1 : 0;
+        // Every position prepared (the default), none, and six.
         const incremental_influence<numeric::dinterval> all(md, x, ctx53);
         const incremental_influence<numeric::dinterval> direct(
             md, x, ctx53, incremental_fault::none, analysis::default_table_bytes, &none);
-        const incremental_influence<numeric::dinterval> three(md, x, ctx53, incremental_fault::none,
-                                                              analysis::default_table_bytes, &some);
+        const incremental_influence<numeric::dinterval> six(
+            md, x, ctx53, incremental_fault::none, analysis::default_table_bytes, &some);
         const auto rp_all = row_p_heads_check(m, x, all);
         const auto rp_direct = row_p_heads_check(m, x, direct);
-        const auto rp_three = row_p_heads_check(m, x, three);
+        const auto rp_six = row_p_heads_check(m, x, six);
         REQUIRE(rp_all.misses == 0);
         REQUIRE(rp_direct.misses == 0);
-        REQUIRE(rp_three.misses == 0);
+        REQUIRE(rp_six.misses == 0);
         REQUIRE(direct.stats().prepared_rows_p == 0);
         // row_p_heads_check asks each head's row of each change: H runs per change.
         REQUIRE(all.stats().prepared_rows_p <= H * (n - 1));
-        REQUIRE(three.stats().prepared_rows_p <= H * some.size());
+        REQUIRE(six.stats().prepared_rows_p <= H * expected_some);
         if (q_scale == 1) {
             REQUIRE(all.stats().prepared_rows_p == H * (n - 1));
-            REQUIRE(three.stats().prepared_rows_p == H * some.size());
+            REQUIRE(six.stats().prepared_rows_p == H * expected_some);
             REQUIRE(rp_all.taken == rp_direct.taken);
             // The prepared row's bound (x's tau, the factors' relative radius, two roundings)
             // is of the certified row's order.
@@ -630,6 +641,9 @@ TEST_CASE("the certified double kernel prepares row p of every change in its con
                          << direct_caught << " of " << direct_controls << " certified-row ones");
     REQUIRE(prepared_controls > 0);
     REQUIRE(direct_controls > 0);
+    // The six positions were prepared in some cases and left out in some.
+    REQUIRE(subsets_prepared > 0);
+    REQUIRE(subsets_left > 0);
     REQUIRE(prepared_caught * 4 >= prepared_controls * 3);
     REQUIRE(direct_caught * 4 >= direct_controls * 3);
 }
