@@ -308,8 +308,8 @@ public:
     /// whether scaled[k] was formed: not where q's tau or f[k].xi is 1/2 or more, or a
     /// product is not finite. False (nothing formed) where sums(q) is false. `drop_scaled`
     /// (tests only) leaves out the scaled rows' bounds; q's row follows
-    /// drop_error_bound_for_testing as sums() does. Derivation: docs/scalars.md, "Row p of a
-    /// change from the constructor's row".
+    /// drop_error_bound_for_testing as sums() does. Derivation: docs/scalars.md, "Row p,
+    /// prepared in the constructor".
     bool sums_scaled(const vec<I>& q, const weight_factors* f, std::size_t count, std::size_t skip,
                      row_sums& out, row_sums* scaled, bool* scaled_ok, bool drop_scaled = false);
     /// sums() of `count` queries qs[h] into out[h], over one pass of the keys and one of the

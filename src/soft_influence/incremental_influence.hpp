@@ -136,8 +136,9 @@ public:
     /// before eos; every replacement a) is prepared here, while x's row p is at hand: its
     /// weights are x's times exp(dq . k_j), no exponential per key and change
     /// (soft_rows::sums_scaled), and a change adds the new key p's term. Up to
-    /// max_prepared_symbols symbols and max_prepared_bytes; a change that was not prepared
-    /// takes row p by the certified row (soft_rows::sums_replaced).
+    /// max_prepared_symbols symbols and max_prepared_bytes, for the symbols x_p at
+    /// min_prepared_positions of the positions at least; a change that was not prepared takes
+    /// row p by the certified row (soft_rows::sums_replaced).
     incremental_influence(const model::model<S>& m, const model::input_sequence& x,
                           const numeric::context& ctx,
                           incremental_fault fault = incremental_fault::none,
