@@ -82,6 +82,27 @@ template <numeric::ExpScalar S> S dot(const vec<S>& a, const vec<S>& b, const nu
     return model::dot(a.data(), b.data(), a.size(), ctx);
 }
 
+/// y^(0)'s change at a position whose symbol b becomes a (f_in add or concat): the token
+/// embeddings' difference (the token block first for concat), 0 elsewhere.
+template <numeric::ExpScalar S>
+vec<S> token_change(const model::model<S>& m, std::size_t dim, std::size_t b, std::size_t a,
+                    const numeric::context& ctx) {
+    vec<S> delta(dim, numeric::zero<S>(ctx));
+    for (std::size_t c = 0; c < m.token[a].size(); ++c) delta[c] = m.token[a][c] - m.token[b][c];
+    return delta;
+}
+
+/// A head's change of the scaled query for y^(0)'s change delta: f Q_W delta.
+template <numeric::ExpScalar S>
+vec<S> scaled_query_change(const model::head<S>& hd, const vec<S>& delta, std::size_t n,
+                           const numeric::context& ctx) {
+    model::affine_map<S> qw{hd.score.Q.W, {}, true};
+    vec<S> dq = model::apply_affine(qw, delta, ctx);
+    const S f = attention::dot_scale(hd, n, ctx);
+    for (auto& c : dq) c = c * f;
+    return dq;
+}
+
 /// A layer-2 head's key projection folded onto the query side: with q the scaled query of y_n,
 /// score_j = q . (K y_j + k_b) = u . y_j + c, u = K^T q, c = q . k_b.
 template <numeric::ExpScalar S> struct folded_scores {
@@ -270,19 +291,13 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                             ++present[static_cast<std::size_t>(x[i])];
                     for (auto& c : present)
                         c = c >= min_prepared_positions ? 1 : 0;
-                    const S f = attention::dot_scale(hd, n_, ctx);
                     for (std::size_t b = 0; b < sigma; ++b)
                         for (std::size_t a = 0; a < sigma && present[b]; ++a) {
                             if (a == b)
                                 continue;
                             try {
-                                vec<S> delta(y0_.front().size(), numeric::zero<S>(ctx));
-                                for (std::size_t c = 0; c < m.token[a].size(); ++c)
-                                    delta[c] = m.token[a][c] - m.token[b][c];
-                                model::affine_map<S> qw{hd.score.Q.W, {}, true};
-                                vec<S> dq = model::apply_affine(qw, delta, ctx);
-                                for (auto& c : dq)
-                                    c = c * f;
+                                const vec<S> dq = scaled_query_change(
+                                    hd, token_change(m, y0_.front().size(), b, a, ctx), n_, ctx);
                                 auto& mid = factor_mid[b * sigma + a];
                                 mid.resize(n_);
                                 double xi = 0, hi_max = 0;
@@ -434,24 +449,19 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
                 for (std::size_t b = 0; b < sigma; ++b)
                     for (std::size_t a = 0; a < sigma; ++a) {
                         if (a == b) continue;
-                        // The change of y^(0) (token block first for concat) and of the key.
-                        vec<S> delta(y0_.front().size(), numeric::zero<S>(ctx));
-                        for (std::size_t c = 0; c < m.token[a].size(); ++c)
-                            delta[c] = m.token[a][c] - m.token[b][c];
+                        // The change of y^(0) and of the key.
+                        const vec<S> delta = token_change(m, y0_.front().size(), b, a, ctx);
                         model::affine_map<S> kw{hd.score.K.W, {}, true};
                         const vec<S> dk = model::apply_affine(kw, delta, ctx);
                         auto& out = st.ratio[b * sigma + a];
                         out.reserve(st.q.size());
                         for (const auto& q : st.q) out.push_back(numeric::exp(dot(q, dk, ctx)));
                         // Raw kernels (MPFR), L = 2: the change of p's scaled query, f Q_W
-                        // delta, for row p (the certified double kernel recomputes row p by
-                        // the certified row instead).
+                        // delta, for row p (the certified double kernel prepared its rows p
+                        // above).
                         if (!raw_kernels || L != 2) continue;
                         if (st.qratio.empty()) st.qratio.resize(sigma * sigma);
-                        model::affine_map<S> qw{hd.score.Q.W, {}, true};
-                        vec<S> dq = model::apply_affine(qw, delta, ctx);
-                        const S f = attention::dot_scale(hd, n_, ctx);
-                        for (auto& c : dq) c = c * f;
+                        const vec<S> dq = scaled_query_change(hd, delta, n_, ctx);
                         auto& qout = st.qratio[b * sigma + a];
                         qout.reserve(n_);
                         for (const auto& k : st.k) qout.push_back(numeric::exp(dot(dq, k, ctx)));
