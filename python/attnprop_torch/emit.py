@@ -116,7 +116,13 @@ def build(I, base, readout_doc, meta):
         if lev[x.id] == 0 and x.kind not in ("tok", "pos"):
             refs[x.id] = g.node(x, refs)
     out = g.state(states[0], refs, d, "v", d_tok)
-    input_map = _input_map(g, out, toks, poss, d, d_tok, d_pos)
+    if not g.nodes and out == "v" and d_tok == d and not poss:
+        positional = {"kind": "formula", "dim": d, "coordinates": [0] if d == 1 else {}}
+        input_map = "add"
+    else:
+        if not g.nodes:
+            out = g.add({"op": "scale", "in": out, "factor": 1}, "same")
+        input_map = _input_map(g, out, toks, poss, d, d_tok, d_pos)
 
     layers = []
     for k in range(1, L + 1):
@@ -141,11 +147,9 @@ def build(I, base, readout_doc, meta):
             if lev[x.id] == k and x.kind != "attn":
                 refs[x.id] = g.node(x, refs)
         out = g.state(states[k], refs, d, "y", d)
-        if out == "y" and not g.nodes:
-            update = {"kind": "affine", "W": {"identity": d}} if d >= 2 else \
-                {"kind": "affine", "W": [[1]]}
-        else:
-            update = {"kind": "graph", "nodes": g.nodes, "output": out}
+        if not g.nodes:  # a graph needs a node: the state passes through unchanged
+            out = g.add({"op": "scale", "in": out, "factor": 1}, "same")
+        update = {"kind": "graph", "nodes": g.nodes, "output": out}
         layers.append({"heads": heads, "update": update})
 
     off, _ = offsets[L]

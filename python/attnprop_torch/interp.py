@@ -25,7 +25,12 @@ __all__ = ["Interp", "Refuse", "Scalar", "Shape"]
 
 
 class Refuse(Exception):
-    """An operation the importer cannot express; the message says what and why."""
+    """An operation the importer cannot express; the message says what and why. `op`, when
+    given, is the call to blame (a mask refused at the softmax is located at the mask)."""
+
+    def __init__(self, message, op=None):
+        super().__init__(message)
+        self.op = op
 
 
 class Scalar:
@@ -402,7 +407,13 @@ class Interp:
                 kwargs = self.resolve([o.kwargs for o in ops], op)
                 out = self.shapes([o.result for o in ops])
             except Refuse as e:
-                self.error(op, str(e))
+                msg = str(e)
+                if op.name in _FROM_DATA:
+                    msg = ("a tensor built from Python data has a length or values that depend "
+                           "on n, with no formula: compute positions from torch.arange(n) (they "
+                           "become formulas in i and n) or index a fixed table (a buffer) with "
+                           "it, which stays a table")
+                self.error(op, msg)
                 self._bind(op.result, None, poison=True)
                 continue
             if _poisoned(args) or _poisoned(kwargs):
@@ -411,7 +422,7 @@ class Interp:
             try:
                 res = dispatch(self, op, args, kwargs, out)
             except Refuse as e:
-                self.error(op, str(e))
+                self.error(e.op or op, str(e))
                 res = None
                 self._bind(op.result, None, poison=True)
                 if op.name == "setitem" or (op.name.endswith("_") and not op.name.startswith("__")):
@@ -448,6 +459,9 @@ class Interp:
                 for x in r:
                     mark(x)
         mark(op.result)
+
+
+_FROM_DATA = {"tensor", "as_tensor", "asarray", "from_numpy", "new_tensor"}
 
 
 def _poisoned(x):

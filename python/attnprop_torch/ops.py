@@ -338,6 +338,8 @@ def getitem(I, op, v, index, out, shape):
     tensors = [x for x in items if isinstance(x, Val)]
     if tensors:
         return _advanced(I, op, v, items, out)
+    if v.kind == "const" and any(out.seq):
+        return _const_rows(I, op, v, items, out)
     ph_index = []
     seq = []
     subst = {}
@@ -402,6 +404,37 @@ def getitem(I, op, v, index, out, shape):
     if sel is not None:
         res.sel = sel
     return res
+
+
+def _const_rows(I, op, v, items, out):
+    """A constant table sliced by a bound that depends on n (pe[:n], pe[:, :n]): a positional
+    table read at row start + step * position."""
+    axes = [a for a, x in enumerate([x for x in items if x is not None]) if isinstance(x, slice)
+            and any(isinstance(e, Scalar) and not e.const for e in (x.start, x.stop, x.step))]
+    if len(axes) != 1 or any(x is None for x in items) or \
+            any(not isinstance(x, slice) for x in items):
+        raise Refuse("a constant indexed by a bound that depends on n in more than one axis")
+    a = axes[0]
+    sl = items[a]
+    start = fm.ZERO if sl.start is None else _scalar_f(sl.start)
+    step = fm.ONE if sl.step is None else _scalar_f(sl.step)
+    others = [x for k, x in enumerate(items) if k != a]
+    table = np.moveaxis(v.ph, a, 0)
+    rest_index = tuple(slice(*[None if e is None else const_int(e, "a slice bound")
+                               for e in (x.start, x.stop, x.step)]) for x in others)
+    table = table[(slice(None),) + rest_index]
+    tid = len(I.tables)
+    I.tables[tid] = table.reshape(table.shape[0], -1)
+    lab = fresh_label()
+    row = fm.add(start, fm.mul(step, fm.var(lab)))
+    rest = table.shape[1:]
+    ph = np.empty((1,) + rest, dtype=object)
+    for c, ridx in enumerate(np.ndindex(*rest)):
+        ph[(0,) + ridx] = fm.table(tid, c, row)
+    ph = np.moveaxis(ph, 0, a)
+    seq = [None] * ph.ndim
+    seq[a] = lab
+    return Val("pos", ph, seq, v.dtype)
 
 
 def I_len(op, axis, shape, I):

@@ -200,7 +200,7 @@ def check_masks(v, op):
             what = describe_mask(f, v.qlab, v.klab)
             if what is not None:
                 raise Refuse("%s is not supported: attnprop's model format has no masked "
-                             "attention yet, and the mask is not dropped" % what)
+                             "attention yet, and the mask is not dropped" % what, op=where)
 
 
 def softmax_scores(I, op, v, dim, out):
@@ -259,15 +259,14 @@ _MHA_PARAMS = list(inspect.signature(F.multi_head_attention_forward).parameters)
 def h_mha(I, op, args, kwargs, out):
     p = dict(zip(_MHA_PARAMS, args))
     p.update(kwargs)
-    where = "nn.MultiheadAttention"
     for key, what in (("bias_k", "add_bias_kv (the extra key and value bias_k, bias_v)"),
                       ("static_k", "static_k"), ("static_v", "static_v")):
         if p.get(key) is not None:
-            raise Refuse("%s: %s is not supported" % (where, what))
+            raise Refuse("%s is not supported" % what)
     if p.get("add_zero_attn"):
-        raise Refuse("%s: add_zero_attn (an extra zero key and value) is not supported" % where)
+        raise Refuse("add_zero_attn (an extra zero key and value) is not supported")
     if p.get("training") and _num(p.get("dropout_p")):
-        raise Refuse("%s: attention dropout in training mode" % where)
+        raise Refuse("attention dropout in training mode")
     for key in ("attn_mask", "key_padding_mask"):
         m = p.get(key)
         if m is not None:
@@ -290,10 +289,9 @@ def h_mha(I, op, args, kwargs, out):
     cols = []
     for x in (q_in, k_in, v_in):
         if x.sel is not None or x.seq[0] is None or any(s is not None for s in x.seq[1:]):
-            raise Refuse("%s: the query, key and value must be sequences (L, N, E)" % where)
+            raise Refuse("the query, key and value must be sequences (L, N, E)")
         if x.ph.ndim == 3 and x.ph.shape[1] != 1:
-            raise Refuse("%s: a batch of %d sequences (attnprop evaluates one)" %
-                         (where, x.ph.shape[1]))
+            raise Refuse("a batch of %d sequences (attnprop evaluates one)" % x.ph.shape[1])
         cols.append([int(c) for c in x.ph.reshape(-1)])
     heads = []
     for h in range(H):
@@ -309,7 +307,15 @@ def h_mha(I, op, args, kwargs, out):
                 rows.append({k: w for k, w in row.items() if w})
             b = bs[part][h * hd:(h + 1) * hd] if bs is not None else None
             form = ir.Form(x.node, rows, b)
-            forms.append(ir.canonical(form, hints=part < 2))
+            try:
+                forms.append(ir.canonical(form, hints=part < 2))
+            except ir.FormError as e:
+                if part == 0 and e.node.kind == "nscale":
+                    raise Refuse("the query is scaled by %s before in_proj, whose query bias is "
+                                 "nonzero: %s (W_q x) + b_q is not %s times a query, so it is "
+                                 "not attnprop's length scaling of the score" %
+                                 ((ir._shown(e.node.beta),) * 3))
+                raise
         heads.append(_head(forms[0], forms[1], forms[2], (Fraction(1), Fraction(1, hd)), None,
                            op))
     attn = ir.Node("attn", [], E, op, heads=heads)
@@ -331,8 +337,7 @@ def _num(x):
 
 def _mha_mask(I, op, key, m):
     if m.kind in ("tok", "stream"):
-        raise Refuse("nn.MultiheadAttention: a %s computed from the input tokens (padding) is "
-                     "not supported" % key)
+        raise Refuse("a %s computed from the input tokens (padding) is not supported" % key)
     mp = to_pos(m)
     seq = mp.seq
     axes = [a for a, s in enumerate(seq) if s is not None]
@@ -352,9 +357,8 @@ def _mha_mask(I, op, key, m):
             else:
                 what = describe_mask(pred, seq[axes[0]] if axes else "q", "k")
         if what is not None:
-            raise Refuse("nn.MultiheadAttention: %s (%s=) is not supported: attnprop's model "
-                         "format has no masked attention yet, and the mask is not dropped" %
-                         (what, key))
+            raise Refuse("%s (%s=) is not supported: attnprop's model format has no masked "
+                         "attention yet, and the mask is not dropped" % (what, key))
 
 
 __all__ = ["make_scores", "apply_weights", "softmax_scores", "scores_binary", "h_mha",

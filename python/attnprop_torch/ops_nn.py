@@ -135,7 +135,8 @@ def _const_elems(c, vals, out):
 # --- elementwise ------------------------------------------------------------------------------
 
 _SWAPPED = {"__radd__": "add", "__rsub__": "sub", "rsub": "sub", "__rmul__": "mul",
-            "__rtruediv__": "div", "__rdiv__": "div", "__rpow__": "pow"}
+            "__rtruediv__": "div", "__rdiv__": "div", "__rpow__": "pow", "__rmod__": "mod",
+            "__rfloordiv__": "floordiv"}
 _CANON = {"add": "add", "__add__": "add", "add_": "add", "__iadd__": "add",
           "sub": "sub", "__sub__": "sub", "sub_": "sub", "__isub__": "sub", "subtract": "sub",
           "mul": "mul", "__mul__": "mul", "mul_": "mul", "__imul__": "mul", "multiply": "mul",
@@ -148,7 +149,9 @@ _CANON = {"add": "add", "__add__": "add", "add_": "add", "__iadd__": "add",
           "not_equal": "!=",
           "logical_and": "and", "__and__": "and", "bitwise_and": "and",
           "logical_or": "or", "__or__": "or", "bitwise_or": "or",
-          "maximum": "max", "minimum": "min", "fmax": "max", "fmin": "min"}
+          "maximum": "max", "minimum": "min", "fmax": "max", "fmin": "min",
+          "remainder": "mod", "__mod__": "mod", "floor_divide": "floordiv",
+          "__floordiv__": "floordiv"}
 
 
 @handler(*(list(_CANON) + list(_SWAPPED)))
@@ -223,6 +226,10 @@ def _fop(kind, p, q):
         return fm.mul(fm.cmp("!=", p, fm.ZERO), fm.cmp("!=", q, fm.ZERO))
     if kind == "or":
         return fm.cmp("!=", fm.add(fm.cmp("!=", p, fm.ZERO), fm.cmp("!=", q, fm.ZERO)), fm.ZERO)
+    if kind == "mod":
+        return fm.sub(p, fm.mul(q, fm.func("floor", fm.div(p, q))))
+    if kind == "floordiv":
+        return fm.func("floor", fm.div(p, q))
     if kind == "max":
         return fm.where(fm.cmp(">=", p, q), p, q)
     if kind == "min":
@@ -274,7 +281,10 @@ def const_binary(I, op, kind, a, b, out):
             r = p / q
         elif kind == "pow":
             if q.denominator != 1:
-                raise Refuse("a constant to a non-integer power is not exact")
+                # irrational in general: a constant formula (n-free), like pi
+                return pos_binary(I, op, kind, a, b, out)
+            if p == 0 and q < 0:
+                raise Refuse("0 to a negative power")
             r = p ** int(q)
         elif kind in ("==", "!=", "<", "<=", ">", ">="):
             r = Fraction(int(fm.cmp(kind, fm.num(p), fm.num(q)).value))
@@ -282,6 +292,10 @@ def const_binary(I, op, kind, a, b, out):
             r = Fraction(int(p != 0 and q != 0))
         elif kind == "or":
             r = Fraction(int(p != 0 or q != 0))
+        elif kind in ("mod", "floordiv"):
+            if q == 0:
+                raise Refuse("a constant divided by zero")
+            r = p % q if kind == "mod" else Fraction(p // q)
         elif kind == "max":
             r = max(p, q)
         else:
@@ -592,7 +606,7 @@ def _fold_const(res, v, kind, out):
     for idx in np.ndindex(*res.ph.shape):
         f = res.ph[idx]
         if f.kind != "num":
-            raise Refuse("a constant computed with %s() has no exact value" % kind)
+            return res  # irrational: it stays a constant formula
         arr[idx] = f.value
     if out.dtype == "float":
         return _const_from_fracs(arr)

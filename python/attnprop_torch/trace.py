@@ -28,6 +28,9 @@ __all__ = ["Op", "Trace", "record", "float64_forward", "location_override"]
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+#: Files of this package that hold model code (the export_encoder front end's module): calls
+#: made there are located there.
+_MODEL_FILES = {os.path.join(_OWN_DIR, "export.py")}
 _state = threading.local()
 
 
@@ -90,7 +93,7 @@ def _user_location():
     f = sys._getframe(2)
     while f is not None:
         fn = os.path.abspath(f.f_code.co_filename)
-        if not fn.startswith(_TORCH_DIR) and not fn.startswith(_OWN_DIR):
+        if not fn.startswith(_TORCH_DIR) and (not fn.startswith(_OWN_DIR) or fn in _MODEL_FILES):
             return "%s:%d" % (os.path.basename(fn), f.f_lineno)
         f = f.f_back
     return None
