@@ -159,7 +159,21 @@ def build(I, base, readout_doc, meta):
            "alphabet": list(meta["alphabet"]), "eos": meta["eos"], "d": d,
            "token_embedding": token_embedding, "positional": positional, "input": input_map,
            "layers": layers, "readout": readout}
+    _no_floats(doc)
     return doc
+
+
+def _no_floats(v, where="the document"):
+    """A Python float in the document would be written inexactly by json.dump: an internal
+    error, never a silent rounding."""
+    if isinstance(v, float):
+        raise RuntimeError("internal error: a float (%r) in %s" % (v, where))
+    if isinstance(v, dict):
+        for k, x in v.items():
+            _no_floats(x, "%s/%s" % (where, k))
+    elif isinstance(v, list):
+        for k, x in enumerate(v):
+            _no_floats(x, "%s/%d" % (where, k))
 
 
 def _token_embedding(toks, meta):
@@ -332,10 +346,11 @@ class _Graph:
             return self.add({"op": k, "in": ins[0]}, name)
         if k == "sigmoid":
             # sigmoid(x) = (1 + tanh(x/2)) / 2, exactly
-            half = self.add({"op": "scale", "in": ins[0], "factor": 0.5}, name + "_half")
-            t = self.add({"op": "tanh", "in": half}, name + "_tanh")
-            return self.add({"op": "linear", "in": t, "W": {"identity": x.dim, "scale": 0.5},
-                             "b": [0.5] * x.dim}, name)
+            half = number(Fraction(1, 2))
+            h = self.add({"op": "scale", "in": ins[0], "factor": half}, name + "_half")
+            t = self.add({"op": "tanh", "in": h}, name + "_tanh")
+            return self.add({"op": "linear", "in": t, "W": {"identity": x.dim, "scale": half},
+                             "b": [half] * x.dim}, name)
         if k == "layer_norm":
             node = {"op": "layer_norm", "in": ins[0], "eps": number(x.eps)}
             if x.gamma is not None:

@@ -202,6 +202,10 @@ def cmp(rel, a, b):
         raise ValueError("unknown relation %s" % rel)
     if a.kind == "num" and b.kind == "num":
         return ONE if _RELATIONS[rel](a.value, b.value) else ZERO
+    if b.kind == "num" and a.kind == "add" and any(t.kind == "num" for t in a.args):
+        # [x + c rel b] is [x rel b - c]
+        c = sum((t.value for t in a.args if t.kind == "num"), Fraction(0))
+        return cmp(rel, add(*[t for t in a.args if t.kind != "num"]), num(b.value - c))
     if a == b and a.kind != "ninf":
         return ONE if rel in ("==", "<=", ">=") else ZERO
     return F("cmp", (a, b), name=rel)
@@ -429,7 +433,7 @@ def _render(f):
         sign, body = _split_sign(f)
         if sign:
             return "-" + _wrap(_render(body), 9, 2), 3
-        return "*".join(_wrap(_render(a), 9, 3) for a in f.args), 2
+        return "*".join(_wrap(_render(a), 9, 2) for a in f.args), 2
     if k == "div":
         return "%s/%s" % (_wrap(_render(f.args[0]), 9, 2), _wrap(_render(f.args[1]), 9, 3)), 2
     if k == "pow":

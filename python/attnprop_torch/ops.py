@@ -393,6 +393,10 @@ def getitem(I, op, v, index, out, shape):
                     if sel is None:
                         raise Refuse("reading one position of the sequence other than the eos "
                                      "position (index %s of %s)" % (_txt(pos), _txt(length)))
+                elif v.kind == "tok":
+                    raise Refuse("reading the input token at one position: values (or control "
+                                 "flow) that depend on the token at another position are not "
+                                 "supported")
                 else:
                     raise Refuse("indexing the sequence axis of a %s value" % v.kind)
                 ph_index.append(0)

@@ -1,14 +1,15 @@
 """The worked example of docs/torch.md: python/examples/parity.py trains a small encoder on
-PARITY (fixed seed), the export is checked against torch, and attnprop's soft-attention tools
-run on it: bound (Lemma 5 applies), influence across n with the PARITY cross-entropy corollary
-(every row defined, the verdict holds)."""
+PARITY (fixed seed), the module is imported from its own forward (sinusoidal positions computed
+from n become formulas), the import is checked against the module, and attnprop's
+soft-attention tools run on it: bound (Lemma 5 applies), influence across n with the PARITY
+cross-entropy corollary (every row defined, the verdict holds)."""
 import json
 import os
 import runpy
 import unittest
 
-from attnprop_torch import export_encoder
-from attnprop_torch.compare import compare
+from attnprop_torch import import_model
+from attnprop_torch.compare import Original, compare
 
 import support
 
@@ -19,16 +20,22 @@ EXAMPLE = os.path.join(HERE, "..", "..", "python", "examples", "parity.py")
 class WorkedExample(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.kwargs = runpy.run_path(EXAMPLE)["build"]()
-        cls.doc = export_encoder(**cls.kwargs)
+        kwargs = runpy.run_path(EXAMPLE)["build"]()
+        cls.module = kwargs.pop("module")
+        cls.kwargs = kwargs
+        cls.doc = import_model(cls.module, **kwargs)
 
-    def test_export_agrees_with_torch(self):
+    def test_import_agrees_with_torch(self):
+        # the positions are the exact sinusoids, as formulas in i
+        self.assertEqual(self.doc["positional"]["coordinates"][2], "sin((i - 1)/10000^0.125)")
+        original = Original(self.module, self.kwargs["alphabet"], "last", "logits")
         with support.TempDir() as tmp:
             path = support.write_doc(self.doc, tmp)
-            rows, _ = compare(self.kwargs, self.doc, path, ["", "1", "0110100111", "1" * 19],
+            rows, _ = compare(original, self.doc, path, ["", "1", "0110100111", "1" * 19],
                               support.attnprop_bin(), precision=128)
         for r in rows:
             self.assertLessEqual(r.diff64, 1e-12, "input %r" % r.text)
+            self.assertLess(r.diff_native, 1e-5, "input %r" % r.text)
 
     def test_bound_influence_and_cross_entropy(self):
         with support.TempDir() as tmp:
