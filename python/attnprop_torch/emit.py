@@ -69,6 +69,9 @@ def build(I, base, readout_doc, meta):
     for x in needed:
         if x.kind not in ir.EMITTABLE:
             errors.append((x.where, _REFUSED_KIND.get(x.kind, "%s is not supported" % x.kind)))
+        elif x.kind == "scale" and x.factor is None:
+            errors.append((x.where, "a value computed from the input scaled by an irrational "
+                                    "constant (only attention scores may be, by square roots)"))
     if errors:
         raise EmitError(errors)
     lev = levels(needed)

@@ -121,6 +121,9 @@ def import_model(module, *, alphabet, eos, eos_position="last", readout="logit",
         raise ExportError("readout_symbols: only for readout='logits'")
     if not isinstance(module, torch.nn.Module):
         raise ExportError("module: expected an nn.Module, got %s" % type(module).__name__)
+    refusals = getattr(module, "refusals", None)
+    if callable(refusals) and refusals():
+        raise ImportRefused("cannot import %s" % _class_name(module), refusals())
     lengths = tuple(trace_lengths or DEFAULT_TRACE_LENGTHS)
     if len(lengths) < 3 or len(set(lengths)) != len(lengths) or min(lengths) < 2:
         raise ExportError("trace_lengths: at least three distinct lengths >= 2, got %r" %
@@ -133,8 +136,9 @@ def import_model(module, *, alphabet, eos, eos_position="last", readout="logit",
         try:
             traces.append(record(module, ids))
         except Exception as e:  # the user's forward failed: report it, located
-            raise ImportRefused(what, ["the module fails at n = %d: %s: %s" %
-                                       (n, type(e).__name__, e)])
+            raise ImportRefused(what, ["the module fails at n = %d: %s: %s%s" %
+                                       (n, type(e).__name__, e,
+                                        getattr(module, "failure_hint", ""))])
     interp = Interp(traces, len(alphabet) + 1, eos_position)
     out = interp.run()
     errors = [_located(op, m) for op, m in interp.errors]

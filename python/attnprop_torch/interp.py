@@ -265,8 +265,16 @@ class Interp:
         if torch.is_floating_point(t):
             arr = t.detach().cpu().to(torch.float64).numpy()
             if not np.all(np.isfinite(arr)):
-                raise Refuse("%s has an entry that is not finite" %
-                             self.ref.names.get(id(t), "a constant tensor"))
+                if np.any(np.isnan(arr)) or np.any(arr == np.inf):
+                    raise Refuse("%s has an entry that is not finite" %
+                                 self.ref.names.get(id(t), "a constant tensor"))
+                # -inf entries (masks): constant formulas, where -inf is a value
+                ph = np.empty(arr.shape, dtype=object)
+                for idx in np.ndindex(*arr.shape):
+                    ph[idx] = fm.NEG_INF if arr[idx] == -np.inf else fm.num(Fraction(arr[idx]))
+                v = Val("pos", ph, dtype="float")
+                self.env[id(t)] = v
+                return v
             dtype = "float"
         else:
             arr = t.detach().cpu().numpy()

@@ -147,6 +147,10 @@ def canonical(form, hints, through_nscale=True):
         elif k == "scale":
             if hints and base.hint is not None:
                 scale = scale_mul(scale, base.hint)
+            elif base.factor is None:
+                raise FormError("a value scaled by an irrational constant is used where "
+                                "attnprop needs exact numbers (only attention scores may be "
+                                "scaled by square roots)", base)
             else:
                 f = base.factor
                 rows = [{c: w * f for c, w in r.items()} for r in rows]

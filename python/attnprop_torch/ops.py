@@ -401,7 +401,7 @@ def getitem(I, op, v, index, out, shape):
                     raise Refuse("indexing the sequence axis of a %s value" % v.kind)
                 ph_index.append(0)
         axis += 1
-    ph = v.ph[tuple(ph_index)]
+    ph = v.ph[tuple(ph_index) + (Ellipsis,)]  # an array even when every index is an int
     if v.kind == "pos" and subst:
         ph = vl.obj_map(lambda f: fm.subst(f, subst), ph)
     res = vl.with_ph(v, ph, seq)

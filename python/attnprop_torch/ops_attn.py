@@ -85,6 +85,9 @@ def scores_binary(I, op, kind, a, b, out):
             return res
         if sc.sqrt is not None:
             h = sc.sqrt if kind == "mul" else (1 / (sc.sqrt[0] * sc.sqrt[1]), sc.sqrt[1])
+        elif sc.f.kind != "num":
+            raise Refuse("attention scores scaled by an irrational constant that is not a "
+                         "square root")
         else:
             v = sc.f.value
             if v == 0 and kind == "div":

@@ -109,9 +109,34 @@ def streams_concat(I, op, streams, dim, out):
 
 
 def _scalar_like(x):
-    """A Scalar for a Scalar or a one-element float const (constants in ONNX files)."""
+    """A Scalar for a Scalar, a one-element float const (constants in ONNX files) or a
+    one-element positional value without positions (a number computed from n, or an irrational
+    constant such as 2^-0.5)."""
     if isinstance(x, Scalar):
         return x
+    if isinstance(x, Val) and x.kind == "pos" and x.ph.size == 1 and not x.seq_axes():
+        f = x.ph.reshape(-1)[0]
+        if f.kind == "num":
+            return Scalar(float(f.value), f, True)
+        if f.kind == "ninf":
+            return Scalar(float("-inf"), f, True)
+        if "n" in fm.variables(f):
+            if fm.variables(f) - {"n"}:
+                return None
+            return Scalar(None, f, False)
+        if fm.variables(f):
+            return None
+        try:
+            value = fm.evaluate(f, {})
+        except (ArithmeticError, ValueError):
+            return None
+        hint = None
+        if f.kind == "pow" and f.args[0].kind == "num" and f.args[1].kind == "num" and \
+                abs(f.args[1].value) == Fraction(1, 2) and f.args[0].value > 0:
+            base = f.args[0].value
+            hint = (Fraction(1), base) if f.args[1].value > 0 else (1 / base, base)
+        return Scalar(value, f, True, pi=f if f == fm.PI or fm._pi_multiple(f) is not None
+                      else None, sqrt=hint)
     if isinstance(x, Val) and x.kind == "const" and x.ph.size == 1 and x.ph.ndim <= 1:
         from .interp import pi_hint, sqrt_hint
         v = x.ph.reshape(-1)[0]
@@ -164,8 +189,14 @@ def h_binary(I, op, args, kwargs, out):
         kind = _SWAPPED[name]
     else:
         kind = _CANON[name]
-    if kind == "div" and kwargs.get("rounding_mode") is not None:
-        raise Refuse("division with rounding_mode=%r" % kwargs["rounding_mode"])
+    mode = kwargs.get("rounding_mode")
+    if kind == "div" and mode is not None:
+        if any(isinstance(x, Val) and x.kind not in ("const", "pos", "tok") for x in (a, b)):
+            raise Refuse("division with rounding_mode=%r of a value computed from the input" %
+                         mode)
+        kind = {"floor": "floordiv", "trunc": "truncdiv"}.get(mode)
+        if kind is None:
+            raise Refuse("division with rounding_mode=%r" % mode)
     alpha = kwargs.get("alpha")
     if alpha is not None and not (isinstance(alpha, Scalar) and alpha.const and alpha.value == 1):
         raise Refuse("%s(alpha=...) is not supported" % name)
@@ -230,6 +261,10 @@ def _fop(kind, p, q):
         return fm.sub(p, fm.mul(q, fm.func("floor", fm.div(p, q))))
     if kind == "floordiv":
         return fm.func("floor", fm.div(p, q))
+    if kind == "truncdiv":
+        r = fm.div(p, q)
+        return fm.where(fm.cmp(">=", r, fm.ZERO), fm.func("floor", r),
+                        fm.neg(fm.func("floor", fm.neg(r))))
     if kind == "max":
         return fm.where(fm.cmp(">=", p, q), p, q)
     if kind == "min":
@@ -292,10 +327,11 @@ def const_binary(I, op, kind, a, b, out):
             r = Fraction(int(p != 0 and q != 0))
         elif kind == "or":
             r = Fraction(int(p != 0 or q != 0))
-        elif kind in ("mod", "floordiv"):
+        elif kind in ("mod", "floordiv", "truncdiv"):
             if q == 0:
                 raise Refuse("a constant divided by zero")
-            r = p % q if kind == "mod" else Fraction(p // q)
+            r = p % q if kind == "mod" else Fraction(p // q) if kind == "floordiv" else \
+                Fraction(int(p / q))
         elif kind == "max":
             r = max(p, q)
         else:
@@ -375,6 +411,15 @@ def stream_binary(I, op, kind, a, b, out):
                 beta = sc.f if kind == "mul" else fm.div(fm.ONE, sc.f)
                 node = ir.Node("nscale", [s.node], s.node.dim, op, beta=beta)
                 return Val("stream", s.ph, s.seq, node=node, sel=s.sel)
+            if sc.f.kind != "num":
+                if sc.sqrt is None:
+                    raise Refuse("a value computed from the input scaled by the irrational "
+                                 "constant %s (only attention scores may be, by square roots)"
+                                 % _shown_f(sc.f))
+                hint = sc.sqrt if kind == "mul" else \
+                    ir.scale_mul((Fraction(1), Fraction(1)), _inverse(sc.sqrt))
+                node = ir.Node("scale", [s.node], s.node.dim, op, factor=None, hint=hint)
+                return Val("stream", s.ph, s.seq, node=node, sel=s.sel)
             value = sc.f.value
             if kind == "div":
                 if value == 0:
@@ -425,6 +470,13 @@ def stream_binary(I, op, kind, a, b, out):
     raise Refuse("%s of a value computed from the input is not supported" %
                  {"==": "an equality test", "!=": "an inequality test", "and": "a logical and",
                   "or": "a logical or", "max": "maximum()", "min": "minimum()"}.get(kind, kind))
+
+
+def _shown_f(f):
+    try:
+        return fm.render(f)
+    except ValueError:
+        return repr(f)
 
 
 def _inverse(h):

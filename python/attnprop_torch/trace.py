@@ -254,10 +254,15 @@ def float64_forward(module, ids):
     module.eval()
     old = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
+    promote = getattr(module, "float64_constants", None)  # an ONNX graph's float32 constants
     try:
+        if promote is not None:
+            promote(True)
         with _Float64():
             out = module(ids)
     finally:
+        if promote is not None:
+            promote(False)
         torch.set_default_dtype(old)
         for m, t in flags.items():
             m.training = t

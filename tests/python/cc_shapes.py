@@ -67,6 +67,10 @@ class Encoder(nn.TransformerEncoder):
 
 
 class Net(nn.Module):
+    #: len(w) as Chiang and Cholak write it; the ONNX tests use w.shape[0], which
+    #: torch.onnx.export keeps dynamic (it records len(w) as a constant)
+    length = staticmethod(len)
+
     def __init__(self, embedding, positions, encoder, output, doubled, read):
         super().__init__()
         self.word_embedding = embedding
@@ -77,7 +81,7 @@ class Net(nn.Module):
         self.read = read
 
     def forward(self, w):
-        x = self.word_embedding[w] + self.pos_encoding(len(w))
+        x = self.word_embedding[w] + self.pos_encoding(self.length(w))
         if self.doubled:
             x = torch.cat([x, -x], dim=-1)
         y = self.encoder(x.unsqueeze(1)).squeeze(1)
@@ -118,9 +122,14 @@ def _layer(spec, d, norms):
     return layer
 
 
-def network(model):
+class DynamicNet(Net):
+    length = staticmethod(lambda w: w.shape[0])
+
+
+def network(model, dynamic=False):
     """(module, import_model keyword arguments) of the C&C-shaped network whose weights are
-    those of the bundled model `model` (cc-parity, cc-first, cc-parity-ln5, cc-first-ln5)."""
+    those of the bundled model `model` (cc-parity, cc-first, cc-parity-ln5, cc-first-ln5);
+    dynamic: the length from w.shape[0] instead of len(w)."""
     with open(os.path.join(MODELS, model + ".json")) as f:
         doc = normalise(loads(f.read()))
     task = "parity" if "parity" in model else "first"
@@ -134,7 +143,8 @@ def network(model):
         out.weight.copy_(_tensor([doc["readout"]["W"][1]]))
         out.bias.fill_(float(doc["readout"]["c"][1]))
     read = -1 if task == "parity" else 0
-    net = Net(emb, LengthFeatures(width, task), Encoder(layers), out, norms, read)
+    net = (DynamicNet if dynamic else Net)(emb, LengthFeatures(width, task), Encoder(layers), out,
+                                           norms, read)
     kwargs = dict(alphabet=["0", "1"], eos="$", readout="logit", name="torch-" + model,
                   eos_position="last" if task == "parity" else "first")
     return net, kwargs

@@ -6,7 +6,7 @@ module(ids) with ids the 1-D LongTensor of symbol indices (eos = len(alphabet)).
 A line that a refusal must name carries a marker comment `# <name>`; test_import.py finds its
 number with `line_of`, so the expected messages stay word for word when this file changes.
 """
-import inspect
+
 import math
 import os
 
@@ -440,6 +440,35 @@ class ManyProblems(nn.Module):
         return z + torch.exp(self.emb(w))[-1]  # <exp>
 
 
+class DynamicCausal(nn.Module):
+    """A causal mask built from the length as the sequence's shape (kept dynamic by
+    torch.onnx.export): refused from the ONNX file too."""
+
+    def __init__(self, seed=17):
+        super().__init__()
+        self.emb = nn.Embedding(3, 4)
+        self.out = nn.Linear(4, 1)
+        randomise(self, seed)
+
+    def forward(self, w):
+        x = self.emb(w)
+        n = w.shape[0]
+        s = (x @ x.T).masked_fill(torch.ones(n, n).triu(1) == 1, float("-inf"))  # <dyncausal>
+        return self.out((s.softmax(-1) @ x)[-1])
+
+
+class CumulativeSum(nn.Module):
+    """An operation neither attnprop nor the ONNX reader has (CumSum)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(3, 2)
+        self.out = nn.Linear(2, 1)
+
+    def forward(self, w):
+        return self.out(torch.cumsum(self.emb(w), dim=0)[-1])  # <cumsum>
+
+
 IMPORTED = [
     # (class, import_model keyword arguments)
     (CustomLayers, dict(readout="logit")),
@@ -456,6 +485,4 @@ IMPORTED = [
 
 REFUSED = [CausalInForward, CausalSrcMask, SigmoidAttention, PythonTable, FrozenLength,
            TokenBranch, LengthBranch, MeanPooling, ReadsFirstPosition, TrainingDropout,
-           RelativeBias, ApproximateGelu, ManyProblems]
-
-_ = inspect
+           RelativeBias, ApproximateGelu, ManyProblems, DynamicCausal, CumulativeSum]

@@ -214,6 +214,12 @@ class Refused(unittest.TestCase):
                     "step, floor, layer norm and affine maps)" %
                     (L("causal"), CAUSAL, L("sigmoid"), SIGMOID, L("exp")))
 
+    def test_dynamic_causal_and_unknown_operations(self):
+        self.expect(M.DynamicCausal, "cannot import DynamicCausal: the module (DynamicCausal), %s: "
+                    "masked_fill: %s" % (L("dyncausal"), CAUSAL))
+        self.expect(M.CumulativeSum, "cannot import CumulativeSum: the module (CumulativeSum), "
+                    "%s: cumsum: cumsum() is not supported" % L("cumsum"))
+
     def test_every_refused_module_is_tested(self):
         names = {c.__name__ for c in M.REFUSED}
         tested = {n[len("cannot import "):].split(":")[0] for n in
