@@ -144,8 +144,11 @@ def build(I, base, readout_doc, meta):
             for h in x.heads:
                 heads.append(_head(h, offsets[k - 1][0], d))
                 names.append("b%d" % len(heads))
-            refs[x.id] = names[0] if len(names) == 1 else g.add(
-                {"op": "concat", "in": names}, "attn%d" % x.id)
+            if len(attns) == 1 and len(names) > 1:
+                refs[x.id] = "b"  # all the layer's heads, in order
+            else:
+                refs[x.id] = names[0] if len(names) == 1 else g.add(
+                    {"op": "concat", "in": names}, "attn%d" % x.id)
         for x in needed:
             if lev[x.id] == k and x.kind != "attn":
                 refs[x.id] = g.node(x, refs)
@@ -207,6 +210,12 @@ def _positional(I, poss):
         return {"kind": "formula", "dim": 1, "coordinates": [0]}, off, 1
     if any(fm.uses_table(f) for f, _, _ in elems):
         return _table(I, elems), off, k
+    base = _sinusoidal_base(elems)
+    if base is not None:
+        pos = {"kind": "sinusoidal", "dim": len(elems)}
+        if base != 10000:
+            pos["base"] = number(base)
+        return pos, off, k
     coords = []
     for f, mapping, _ in elems:
         p = fm.sub(fm.var("i"), fm.ONE) if mapping == "last" else \
@@ -223,6 +232,32 @@ def _positional(I, poss):
     else:
         coordinates = coords
     return {"kind": "formula", "dim": len(coords), "coordinates": coordinates}, off, k
+
+
+def _sinusoidal_base(elems):
+    """b when the coordinates are exactly attnprop's sinusoidal kind with base b (PE(pos, 2k) =
+    sin(pos / b^(2k/dim)), PE(pos, 2k+1) = cos(...), pos = i - 1), else None."""
+    dim = len(elems)
+    if dim < 1 or any(m != "last" for _, m, _ in elems):
+        return None
+    base = Fraction(10000)
+    if dim >= 3:
+        f = elems[2][0]
+        if f.kind != "fn" or f.name != "sin" or f.args[0].kind != "div":
+            return None
+        den = f.args[0].args[1]
+        if den.kind != "pow" or den.args[0].kind != "num":
+            return None
+        base = den.args[0].value
+        if base <= 1:
+            return None
+    p = fm.var("p")
+    for c, (f, _, _) in enumerate(elems):
+        e = Fraction(2 * (c // 2), dim)
+        arg = fm.div(p, fm.power(fm.num(base), fm.num(e)))
+        if f != fm.func("sin" if c % 2 == 0 else "cos", arg):
+            return None
+    return base
 
 
 def _table(I, elems):

@@ -1,6 +1,7 @@
 """A float64 evaluator of the model documents the importer writes, to confirm an import against
 the module itself without the attnprop binary (docs/model-format.md is the specification; this
-covers the parts the importer writes: token embeddings, formula and table positions, "add",
+covers the parts the importer writes: token embeddings, formula, sinusoidal and table positions,
+"add",
 "concat" and graph input maps, dot-product heads with scales, beta and length_scale, linear
 values, affine and graph updates, softmax and threshold readouts).
 
@@ -204,6 +205,14 @@ class ModelEvaluator:
         if self.pos["kind"] == "formula":
             return np.array([[fm.evaluate(f, {"i": i, "n": n}) for f in self.coords]
                              for i in range(1, n + 1)])
+        if self.pos["kind"] == "sinusoidal":
+            dim = int(self.pos["dim"])
+            base = _num(self.pos.get("base", 10000))
+            out = np.zeros((n, dim))
+            for c in range(dim):
+                w = base ** (-(2 * (c // 2)) / dim)
+                out[:, c] = (np.sin if c % 2 == 0 else np.cos)(np.arange(n) * w)
+            return out
         if self.pos["kind"] == "table":
             if n > self.table.shape[0]:
                 raise ValueError("the positional table has %d rows; n = %d" %

@@ -1,6 +1,6 @@
 """The worked example of docs/torch.md: python/examples/parity.py trains a small encoder on
-PARITY (fixed seed), the module is imported from its own forward (sinusoidal positions computed
-from n become formulas), the import is checked against the module, and attnprop's
+PARITY (fixed seed), the module is imported from its own forward (the sinusoidal positions it
+computes from n are recognised as attnprop's sinusoidal kind), the import is checked against the module, and attnprop's
 soft-attention tools run on it: bound (Lemma 5 applies), influence across n with the PARITY
 cross-entropy corollary (every row defined, the verdict holds)."""
 import json
@@ -26,8 +26,8 @@ class WorkedExample(unittest.TestCase):
         cls.doc = import_model(cls.module, **kwargs)
 
     def test_import_agrees_with_torch(self):
-        # the positions are the exact sinusoids, as formulas in i
-        self.assertEqual(self.doc["positional"]["coordinates"][2], "sin((i - 1)/10000^0.125)")
+        # the positions the forward computes from n are exactly attnprop's sinusoidal kind
+        self.assertEqual(self.doc["positional"], {"kind": "sinusoidal", "dim": 16})
         original = Original(self.module, self.kwargs["alphabet"], "last", "logits")
         with support.TempDir() as tmp:
             path = support.write_doc(self.doc, tmp)
