@@ -133,6 +133,13 @@ def parse_formula(text):
 # --- the model ---------------------------------------------------------------------------------
 
 def _num(v):
+    """The float64 nearest to a NUMBER (float() of a decimal text is correctly rounded)."""
+    if isinstance(v, bool):
+        raise ValueError("a boolean is not a number")
+    if isinstance(v, int):
+        return float(v)
+    if isinstance(v, str) and "/" not in v:
+        return float(v)
     return float(parse_number(v))
 
 
@@ -160,6 +167,7 @@ class ModelEvaluator:
 
     def __init__(self, doc):
         self.doc = doc
+        self._cache = {}
         self.d = int(doc["d"])
         self.tokens = {s: _vec(v) for s, v in doc["token_embedding"].items()}
         pos = doc["positional"]
@@ -265,23 +273,48 @@ class ModelEvaluator:
             return last, np.array([_vec(ro["w"]) @ last - _num(ro["t"])])
         raise ValueError("readout kind %s" % ro["kind"])
 
+    def _compiled(self, m):
+        """The map with its matrices and vectors parsed once (keyed by the map object)."""
+        key = id(m)
+        c = self._cache.get(key)
+        if c is None:
+            if m["kind"] == "affine":
+                c = ("affine", _mat(m["W"]), _vec(m["b"]) if "b" in m else 0)
+            else:
+                nodes = []
+                for node in m["nodes"]:
+                    p = {}
+                    if "W" in node:
+                        p["W"] = _mat(node["W"])
+                    for k in ("b", "gamma", "beta"):
+                        if k in node:
+                            p[k] = _vec(node[k])
+                    for k in ("factor", "eps"):
+                        if k in node:
+                            p[k] = _num(node[k])
+                    nodes.append((node, p))
+                c = ("graph", nodes, m["output"])
+            self._cache[key] = (m, c)  # keeps m alive, so that id(m) stays its key
+        else:
+            c = c[1]
+        return c
+
     def map(self, m, env):
         kind = m["kind"]
-        x = None
-        if kind == "affine":
+        c = self._compiled(m)
+        if c[0] == "affine":
             order = [k for k in ("v", "p", "y") if k in env]
             x = np.concatenate([env[k] for k in order] + ([env["b"]] if "b" in env else []))
-            W = _mat(m["W"])
-            return W @ x + (_vec(m["b"]) if "b" in m else 0)
+            return c[1] @ x + c[2]
         if kind != "graph":
             raise ValueError("map kind %s" % kind)
         vals = dict(env)
-        for node in m["nodes"]:
+        for node, p in c[1]:
             ins = node["in"] if isinstance(node["in"], list) else [node["in"]]
             args = [vals[a] for a in ins]
             op = node["op"]
             if op == "linear":
-                r = _mat(node["W"]) @ args[0] + (_vec(node["b"]) if "b" in node else 0)
+                r = p["W"] @ args[0] + (p["b"] if "b" in p else 0)
             elif op == "add":
                 r = sum(args[1:], args[0])
             elif op == "sub":
@@ -303,22 +336,21 @@ class ModelEvaluator:
             elif op == "floor":
                 r = np.floor(args[0])
             elif op == "scale":
-                r = _num(node["factor"]) * args[0]
+                r = p["factor"] * args[0]
             elif op == "slice":
                 r = args[0][int(node["from"]):int(node["to"])]
             elif op == "layer_norm":
                 xx = args[0]
                 mu = xx.mean()
                 var = ((xx - mu) ** 2).mean()
-                eps = _num(node["eps"])
-                if var + eps == 0:
+                if var + p["eps"] == 0:
                     raise ZeroDivisionError("layer norm at zero variance")
-                r = (xx - mu) / math.sqrt(var + eps)
-                if "gamma" in node:
-                    r = r * _vec(node["gamma"])
-                if "beta" in node:
-                    r = r + _vec(node["beta"])
+                r = (xx - mu) / math.sqrt(var + p["eps"])
+                if "gamma" in p:
+                    r = r * p["gamma"]
+                if "beta" in p:
+                    r = r + p["beta"]
             else:
                 raise ValueError("graph op %s" % op)
             vals[node["id"]] = r
-        return vals[m["output"]]
+        return vals[c[2]]
