@@ -14,7 +14,7 @@ install(DIRECTORY src/numeric src/model src/attention src/analysis src/report
         FILES_MATCHING PATTERN "*.hpp")
 install(DIRECTORY models/ DESTINATION ${CMAKE_INSTALL_DATADIR}/attnprop/models
         FILES_MATCHING PATTERN "*.json")
-# The PyTorch exporter next to the models: PYTHONPATH=PREFIX/share/attnprop/python
+# The PyTorch and ONNX importer next to the models: PYTHONPATH=PREFIX/share/attnprop/python
 # (docs/torch.md); it finds PREFIX/bin/attnprop by itself.
 install(DIRECTORY python/attnprop_torch python/examples
         DESTINATION ${CMAKE_INSTALL_DATADIR}/attnprop/python

@@ -341,6 +341,22 @@ def _head(h, off, d):
     return {"score": score, "value": value}
 
 
+_NAMED_MODULES = ("nn.Linear", "nn.LayerNorm", "nn.MultiheadAttention", "nn.ReLU", "nn.GELU",
+                  "nn.Tanh", "nn.Sigmoid")
+
+
+def _node_name(x):
+    """A graph id that says where the node comes from: the attribute name of the torch module
+    that computed it (norm1, linear1, self_attn, ...) or the kind of operation (add, relu)."""
+    op = x.where
+    module = getattr(op, "module", None)
+    if module is not None and module[1] in _NAMED_MODULES and module[0]:
+        name = module[0].split(".")[-1]
+        if name and not name.isdigit() and name.replace("_", "").isalnum():
+            return name
+    return x.kind
+
+
 class _Graph:
     """The nodes of one graph map being written."""
 
@@ -367,7 +383,7 @@ class _Graph:
 
     def node(self, x, refs):
         k = x.kind
-        name = "n%d" % x.id
+        name = _node_name(x)
         ins = [refs[u.id] for u in x.inputs]
         if k == "linear":
             node = {"op": "linear", "in": ins[0], "W": _matrix(x.rows, x.inputs[0].dim)}

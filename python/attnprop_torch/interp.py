@@ -11,6 +11,7 @@ into values.Val objects and ir.Node objects.
 Every refusal is collected with the call it comes from, and interpretation goes on with a poison
 value, so that one run names every unsupported operation.
 """
+import importlib
 import math
 from fractions import Fraction
 
@@ -399,7 +400,7 @@ class Interp:
 
     def run(self):
         from .ops import dispatch
-        from . import ops_nn  # noqa: F401  (registers the arithmetic and attention handlers)
+        importlib.import_module(".ops_nn", __package__)  # registers the remaining handlers
         msg = self.check_alignment()
         if msg:
             self.error(None, msg)

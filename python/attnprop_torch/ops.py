@@ -235,14 +235,7 @@ def _perm_of(op, args, kwargs, ndim):
 def h_permute(I, op, args, kwargs, out):
     v = args[0]
     perm = _perm_of(op, args, kwargs, v.ph.ndim)
-    res = vl.permute(v, perm)
-    _permute_axes_attrs(res, perm)
-    return res
-
-
-def _permute_axes_attrs(v, perm):
-    """Nothing to do: scores and weights find their axes by label."""
-    return v
+    return vl.permute(v, perm)  # scores and weights find their axes by label
 
 
 @handler("expand", "expand_as", "broadcast_to")
@@ -359,7 +352,7 @@ def getitem(I, op, v, index, out, shape):
             else:
                 ph_index.append(const_int(x, "an index"))
         else:
-            length = I_len(op, axis, shape, I)
+            length = _seq_len(I, op, axis)
             if isinstance(x, slice):
                 if _is_full(x, length):
                     ph_index.append(slice(None))
@@ -441,7 +434,7 @@ def _const_rows(I, op, v, items, out):
     return Val("pos", ph, seq, v.dtype)
 
 
-def I_len(op, axis, shape, I):
+def _seq_len(I, op, axis):
     """The length formula of axis `axis` of the indexed tensor (a sequence axis)."""
     sh = I.shapes([t.ops[op.index].args[0] for t in I.traces])
     return sh.lens[axis]
@@ -551,8 +544,7 @@ class _OutLike:
 @handler("chunk", "split", "tensor_split", "unsafe_split", "unsafe_chunk", "split_with_sizes")
 def h_split(I, op, args, kwargs, out):
     v = args[0]
-    default = 0 if op.name != "chunk" else 0
-    dim = const_int(arg(args, kwargs, 2, "dim", default), "a dimension") % v.ph.ndim
+    dim = const_int(arg(args, kwargs, 2, "dim", 0), "a dimension") % v.ph.ndim
     if v.seq[dim] is not None:
         raise Refuse("%s() along the sequence axis" % op.name)
     return _pieces(I, op, v, dim, [o.sizes[dim] for o in out])
@@ -619,7 +611,7 @@ def h_flip(I, op, args, kwargs, out):
         if v.seq[d] is not None:
             if v.kind != "pos":
                 raise Refuse("flip() of the sequence axis of a %s value" % v.kind)
-            length = I_len(op, d, None, I)
+            length = _seq_len(I, op, d)
             subst[v.seq[d]] = fm.sub(fm.sub(length, fm.ONE), fm.var(v.seq[d]))
     ph = np.flip(v.ph, [d for d in dims if v.seq[d] is None]) if dims else v.ph
     if subst:
@@ -833,7 +825,7 @@ def _index_map(I, op, v, index, shape):
     for axis, x in enumerate(items):
         lab = v.seq[axis]
         if lab is not None:
-            if not isinstance(x, slice) or not _is_full(x, I_len(op, axis, shape, I)):
+            if not isinstance(x, slice) or not _is_full(x, _seq_len(I, op, axis)):
                 raise Refuse("an assignment to part of the sequence axis")
             ph_index.append(slice(None))
             seq.append(lab)

@@ -8,17 +8,15 @@ of the second as keys), scaled by constants (or a formula in n), softmax over th
 product with a third stream over the keys: each index of the other axes (batch, heads) is one
 attnprop head. nn.MultiheadAttention arrives as one call, multi_head_attention_forward.
 """
-import inspect
 from fractions import Fraction
 
 import numpy as np
-import torch.nn.functional as F
 
 from . import formula as fm
 from . import ir
 from . import values as vl
 from .interp import Refuse, Scalar
-from .ops import HANDLERS, arg, const_int, handler, to_pos, convert, _value_f
+from .ops import HANDLERS, arg, handler, to_pos, convert
 from .values import Val, fresh_label
 
 _MAX_CONST = 1 << 20
@@ -748,5 +746,5 @@ from .ops_attn import scores_binary, _scores_mask, _scores_where  # noqa: E402
 from . import ops_linear  # noqa: E402,F401  (registers its handlers)
 from .ops_linear import lookup  # noqa: E402,F401
 
-__all__ = ["binary", "unary", "gathered", "stream_val", "streams_concat", "lookup",
-           "HANDLERS", "inspect", "F"]
+__all__ = ["binary", "unary", "gathered", "stream_val", "streams_concat", "lookup", "HANDLERS",
+           "ops_linear"]

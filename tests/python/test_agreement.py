@@ -9,8 +9,6 @@ gelu, batch_first and biases present / absent (support.random_configuration, the
 a fixed seed) at n = 1, 3 and 256."""
 import unittest
 
-import torch
-
 from attnprop_torch import import_model
 from attnprop_torch.compare import Original, compare, random_inputs, readout_kind
 from attnprop_torch.exact import number

@@ -6,7 +6,6 @@ attention (MatMul / Transpose / Softmax / MatMul) becomes heads, Shape / Range a
 positional formulas, the decomposed layer norm and gelu what they decompose. What the importer
 refuses in a module it refuses in its ONNX file (a causal mask, sigmoid attention), located at
 the node; a length fixed in the graph, an unknown operation and an old opset are refused too."""
-import io
 import unittest
 import warnings
 from decimal import Decimal
