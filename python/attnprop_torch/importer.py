@@ -24,6 +24,8 @@ from .trace import float64_forward, record
 __all__ = ["import_model", "ImportRefused", "DEFAULT_TRACE_LENGTHS", "DEFAULT_CHECK_LENGTHS"]
 
 DEFAULT_TRACE_LENGTHS = (5, 6, 8)
+#: The importer holds every weight as an exact Fraction: a budget, refused beyond.
+DEFAULT_MAX_WEIGHTS = 20_000_000
 DEFAULT_CHECK_LENGTHS = (2, 3, 7, 11, 17, 33)
 READOUTS = ("logit", "logits", "threshold")
 
@@ -93,7 +95,7 @@ def _located(op, message):
 
 def import_model(module, *, alphabet, eos, eos_position="last", readout="logit",
                  readout_symbols=None, name, description=None, trace_lengths=None,
-                 check_lengths=None, check=True):
+                 check_lengths=None, check=True, max_weights=DEFAULT_MAX_WEIGHTS):
     """An attnprop model document (a dict for json.dump, numbers exact) computing what
     module(ids) computes, for ids the 1-D LongTensor of the input's symbol indices with eos
     (index len(alphabet)) last or first (eos_position). readout: "logit" (one output z, a
@@ -121,6 +123,11 @@ def import_model(module, *, alphabet, eos, eos_position="last", readout="logit",
         raise ExportError("readout_symbols: only for readout='logits'")
     if not isinstance(module, torch.nn.Module):
         raise ExportError("module: expected an nn.Module, got %s" % type(module).__name__)
+    weights = sum(t.numel() for t in list(module.parameters()) + list(module.buffers()))
+    if weights > max_weights:
+        raise ExportError("module: %d weights, above the importer's budget of %d (every weight "
+                          "is held as an exact rational); raise it with max_weights=N" %
+                          (weights, max_weights))
     refusals = getattr(module, "refusals", None)
     if callable(refusals) and refusals():
         raise ImportRefused("cannot import %s" % _class_name(module), refusals())
@@ -136,9 +143,13 @@ def import_model(module, *, alphabet, eos, eos_position="last", readout="logit",
         try:
             traces.append(record(module, ids))
         except Exception as e:  # the user's forward failed: report it, located
+            hint = getattr(module, "failure_hint", None)
+            if hint is None:
+                hint = (" (it is traced at n = %s, eos included; give trace_lengths= and "
+                        "check_lengths= within the lengths it accepts)" %
+                        ", ".join(str(x) for x in lengths))
             raise ImportRefused(what, ["the module fails at n = %d: %s: %s%s" %
-                                       (n, type(e).__name__, e,
-                                        getattr(module, "failure_hint", ""))])
+                                       (n, type(e).__name__, e, hint)])
     interp = Interp(traces, len(alphabet) + 1, eos_position)
     out = interp.run()
     errors = [_located(op, m) for op, m in interp.errors]

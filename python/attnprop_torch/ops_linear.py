@@ -407,3 +407,102 @@ def h_dropout(I, op, args, kwargs, out):
 
 
 __all__ = ["lookup", "linear_stream", "matmul", "fracs", "fresh_label"]
+
+
+# --- einsum -----------------------------------------------------------------------------------
+
+class _Out:
+    """A Shape for an intermediate product (sizes and sequence flags)."""
+
+    def __init__(self, sizes, seq, dtype="float"):
+        self.sizes = tuple(sizes)
+        self.seq = tuple(seq)
+        self.dtype = dtype
+
+    @property
+    def ndim(self):
+        return len(self.sizes)
+
+
+def _expand_ellipsis(spec, ndim, pool):
+    if "..." not in spec:
+        return spec
+    k = ndim - (len(spec) - 3)
+    return spec.replace("...", "".join(pool[:k]))
+
+
+@handler("einsum")
+def h_einsum(I, op, args, kwargs, out):
+    """Two-operand einsum as permutations, reshapes and one batched product: q-k scores
+    ("...id,...jd->...ij"), weights times values, projections by constants."""
+    eq = args[0]
+    operands = list(args[1]) if len(args) == 2 and isinstance(args[1], (list, tuple)) else \
+        list(args[1:])
+    tensors = list(op.args[1]) if len(op.args) == 2 and isinstance(op.args[1], (list, tuple)) \
+        else list(op.args[1:])
+    if len(operands) != 2 or "->" not in eq:
+        raise Refuse("einsum() with %d operands or without '->' (two operands and an explicit "
+                     "output are supported)" % len(operands))
+    eq = eq.replace(" ", "")
+    lhs, rhs = eq.split("->")
+    sa, sb = lhs.split(",")
+    pool = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in eq]
+    a, b = operands
+    sa = _expand_ellipsis(sa, a.ph.ndim, pool)
+    sb = _expand_ellipsis(sb, b.ph.ndim, pool)
+    ell = len(out.sizes) - (len(rhs) - 3) if "..." in rhs else 0
+    so = rhs.replace("...", "".join(pool[:ell]))
+    if len(set(sa)) != len(sa) or len(set(sb)) != len(sb) or len(sa) != a.ph.ndim or \
+            len(sb) != b.ph.ndim:
+        raise Refuse("einsum() with repeated or missing subscripts")
+    K = [c for c in sa if c in sb and c not in so]
+    B = [c for c in sa if c in sb and c in so]
+    M = [c for c in sa if c not in sb]
+    N = [c for c in sb if c not in sa]
+    if any(c not in so for c in M + N) or any(c not in sa + sb for c in so):
+        raise Refuse("einsum() summing over an axis of one operand only")
+    shape_a = dict(zip(sa, tensors[0].shape))
+    shape_b = dict(zip(sb, tensors[1].shape))
+    size = dict(shape_a)
+    size.update(shape_b)
+    seq_a = dict(zip(sa, [s is not None for s in a.seq]))
+    seq_b = dict(zip(sb, [s is not None for s in b.seq]))
+
+    def arrange(v, spec, real, seqd, first, second):
+        perm = [spec.index(c) for c in B + first + second]
+        v = vl.permute(v, perm)
+        shape_in = tuple(real[c] for c in B + first + second)
+        groups = [[c] for c in B] + [first, second]
+        sizes = [int(np.prod([real[c] for c in g])) if g else 1 for g in groups]
+        flags = [len(g) == 1 and seqd[g[0]] for g in groups]
+        if any(len(g) > 1 and any(seqd[c] for c in g) for g in groups):
+            raise Refuse("einsum() merging the sequence axis with another axis")
+        if v.kind == "const":
+            return vl.with_ph(v, v.ph.reshape(sizes), [None] * len(sizes))
+        try:
+            return vl.reshape(v, shape_in, sizes, flags)
+        except vl.ShapeError as e:
+            raise Refuse(str(e))
+
+    a2 = arrange(a, sa, shape_a, seq_a, M, K)
+    b2 = arrange(b, sb, shape_b, seq_b, K, N)
+    sizes = [size[c] for c in B] + [int(np.prod([size[c] for c in M])) if M else 1,
+                                    int(np.prod([size[c] for c in N])) if N else 1]
+    flags = [seq_a.get(c, False) or seq_b.get(c, False) for c in B] + \
+        [len(M) == 1 and seq_a[M[0]], len(N) == 1 and seq_b[N[0]]]
+    res = matmul(I, op, a2, b2, _Out(sizes, flags, out.dtype))
+    # (B, M, N) back to the output's order
+    real = tuple(size[c] for c in B + M + N)
+    full = B + M + N
+    res_flags = [seq_a.get(c, False) or seq_b.get(c, False) for c in full]
+    if res.kind in ("stream", "pos"):
+        try:
+            res = vl.reshape(res, tuple(sizes), real, res_flags)
+        except vl.ShapeError as e:
+            raise Refuse(str(e))
+    elif res.kind == "const":
+        res = vl.with_ph(res, res.ph.reshape(real), [None] * len(real))
+    else:
+        if len(M) != 1 or len(N) != 1:
+            raise Refuse("einsum() attention scores with several query or key axes")
+    return vl.permute(res, [full.index(c) for c in so])

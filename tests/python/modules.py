@@ -140,6 +140,27 @@ class HandMultiHead(nn.Module):
         return self.out(x[n - 1])
 
 
+class HandEinsum(nn.Module):
+    """Attention written with torch.einsum: per-head projections by 3-D weights, q-k scores,
+    weights times values; heads merged by reshape."""
+
+    def __init__(self, seed=18):
+        super().__init__()
+        self.emb = nn.Embedding(3, 6)
+        self.wq = nn.Parameter(torch.zeros(6, 2, 3))
+        self.wk = nn.Parameter(torch.zeros(6, 2, 3))
+        self.wv = nn.Parameter(torch.zeros(6, 2, 3))
+        self.out = nn.Linear(6, 2)
+        randomise(self, seed)
+
+    def forward(self, w):
+        x = self.emb(w)
+        q, k, v = (torch.einsum("nd,dhk->nhk", x, p) for p in (self.wq, self.wk, self.wv))
+        a = torch.einsum("ihk,jhk->hij", q, k).div(math.sqrt(3)).softmax(-1)
+        y = torch.einsum("hij,jhk->ihk", a, v).reshape(w.shape[0], 6)
+        return self.out((x + y)[-1])
+
+
 class ClsFirst(nn.Module):
     """eos (CLS) at the front, read at y[0]; positions [pos == 1] from n; a stock post-norm
     encoder layer; one logit."""
@@ -474,6 +495,7 @@ IMPORTED = [
     (CustomLayers, dict(readout="logit")),
     (HandAttention, dict(alphabet=["a", "b", "c"], readout="logits")),
     (HandMultiHead, dict(readout="logit")),
+    (HandEinsum, dict(readout="logits")),
     (ClsFirst, dict(eos_position="first", readout="logit")),
     (LearnedClsFirst, dict(eos_position="first", readout="logits",
                            readout_symbols=["reject", "accept"])),

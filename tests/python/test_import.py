@@ -172,7 +172,8 @@ class Refused(unittest.TestCase):
                     "a table" % L("pytable"))
         self.expect(M.FrozenLength, "cannot import FrozenLength: the module fails at n = 5: "
                     "RuntimeError: The size of tensor a (5) must match the size of tensor b (8) "
-                    "at non-singleton dimension 0")
+                    "at non-singleton dimension 0 (it is traced at n = 5, 6, 8, eos included; "
+                    "give trace_lengths= and check_lengths= within the lengths it accepts)")
 
     def test_control_flow(self):
         self.expect(M.TokenBranch, "cannot import TokenBranch: the module (TokenBranch), %s: "

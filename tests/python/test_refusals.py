@@ -103,7 +103,8 @@ GOLDEN = [
      "not finite" % _line(r"return self.readout\(x\[-1\]\)")),
     ("a mask of another length", lambda: base(mask=torch.zeros(3, 3)),
      IMPORT + "the module fails at n = 5: RuntimeError: The shape of the 2D attn_mask is "
-     "torch.Size([3, 3]), but should be (5, 5)."),
+     "torch.Size([3, 3]), but should be (5, 5). (it is traced at n = 5, 6, 8, eos included; give "
+     "trace_lengths= and check_lengths= within the lengths it accepts)"),
 ]
 
 #: What the old stock-module exporter refused and the importer follows.
