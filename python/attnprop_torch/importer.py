@@ -19,6 +19,7 @@ from . import ir
 from .evaluate import ModelEvaluator
 from .exact import ExportError, number
 from .interp import Interp
+from .patterns import rewrite_layer_norms
 from .trace import float64_forward, record
 
 __all__ = ["import_model", "ImportRefused", "DEFAULT_TRACE_LENGTHS", "DEFAULT_CHECK_LENGTHS"]
@@ -154,11 +155,12 @@ def import_model(module, *, alphabet, eos, eos_position="last", readout="logit",
     out = interp.run()
     errors = [_located(op, m) for op, m in interp.errors]
     doc = None
-    if out is not None and out.kind != "poison" and not errors:
+    if out is not None and out.kind != "poison":  # what the output needs, even beside errors
         meta = {"name": name, "alphabet": alphabet, "eos": eos,
                 "source": "attnprop_torch import_model (PyTorch %s)" % torch.__version__}
         try:
             base, ro = _readout(interp, out, readout, readout_symbols, alphabet, eos_position)
+            rewrite_layer_norms(base)
             meta["description"] = description if description is not None else \
                 _describe(module, eos_position, readout, readout_symbols)
             doc = emit.build(interp, base, ro, meta)

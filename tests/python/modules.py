@@ -161,6 +161,42 @@ class HandEinsum(nn.Module):
         return self.out((x + y)[-1])
 
 
+class HandLayerNorm(nn.Module):
+    """A layer norm written out: (x - mean) / sqrt(var + eps) over the features of 2x + 1, and
+    (x - mean) * rsqrt(var + eps) over two halves."""
+
+    def __init__(self, seed=19):
+        super().__init__()
+        self.emb = nn.Embedding(3, 4)
+        self.gain = nn.Parameter(torch.zeros(4))
+        self.out = nn.Linear(4, 1)
+        randomise(self, seed)
+
+    def forward(self, w):
+        x = self.emb(w) * 2 + 1
+        m = x.mean(-1, keepdim=True)
+        v = ((x - m) ** 2).mean(-1, keepdim=True)
+        y = (x - m) / torch.sqrt(v + 1e-5) * self.gain
+        h = y.view(-1, 2, 2)
+        m2 = h.mean(-1, keepdim=True)
+        h = (h - m2) * torch.rsqrt(((h - m2) ** 2).mean(-1, keepdim=True) + 1e-3)
+        return self.out(h.reshape(-1, 4)[-1])
+
+
+class NotALayerNorm(nn.Module):
+    """(x - mean) / sqrt(mean(x^2) + eps): not a layer norm, refused."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(3, 4)
+        self.out = nn.Linear(4, 1)
+
+    def forward(self, w):
+        x = self.emb(w)
+        y = (x - x.mean(-1, keepdim=True)) / torch.sqrt((x ** 2).mean(-1, keepdim=True) + 1e-5)  # <notln>
+        return self.out(y[-1])
+
+
 class ClsFirst(nn.Module):
     """eos (CLS) at the front, read at y[0]; positions [pos == 1] from n; a stock post-norm
     encoder layer; one logit."""
@@ -496,6 +532,7 @@ IMPORTED = [
     (HandAttention, dict(alphabet=["a", "b", "c"], readout="logits")),
     (HandMultiHead, dict(readout="logit")),
     (HandEinsum, dict(readout="logits")),
+    (HandLayerNorm, dict(readout="logit")),
     (ClsFirst, dict(eos_position="first", readout="logit")),
     (LearnedClsFirst, dict(eos_position="first", readout="logits",
                            readout_symbols=["reject", "accept"])),
@@ -507,4 +544,4 @@ IMPORTED = [
 
 REFUSED = [CausalInForward, CausalSrcMask, SigmoidAttention, PythonTable, FrozenLength,
            TokenBranch, LengthBranch, MeanPooling, ReadsFirstPosition, TrainingDropout,
-           RelativeBias, ApproximateGelu, ManyProblems, DynamicCausal, CumulativeSum]
+           RelativeBias, ApproximateGelu, ManyProblems, DynamicCausal, CumulativeSum, NotALayerNorm]

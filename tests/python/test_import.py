@@ -221,6 +221,14 @@ class Refused(unittest.TestCase):
         self.expect(M.CumulativeSum, "cannot import CumulativeSum: the module (CumulativeSum), "
                     "%s: cumsum: cumsum() is not supported" % L("cumsum"))
 
+    def test_not_a_layer_norm(self):
+        self.expect(M.NotALayerNorm, "cannot import NotALayerNorm: 2 unsupported operations:\n"
+                    "  - the module (NotALayerNorm), %s: sqrt: a square root of a value computed "
+                    "from the input (only inside a layer norm)\n"
+                    "  - the module (NotALayerNorm), %s: div: a division by a value computed from "
+                    "the input (attnprop's maps have none; a layer norm written out is read only "
+                    "in the form (x - mean) / sqrt(var + eps))" % (L("notln"), L("notln")))
+
     def test_every_refused_module_is_tested(self):
         names = {c.__name__ for c in M.REFUSED}
         tested = {n[len("cannot import "):].split(":")[0] for n in

@@ -73,14 +73,15 @@ class Onnx(unittest.TestCase):
                 self.assertEqual(doc["positional"]["coordinates"],
                                  {"3": "(i - 1)/n", "4": "(-1)^(i - 1)"} if "parity" in model
                                  else {"3": "[i*[i<n]==1]"})
-                # and the torch module it was exported from (the logit z, relative)
+                # and the torch module it was exported from (the logit z, relative; at n = 5 and
+                # 17 float64 keeps it to ~1e-15: it is a difference of averages near 1)
                 original = Original(net, kw["alphabet"], kw["eos_position"], "logit")
                 with support.TempDir() as tmp:
                     path = support.write_doc(doc, tmp)
                     rows, _ = compare(original, doc, path, ["0110", "1" * 16],
                                       support.attnprop_bin(), 128)
                 for r in rows:
-                    self.assertLessEqual(r.diff64, 1e-9, "%s: %r" % (model, r.text))
+                    self.assertLessEqual(r.diff64, TOLERANCE, "%s: %r" % (model, r.text))
 
     def test_hand_written_modules(self):
         cases = [(M.HandAttention, dict(alphabet=["a", "b", "c"], readout="logits"), 13),
