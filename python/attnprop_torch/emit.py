@@ -260,12 +260,21 @@ def _sinusoidal_base(elems):
     return base
 
 
+def _table_rank(f):
+    if f.kind == "table":
+        return len(f.args)
+    return max((_table_rank(a) for a in f.args), default=0)
+
+
 def _table(I, elems):
     """A positional table: every coordinate evaluated exactly at rows p = 0, 1, ... as long as
     every table it reads has the row."""
     rows = []
     pad = any(p for _, _, p in elems)
     for f, mapping, _ in elems:
+        if _table_rank(f) > 1:
+            raise EmitError([(None, "a table read at two positions is used as a positional "
+                                    "feature")])
         if "n" in fm.variables(f):
             raise EmitError([(None, "a positional table combined with a formula in n cannot be "
                                     "written (attnprop's positional table is one row per "

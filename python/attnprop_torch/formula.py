@@ -220,9 +220,10 @@ def where(c, a, b):
     return F("where", (c, a, b))
 
 
-def table(tid, column, row):
-    """Entry [row, column] of the constant table `tid` (a positional table)."""
-    return F("table", (row,), value=(tid, column, None))
+def table(tid, column, *rows):
+    """Entry [rows..., column] of the constant table `tid` (a positional table: one row index;
+    a mask buffer sliced by n on two axes: two)."""
+    return F("table", rows, value=(tid, column, None))
 
 
 def is_integer(f):
@@ -317,11 +318,14 @@ def evaluate(f, env, tables=None, exact=False):
         return evaluate(f.args[1] if c != 0 else f.args[2], env, tables, exact)
     if k == "table":
         tid, col, _ = f.value
-        row = evaluate(f.args[0], env, tables, True)
         t = tables[tid]
-        if row.denominator != 1 or not 0 <= row < t.shape[0]:
-            raise Undefined("row %s of a table with %d rows" % (row, t.shape[0]))
-        v = t[int(row), col]
+        index = []
+        for axis, a in enumerate(f.args):
+            row = evaluate(a, env, tables, True)
+            if row.denominator != 1 or not 0 <= row < t.shape[axis]:
+                raise Undefined("row %s of a table with %d rows" % (row, t.shape[axis]))
+            index.append(int(row))
+        v = t[tuple(index) + (col,)]
         return Fraction(v) if exact else float(v)
     args = [evaluate(a, env, tables, exact) for a in f.args]
     if k == "add":

@@ -404,33 +404,40 @@ def getitem(I, op, v, index, out, shape):
 
 
 def _const_rows(I, op, v, items, out):
-    """A constant table sliced by a bound that depends on n (pe[:n], pe[:, :n]): a positional
-    table read at row start + step * position."""
-    axes = [a for a, x in enumerate([x for x in items if x is not None]) if isinstance(x, slice)
-            and any(isinstance(e, Scalar) and not e.const for e in (x.start, x.stop, x.step))]
-    if len(axes) != 1 or any(x is None for x in items) or \
-            any(not isinstance(x, slice) for x in items):
-        raise Refuse("a constant indexed by a bound that depends on n in more than one axis")
-    a = axes[0]
-    sl = items[a]
-    start = fm.ZERO if sl.start is None else _scalar_f(sl.start)
-    step = fm.ONE if sl.step is None else _scalar_f(sl.step)
-    others = [x for k, x in enumerate(items) if k != a]
-    table = np.moveaxis(v.ph, a, 0)
+    """A constant table sliced by bounds that depend on n (pe[:n], pe[:, :n], a mask buffer
+    bias[:, :, :n, :n]): a positional value reading the table at rows start + step * position
+    of each such axis."""
+    if any(x is None or not isinstance(x, slice) for x in items):
+        raise Refuse("a constant indexed by a bound that depends on n together with integer "
+                     "indices")
+    axes = [a for a, x in enumerate(items) if any(isinstance(e, Scalar) and not e.const
+                                                  for e in (x.start, x.stop, x.step))]
+    others = [a for a in range(len(items)) if a not in axes]
+    table = np.transpose(v.ph, axes + others)
     rest_index = tuple(slice(*[None if e is None else const_int(e, "a slice bound")
-                               for e in (x.start, x.stop, x.step)]) for x in others)
-    table = table[(slice(None),) + rest_index]
+                               for e in (items[a].start, items[a].stop, items[a].step)])
+                       for a in others)
+    table = table[(slice(None),) * len(axes) + rest_index]
+    lead = table.shape[:len(axes)]
+    rest = table.shape[len(axes):]
     tid = len(I.tables)
-    I.tables[tid] = table.reshape(table.shape[0], -1)
-    lab = fresh_label()
-    row = fm.add(start, fm.mul(step, fm.var(lab)))
-    rest = table.shape[1:]
-    ph = np.empty((1,) + rest, dtype=object)
+    I.tables[tid] = table.reshape(lead + (-1,))
+    labs, rows = [], []
+    for a in axes:
+        sl = items[a]
+        start = fm.ZERO if sl.start is None else _scalar_f(sl.start)
+        step = fm.ONE if sl.step is None else _scalar_f(sl.step)
+        lab = fresh_label()
+        labs.append(lab)
+        rows.append(fm.add(start, fm.mul(step, fm.var(lab))))
+    ph = np.empty((1,) * len(axes) + rest, dtype=object)
     for c, ridx in enumerate(np.ndindex(*rest)):
-        ph[(0,) + ridx] = fm.table(tid, c, row)
-    ph = np.moveaxis(ph, 0, a)
+        ph[(0,) * len(axes) + ridx] = fm.table(tid, c, *rows)
+    order = axes + others
+    ph = np.transpose(ph, [order.index(a) for a in range(len(items))])
     seq = [None] * ph.ndim
-    seq[a] = lab
+    for a, lab in zip(axes, labs):
+        seq[a] = lab
     return Val("pos", ph, seq, v.dtype)
 
 

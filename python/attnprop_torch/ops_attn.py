@@ -175,7 +175,7 @@ def _scores_where(I, op, cond, a, b, out):
     return res
 
 
-def describe_mask(pred, qlab, klab):
+def describe_mask(pred, qlab, klab, tables=None):
     """None when the predicate is zero by construction, else what it hides (a phrase)."""
     f = fm.subst(pred, {qlab: fm.var("q"), klab: fm.var("k")})
     if f == fm.ZERO:
@@ -186,7 +186,8 @@ def describe_mask(pred, qlab, klab):
         for n in range(1, 9):
             for q in range(n):
                 for k in range(n):
-                    (hidden if fm.evaluate(f, {"q": q, "k": k, "n": n}) else shown).add((n, q, k))
+                    (hidden if fm.evaluate(f, {"q": q, "k": k, "n": n}, tables) else
+                     shown).add((n, q, k))
     except (ArithmeticError, KeyError, ValueError):
         return "an attention mask"
     causal = {(n, q, k) for n in range(1, 9) for q in range(n) for k in range(n) if k > q}
@@ -197,10 +198,10 @@ def describe_mask(pred, qlab, klab):
     return "an attention mask"
 
 
-def check_masks(v, op):
+def check_masks(I, v, op):
     for preds, where in v.masks:
         for f in preds.ravel():
-            what = describe_mask(f, v.qlab, v.klab)
+            what = describe_mask(f, v.qlab, v.klab, I.tables)
             if what is not None:
                 raise Refuse("%s is not supported: attnprop's model format has no masked "
                              "attention yet, and the mask is not dropped" % what, op=where)
@@ -209,7 +210,7 @@ def check_masks(v, op):
 def softmax_scores(I, op, v, dim, out):
     if v.seq[dim] != v.klab:
         raise Refuse("a softmax of attention scores over the queries (not the keys)")
-    check_masks(v, op)
+    check_masks(I, v, op)
     res = vl.with_ph(v, v.ph, v.seq)
     res.kind = "weights"
     return res
@@ -353,12 +354,12 @@ def _mha_mask(I, op, key, m):
         if key == "key_padding_mask":
             labs = {seq[axes[-1]]: fm.var("k")} if axes else {}
             pred = fm.subst(pred, labs)
-            what = describe_mask(pred, "q", "k")
+            what = describe_mask(pred, "q", "k", I.tables)
         else:
             if len(axes) == 2:
-                what = describe_mask(pred, seq[axes[0]], seq[axes[1]])
+                what = describe_mask(pred, seq[axes[0]], seq[axes[1]], I.tables)
             else:
-                what = describe_mask(pred, seq[axes[0]] if axes else "q", "k")
+                what = describe_mask(pred, seq[axes[0]] if axes else "q", "k", I.tables)
         if what is not None:
             raise Refuse("%s (%s=) is not supported: attnprop's model format has no masked "
                          "attention yet, and the mask is not dropped" % (what, key))
