@@ -514,6 +514,23 @@ class DynamicCausal(nn.Module):
         return self.out((s.softmax(-1) @ x)[-1])
 
 
+class BufferCausal(nn.Module):
+    """A causal mask kept as a buffer and sliced to the length (as nanoGPT writes it)."""
+
+    def __init__(self, seed=20):
+        super().__init__()
+        self.emb = nn.Embedding(3, 4)
+        self.register_buffer("bias", torch.tril(torch.ones(16, 16)).view(1, 16, 16))
+        self.out = nn.Linear(4, 1)
+        randomise(self, seed)
+
+    def forward(self, w):
+        x = self.emb(w).unsqueeze(0)
+        T = x.size(1)
+        att = (x @ x.transpose(-2, -1)).masked_fill(self.bias[:, :T, :T] == 0, float("-inf"))  # <buffer>
+        return self.out((att.softmax(-1) @ x)[0, -1])
+
+
 class CumulativeSum(nn.Module):
     """An operation neither attnprop nor the ONNX reader has (CumSum)."""
 
@@ -544,4 +561,4 @@ IMPORTED = [
 
 REFUSED = [CausalInForward, CausalSrcMask, SigmoidAttention, PythonTable, FrozenLength,
            TokenBranch, LengthBranch, MeanPooling, ReadsFirstPosition, TrainingDropout,
-           RelativeBias, ApproximateGelu, ManyProblems, DynamicCausal, CumulativeSum, NotALayerNorm]
+           RelativeBias, ApproximateGelu, ManyProblems, DynamicCausal, CumulativeSum, NotALayerNorm, BufferCausal]

@@ -218,6 +218,8 @@ class Refused(unittest.TestCase):
     def test_dynamic_causal_and_unknown_operations(self):
         self.expect(M.DynamicCausal, "cannot import DynamicCausal: the module (DynamicCausal), %s: "
                     "masked_fill: %s" % (L("dyncausal"), CAUSAL))
+        self.expect(M.BufferCausal, "cannot import BufferCausal: the module (BufferCausal), %s: "
+                    "masked_fill: %s" % (L("buffer"), CAUSAL))
         self.expect(M.CumulativeSum, "cannot import CumulativeSum: the module (CumulativeSum), "
                     "%s: cumsum: cumsum() is not supported" % L("cumsum"))
 
