@@ -51,6 +51,31 @@ def _placed(rows, offset):
     return [{c + offset: w for c, w in r.items()} for r in rows]
 
 
+def _rebase_heads(base, needed):
+    """Heads read, among the nodes their query, key or value is an affine map of, one that the
+    state carries anyway (read by a later update or the readout), rather than a node further
+    down that would be carried for them alone; returns the nodes needed then."""
+    lev = levels(needed)
+    used = {base.id}          # carried in a state for an update or the readout
+    for x in needed:
+        if x.kind != "attn":
+            used.update(u.id for u in x.inputs if lev[u.id] < lev[x.id])
+    changed = False
+    for x in needed:
+        if x.kind != "attn":
+            continue
+        for h in x.heads:
+            for f in (h.q, h.k, h.v):
+                if f.base.id in used:
+                    continue
+                for node, rows, bias in f.chain:
+                    if node.id in used and node.kind != "nscale":
+                        f.base, f.rows, f.bias = node, rows, bias
+                        changed = True
+                        break
+    return ir.topological([base]) if changed else needed
+
+
 def levels(needed):
     lev = {}
     for x in needed:
@@ -64,7 +89,7 @@ def levels(needed):
 def build(I, base, readout_doc, meta):
     """The model document for readout base node `base` (readout_doc: a function of the base's
     offset and d giving the readout object)."""
-    needed = ir.topological([base])
+    needed = _rebase_heads(base, ir.topological([base]))
     errors = []
     for x in needed:
         if x.kind not in ir.EMITTABLE:

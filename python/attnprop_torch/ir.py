@@ -110,12 +110,15 @@ ONE_SCALE = (Fraction(1), Fraction(1))
 class Form:
     """scale * beta(n) * (M x + bias) for the node x = base; rows M over base.dim."""
 
-    def __init__(self, base, rows, bias=None, scale=ONE_SCALE, beta=None):
+    def __init__(self, base, rows, bias=None, scale=ONE_SCALE, beta=None, chain=()):
         self.base = base
         self.rows = rows
         self.bias = list(bias) if bias is not None else [Fraction(0)] * len(rows)
         self.scale = scale
         self.beta = beta
+        #: (node, rows, bias) above `base` that give the same head (only linear maps between):
+        #: a head may read one of them instead, when the state carries it anyway (emit.py)
+        self.chain = list(chain)
 
     @property
     def dim(self):
@@ -138,8 +141,11 @@ def canonical(form, hints, through_nscale=True):
     affine part to have no bias there (beta (M x) + 0 = beta M x); FormError otherwise."""
     base, rows, bias = form.base, form.rows, list(form.bias)
     scale, beta = form.scale, form.beta
+    chain = list(form.chain)
     while True:
         k = base.kind
+        if k in ("linear", "scale", "nscale"):
+            chain.append((base, rows, list(bias)))
         if k == "linear":
             rows, extra = compose(rows, base.rows, base.bias)
             bias = [b + e for b, e in zip(bias, extra)]
@@ -147,6 +153,7 @@ def canonical(form, hints, through_nscale=True):
         elif k == "scale":
             if hints and base.hint is not None:
                 scale = scale_mul(scale, base.hint)
+                chain = []  # the nodes above do not carry this factor
             elif base.factor is None:
                 raise FormError("a value scaled by an irrational constant is used where "
                                 "attnprop needs exact numbers (only attention scores may be "
@@ -161,9 +168,10 @@ def canonical(form, hints, through_nscale=True):
                                 "(beta (W x) + b is not beta times an affine map of x)" %
                                 _shown(base.beta), base)
             beta = base.beta if beta is None else fm.mul(beta, base.beta)
+            chain = []
             base = base.inputs[0]
         else:
-            return Form(base, rows, bias, scale, beta)
+            return Form(base, rows, bias, scale, beta, chain)
 
 
 def _shown(f):

@@ -247,8 +247,8 @@ def _head(q, k, v, scale, beta, op):
         scale = ir.scale_mul(scale, f.scale)
         if f.beta is not None:
             beta = f.beta if beta is None else fm.mul(beta, f.beta)
-    q = ir.Form(q.base, q.rows, q.bias)
-    k = ir.Form(k.base, k.rows, k.bias)
+    q = ir.Form(q.base, q.rows, q.bias, chain=q.chain)
+    k = ir.Form(k.base, k.rows, k.bias, chain=k.chain)
     if v.beta is not None or v.scale != ir.ONE_SCALE:
         raise Refuse("attention values scaled by a number computed from the length")
     return ir.Head(q, k, v, scale, beta, op)
