@@ -70,6 +70,8 @@ class Onnx(unittest.TestCase):
                                                                 probabilities(bundled, t)))
                                 for t in inputs(60 + k))
                 self.assertLessEqual(worst, tol, "%s (opset %d): |dP| %s" % (model, opset, worst))
+                # the same width as the bundled model: nothing carried twice
+                self.assertEqual(doc["d"], support.load_json(bundled)["d"])
                 self.assertEqual(doc["positional"]["coordinates"],
                                  {"3": "(i - 1)/n", "4": "(-1)^(i - 1)"} if "parity" in model
                                  else {"3": "[i*[i<n]==1]"})
