@@ -1,22 +1,17 @@
-// RapidCheck generators of random models and inputs (see generators.hpp for the design).
-
+// Random hard-attention models with arbitrary maps and their dyadic variant (generators.hpp:
+// hard_model, dyadic_hard_model): a structural spec, then a genome read by the builder.
 #include "gen/generators.hpp"
 
 #include "attention/common.hpp"
 #include "attention/hard.hpp"
-#include "model/json.hpp"
-#include "model/model_file.hpp"
+#include "gen/genome.hpp"
 
 #include <rapidcheck.h>
 
 #include <algorithm>
-#include <array>
 #include <cassert>
-#include <cmath>
-#include <cstdint>
 #include <functional>
-#include <ostream>
-#include <random>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -26,117 +21,10 @@
 namespace attnprop::gen {
 namespace {
 
-using model::vec;
-using numeric::rational;
-using exact_model = model::model<rational>;
+using namespace detail;
 
 // ---------------------------------------------------------------------------------------------
-// Genome: coefficients from small integers that shrink towards 0.
-
-/// Genes are in [0, gene_values).
-constexpr int gene_values = 9;
-
-/// 0, 1, -1, 2, -2, ... for g = 0, 1, 2, 3, 4, ...: shrinking g towards 0 shrinks |value|.
-long zigzag(int g) { return g % 2 == 1 ? (g + 1) / 2 : -(g / 2); }
-
-/// Reads coefficients from a genome, in order; a genome that runs out reads genes 0. Counts
-/// what it read, so a dry run over an empty genome gives the genome length a spec needs.
-class genome_reader {
-public:
-    explicit genome_reader(const std::vector<int>& genes) : genes_(&genes) {}
-
-    std::size_t consumed() const { return pos_; }
-
-    int gene() {
-        const int g = pos_ < genes_->size() ? (*genes_)[pos_] : 0;
-        ++pos_;
-        return g;
-    }
-    /// An integer in [-max_abs, max_abs] (one gene), 0 for gene 0.
-    long integer(int max_abs) { return zigzag(gene() % (2 * max_abs + 1)); }
-    /// p / q with |p| <= max_abs, 1 <= q <= max_den (two genes), 0/1 for genes 0.
-    rational fraction(int max_abs, int max_den) {
-        const long p = integer(max_abs);
-        const long q = 1 + gene() % max_den;
-        return rational(p, q);
-    }
-    /// p / q with 1 <= p <= max_num, 1 <= q <= max_den (two genes), 1 for genes 0.
-    rational positive(int max_num, int max_den) {
-        const long p = 1 + gene() % max_num;
-        const long q = 1 + gene() % max_den;
-        return rational(p, q);
-    }
-
-private:
-    const std::vector<int>* genes_;
-    std::size_t pos_ = 0;
-};
-
-// ---------------------------------------------------------------------------------------------
-// JSON helpers.
-
-json::value jnum(const rational& q) {
-    std::string s = numeric::to_exact_string(q);
-    if (s.find('/') == std::string::npos) return json::value::number_raw(std::move(s));
-    return json::value::string(std::move(s));
-}
-json::value jint(std::size_t v) { return json::value::number(static_cast<long long>(v)); }
-json::value jstr(std::string s) { return json::value::string(std::move(s)); }
-
-json::value jvec(const std::vector<rational>& v) {
-    json::value a = json::value::array();
-    for (const auto& q : v) a.push_back(jnum(q));
-    return a;
-}
-
-json::value jnames(const std::vector<std::string>& names) {
-    if (names.size() == 1) return jstr(names.front());
-    json::value a = json::value::array();
-    for (const auto& s : names) a.push_back(jstr(s));
-    return a;
-}
-
-double magnitude(const rational& q) { return std::fabs(numeric::to_double_nearest(q)); }
-
-double max_abs(const std::vector<rational>& v) {
-    double m = 0;
-    for (const auto& q : v) m = std::max(m, magnitude(q));
-    return m;
-}
-
-/// A dense exact matrix being built.
-struct dense {
-    std::size_t rows = 0;
-    std::size_t cols = 0;
-    std::vector<rational> a; ///< row-major
-
-    json::value to_json() const {
-        json::value m = json::value::array();
-        for (std::size_t r = 0; r < rows; ++r) {
-            json::value row = json::value::array();
-            for (std::size_t c = 0; c < cols; ++c) row.push_back(jnum(a[r * cols + c]));
-            m.push_back(std::move(row));
-        }
-        return m;
-    }
-    /// max_r sum_c |a_rc|: |W x|_inf <= row_norm() |x|_inf.
-    double row_norm() const {
-        double m = 0;
-        for (std::size_t r = 0; r < rows; ++r) {
-            double s = 0;
-            for (std::size_t c = 0; c < cols; ++c) s += magnitude(a[r * cols + c]);
-            m = std::max(m, s);
-        }
-        return m;
-    }
-};
-
-dense zero_matrix(std::size_t rows, std::size_t cols) {
-    return {rows, cols, std::vector<rational>(rows * cols)};
-}
-
-// ---------------------------------------------------------------------------------------------
-// Structural specs.
+// Structural specs of hard models.
 
 /// What a map slot may hold. `simple` is the context's plain choice: a dot-product score, a
 /// linear value, an affine update or input map, a threshold readout.
@@ -156,8 +44,6 @@ const std::vector<map_kind> input_map_kinds = {map_kind::simple, map_kind::mlp, 
 
 /// Largest table size, graph size and MLP width code.
 constexpr int max_width = 4;
-/// Structural codes of tables and graphs are in [0, code_values).
-constexpr int code_values = 64;
 
 /// One map slot: its kind, a width (table entries, graph nodes, MLP hidden width), the MLP's
 /// hidden activation (or the affine bias flag) and the codes of table key picks (one per
@@ -204,8 +90,6 @@ struct hard_layer_spec {
     map_spec update;
 };
 
-enum class input_choice { add, concat, map };
-
 struct hard_spec {
     bool dyadic = false;
     int max_dim = 1;
@@ -220,26 +104,9 @@ struct hard_spec {
     map_spec readout;
 };
 
-/// Token dimension and positional dimension for an input choice.
-void split_dims(input_choice in, std::size_t d, int split, int pdim_code, int max_dim,
-                std::size_t& dtok, std::size_t& pdim) {
-    switch (in) {
-    case input_choice::add: dtok = pdim = d; break;
-    case input_choice::concat:
-        dtok = 1 + static_cast<std::size_t>(split) % (d - 1);
-        pdim = d - dtok;
-        break;
-    case input_choice::map:
-        dtok = 1 + static_cast<std::size_t>(split) % static_cast<std::size_t>(max_dim);
-        pdim = static_cast<std::size_t>(pdim_code);
-        break;
-    }
-}
-
-/// Number of positional atoms per flavour (see atom_text).
+/// Number of positional atoms per flavour (hard_atom_texts, dyadic_atom_texts).
 constexpr int hard_atoms = 9;
 constexpr int dyadic_atoms = 7;
-constexpr int soft_atoms = 8;
 
 /// The kinds of `kinds` allowed by the bounds (tables and hashes removed when not allowed).
 std::vector<map_kind> allowed_kinds(const std::vector<map_kind>& kinds, const hard_bounds& b) {
@@ -316,62 +183,14 @@ rc::Gen<hard_spec> hard_spec_gen(const hard_bounds& b, bool dyadic) {
     });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Shared pieces of the builders.
-
-std::string symbol_name(int k) {
-    static const std::string chars = "0123456789abcdefghijklmnopqrstuvwxyz";
-    return std::string(1, chars[static_cast<std::size_t>(k)]);
-}
-
-const char* const eos_name = "$";
-
-/// Positional atom text and a bound on |atom| for n <= 4096.
-std::pair<std::string, double> atom_text(int atom, const std::vector<std::string>& table) {
-    const std::string& t = table[static_cast<std::size_t>(atom)];
-    const double bound = (t == "i" || t == "n - i") ? 4096.0 : 1.0;
-    return {t, bound};
-}
-
 const std::vector<std::string> hard_atom_texts = {"1",   "(-1)^i",  "[i==1]", "i - 2*floor(i/2)",
                                                   "i/n", "(n-i)/n", "i",      "[i==n]",
                                                   "1/i"};
 const std::vector<std::string> dyadic_atom_texts = {"1", "(-1)^i", "[i==1]", "i - 2*floor(i/2)",
                                                     "i", "[i==n]", "n - i"};
-const std::vector<std::string> soft_atom_texts = {"1",   "(-1)^i",  "[i==1]", "i - 2*floor(i/2)",
-                                                  "i/n", "(n-i)/n", "[i==n]", "1/i"};
 
-std::string paren(const rational& q) { return "(" + numeric::to_exact_string(q) + ")"; }
-
-/// c1 * atom + c0 as a formula coordinate (a number when constant).
-json::value coordinate(const std::string& atom, const rational& c1, const rational& c0) {
-    if (atom == "1") return jnum(c1 + c0);
-    if (c1 == 0) return jnum(c0);
-    std::string text = (c1 == 1 ? std::string() : paren(c1) + "*") + "(" + atom + ")";
-    if (c0 != 0) text += " + " + paren(c0);
-    return jstr(std::move(text));
-}
-
-json::value model_header(const std::string& attention, const std::string& name,
-                         const std::string& description, int alphabet, std::size_t d) {
-    json::value doc = json::value::object();
-    doc.set("format", jstr("attnprop-model"));
-    doc.set("version", jint(1));
-    doc.set("name", jstr(name));
-    doc.set("description", jstr(description));
-    doc.set("source", jstr("attnprop generator"));
-    doc.set("attention", jstr(attention));
-    json::value sigma = json::value::array();
-    for (int k = 0; k < alphabet; ++k) sigma.push_back(jstr(symbol_name(k)));
-    doc.set("alphabet", std::move(sigma));
-    doc.set("eos", jstr(eos_name));
-    doc.set("d", jint(d));
-    return doc;
-}
-
-exact_model parse_doc(const json::value& doc) {
-    return model::parse_model(json::dump(doc, -1), "<generated>");
-}
+// ---------------------------------------------------------------------------------------------
+// Pieces of the hard builder.
 
 /// Short probe inputs (symbol indices, eos appended) on which table keys are observed: every
 /// word of length <= 2 and a few patterned words of length 5.
@@ -987,330 +806,7 @@ rc::Gen<exact_model> hard_like(const hard_bounds& b, bool dyadic) {
     });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Soft models.
-
-struct soft_head_spec {
-    std::size_t dk = 1;
-    std::size_t dv = 1;
-    bool scaled = false; ///< explicit positive rational scale instead of 1/sqrt(d_k)
-};
-
-struct soft_layer_spec {
-    std::vector<soft_head_spec> heads;
-    const char* act_name = "relu"; ///< the FFN activation's graph op: relu, tanh or gelu
-    int ln = 0; ///< 0 none, 1 pre-LN (LN before the FFN), 2 post-LN (LN after the residual sum)
-    std::size_t hidden = 1;
-    int eps = 0; ///< 1/10, 1/100, 1/1000
-    bool ln_affine = false;
-};
-
-struct soft_spec {
-    int alphabet = 2;
-    std::size_t d = 1;
-    bool concat = false;
-    std::size_t dtok = 1;
-    std::size_t pdim = 1;
-    bool sinusoidal = false;
-    int base = 0; ///< 10000, 100, 10
-    std::vector<int> atoms;
-    std::vector<soft_layer_spec> layers;
-    std::size_t outputs = 2;
-    bool out_bias = false;
-};
-
-rc::Gen<soft_spec> soft_spec_gen(const soft_bounds& b) {
-    const int max_dim = std::max(1, b.max_dim);
-    const int max_alpha = std::clamp(b.max_alphabet, 1, 36);
-    const int min_alpha = std::min(2, max_alpha);
-    auto head_gen = rc::gen::map(
-        rc::gen::tuple(rc::gen::inRange(1, max_dim + 1), rc::gen::inRange(1, max_dim + 1),
-                       rc::gen::inRange(0, 2)),
-        [](std::tuple<int, int, int> t) {
-            return soft_head_spec{static_cast<std::size_t>(std::get<0>(t)),
-                                  static_cast<std::size_t>(std::get<1>(t)), std::get<2>(t) == 1};
-        });
-    // relu first (what shrinking tends to), then the smooth activations the bounds allow.
-    std::vector<const char*> act_names{"relu"};
-    if (b.allow_tanh) act_names.push_back("tanh");
-    if (b.allow_gelu) act_names.push_back("gelu");
-    const int acts = static_cast<int>(act_names.size());
-    const int lns = b.allow_layer_norm ? 3 : 1;
-    auto layer_gen = rc::gen::mapcat(
-        rc::gen::inRange(1, std::max(1, b.max_heads) + 1), [=](int heads) {
-            return rc::gen::map(
-                rc::gen::tuple(rc::gen::container<std::vector<soft_head_spec>>(
-                                   static_cast<std::size_t>(heads), head_gen),
-                               rc::gen::inRange(0, acts), rc::gen::inRange(0, lns),
-                               rc::gen::inRange(1, max_dim + 1), rc::gen::inRange(0, 3),
-                               rc::gen::inRange(0, 2)),
-                [act_names](std::tuple<std::vector<soft_head_spec>, int, int, int, int, int> t) {
-                    soft_layer_spec l;
-                    l.heads = std::move(std::get<0>(t));
-                    l.act_name = act_names[static_cast<std::size_t>(std::get<1>(t))];
-                    l.ln = std::get<2>(t);
-                    l.hidden = static_cast<std::size_t>(std::get<3>(t));
-                    l.eps = std::get<4>(t);
-                    l.ln_affine = std::get<5>(t) == 1;
-                    return l;
-                });
-        });
-    auto top = rc::gen::tuple(rc::gen::inRange(min_alpha, max_alpha + 1),
-                              rc::gen::inRange(1, max_dim + 1), rc::gen::inRange(0, 2),
-                              rc::gen::inRange(0, code_values), rc::gen::inRange(0, 2),
-                              rc::gen::inRange(0, 3),
-                              rc::gen::inRange(1, std::max(1, b.max_layers) + 1),
-                              rc::gen::inRange(2, 4), rc::gen::inRange(0, 2));
-    return rc::gen::mapcat(top, [=](std::tuple<int, int, int, int, int, int, int, int, int> t) {
-        soft_spec s;
-        s.alphabet = std::get<0>(t);
-        s.d = static_cast<std::size_t>(std::get<1>(t));
-        s.concat = std::get<2>(t) == 1 && s.d >= 2;
-        std::size_t dtok = 0, pdim = 0;
-        split_dims(s.concat ? input_choice::concat : input_choice::add, s.d, std::get<3>(t), 1,
-                   max_dim, dtok, pdim);
-        s.dtok = dtok;
-        s.pdim = pdim;
-        s.sinusoidal = std::get<4>(t) == 1;
-        s.base = std::get<5>(t);
-        const auto layers = static_cast<std::size_t>(std::get<6>(t));
-        s.outputs = static_cast<std::size_t>(std::get<7>(t));
-        s.out_bias = std::get<8>(t) == 1;
-        const std::size_t natoms = s.sinusoidal ? 0 : s.pdim;
-        return rc::gen::map(
-            rc::gen::tuple(
-                rc::gen::container<std::vector<int>>(natoms, rc::gen::inRange(0, soft_atoms)),
-                rc::gen::container<std::vector<soft_layer_spec>>(layers, layer_gen)),
-            [s](std::tuple<std::vector<int>, std::vector<soft_layer_spec>> u) {
-                soft_spec out = s;
-                out.atoms = std::move(std::get<0>(u));
-                out.layers = std::move(std::get<1>(u));
-                return out;
-            });
-    });
-}
-
-json::value soft_build(const soft_spec& s, genome_reader& g) {
-    auto coef = [&] { return g.fraction(4, 4); };
-    auto coefs = [&](std::size_t k) {
-        std::vector<rational> v;
-        for (std::size_t t = 0; t < k; ++t) v.push_back(coef());
-        return v;
-    };
-    auto matrix = [&](std::size_t rows, std::size_t cols) {
-        return dense{rows, cols, coefs(rows * cols)};
-    };
-    json::value doc = model_header("soft", "generated-soft",
-                                   "random soft-attention model from attnprop's generator "
-                                   "(gen::soft_model) satisfying the hypotheses of Claim 2",
-                                   s.alphabet, s.d);
-    json::value tokens = json::value::object();
-    for (int k = 0; k <= s.alphabet; ++k)
-        tokens.set(k == s.alphabet ? eos_name : symbol_name(k), jvec(coefs(s.dtok)));
-    doc.set("token_embedding", std::move(tokens));
-
-    json::value pos = json::value::object();
-    if (s.sinusoidal) {
-        static const long bases[] = {10000, 100, 10};
-        pos.set("kind", jstr("sinusoidal"));
-        pos.set("dim", jint(s.pdim));
-        pos.set("base", json::value::number(bases[s.base]));
-    } else {
-        json::value coords = json::value::array();
-        for (int a : s.atoms) {
-            const rational c1 = coef(), c0 = coef();
-            coords.push_back(coordinate(soft_atom_texts[static_cast<std::size_t>(a)], c1, c0));
-        }
-        pos.set("kind", jstr("formula"));
-        pos.set("dim", jint(s.pdim));
-        pos.set("coordinates", std::move(coords));
-    }
-    doc.set("positional", std::move(pos));
-    doc.set("input", jstr(s.concat ? "concat" : "add"));
-
-    static const char* const eps_text[] = {"1/10", "1/100", "1/1000"};
-    json::value layers = json::value::array();
-    for (const soft_layer_spec& ls : s.layers) {
-        json::value heads = json::value::array();
-        std::size_t bdim = 0;
-        for (const soft_head_spec& hs : ls.heads) {
-            json::value score = json::value::object();
-            score.set("kind", jstr("dot"));
-            score.set("Q", matrix(hs.dk, s.d).to_json());
-            score.set("K", matrix(hs.dk, s.d).to_json());
-            if (hs.scaled) score.set("scale", jnum(g.positive(4, 4)));
-            json::value value = json::value::object();
-            value.set("kind", jstr("linear"));
-            value.set("V", matrix(hs.dv, s.d).to_json());
-            json::value head = json::value::object();
-            head.set("score", std::move(score));
-            head.set("value", std::move(value));
-            heads.push_back(std::move(head));
-            bdim += hs.dv;
-        }
-        json::value nodes = json::value::array();
-        auto node = [&](const std::string& id, const char* op, std::vector<std::string> in) {
-            json::value nd = json::value::object();
-            nd.set("id", jstr(id));
-            nd.set("op", jstr(op));
-            nd.set("in", jnames(in));
-            return nd;
-        };
-        auto linear = [&](const std::string& id, const std::string& in, std::size_t rows,
-                          std::size_t cols, bool bias) {
-            json::value nd = node(id, "linear", {in});
-            nd.set("W", matrix(rows, cols).to_json());
-            if (bias) nd.set("b", jvec(coefs(rows)));
-            nodes.push_back(std::move(nd));
-        };
-        auto layer_norm = [&](const std::string& id, const std::string& in) {
-            json::value nd = node(id, "layer_norm", {in});
-            nd.set("eps", jstr(eps_text[ls.eps]));
-            if (ls.ln_affine) {
-                nd.set("gamma", jvec(coefs(s.d)));
-                nd.set("beta", jvec(coefs(s.d)));
-            }
-            nodes.push_back(std::move(nd));
-        };
-        linear("attn", "b", s.d, bdim, false);
-        nodes.push_back(node("res", "add", {"y", "attn"}));
-        std::string ffn_in = "res";
-        if (ls.ln == 1) {
-            layer_norm("ln", "res");
-            ffn_in = "ln";
-        }
-        linear("h", ffn_in, ls.hidden, s.d, true);
-        nodes.push_back(node("act", ls.act_name, {"h"}));
-        linear("ffn", "act", s.d, ls.hidden, false);
-        nodes.push_back(node("out", "add", {"res", "ffn"}));
-        std::string output = "out";
-        if (ls.ln == 2) {
-            layer_norm("ln", "out");
-            output = "ln";
-        }
-        json::value update = json::value::object();
-        update.set("kind", jstr("graph"));
-        update.set("nodes", std::move(nodes));
-        update.set("output", jstr(output));
-        json::value layer = json::value::object();
-        layer.set("heads", std::move(heads));
-        layer.set("update", std::move(update));
-        layers.push_back(std::move(layer));
-    }
-    doc.set("layers", std::move(layers));
-
-    json::value readout = json::value::object();
-    readout.set("kind", jstr("softmax"));
-    json::value symbols = json::value::array();
-    for (std::size_t k = 0; k < s.outputs; ++k) {
-        const int sk = static_cast<int>(k);
-        symbols.push_back(jstr(sk < s.alphabet    ? symbol_name(sk)
-                               : sk == s.alphabet ? std::string(eos_name)
-                                                  : "out" + std::to_string(k)));
-    }
-    readout.set("symbols", std::move(symbols));
-    readout.set("W", matrix(s.outputs, s.d).to_json());
-    if (s.out_bias) readout.set("c", jvec(coefs(s.outputs)));
-    doc.set("readout", std::move(readout));
-    return doc;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Near ties.
-
-struct near_tie_spec {
-    int alphabet = 2;
-    int base = 0;
-    int exponent = 19;
-    int mantissa = 1;
-    int bumped = 1;
-    std::vector<int> extras; ///< extra coordinates' token entries, (alphabet + 1) per coordinate
-};
-
-exact_model build_near_tie(const near_tie_spec& s) {
-    static const std::pair<long, long> bases[] = {{1, 3}, {2, 3}, {1, 7}, {5, 9}, {3, 11}, {7, 13}};
-    const rational base(bases[s.base].first, bases[s.base].second);
-    rational eps(s.mantissa);
-    for (int t = 0; t < s.exponent; ++t) eps /= 10;
-    // Make sure base and base + eps round to the same double (the point of the model).
-    while (numeric::to_double_nearest(base) != numeric::to_double_nearest(base + eps))
-        eps /= 1000;
-    const std::size_t extra = s.extras.size() / static_cast<std::size_t>(s.alphabet + 1);
-    const std::size_t d = 2 + extra;
-    json::value doc = model_header(
-        "hard", "generated-hard",
-        "random near-tie hard-attention model from attnprop's generator "
-        "(gen::near_tie_hard_model): keys " + numeric::to_exact_string(base) + " and " +
-            numeric::to_exact_string(base) + " + " + numeric::to_exact_string(eps) +
-            " tie in double but not exactly, so double attends to a different position",
-        s.alphabet, d);
-    json::value tokens = json::value::object();
-    for (int k = 0; k <= s.alphabet; ++k) {
-        std::vector<rational> v;
-        if (k == s.alphabet) {
-            v = {base - 1, rational(0)};
-        } else if (k == s.bumped) {
-            v = {base + eps, rational(1)};
-        } else {
-            v = {base, rational(0)};
-        }
-        for (std::size_t e = 0; e < extra; ++e)
-            v.emplace_back(zigzag(s.extras[e * static_cast<std::size_t>(s.alphabet + 1) +
-                                           static_cast<std::size_t>(k)]));
-        tokens.set(k == s.alphabet ? eos_name : symbol_name(k), jvec(v));
-    }
-    doc.set("token_embedding", std::move(tokens));
-    json::value pos = json::value::object();
-    pos.set("kind", jstr("formula"));
-    pos.set("dim", jint(d));
-    pos.set("coordinates", jvec(std::vector<rational>(d)));
-    doc.set("positional", std::move(pos));
-    doc.set("input", jstr("add"));
-
-    auto unit_row = [&](std::size_t at, std::size_t cols) {
-        dense m = zero_matrix(1, cols);
-        m.a[at] = 1;
-        return m;
-    };
-    json::value score = json::value::object();
-    score.set("kind", jstr("dot"));
-    score.set("Q", zero_matrix(1, d).to_json());
-    score.set("q_bias", jvec({rational(1)}));
-    score.set("K", unit_row(0, d).to_json());
-    json::value value = json::value::object();
-    value.set("kind", jstr("linear"));
-    value.set("V", unit_row(1, d).to_json());
-    json::value head = json::value::object();
-    head.set("score", std::move(score));
-    head.set("value", std::move(value));
-    json::value heads = json::value::array();
-    heads.push_back(std::move(head));
-    // y' = (y_0, b, y_2, ...): the head's output replaces coordinate 1.
-    dense w = zero_matrix(d, d + 1);
-    for (std::size_t r = 0; r < d; ++r) w.a[r * (d + 1) + (r == 1 ? d : r)] = 1;
-    json::value update = json::value::object();
-    update.set("kind", jstr("affine"));
-    update.set("W", w.to_json());
-    json::value layer = json::value::object();
-    layer.set("heads", std::move(heads));
-    layer.set("update", std::move(update));
-    json::value layers = json::value::array();
-    layers.push_back(std::move(layer));
-    doc.set("layers", std::move(layers));
-    json::value readout = json::value::object();
-    readout.set("kind", jstr("threshold"));
-    std::vector<rational> wv(d);
-    wv[1] = 1;
-    readout.set("w", jvec(wv));
-    readout.set("t", jstr("1/2"));
-    doc.set("readout", std::move(readout));
-    return parse_doc(doc);
-}
-
 } // namespace
-
-// ---------------------------------------------------------------------------------------------
-// Public generators.
 
 rc::Gen<model::model<numeric::rational>> hard_model(const hard_bounds& b) {
     return hard_like(b, false);
@@ -1320,154 +816,4 @@ rc::Gen<model::model<numeric::rational>> dyadic_hard_model(const hard_bounds& b)
     return hard_like(b, true);
 }
 
-rc::Gen<model::model<numeric::rational>> soft_model(const soft_bounds& b) {
-    return rc::gen::mapcat(soft_spec_gen(b), [](soft_spec s) {
-        const std::vector<int> none;
-        genome_reader dry(none);
-        soft_build(s, dry);
-        // Genes are uniform whatever RapidCheck's size (inRange alone scales its range with
-        // the size, so early cases would be mostly zero coefficients: zero value maps and
-        // output projections, models whose influence is exactly 0); they still shrink to 0.
-        return rc::gen::map(
-            rc::gen::container<std::vector<int>>(dry.consumed(),
-                                                 rc::gen::resize(100, rc::gen::inRange(0, gene_values))),
-            [s](const std::vector<int>& genes) {
-                genome_reader g(genes);
-                json::value doc = soft_build(s, g);
-                assert(g.consumed() == genes.size());
-                return parse_doc(doc);
-            });
-    });
-}
-
-rc::Gen<model::model<numeric::rational>> near_tie_hard_model() {
-    return rc::gen::mapcat(
-        rc::gen::tuple(rc::gen::inRange(2, 4), rc::gen::inRange(0, 6), rc::gen::inRange(19, 23),
-                       rc::gen::inRange(1, 10), rc::gen::inRange(0, 3), rc::gen::inRange(0, 3)),
-        [](std::tuple<int, int, int, int, int, int> t) {
-            near_tie_spec s;
-            s.alphabet = std::get<0>(t);
-            s.base = std::get<1>(t);
-            s.exponent = std::get<2>(t);
-            s.mantissa = std::get<3>(t);
-            s.bumped = 1 + std::get<4>(t) % (s.alphabet - 1);
-            const auto extra = static_cast<std::size_t>(std::get<5>(t));
-            return rc::gen::map(
-                rc::gen::container<std::vector<int>>(
-                    extra * static_cast<std::size_t>(s.alphabet + 1), rc::gen::inRange(0, 5)),
-                [s](std::vector<int> extras) {
-                    near_tie_spec full = s;
-                    full.extras = std::move(extras);
-                    return build_near_tie(full);
-                });
-        });
-}
-
-rc::Gen<long> length(long max_n) {
-    std::vector<long> ladder;
-    for (long v = 1; v <= max_n; v *= 2) {
-        ladder.push_back(v);
-        if (v > max_n / 2) break;
-    }
-    if (ladder.empty()) ladder.push_back(1);
-    return rc::gen::map(rc::gen::tuple(rc::gen::inRange(0, 8),
-                                       rc::gen::inRange<std::size_t>(0, ladder.size()),
-                                       rc::gen::inRange<long>(1, std::max(1L, max_n) + 1)),
-                        [ladder](std::tuple<int, std::size_t, long> t) {
-                            return std::get<0>(t) == 7 ? std::get<2>(t) : ladder[std::get<1>(t)];
-                        });
-}
-
-namespace {
-
-std::string symbol_chars(const model::alphabet& sigma) {
-    std::string chars;
-    for (const auto& s : sigma.symbols) chars += s.empty() ? '?' : s.front();
-    return chars;
-}
-
-} // namespace
-
-rc::Gen<std::string> input(const model::alphabet& sigma, long n) {
-    const std::string chars = symbol_chars(sigma);
-    const auto len = static_cast<std::size_t>(n > 1 ? n - 1 : 0);
-    return rc::gen::map(
-        rc::gen::container<std::vector<std::size_t>>(
-            len, rc::gen::resize(rc::kNominalSize,
-                                 rc::gen::inRange<std::size_t>(0, chars.size()))),
-        [chars](const std::vector<std::size_t>& idx) {
-            std::string w;
-            w.reserve(idx.size());
-            for (std::size_t k : idx) w += chars[k];
-            return w;
-        });
-}
-
-rc::Gen<std::string> language_input(lang::language l, const model::alphabet& sigma, long n) {
-    const std::string chars = symbol_chars(sigma);
-    const std::string lang_chars = lang::alphabet_of(l);
-    const auto len = static_cast<std::size_t>(n > 1 ? n - 1 : 0);
-    const bool dyck = l == lang::language::dyck1 || l == lang::language::dyck2;
-    return rc::gen::map(
-        rc::gen::resize(rc::kNominalSize,
-                        rc::gen::tuple(rc::gen::inRange(0, 1 << 30), rc::gen::inRange(0, 2))),
-        [=](std::tuple<int, int> t) {
-            std::mt19937_64 rng(static_cast<std::uint64_t>(std::get<0>(t)));
-            std::string w;
-            if (dyck && std::get<1>(t) == 1) {
-                w = lang::random_dyck_word(len - len % 2, l == lang::language::dyck1 ? 1 : 2, rng);
-                if (len % 2 == 1) w += lang_chars.front();
-            } else {
-                w = lang::uniform_word(l, len, rng);
-            }
-            std::string out;
-            out.reserve(w.size());
-            for (char c : w) {
-                const std::size_t k = lang_chars.find(c);
-                out += chars[(k == std::string::npos ? 0 : k) % chars.size()];
-            }
-            return out;
-        });
-}
-
-std::string model_class(const model::model<numeric::rational>& m) {
-    std::size_t heads = 0;
-    for (const auto& l : m.layers) heads = std::max(heads, l.heads.size());
-    std::string out = std::string(model::to_string(m.attention)) +
-                      " L" + std::to_string(m.layers.size()) + " H" + std::to_string(heads);
-    constexpr auto kind_names = model::map_kind_names<rational>();
-    std::array<bool, kind_names.size()> kinds{};
-    bool relu = false, tanh = false, gelu = false, ln = false;
-    model::for_each_map(m, [&](const model::map<rational>& f, const model::map_site&) {
-        kinds[f.impl.index()] = true;
-        const model::map_features ft = model::features(f);
-        relu = relu || ft.uses(model::activation::relu);
-        tanh = tanh || ft.uses(model::activation::tanh);
-        gelu = gelu || ft.uses(model::activation::gelu);
-        ln = ln || ft.layer_norm;
-    });
-    if (model::is_hard_kind(m.attention)) {
-        std::string tags;
-        for (std::size_t k = 0; k < kinds.size(); ++k)
-            if (kinds[k]) tags += (tags.empty() ? "" : "+") + std::string(kind_names[k]);
-        if (!tags.empty()) out += " " + tags;
-    } else {
-        if (relu) out += " relu";
-        if (tanh) out += " tanh";
-        if (gelu) out += " gelu";
-        if (ln) out += " ln";
-        if (m.positional && m.positional->type == model::positional_spec::kind::sinusoidal)
-            out += " sin";
-    }
-    return out;
-}
-
 } // namespace attnprop::gen
-
-namespace attnprop::model {
-
-void showValue(const model<numeric::rational>& m, std::ostream& os) {
-    os << gen::model_class(m) << ": " << json::dump(model_to_json(m), -1);
-}
-
-} // namespace attnprop::model
