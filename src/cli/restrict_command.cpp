@@ -7,6 +7,7 @@
 #include "cli/unit_journal.hpp"
 #include "dist/units.hpp"
 #include "dist/world.hpp"
+#include "hard_limit/restrict_plan.hpp"
 #include "model/model_file.hpp"
 #include "numeric/interrupt.hpp"
 #include "report/restrict_report.hpp"
@@ -19,7 +20,6 @@
 #include <sstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 
@@ -37,55 +37,36 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 /// A length's result as rank 0 holds it until it is printed, with the seconds it took.
 using arrived_runs = std::vector<std::optional<std::pair<report::restrict_run, double>>>;
 
-/// The parts of restrict's lengths over MPI ranks (docs/cli.md, "Running under MPI"): a
-/// length's restriction, its language analysis and the outputs of up to `max_blocks` blocks of
-/// its certificate's inputs. Every rank computes units with it; rank 0 also collects the parts
-/// (from units and from the journal) and assembles the certificate.
+/// restrict's units over MPI ranks (docs/cli.md, "Running under MPI"), planned by
+/// analysis::restrict_plan: what a unit returns is its result's bytes (dist/units.hpp), and
+/// the journal names a part "N language" or "N block B".
 class parts {
 public:
-    static constexpr std::size_t max_blocks = 16;
-    /// The unit of part k of length i (k = 0: the language analysis; 1 + b: block b) is
-    /// i * per_length + k.
-    static constexpr std::size_t per_length = 1 + max_blocks;
+    using plan = analysis::restrict_plan;
 
     parts(const model::model<rational>& m, const analysis::language_options& lo,
           std::optional<lang::language> l, const std::vector<long>& ns)
-        : m_(m), lo_(lo), lang_(l), ns_(ns), lengths_(ns.size()) {}
+        : plan_(m, lo, l, ns), lang_(l), ns_(ns), restriction_bytes_(ns.size()) {}
 
     /// The unit of the first call: the restriction of length i.
     std::string restriction_unit(std::size_t i) const {
         const auto t0 = std::chrono::steady_clock::now();
-        const long n = ns_.at(i);
-        const analysis::restriction r = analysis::build_restriction(
-            m_, n,
-            lang_ ? analysis::language_restriction_options(m_, n, *lang_, lo_) : lo_.restrict);
+        const analysis::restriction r = plan_.restriction_unit(i);
         return dist::encode_restriction(r, seconds_since(t0));
     }
 
     /// A unit of the second call: part u of length i, whose restriction is `input`.
     std::string part_unit(std::size_t u, std::size_t i, const std::string& input) {
         const auto t0 = std::chrono::steady_clock::now();
-        if (i >= ns_.size() || u / per_length != i)
+        if (i >= ns_.size() || plan::length_of(u) != i)
             throw std::runtime_error("attnprop: restrict part " + std::to_string(u) +
                                      " does not belong to length " + std::to_string(i));
-        std::shared_ptr<const analysis::restriction> r;
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            auto& held = lengths_[i].r;
-            if (!held)
-                held = std::make_shared<const analysis::restriction>(
-                    dist::decode_restriction(input, nullptr));
-            r = held;
-        }
-        const std::size_t k = u % per_length;
-        if (k == 0) {
-            if (!lang_) throw std::runtime_error("attnprop: a language part without a language");
-            return dist::encode_language_result(analysis::analyse_language(m_, *r, *lang_, lo_),
-                                                seconds_since(t0));
-        }
-        const auto [first, count] = block(analysis::certificate_inputs(*r, lo_.certify), k - 1);
-        return dist::encode_outputs(
-            analysis::certificate_outputs(m_, *r, lo_.certify, first, count), seconds_since(t0));
+        const auto r =
+            plan_.hold_restriction(i, [&] { return dist::decode_restriction(input, nullptr); });
+        const std::size_t k = plan::part_of(u);
+        if (k == 0)
+            return dist::encode_language_result(plan_.language_unit(*r), seconds_since(t0));
+        return dist::encode_outputs(plan_.block_unit(*r, k - 1), seconds_since(t0));
     }
 
     // --- rank 0 ---
@@ -93,49 +74,23 @@ public:
     /// Records length i's restriction (the bytes of restriction_unit).
     void add_restriction(std::size_t i, const std::string& bytes) {
         double s = 0;
-        auto r = std::make_shared<const analysis::restriction>(dist::decode_restriction(bytes, &s));
-        if (r->n != ns_.at(i))
-            throw std::runtime_error("it holds the restriction of n = " + std::to_string(r->n) +
-                                     " as n = " + std::to_string(ns_[i]));
-        length& x = lengths_[i];
-        x.outputs.assign(blocks(analysis::certificate_inputs(*r, lo_.certify)), std::nullopt);
-        x.seconds += s;
-        x.restriction_bytes = bytes;
-        std::lock_guard<std::mutex> lock(mu_);
-        x.r = std::move(r);
+        analysis::restriction r = dist::decode_restriction(bytes, &s);
+        plan_.add_restriction(i, std::move(r), s);
+        restriction_bytes_[i] = bytes;
     }
 
     /// Records part u (the bytes of part_unit).
     void add_part(std::size_t u, const std::string& bytes) {
-        const std::size_t i = u / per_length, k = u % per_length;
-        if (i >= ns_.size() || !lengths_[i].r)
-            throw std::runtime_error(
-                "a part of n = " + (i < ns_.size() ? std::to_string(ns_[i]) : "?") +
-                " comes before its restriction");
-        length& x = lengths_[i];
+        const std::size_t i = plan::length_of(u), k = plan::part_of(u);
+        plan_.expect_part(i, k); // before decoding: a part out of place is named as such
         double s = 0;
-        if (k == 0) {
-            if (!lang_) throw std::runtime_error("a language part of a run without a language");
-            x.lang = dist::decode_language_result(bytes, &s);
-        } else {
-            if (k - 1 >= x.outputs.size())
-                throw std::runtime_error("block " + std::to_string(k - 1) + " of " +
-                                         std::to_string(x.outputs.size()));
-            auto ys = dist::decode_outputs(bytes, &s);
-            const std::size_t count =
-                block(analysis::certificate_inputs(*x.r, lo_.certify), k - 1).second;
-            if (ys.size() != count)
-                throw std::runtime_error("block " + std::to_string(k - 1) + " holds " +
-                                         std::to_string(ys.size()) + " outputs, not " +
-                                         std::to_string(count));
-            x.outputs[k - 1] = std::move(ys);
-        }
-        x.seconds += s;
+        if (k == 0) plan_.add_language(i, dist::decode_language_result(bytes, &s), s);
+        else plan_.add_block(i, k - 1, dist::decode_outputs(bytes, &s), s);
     }
 
     /// The journal's name of part u: "N language" or "N block B".
     std::string part_name(std::size_t u) const {
-        const std::size_t i = u / per_length, k = u % per_length;
+        const std::size_t i = plan::length_of(u), k = plan::part_of(u);
         return std::to_string(ns_.at(i)) +
                (k == 0 ? " language" : " block " + std::to_string(k - 1));
     }
@@ -154,15 +109,15 @@ public:
             while (i < ns_.size() && std::to_string(ns_[i]) != n_text) ++i;
             if (i == ns_.size() || done[i]) continue;
             if (kind == "restriction") {
-                if (lengths_[i].r) continue;
+                if (plan_.started(i)) continue;
                 add_restriction(i, rec.result);
             } else if (kind == "language") {
-                add_part(i * per_length, rec.result);
+                add_part(i * plan::per_length, rec.result);
             } else if (kind == "block") {
                 std::size_t b = 0;
-                if (!(words >> b) || b >= max_blocks)
+                if (!(words >> b) || b >= plan::max_blocks)
                     throw std::runtime_error("unknown unit '" + rec.unit + "'");
-                add_part(i * per_length + 1 + b, rec.result);
+                add_part(i * plan::per_length + 1 + b, rec.result);
             } else {
                 throw std::runtime_error("unknown unit '" + rec.unit + "'");
             }
@@ -174,96 +129,43 @@ public:
 
     /// Forgets every part (after a journal record could not be read).
     void clear() {
-        std::lock_guard<std::mutex> lock(mu_);
-        lengths_.assign(ns_.size(), length{});
+        plan_.clear();
+        restriction_bytes_.assign(ns_.size(), std::string());
     }
 
-    /// Whether some part of length i is in.
-    bool started(std::size_t i) const { return lengths_.at(i).r != nullptr; }
-
-    /// The lengths whose restriction is still to build, largest n first.
+    bool started(std::size_t i) const { return plan_.started(i); }
     std::vector<std::size_t> restriction_order(const arrived_runs& done) const {
-        std::vector<std::size_t> order;
-        for (std::size_t i : by_length())
-            if (!done[i] && !lengths_[i].r) order.push_back(i);
-        return order;
+        return plan_.restriction_order(arrived(done));
     }
-
-    /// The parts still to compute, largest n first; within a length the language analysis
-    /// first.
     std::vector<std::size_t> part_order(const arrived_runs& done) const {
-        std::vector<std::size_t> order;
-        for (std::size_t i : by_length()) {
-            const length& x = lengths_[i];
-            if (done[i] || !x.r) continue;
-            if (lang_ && !x.lang) order.push_back(i * per_length);
-            for (std::size_t b = 0; b < x.outputs.size(); ++b)
-                if (!x.outputs[b]) order.push_back(i * per_length + 1 + b);
-        }
-        return order;
+        return plan_.part_order(arrived(done));
     }
 
     /// Length i's restriction as its unit returned it: the parts' input.
-    const std::string& restriction_bytes(std::size_t i) const {
-        return lengths_.at(i).restriction_bytes;
-    }
+    const std::string& restriction_bytes(std::size_t i) const { return restriction_bytes_.at(i); }
     dist::unit_inputs inputs() const {
-        return {[](std::size_t u) { return u / per_length; },
+        return {[](std::size_t u) { return plan::length_of(u); },
                 [this](std::size_t i) { return restriction_bytes(i); }};
     }
 
-    /// Length i's certificate once every part is in.
-    std::optional<analysis::certificate> certificate(std::size_t i) const {
-        const length& x = lengths_.at(i);
-        if (!x.r || (lang_ && !x.lang)) return std::nullopt;
-        for (const auto& ys : x.outputs)
-            if (!ys) return std::nullopt;
-        std::vector<vec<rational>> all;
-        for (const auto& ys : x.outputs) all.insert(all.end(), ys->begin(), ys->end());
-        return analysis::certify_outputs(m_, *x.r, lo_.certify, all);
-    }
-    const analysis::restriction& restriction(std::size_t i) const { return *lengths_.at(i).r; }
-    const std::optional<analysis::language_result>& language(std::size_t i) const {
-        return lengths_.at(i).lang;
+    /// Length i once every part is in.
+    std::optional<analysis::restrict_length_result> assemble(std::size_t i) const {
+        return plan_.assemble(i);
     }
     /// The seconds length i's parts took, added up.
-    double seconds(std::size_t i) const { return lengths_.at(i).seconds; }
+    double seconds(std::size_t i) const { return plan_.seconds(i); }
 
 private:
-    struct length {
-        std::string restriction_bytes;
-        std::shared_ptr<const analysis::restriction> r;
-        std::optional<analysis::language_result> lang;
-        std::vector<std::optional<std::vector<vec<rational>>>> outputs; ///< by block
-        double seconds = 0;
-    };
-
-    /// The certificate's `count` inputs in blocks: min(count, max_blocks) of them, of sizes
-    /// differing by at most one; a function of count alone.
-    static std::size_t blocks(std::size_t count) { return std::min(count, max_blocks); }
-    static std::pair<std::size_t, std::size_t> block(std::size_t count, std::size_t b) {
-        const std::size_t nb = blocks(count);
-        if (b >= nb)
-            throw std::runtime_error("attnprop: block " + std::to_string(b) + " of " +
-                                     std::to_string(nb));
-        const std::size_t first = b * count / nb, end = (b + 1) * count / nb;
-        return {first, end - first};
+    static std::vector<bool> arrived(const arrived_runs& done) {
+        std::vector<bool> out(done.size());
+        for (std::size_t i = 0; i < done.size(); ++i) out[i] = done[i].has_value();
+        return out;
     }
 
-    std::vector<std::size_t> by_length() const {
-        std::vector<std::size_t> order(ns_.size());
-        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return ns_[a] > ns_[b]; });
-        return order;
-    }
-
-    const model::model<rational>& m_;
-    const analysis::language_options& lo_;
+    plan plan_;
     std::optional<lang::language> lang_;
     const std::vector<long>& ns_;
-    std::vector<length> lengths_;
-    mutable std::mutex mu_; ///< guards each length's `r` (rank 0's second thread reads it)
+    std::vector<std::string> restriction_bytes_;
 };
 
 class restrict_command final : public command {
@@ -364,17 +266,12 @@ public:
             if (lang) r.params["language"] = static_cast<long>(*lang);
             return r;
         };
-        auto compute = [&](long n) {
+        // The run of a length with its parameters.
+        auto with_head = [&](long n, analysis::restrict_length_result x) {
             report::restrict_run r = head(n);
-            if (lang) {
-                auto run = analysis::run_language(m, n, *lang, lo);
-                r.restr = std::move(run.restr);
-                r.cert = std::move(run.cert);
-                r.language = std::move(run.result);
-            } else {
-                r.restr = analysis::build_restriction(m, n, lo.restrict);
-                r.cert = analysis::certify(m, r.restr, lo.certify);
-            }
+            r.restr = std::move(x.restr);
+            r.cert = std::move(x.cert);
+            r.language = std::move(x.language);
             return r;
         };
         std::string model_bytes;
@@ -388,7 +285,7 @@ public:
         for (long n : ns) key += " " + std::to_string(n);
         // Over MPI ranks a length is cut into parts (docs/cli.md, "Running under MPI"), each a
         // unit: its restriction (a first call of dist::run_units), then its language analysis
-        // and up to `max_blocks` blocks of the certificate's inputs (a second call), which read
+        // and up to restrict_plan::max_blocks blocks of the certificate's inputs (a second call), which read
         // the restriction rank 0 sends with them. Rank 0 assembles a length when every part is
         // in: the parts are those of one process's run, so the run is the same.
         parts p{m, lo, lang, ns};
@@ -511,13 +408,9 @@ public:
         }
         // A length from its parts, once every part is in.
         auto from_parts = [&](std::size_t i) -> std::optional<report::restrict_run> {
-            auto cert = p.certificate(i);
-            if (!cert) return std::nullopt;
-            report::restrict_run r = head(ns[i]);
-            r.restr = p.restriction(i);
-            r.cert = std::move(*cert);
-            r.language = p.language(i);
-            return r;
+            auto x = p.assemble(i);
+            if (!x) return std::nullopt;
+            return with_head(ns[i], std::move(*x));
         };
         if (dist::launched()) {
             // Over MPI ranks: the largest n first; printed and written in n order as soon as
@@ -549,7 +442,7 @@ public:
                             [&](std::size_t u, const std::string& bytes) {
                                 p.add_part(u, bytes);
                                 if (journal) journal->record(p.part_name(u), bytes);
-                                assemble(u / parts::per_length);
+                                assemble(parts::plan::length_of(u));
                             });
             for (; next < ns.size(); ++next)
                 if (arrived[next])
@@ -576,7 +469,7 @@ public:
                     if (p.started(i)) {
                         // Parts journaled under MPI: the missing ones here, journaled likewise.
                         for (std::size_t u : p.part_order(reused))
-                            if (u / parts::per_length == i) {
+                            if (parts::plan::length_of(u) == i) {
                                 const std::string bytes = p.part_unit(u, i, p.restriction_bytes(i));
                                 p.add_part(u, bytes);
                                 if (journal) journal->record(p.part_name(u), bytes);
@@ -584,7 +477,7 @@ public:
                         r = *from_parts(i);
                         secs = p.seconds(i);
                     } else {
-                        r = compute(n);
+                        r = with_head(n, analysis::restrict_length(m, n, lang, lo));
                         secs = seconds_since(t0);
                         if (journal)
                             journal->record(std::to_string(n), dist::encode_restrict_run(r, secs));
