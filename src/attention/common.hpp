@@ -5,7 +5,11 @@
 
 #include "model/model.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <concepts>
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <type_traits>
 #include <vector>

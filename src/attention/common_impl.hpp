@@ -121,6 +121,28 @@ template <numeric::ExpScalar S> vec<S> softmax(const vec<S>& z, const numeric::c
     return e;
 }
 
+namespace detail {
+
+/// Enclosures given by their ends (the filter's interval, the certified double interval), whose
+/// compare() is: less when a.hi < b.lo, greater when a.lo > b.hi, equal when both are the same
+/// point. Their candidate scans need one pass: "certainly above" is a comparison with the
+/// largest lower end.
+template <class S>
+concept end_enclosure = requires(const S& x) {
+    { x.lo() } -> std::convertible_to<double>;
+    { x.hi() } -> std::convertible_to<double>;
+    { x.is_point() } -> std::convertible_to<bool>;
+};
+
+template <class S> bool ends_are_numbers(const std::vector<S>& s) {
+    for (const auto& x : s)
+        if (std::isnan(static_cast<double>(x.lo())) || std::isnan(static_cast<double>(x.hi())))
+            return false;
+    return true;
+}
+
+} // namespace detail
+
 template <numeric::Scalar S> maximal_set_result maximal_positions(const std::vector<S>& s) {
     if (s.empty()) throw std::logic_error("maximal positions of an empty score row");
     maximal_set_result r;
@@ -143,6 +165,25 @@ template <numeric::Scalar S> maximal_set_result maximal_positions(const std::vec
     if (decided) return r;
     // Candidate scan: j can attain the maximum only if no index is certainly above it.
     std::vector<std::size_t> cand;
+    if constexpr (detail::end_enclosure<S>) {
+        if (detail::ends_are_numbers(s)) {
+            // Some index is certainly above j iff the largest lower end exceeds hi(j): O(n),
+            // where comparing with every surviving candidate is O(n^2) on long rows of
+            // overlapping scores (keys that agree up to rounding).
+            double top = -std::numeric_limits<double>::infinity();
+            for (const auto& x : s) top = std::max(top, static_cast<double>(x.lo()));
+            for (std::size_t j = 0; j < s.size(); ++j)
+                if (!(top > static_cast<double>(s[j].hi()))) cand.push_back(j);
+            r.positions = std::move(cand);
+            r.decided = true;
+            for (std::size_t t = 1; t < r.positions.size(); ++t)
+                if (numeric::compare(s[r.positions[t]], s[r.positions.front()]) != numeric::order::equal) {
+                    r.decided = false;
+                    break;
+                }
+            return r;
+        }
+    }
     for (std::size_t j = 0; j < s.size(); ++j) {
         bool excluded = false;
         for (std::size_t c : cand)
@@ -187,6 +228,39 @@ template <numeric::Scalar S> argmax_result leftmost_argmax(const std::vector<S>&
     // certainly >= s_j and no j' > j is certainly > s_j. Certain dominance is transitive, so
     // comparing against the surviving candidates is enough.
     std::vector<std::size_t> cand;
+    if constexpr (detail::end_enclosure<S>) {
+        if (detail::ends_are_numbers(s)) {
+            // The same set in two passes: j' >= j certainly iff lo(j') > hi(j) or both are the
+            // same point, so against the largest lower end (and the largest point) to the
+            // left of j and the largest lower end to its right. O(n) where the scan above is
+            // O(n^2) on long rows of overlapping scores.
+            const std::size_t n = s.size();
+            std::vector<double> right(n + 1, -std::numeric_limits<double>::infinity());
+            for (std::size_t j = n; j-- > 0;)
+                right[j] = std::max(right[j + 1], static_cast<double>(s[j].lo()));
+            double left = -std::numeric_limits<double>::infinity();
+            double left_point = -std::numeric_limits<double>::infinity();
+            bool any_point = false;
+            for (std::size_t j = 0; j < n; ++j) {
+                const double lo = static_cast<double>(s[j].lo()), hi = static_cast<double>(s[j].hi());
+                const bool point = s[j].is_point();
+                const bool by_left = left > hi || (point && any_point && left_point == lo);
+                if (!by_left && !(right[j + 1] > hi)) cand.push_back(j);
+                left = std::max(left, lo);
+                if (point) {
+                    left_point = any_point ? std::max(left_point, lo) : lo;
+                    any_point = true;
+                }
+            }
+            if (cand.size() == 1) {
+                r.index = cand.front();
+                return r;
+            }
+            r.decided = false;
+            r.candidates = std::move(cand);
+            return r;
+        }
+    }
     for (std::size_t j = 0; j < s.size(); ++j) {
         bool excluded = false;
         for (std::size_t c : cand) {

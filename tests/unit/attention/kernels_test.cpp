@@ -253,3 +253,79 @@ TEST_CASE("the certified double soft rows of several queries over one pass equal
         }
     }
 }
+
+namespace {
+
+/// The candidate scans of leftmost_argmax and maximal_positions written out by their
+/// definitions with compare() on every pair (O(n^2)): the reference of their one-pass forms.
+std::vector<std::size_t> leftmost_candidates(const std::vector<numeric::interval>& s) {
+    std::vector<std::size_t> out;
+    for (std::size_t j = 0; j < s.size(); ++j) {
+        bool excluded = false;
+        for (std::size_t k = 0; k < s.size() && !excluded; ++k) {
+            const numeric::order o = numeric::compare(s[k], s[j]);
+            excluded = k < j ? numeric::certainly_not_less(o) : (k > j && o == numeric::order::greater);
+        }
+        if (!excluded) out.push_back(j);
+    }
+    return out;
+}
+
+std::vector<std::size_t> maximal_candidates(const std::vector<numeric::interval>& s) {
+    std::vector<std::size_t> out;
+    for (std::size_t j = 0; j < s.size(); ++j) {
+        bool excluded = false;
+        for (std::size_t k = 0; k < s.size() && !excluded; ++k)
+            excluded = numeric::compare(s[k], s[j]) == numeric::order::greater;
+        if (!excluded) out.push_back(j);
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("the candidate scans of interval rows equal their pairwise definitions",
+          "[attention][hard]") {
+    // Rows of points and narrow intervals drawn from few values, so that equal points,
+    // overlapping intervals and touching ends are frequent, and long rows of overlapping
+    // scores (where the pairwise scan is quadratic) occur.
+    const std::uint64_t seed = 90210;
+    std::mt19937_64 rng(seed);
+    std::size_t undecided = 0, rows = 0;
+    for (int trial = 0; trial < 3000; ++trial) {
+        const std::size_t n = 1 + rng() % (trial % 10 == 0 ? 300 : 12);
+        const int levels = 1 + static_cast<int>(rng() % 4);
+        std::vector<numeric::interval> s;
+        for (std::size_t j = 0; j < n; ++j) {
+            const double v = static_cast<double>(rng() % static_cast<unsigned>(levels));
+            switch (rng() % 4) {
+            case 0: s.emplace_back(v); break;
+            case 1: s.emplace_back(v, v + 0.5); break;
+            case 2: s.emplace_back(v - 0.5, v); break;
+            default: s.emplace_back(v - 0.25, v + 0.25); break;
+            }
+        }
+        INFO("seed " << seed << ", trial " << trial << ", n " << n);
+        ++rows;
+        const auto want = leftmost_candidates(s);
+        const auto got = attention::leftmost_argmax(s);
+        if (want.size() == 1) {
+            REQUIRE(got.decided);
+            REQUIRE(got.index == want.front());
+        } else {
+            ++undecided;
+            REQUIRE_FALSE(got.decided);
+            REQUIRE(got.candidates == want);
+        }
+        const auto all = maximal_candidates(s);
+        const auto got_all = attention::maximal_positions(s);
+        REQUIRE(got_all.positions == all);
+        // Decided: one candidate, or every candidate certainly equal to the first.
+        bool equal = true;
+        for (std::size_t t = 1; t < all.size(); ++t)
+            equal = equal && numeric::compare(s[all[t]], s[all.front()]) == numeric::order::equal;
+        REQUIRE(got_all.decided == equal);
+    }
+    INFO(undecided << " of " << rows << " rows undecided");
+    CHECK(undecided * 4 > rows);
+}
