@@ -455,6 +455,11 @@ std::string encode_property_report(const runner::property_report& p) {
     for (int v : {p.passed, p.undecided, p.undecided_equal, p.undefined}) w.i64(v);
     put_outcome(w, p.end);
     w.int_map(p.n_buckets);
+    put_size(w, p.lengths.size());
+    for (const auto& [n, cases] : p.lengths) {
+        w.i64(n);
+        w.i64(cases);
+    }
     w.int_map(p.classes);
     w.strings(p.undecided_reasons);
     w.strings(p.undefined_reasons);
@@ -477,6 +482,12 @@ runner::property_report decode_property_report(std::string_view bytes) {
         *v = static_cast<int>(r.i64());
     p.end = get_outcome(r);
     p.n_buckets = r.int_map();
+    const std::size_t lengths = get_size(r);
+    if (lengths > bytes.size()) throw std::runtime_error("malformed result between ranks: lengths");
+    for (std::size_t i = 0; i < lengths; ++i) {
+        const long n = static_cast<long>(r.i64());
+        p.lengths[n] = static_cast<int>(r.i64());
+    }
     p.classes = r.int_map();
     p.undecided_reasons = r.strings();
     p.undefined_reasons = r.strings();
@@ -531,6 +542,7 @@ std::string encode_case_batch(const runner::case_batch& b) {
         put_enum(w, a.what);
         w.boolean(a.sides_agree);
         w.str(a.bucket);
+        w.i64(a.n);
         w.str(a.tag);
         w.str(a.measurement);
         w.str(a.message);
@@ -554,6 +566,7 @@ runner::case_batch decode_case_batch(std::string_view bytes) {
             throw std::runtime_error("an attempt of unknown kind from another rank");
         a.sides_agree = r.boolean();
         a.bucket = r.str();
+        a.n = static_cast<long>(r.i64());
         a.tag = r.str();
         a.measurement = r.str();
         a.message = r.str();

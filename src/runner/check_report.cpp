@@ -19,6 +19,14 @@ namespace {
 
 using namespace report::json_out;
 
+/// Every property's lengths together.
+std::map<long, int> all_lengths(const check_run& run) {
+    std::map<long, int> all;
+    for (const auto& r : run.reports)
+        for (const auto& [n, cases] : r.lengths) all[n] += cases;
+    return all;
+}
+
 value config_json(const run_config& cfg) {
     value o = value::object();
     o.set("seed", str(std::to_string(cfg.seed)));
@@ -35,9 +43,30 @@ std::string pairs_line(const std::vector<std::pair<std::string, int>>& v) {
     return s;
 }
 
-std::string lengths_line(const property_report& r) {
-    const std::string s = pairs_line(ordered_n_buckets(r.n_buckets));
+/// "median 45, 22.4% at n >= 256": the distribution of n actually drawn (empty without cases).
+std::string drawn_text(const drawn_lengths& d) {
+    if (d.cases == 0) return "";
+    std::ostringstream os;
+    os << "median " << d.median << ", " << std::fixed << std::setprecision(1)
+       << 100.0 * static_cast<double>(d.at_least) / static_cast<double>(d.cases) << "% at n >= "
+       << d.quarter;
+    return os.str();
+}
+
+std::string lengths_line(const property_report& r, const run_config& cfg) {
+    std::string s = pairs_line(ordered_n_buckets(r.n_buckets));
+    const std::string d = drawn_text(drawn_of(r.lengths, cfg.max_n));
+    if (!d.empty()) s += (s.empty() ? "" : " ") + ("(" + d + ")");
     return s.empty() ? "-" : s;
+}
+
+value drawn_json(const drawn_lengths& d) {
+    value o = value::object();
+    o.set("cases", num(static_cast<long long>(d.cases)));
+    o.set("median", num(static_cast<long long>(d.median)));
+    o.set("quarter_max_n", num(static_cast<long long>(d.quarter)));
+    o.set("cases_at_least_quarter", num(static_cast<long long>(d.at_least)));
+    return o;
 }
 
 std::string classes_line(const property_report& r) {
@@ -79,6 +108,24 @@ std::string undecided_cell(const property_report& r) {
 }
 
 } // namespace
+
+drawn_lengths drawn_of(const std::map<long, int>& lengths, long max_n) {
+    drawn_lengths d;
+    d.quarter = std::max(1L, max_n / 4);
+    for (const auto& [n, cases] : lengths) {
+        d.cases += cases;
+        if (n >= d.quarter) d.at_least += cases;
+    }
+    long seen = 0;
+    for (const auto& [n, cases] : lengths) {
+        seen += cases;
+        if (2 * seen > d.cases - 1) { // the lower median: the ((cases - 1) / 2)-th in order
+            d.median = n;
+            break;
+        }
+    }
+    return d;
+}
 
 std::vector<std::pair<std::string, int>> ordered_n_buckets(const std::map<std::string, int>& buckets) {
     std::vector<std::pair<std::string, int>> out(buckets.begin(), buckets.end());
@@ -153,6 +200,7 @@ value check_to_json(const check_run& run) {
             nb.push_back(std::move(b));
         }
         p.set("n_buckets", std::move(nb));
+        p.set("n_drawn", drawn_json(drawn_of(r.lengths, run.cfg.max_n)));
         const class_summary cs = summarize_classes(r.classes);
         value top = value::array();
         for (const auto& [k, v] : cs.top) {
@@ -202,6 +250,7 @@ value check_to_json(const check_run& run) {
     sum.set("failed", num(failed));
     sum.set("undecided_cases", num(undecided));
     sum.set("undefined_cases", num(undefined));
+    sum.set("n_drawn", drawn_json(drawn_of(all_lengths(run), run.cfg.max_n)));
     o.set("summary", std::move(sum));
     return o;
 }
@@ -213,7 +262,10 @@ std::string check_to_markdown(const check_run& run) {
         os << "Model `" << run.model_name << "` (" << run.model_file
            << "): every case uses this model; n, inputs, positions and replacements are drawn.\n\n";
     os << "Seed " << run.cfg.seed << ", " << run.cfg.tests << " cases per property, n <= "
-       << run.cfg.max_n << ", precision " << run.cfg.precision << " bits (escalated to at most "
+       << run.cfg.max_n;
+    if (const std::string d = drawn_text(drawn_of(all_lengths(run), run.cfg.max_n)); !d.empty())
+        os << " (drawn: " << d << " over every case)";
+    os << ", precision " << run.cfg.precision << " bits (escalated to at most "
        << run.cfg.precision_cap << " when undecided). Suites:";
     for (const auto& s : run.suites) os << " `" << s << "`";
     os << ".\n\n";
@@ -236,7 +288,7 @@ std::string check_to_markdown(const check_run& run) {
             std::string s;
             for (const auto& k : r.kinds) s += (s.empty() ? "" : ", ") + k;
             return s;
-        }() << ". Lengths: " << lengths_line(r) << ". Models: " << classes_line(r) << ".\n";
+        }() << ". Lengths: " << lengths_line(r, run.cfg) << ". Models: " << classes_line(r) << ".\n";
         if (!r.measurements.empty())
             os << "  Measurements (statistics beside the verdicts): " << measurements_line(r) << ".\n";
         if (r.undecided_equal)
@@ -283,7 +335,7 @@ std::string check_to_text(const check_run& run) {
            << std::setw(18) << r.status() << std::right << std::setw(7) << r.passed << std::setw(16)
            << undecided_cell(r) << std::setw(10) << r.undefined << std::setw(7) << r.failed() << std::setw(9)
            << (r.gave_up() ? "yes" : "no") << "  " << r.seed << "\n";
-        os << "    lengths: " << lengths_line(r) << "\n";
+        os << "    lengths: " << lengths_line(r, run.cfg) << "\n";
         os << "    models:  " << classes_line(r) << "\n";
         if (!r.measurements.empty()) os << "    measurements: " << measurements_line(r) << "\n";
         for (const auto& where : r.undefined_reasons) os << "    undefined: " << where << "\n";

@@ -42,6 +42,16 @@ inline constexpr std::size_t top_model_classes = 5;
 /// ..., "n>1024"; labels of another shape last, in string order.
 std::vector<std::pair<std::string, int>> ordered_n_buckets(const std::map<std::string, int>& buckets);
 
+/// The distribution of n actually drawn (property_report::lengths): the lower median and the
+/// cases at n >= quarter = max(1, --max-n / 4), which the reports give beside the cap.
+struct drawn_lengths {
+    long cases = 0;
+    long median = 0;
+    long quarter = 1;
+    long at_least = 0; ///< cases with n >= quarter
+};
+drawn_lengths drawn_of(const std::map<long, int>& lengths, long max_n);
+
 /// The compact model-class distribution: the `top` most common classes (most cases first,
 /// ties by name) and what the others add up to.
 struct class_summary {

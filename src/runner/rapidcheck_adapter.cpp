@@ -177,7 +177,8 @@ private:
             RC_FAIL(r.message);
         }
         if (shrinking_) return;
-        current_.bucket = n_bucket(length_of(c));
+        current_.n = length_of(c);
+        current_.bucket = n_bucket(current_.n);
         current_.tag = p_.tag ? p_.tag(c) : std::string("?");
         if (r.measured) current_.measurement = r.measured->name + ": " + r.measured->label;
         if (is<outcomes::undefined>(r.result)) {
@@ -320,6 +321,7 @@ bool report_builder::add(const attempt& a, const std::optional<counterexample>& 
         break;
     }
     rep_.n_buckets[a.bucket]++;
+    rep_.lengths[a.n]++;
     rep_.classes[a.tag]++;
     if (!a.measurement.empty()) rep_.measurements[a.measurement]++;
     if (counted() >= tests_) {

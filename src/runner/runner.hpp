@@ -53,6 +53,7 @@ struct property_report {
     /// passed (every case decided and held).
     outcome end = outcomes::passed{};
     std::map<std::string, int> n_buckets; ///< "n<=16", "n<=256", ... -> cases
+    std::map<long, int> lengths;          ///< n -> cases (the distribution actually drawn)
     std::map<std::string, int> classes;   ///< model class -> cases
     /// Why cases were undecided: the first few distinct messages, in the order met.
     std::vector<std::string> undecided_reasons;
@@ -87,6 +88,7 @@ struct attempt {
     kind what = kind::discarded;
     bool sides_agree = false; ///< undecided with both sides agreeing to every bit tried
     std::string bucket;       ///< counted: n_bucket of its length
+    long n = 0;               ///< counted: its length
     std::string tag;          ///< counted: its model class
     std::string measurement;  ///< counted: "name: label" of its measurement, empty when none
     /// undecided, undefined: the check's message; discarded: why (RapidCheck's description);

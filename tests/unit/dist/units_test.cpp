@@ -108,6 +108,7 @@ TEST_CASE("dist: a property's report crosses ranks with its counterexample", "[u
     p.undefined = 1;
     p.end = runner::outcomes::failed{};
     p.n_buckets = {{"n<=4", 3}, {"n<=16", 6}};
+    p.lengths = {{3, 3}, {12, 4}, {16, 2}};
     p.classes = {{"hard", 9}};
     p.undecided_reasons = {"balls overlap"};
     p.undefined_reasons = {"undefined at layer 1"};
@@ -149,6 +150,7 @@ TEST_CASE("dist: a property's report crosses ranks with its counterexample", "[u
     CHECK(q.cx->shrunk.result.sides_agree());
     CHECK(q.cx->original.result.status() == runner::verdict::violated);
     CHECK(q.end.index() == p.end.index());
+    CHECK(q.lengths == p.lengths);
     CHECK(q.cx->description == p.cx->description);
     CHECK(q.seed == p.seed);
     CHECK(q.seconds == p.seconds);

@@ -47,6 +47,26 @@ TEST_CASE("n buckets come in numeric order", "[report][check]") {
     }
 }
 
+TEST_CASE("the n actually drawn: lower median and the share at n >= max-n/4", "[report][check]") {
+    // 10 cases: n = 2 (3), 16 (2), 256 (4), 1024 (1); at --max-n 1024 the quarter is 256.
+    const auto d = runner::drawn_of({{2, 3}, {16, 2}, {256, 4}, {1024, 1}}, 1024);
+    CHECK(d.cases == 10);
+    CHECK(d.median == 16); // the 5th of 10 in order (lower median)
+    CHECK(d.quarter == 256);
+    CHECK(d.at_least == 5);
+    const auto one = runner::drawn_of({{7, 1}}, 2);
+    CHECK(one.median == 7);
+    CHECK(one.quarter == 1); // max(1, 2 / 4)
+    CHECK(one.at_least == 1);
+    CHECK(runner::drawn_of({}, 1024).cases == 0);
+    auto run = crowded_run();
+    run.cfg.max_n = 1024;
+    run.reports.front().lengths = {{2, 3}, {16, 2}, {256, 4}, {1024, 1}};
+    CHECK(runner::check_to_markdown(run).find("(drawn: median 16, 50.0% at n >= 256 over every case)") !=
+          std::string::npos);
+    CHECK(runner::check_to_text(run).find("(median 16, 50.0% at n >= 256)") != std::string::npos);
+}
+
 TEST_CASE("model classes: the top five by cases and then other", "[report][check]") {
     const auto s = runner::summarize_classes(crowded_report().classes);
     REQUIRE(s.top.size() == runner::top_model_classes);
