@@ -4,13 +4,12 @@
 #include "numeric/kinds.hpp"
 #include "report/files.hpp"
 #include "report/sha256.hpp"
+#include "util/read_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace attnprop::report {
 
@@ -373,16 +372,10 @@ parsed_case parse_case(std::string_view text, const std::string& file) {
     return out;
 }
 
-std::string read_bytes(const fs::path& p, const std::string& what_for, std::string* out) {
-    std::error_code ec;
-    if (fs::is_directory(p, ec)) return "is a folder, not a file";
-    std::ifstream f(p, std::ios::binary);
-    if (!f) return std::string("cannot open: ") + std::strerror(errno);
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    if (f.bad()) return "cannot read " + what_for;
-    *out = ss.str();
-    return "";
+/// Only a regular file is read: a FIFO in its place would block replay for ever, a link to
+/// /dev/zero grow its memory without bound (util::read_regular_file).
+std::string read_bytes(const fs::path& p, std::string* out) {
+    return util::read_regular_file(p, *out);
 }
 
 } // namespace
@@ -423,12 +416,12 @@ case_folder read_case_folder(const fs::path& dir) {
     out.case_path = dir / "case.json";
     const std::string file = out.case_path.string();
     std::string text;
-    if (std::string why = read_bytes(out.case_path, "case.json", &text); !why.empty())
+    if (std::string why = read_bytes(out.case_path, &text); !why.empty())
         throw case_file_error(file, {}, "", why + " (is " + dir.string() + " a counterexample folder?)");
     parsed_case pc = parse_case(text, file);
     out.record = std::move(pc.record);
     out.model_path = dir / out.record.model;
-    if (std::string why = read_bytes(out.model_path, "the model file", &out.model_text); !why.empty())
+    if (std::string why = read_bytes(out.model_path, &out.model_text); !why.empty())
         throw case_file_error(file, out.record.where("/model"), "/model",
                               "the model file " + out.model_path.string() + " " + why);
     const auto& fp = out.record.fingerprint;
