@@ -262,55 +262,110 @@ private:
     }
 
     // Exact y_j^(k), from the already-decided choices; memoised. Tightens the filter value.
+    // y_j^(k) needs y^(k-1) at j and at the positions its heads chose, so a recursion would go
+    // one level deeper per layer: a model of many thousands of layers would overflow the
+    // stack. The walk keeps its own stack of pending states instead, and computes them in the
+    // order the recursion would (heads in order, each head's positions in order, then y_j^(k-1)),
+    // so that the first undefined value met is the same.
     const vec<rational>& exact_at(std::size_t k, std::size_t j) {
         if (ye_[k][j]) return *ye_[k][j];
-        vec<rational> v;
-        if (k == 0) {
-            v = initial_state(m_, x_[j], static_cast<long>(j + 1), static_cast<long>(n_), ctx_);
-        } else {
-            const auto& lay = m_.layers[k - 1];
-            std::vector<vec<rational>> b;
-            for (std::size_t h = 0; h < lay.heads.size(); ++h) {
+        struct pending {
+            pending(std::size_t layer, std::size_t position) : k(layer), j(position) {}
+            std::size_t k, j;
+            std::size_t h = 0;               // next head
+            std::size_t t = 0;               // next tied position of head h (average-hard)
+            vec<rational> acc;               // the sum of head h's values so far (average-hard)
+            std::vector<vec<rational>> b;    // the head outputs done
+        };
+        std::vector<pending> stack;
+        stack.emplace_back(k, j);
+        while (!stack.empty()) {
+            pending& f = stack.back();
+            if (f.k == 0) {
+                finish(0, f.j,
+                       initial_state(m_, x_[f.j], static_cast<long>(f.j + 1), static_cast<long>(n_), ctx_));
+                stack.pop_back();
+                continue;
+            }
+            // The exact state of layer f.k - 1 at position p, or nullptr while it is pending.
+            auto below = [&](std::size_t p) -> const vec<rational>* {
+                if (ye_[f.k - 1][p]) return &*ye_[f.k - 1][p];
+                return nullptr;
+            };
+            const auto& lay = m_.layers[f.k - 1];
+            std::optional<std::size_t> missing;
+            while (f.h < lay.heads.size() && !missing) {
+                const std::size_t h = f.h;
                 if (average_) {
-                    const auto& tied = ties_[k - 1][j][h];
-                    vec<rational> acc;
-                    for (std::size_t jj : tied) {
-                        const vec<rational>& yv = exact_at(k - 1, jj);
+                    const auto& tied = ties_[f.k - 1][f.j][h];
+                    while (f.t < tied.size()) {
+                        const std::size_t jj = tied[f.t];
+                        const vec<rational>* yv = below(jj);
+                        if (!yv) {
+                            missing = jj;
+                            break;
+                        }
                         vec<rational> vj;
                         try {
-                            vj = value(lay.heads[h], yv, ctx_);
+                            vj = value(lay.heads[h], *yv, ctx_);
                         } catch (const numeric::undefined_error& e) {
-                            throw e.located(place(k, "value", jj + 1, h + 1));
+                            throw e.located(place(f.k, "value", jj + 1, h + 1));
                         }
-                        if (acc.empty())
-                            acc = std::move(vj);
+                        if (f.acc.empty())
+                            f.acc = std::move(vj);
                         else
-                            for (std::size_t c = 0; c < acc.size(); ++c) acc[c] += vj[c];
+                            for (std::size_t c = 0; c < f.acc.size(); ++c) f.acc[c] += vj[c];
+                        ++f.t;
                     }
+                    if (missing) break;
                     const rational t(static_cast<long>(tied.size()));
-                    for (auto& c : acc) c /= t;
-                    b.push_back(std::move(acc));
+                    for (auto& c : f.acc) c /= t;
+                    f.b.push_back(std::move(f.acc));
+                    f.acc = {};
+                    f.t = 0;
+                    ++f.h;
                     continue;
                 }
-                const std::size_t jstar = choice_[k - 1][j][h];
-                const vec<rational>& yv = exact_at(k - 1, jstar);
+                const std::size_t jstar = choice_[f.k - 1][f.j][h];
+                const vec<rational>* yv = below(jstar);
+                if (!yv) {
+                    missing = jstar;
+                    break;
+                }
                 try {
-                    b.push_back(value(lay.heads[h], yv, ctx_));
+                    f.b.push_back(value(lay.heads[h], *yv, ctx_));
                 } catch (const numeric::undefined_error& e) {
-                    throw e.located(place(k, "value", jstar + 1, h + 1));
+                    throw e.located(place(f.k, "value", jstar + 1, h + 1));
+                }
+                ++f.h;
+            }
+            if (!missing) {
+                const vec<rational>* yj = below(f.j);
+                if (!yj) {
+                    missing = f.j;
+                } else {
+                    vec<rational> v;
+                    try {
+                        v = update(lay, *yj, f.b, ctx_);
+                    } catch (const numeric::undefined_error& e) {
+                        throw e.located(place(f.k, "update", f.j + 1));
+                    }
+                    finish(f.k, f.j, std::move(v));
+                    stack.pop_back();
+                    continue;
                 }
             }
-            const vec<rational>& yj = exact_at(k - 1, j);
-            try {
-                v = update(lay, yj, b, ctx_);
-            } catch (const numeric::undefined_error& e) {
-                throw e.located(place(k, "update", j + 1));
-            }
+            const std::size_t below_k = f.k - 1;
+            stack.emplace_back(below_k, *missing); // invalidates f
         }
+        return *ye_[k][j];
+    }
+
+    // Records the exact y_j^(k) and tightens the filter's value with it.
+    void finish(std::size_t k, std::size_t j, vec<rational> v) {
         ++stats_.exact_states;
         if (!yi_[k].empty() && !yi_[k][j].empty()) yi_[k][j] = enclose(v, ctx_);
         ye_[k][j] = std::move(v);
-        return *ye_[k][j];
     }
 
     const model::model<rational>& m_;
@@ -331,9 +386,7 @@ private:
 
 exact_hard_output hard_forward_exact(const model::model<rational>& m, const input_sequence& x,
                                      const numeric::context& ctx, bool with_trace) {
-    if (auto blockers = model::exact_blockers(m); !blockers.empty())
-        throw numeric::numeric_error("the exact scalar cannot evaluate this model: " +
-                                     blockers.front());
+    model::require_exact(m, "the exact scalar cannot evaluate this model");
     filtered_pass pass(m, x, ctx);
     return pass.run(with_trace);
 }

@@ -23,8 +23,8 @@ struct exact_hard_output {
 };
 
 /// Exact leftmost-argmax forward pass with the interval filter. Equal to
-/// hard_forward<rational> on every input (tested), never undecided. Throws numeric_error when
-/// the model needs real arithmetic (see model::exact_blockers), numeric::undefined_error
+/// hard_forward<rational> on every input (tested), never undecided. Throws model::content_error
+/// when the model needs real arithmetic (model::require_exact), numeric::undefined_error
 /// (located) where a value does not exist (a positional formula's pole).
 exact_hard_output hard_forward_exact(const model::model<rational>& m, const input_sequence& x,
                                      const numeric::context& ctx, bool with_trace = false);

@@ -179,7 +179,7 @@ public:
         app_->add_option("--n", n_,
                          "Length (eos included) at which to evaluate K(n) and delta_L(n) = K(n)/n "
                          "(default 1: K(1) = K, valid for every n)")
-            ->check(CLI::Range(1L, 1L << 62))
+            ->transform(decimal_integer())->check(CLI::Range(1L, 1L << 62))
             ->capture_default_str();
         add_precision_option(app_, precision_, "Working precision of the Arb balls in bits");
         app_->add_flag("--json", json_, "Print one JSON object instead of text");

@@ -222,7 +222,11 @@ std::uint64_t trace_bytes(const model::model<rational>& m, std::size_t n, scalar
 evaluation evaluate(const model::model<rational>& m, const model::input_sequence& x,
                     const eval_options& opt) {
     model::check_length(m, static_cast<long>(x.size()));
-    attention::check_forward_work(m, x.size());
+    // Exact rationals have no working precision (exact-bits bounds them).
+    const bool exact = opt.scalar.is_automatic()
+                           ? model::is_hard_kind(m.attention) && model::exact_blockers(m).empty()
+                           : opt.scalar.info().kind == numeric::scalar_kind::exact;
+    attention::check_forward_work(m, x.size(), exact ? 0 : opt.precision);
     evaluation ev;
     ev.digits_forced = opt.digits > 0;
     ev.model_name = m.name;
@@ -239,13 +243,9 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
         ev.notes.push_back("the model has a layer norm with eps = 0, which is discontinuous at "
                            "constant vectors: rounded arithmetic cannot tell a 0/0 from a tiny "
                            "variance, so check with --scalar ball");
-    if (sc.info().kind == numeric::scalar_kind::exact) {
-        auto blockers = model::exact_blockers(m);
-        if (!blockers.empty())
-            throw numeric::numeric_error("the exact scalar cannot evaluate this model (" +
-                                         blockers.front() +
-                                         "); use --scalar ball for a rigorous enclosure");
-    }
+    if (sc.info().kind == numeric::scalar_kind::exact)
+        model::require_exact(m, "the exact scalar cannot evaluate this model (use --scalar ball "
+                                "for a rigorous enclosure)");
     if (opt.trace) {
         // Estimated before anything is allocated: a soft trace holds n^2 weights per head and
         // layer, which at n = 4096 is tens of gigabytes of balls and their text.
@@ -301,8 +301,15 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
             ev.precision = traits::precision(numeric::zero<S>(ctx));
             // Doubles print 17 digits (round trip); other kinds what their precision supports.
             ev.digits = opt.digits > 0 ? opt.digits : numeric::default_digits<S>(ev.precision);
+            // A rounded kind's value that left MPFR's exponent range was rounded to 0 or to
+            // infinity there (docs/scalars.md, "MPFR's exponent range"): say so.
+            const numeric::mpfr_range_watch range;
             if (hard) run_hard<S>(ev, m, x, ctx, opt.trace);
             else run_soft<S>(ev, m, x, ctx, opt.trace);
+            if (traits::kind == numeric::scalar_kind::rounded && range.left_range())
+                ev.notes.push_back(range.reason() +
+                                   ": the values printed may be 0 or infinite where the model's "
+                                   "are not; --scalar ball has no exponent range");
         }
     });
 }

@@ -5,6 +5,7 @@
 #include "soft_influence/sweep.hpp"
 #include "soft_influence/worst_case.hpp"
 #include "cli/commands.hpp"
+#include "util/read_file.hpp"
 #include "cli/out_dir.hpp"
 #include "cli/unit_journal.hpp"
 #include "dist/units.hpp"
@@ -42,7 +43,7 @@ public:
                          "Lengths (eos included): one value, a list 16,64 or a range 16:4096:x2")
             ->required();
         app_->add_option("--inputs", inputs_, "Random inputs per n")
-            ->check(CLI::Range(1, 100000))
+            ->transform(decimal_integer())->check(CLI::Range(1, 100000))
             ->capture_default_str();
         app_->add_option("--positions", positions_text_,
                          "Positions changed per input: all, or K evenly spread ones (first and "
@@ -64,20 +65,20 @@ public:
             ->capture_default_str();
         add_seed_option(app_, seed_, "Seed of the inputs")->capture_default_str();
         app_->add_option("--threads", threads_, "Worker threads (0: hardware concurrency)")
-            ->check(CLI::Range(0, 256))
+            ->transform(decimal_integer())->check(CLI::Range(0, 256))
             ->capture_default_str();
         app_->add_option("--bound-divisor", divisor_,
                          "Negative control: divide every bound by D (a sweep that must fail)")
-            ->check(CLI::Range(1L, 1L << 40))
+            ->transform(decimal_integer())->check(CLI::Range(1L, 1L << 40))
             ->capture_default_str();
         app_->add_option("--posterior-max-n", posterior_max_n_,
                          "Compute the a-posteriori pair bound (O(n^2) per pair) up to this n only; 0: never")
-            ->check(CLI::Range(0L, 1L << 40))
+            ->transform(decimal_integer())->check(CLI::Range(0L, 1L << 40))
             ->capture_default_str();
         app_->add_option("--precision-cap", precision_cap_,
                          "Balls: measure a row again at doubled precision, up to BITS, while a bound "
                          "comparison is undecided")
-            ->check(CLI::Range(16L, 1L << 20))
+            ->transform(decimal_integer())->check(CLI::Range(16L, 1L << 20))
             ->capture_default_str();
         app_->add_option("--search", search_,
                          "Also search each n for the worst one-symbol change: BUDGET inputs "
@@ -85,11 +86,11 @@ public:
                          "local moves, exhaustive when |Sigma|^(n-1) <= BUDGET; 0: no search. The "
                          "largest found is a lower bound on the worst case (the maximum only when "
                          "exhaustive); written to search.json")
-            ->check(CLI::Range(0L, 1L << 30))
+            ->transform(decimal_integer())->check(CLI::Range(0L, 1L << 30))
             ->capture_default_str();
         app_->add_option("--search-seed", search_seed_,
                          "Seed of the worst-case search (the same seed finds the same changes)")
-            ->check(CLI::Range(std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max()))
+            ->transform(decimal_integer())->check(CLI::Range(std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max()))
             ->capture_default_str();
         app_->add_option("--out", out_,
                          "Report directory (default out/influence-<model>-<seed>); a report with "
@@ -139,17 +140,14 @@ public:
         const fs::path path = resolve_model(model_);
         const model::model<numeric::rational> m = model::read_model_file(path.string());
         if (m.attention != model::attention_kind::soft)
-            throw usage_error("influence needs a soft-attention model; " + m.name + " is " +
-                              model::to_string(m.attention));
+            throw model::content_error(m.file, "/attention",
+                                       "influence needs a soft-attention model; " + m.name + " is " +
+                                           model::to_string(m.attention));
         for (long n : o.ns) model::check_length(m, n);
 
         std::string bytes;
-        {
-            std::ifstream f(path, std::ios::binary);
-            std::stringstream ss;
-            ss << f.rdbuf();
-            bytes = ss.str();
-        }
+        if (std::string why = util::read_regular_file(path, bytes); !why.empty())
+            throw usage_error("--model " + path.string() + " " + why);
         report::influence_meta meta;
         meta.model_file = model_;
         meta.fingerprint = report::influence_fingerprint(bytes, o);

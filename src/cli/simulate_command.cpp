@@ -40,7 +40,7 @@ public:
         app_->add_option("--inputs", inputs_,
                          "Random inputs per n, uniform over the alphabet (default 4, or 0 with "
                          "--pattern or --cube)")
-            ->check(CLI::Range(0, 10000));
+            ->transform(decimal_integer())->check(CLI::Range(0, 10000));
         app_->add_option("--pattern", patterns_,
                          "An input given by a word repeated to length n - 1 (\"0\", \"10\"); "
                          "repeatable; with a pattern, --inputs defaults to 0");
@@ -52,7 +52,7 @@ public:
         app_->add_option("--precision-cap", precision_cap_,
                          "A beta left undecided (a comparison with its bound, or the soft "
                          "readout) is measured again at doubled precision, up to BITS")
-            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
+            ->transform(decimal_integer())->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
             ->capture_default_str();
         app_->add_flag("--interval", interval_,
                        "Measure the soft model with certified double intervals first (fast); "
@@ -70,8 +70,9 @@ public:
         auto path = resolve_model(model_);
         model::model<rational> m = model::read_model_file(path.string());
         if (!model::is_hard_kind(m.attention))
-            throw usage_error("simulate needs a hard or average-hard model (its soft counterpart "
-                              "is built from it); " + m.name + " is soft");
+            throw model::content_error(m.file, "/attention",
+                                       "simulate needs a hard or average-hard model (its soft "
+                                       "counterpart is built from it); " + m.name + " is soft");
         std::vector<model::expr> betas;
         for (const auto& b : betas_) {
             try {
@@ -118,7 +119,7 @@ public:
         run.precision_cap = precision_cap_;
         for (long n : ns) {
             model::check_length(m, n);
-            attention::check_forward_work(m, static_cast<std::size_t>(n));
+            attention::check_forward_work(m, static_cast<std::size_t>(n), precision_);
             // The bounds assume beta(n) > 0 (a non-positive beta would not concentrate on the
             // maximal scores); decided on a ball, so a beta that is not certainly positive is
             // refused rather than guessed.

@@ -1155,9 +1155,7 @@ restriction build_restriction(const model::model<rational>& m, long n,
     model::check_length(m, n);
     // The row analyses of a layer weigh every key against every query, like a forward pass.
     attention::check_forward_work(m, static_cast<std::size_t>(n));
-    if (auto blockers = model::exact_blockers(m); !blockers.empty())
-        throw numeric::numeric_error("the exact scalar cannot evaluate this model: " +
-                                     blockers.front());
+    model::require_exact(m, "the exact scalar cannot evaluate this model");
     const std::size_t s = m.sigma.symbols.size();
     for (int a : opt.pin_symbols)
         if (a < 0 || static_cast<std::size_t>(a) >= s)

@@ -30,6 +30,27 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// An error about a part of a model that was read without complaint but cannot serve the
+/// computation asked of it (a beta not positive at the length asked, a formula the exact scalar
+/// cannot evaluate, a positional table too short): named by the model's file, when it came
+/// from one, and the JSON pointer of the part ("m.json: error: layer 1 head 1: ... (at
+/// /layers/0/heads/0/score/beta)"), like an error of the reader. The CLI maps it to exit 2.
+class content_error : public input_error {
+public:
+    /// `file` as the model records it ("" for a model made in memory), `pointer` an RFC 6901
+    /// pointer into its file ("" for the whole model).
+    content_error(const std::string& file, std::string pointer, std::string message);
+    const std::string& file() const { return file_; }
+    const std::string& pointer() const { return pointer_; }
+    /// The message without the file and the pointer.
+    const std::string& message() const { return message_; }
+
+private:
+    std::string file_;
+    std::string pointer_;
+    std::string message_;
+};
+
 /// Σ and eos. Symbols are single characters so that inputs can be written as strings; the
 /// symbol index of eos is `symbols.size()`.
 struct alphabet {
@@ -132,6 +153,9 @@ template <class S> struct model {
     std::string name;
     std::string description;
     std::string source;
+    /// The file it was read from, as given to the reader ("" for a model made in memory):
+    /// what content_error names. Not part of the model's content (never written).
+    std::string file;
 
     attention_kind attention = attention_kind::soft;
     alphabet sigma;
@@ -210,6 +234,18 @@ bool has_singular_layer_norm(const model<rational>& m);
 /// irrational score scales are not needed for hard attention): empty when the exact scalar can
 /// evaluate the model. Each entry names the feature and where it is.
 std::vector<std::string> exact_blockers(const model<rational>& m);
+
+/// The JSON pointers of exact_blockers(m), in the same order ("/attention",
+/// "/positional/coordinates/0", "/layers/0/update").
+std::vector<std::string> exact_blocker_pointers(const model<rational>& m);
+
+/// Throws content_error "<what>: <first blocker>" at the first blocker's pointer when the
+/// exact scalar cannot evaluate m; returns otherwise.
+void require_exact(const model<rational>& m, const std::string& what);
+
+/// The JSON pointer of a map in its model's file: "/input/map", "/layers/0/heads/1/score/map",
+/// "/layers/0/heads/1/value/map", "/layers/0/update", "/readout/map".
+std::string pointer_of(const map_site& site);
 
 } // namespace attnprop::model
 

@@ -148,6 +148,17 @@ rational to_rational(const mpfr_real& x) {
     return r;
 }
 
+std::string mpfr_range_watch::reason() const {
+    std::string s;
+    if (underflow())
+        s = "MPFR underflowed (a result below 2^" + std::to_string(mpfr_get_emin() - 1) +
+            " was rounded, to 0 or the smallest number)";
+    if (overflow())
+        s += std::string(s.empty() ? "" : " and ") + "MPFR overflowed (a result above 2^" +
+             std::to_string(mpfr_get_emax()) + " was rounded to infinity)";
+    return s;
+}
+
 double to_double(const mpfr_real& x) { return mpfr_get_d(x.raw(), MPFR_RNDN); }
 
 std::string to_decimal_string(const mpfr_real& x, int digits) {

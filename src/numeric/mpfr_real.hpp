@@ -67,6 +67,27 @@ private:
     mpfr_t v_;
 };
 
+/// Watches the MPFR computations of this thread, from its construction on, for results that
+/// left MPFR's exponent range: an underflow (a value below 2^emin rounded to 0 or to the
+/// smallest number, while an Arb ball, whose exponents are unbounded, holds the true value)
+/// or an overflow (rounded to infinity). Such a result is MPFR's limit, not the model's: a
+/// comparison with it decides nothing (docs/scalars.md, "MPFR's exponent range"). It reads
+/// MPFR's underflow and overflow flags, clearing them first.
+class mpfr_range_watch {
+public:
+    mpfr_range_watch() {
+        mpfr_clear_underflow();
+        mpfr_clear_overflow();
+    }
+    bool underflow() const { return mpfr_underflow_p() != 0; }
+    bool overflow() const { return mpfr_overflow_p() != 0; }
+    /// An underflow or an overflow happened since construction.
+    bool left_range() const { return underflow() || overflow(); }
+    /// "MPFR underflowed (a value below 2^-1073741823 was rounded)" or the overflow's sentence;
+    /// "" when neither happened.
+    std::string reason() const;
+};
+
 mpfr_real operator+(const mpfr_real& a, const mpfr_real& b);
 mpfr_real operator-(const mpfr_real& a, const mpfr_real& b);
 mpfr_real operator*(const mpfr_real& a, const mpfr_real& b);

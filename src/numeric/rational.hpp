@@ -40,8 +40,16 @@ std::string to_exact_string(const rational& q);
 std::string to_decimal_string(const rational& q, int digits);
 
 /// Shortest plain decimal that is exactly equal to q, if q's denominator is 2^a 5^b and the
-/// expansion has at most `max_digits` digits; std::nullopt otherwise.
+/// expansion has at most `max_digits` significant digits (an integer: all its digits);
+/// std::nullopt otherwise. Linear in the text (1e-100000 gives 100 002 characters in about a
+/// millisecond): callers that write numbers a user gave should prefer exact_scientific when the
+/// plain text is long.
 std::optional<std::string> exact_decimal(const rational& q, std::size_t max_digits = 60);
+
+/// q as "<m>e<E>" (m an integer with at most `max_digits` digits and no trailing zero, e.g.
+/// "1e-100000", "-25e30"), read back exactly by parse_rational when |E| <= 100000, if q's
+/// denominator is 2^a 5^b; std::nullopt otherwise.
+std::optional<std::string> exact_scientific(const rational& q, std::size_t max_digits = 60);
 
 /// The larger of the bit lengths of q's numerator and denominator (0 for 0).
 std::size_t exact_bits(const rational& q);

@@ -1,7 +1,10 @@
 #include "runner/property.hpp"
 
+#include "attention/work.hpp"
 #include "model/json.hpp"
+#include "model/model_file.hpp"
 #include "numeric/limits.hpp"
+#include "util/precondition.hpp"
 
 #include <algorithm>
 #include <new>
@@ -201,7 +204,15 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
                                    long* precision_used) {
     long prec = cfg.precision;
     bool agreed_before = false; // the previous attempt was undecided with both sides agreeing
+    std::size_t n = 0;
+    if (auto it = c.params.find("n"); it != c.params.end() && it->second > 0)
+        n = static_cast<std::size_t>(it->second);
+    for (const auto& input : c.inputs) n = std::max(n, input.size() + 1);
     for (;;) {
+        // A case whose one forward pass at this precision would take hours is refused (a
+        // limit_error: no verdict), as eval refuses it: --precision 2^20 made check run for
+        // hours.
+        attention::check_forward_work(c.model, n, prec);
         check_result r;
         bool may_resolve = false;
         try {
@@ -215,6 +226,12 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
             throw; // a configuration no arithmetic can run at (precision 0 in a file)
         } catch (const std::bad_alloc&) {
             throw; // likewise: the case was too large to check
+        } catch (const model::input_error&) {
+            throw; // the model cannot take this input (a beta not positive at n): as eval says
+        } catch (const model::model_file_error&) {
+            throw; // a model the reader refuses
+        } catch (const precondition_error&) {
+            throw; // a case outside what the library accepts (a language the alphabet lacks)
         } catch (const std::exception& e) {
             r = check_result::violated(std::string("threw: ") + e.what());
         }

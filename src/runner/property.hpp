@@ -217,10 +217,14 @@ std::uint64_t property_seed(std::uint64_t base, const property& p);
 /// (and more precision could decide it), up to cfg.precision_cap; an undecided answer whose two
 /// sides agree (check_result::sides_agree()) at two successive precisions is returned at once. A numeric::undefined_error
 /// from the check is the verdict undefined (retried at doubled precision while the error says
-/// precision may resolve it); numeric::limit_error, numeric::precision_error and
-/// std::bad_alloc are rethrown (a refusal to compute is no verdict); any other exception is a
-/// violation ("threw: ..."): the implementation failed on a valid case. `precision_used`
-/// receives the last precision tried.
+/// precision may resolve it); numeric::limit_error, numeric::precision_error,
+/// std::bad_alloc, model::input_error, model::model_file_error and precondition_error are
+/// rethrown (a refusal to compute, or a model or case the library refuses, is no verdict: the
+/// command ends with exit 2 as `eval` would); any other exception is a violation ("threw:
+/// ..."): the implementation failed on a valid case. Before each attempt, one forward pass of
+/// the case's model at its length and that precision must fit the limit attention-work
+/// (attention::check_forward_work), else numeric::limit_error. `precision_used` receives the
+/// last precision tried.
 check_result check_with_escalation(const property& p, const test_case& c, const run_config& cfg,
                                    long* precision_used = nullptr);
 

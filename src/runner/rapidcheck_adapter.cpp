@@ -2,7 +2,9 @@
 // RapidCheck's search loop runs it (with sizes that depend on the attempt's index alone), its
 // shrinking of a failure, and the report folded from the attempts in order.
 #include "numeric/interrupt.hpp"
+#include "model/model_file.hpp"
 #include "numeric/limits.hpp"
+#include "util/precondition.hpp"
 #include "runner/runner.hpp"
 
 #include <algorithm>
@@ -169,6 +171,12 @@ private:
         } catch (const numeric::precision_error& e) {
             refused = refuse(e.what());
         } catch (const std::bad_alloc& e) {
+            refused = refuse(e.what());
+        } catch (const model::input_error& e) {
+            refused = refuse(e.what());
+        } catch (const model::model_file_error& e) {
+            refused = refuse(e.what());
+        } catch (const precondition_error& e) {
             refused = refuse(e.what());
         }
         if (refused) RC_DISCARD("refused");

@@ -66,9 +66,7 @@ gap_pass score_gaps(const model::model<rational>& m, const model::input_sequence
     if (!model::is_hard_kind(m.attention))
         throw precondition_error("score gaps need a hard or average-hard model; " + m.name +
                                     " is soft");
-    if (auto blockers = model::exact_blockers(m); !blockers.empty())
-        throw numeric::numeric_error("the exact scalar cannot evaluate this model: " +
-                                     blockers.front());
+    model::require_exact(m, "the exact scalar cannot evaluate this model");
     const bool average = m.attention == model::attention_kind::average_hard;
     const numeric::context ctx{64};
     const std::size_t n = x.size(), L = m.layers.size();

@@ -582,3 +582,54 @@ TEST_CASE("forced-bracket-cross-entropy: with eta / 10^6 the search finds a viol
     CHECK(runner::compare_with_record(rec.folder.record, again).reproduced);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("check --model: a model the evaluation refuses ends the run, never as a failure",
+          "[props][own-model][refusal]") {
+    // A hard model whose beta is not positive: eval refuses it at every n >= 2 (exit 2). Under
+    // check its cases used to become counterexamples "threw: ... not positive" (exit 1).
+    model::model<rational> m = bundled("hard-first");
+    m.layers[0].heads[0].score.beta = model::expr::parse("-1");
+    m.file = "beta.json";
+    for (const char* name : {"semantics/double-matches-exact", "hard-limit/certificate-valid",
+                             "hard-limit/parity-pair"}) {
+        const runner::property* p = all_properties().find(name);
+        REQUIRE(p != nullptr);
+        INFO(name);
+        REQUIRE_THROWS_AS(runner::run_property(*p, fixed(m, 10, 16)), model::content_error);
+        REQUIRE_THROWS_WITH(runner::run_property(*p, fixed(m, 10, 16)),
+                            Catch::StartsWith("beta.json: error: layer 1 head 1: hard attention "
+                                              "ignores the inverse temperature beta") &&
+                                Catch::EndsWith("(at /layers/0/heads/0/score/beta)"));
+    }
+}
+
+TEST_CASE("soft-kinds-agree: MPFR's exponent range is MPFR's limit, not a counterexample",
+          "[props][own-model][mpfr]") {
+    // The head puts weight e^-4e18 on every key but the first, so y_1 is about 1e-1.7e18: an
+    // Arb ball holds it, MPFR (exponents down to about -2^30) rounds it to 0. That used to be
+    // "the ball does not contain the high-precision MPFR value" (exit 1).
+    const std::string text = R"({"format":"attnprop-model","version":1,"name":"underflow",
+      "attention":"soft","alphabet":["0","1"],"eos":"$","d":2,
+      "token_embedding":{"0":[0,0],"1":[1,0],"$":[0,0]},
+      "positional":{"kind":"formula","dim":2,"coordinates":[0,"[i==1]"]},"input":"add",
+      "layers":[{"heads":[{"score":{"kind":"dot","Q":[[0,0]],"q_bias":[4e18],"K":[[0,1]]},
+                           "value":{"kind":"linear","V":[[1,0]]}}],
+                 "update":{"kind":"affine","W":[[0,0,1],[0,1,0]]}}],
+      "readout":{"kind":"threshold","w":[1,0],"t":0}})";
+    const model::model<rational> m = model::parse_model(text, "underflow.json");
+    const runner::property* p = all_properties().find("semantics/soft-kinds-agree");
+    REQUIRE(p != nullptr);
+    const auto r = runner::run_property(*p, fixed(m, 20, 16));
+    INFO(test::describe(r));
+    REQUIRE(r.failed() == 0);
+    REQUIRE(r.undecided > 0);
+    // One case by hand: undecided at any precision, with the reason.
+    runner::test_case c;
+    c.model = m;
+    c.inputs = {"0111"};
+    c.params["n"] = 5;
+    const runner::check_result one = p->check(c, numeric::context{128});
+    REQUIRE(one.status() == runner::verdict::undecided);
+    REQUIRE_FALSE(one.precision_helps());
+    REQUIRE_THAT(one.message, Catch::StartsWith("MPFR underflowed"));
+}
