@@ -244,8 +244,11 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
                            "constant vectors: rounded arithmetic cannot tell a 0/0 from a tiny "
                            "variance, so check with --scalar ball");
     if (sc.info().kind == numeric::scalar_kind::exact)
-        model::require_exact(m, "the exact scalar cannot evaluate this model (use --scalar ball "
-                                "for a rigorous enclosure)");
+        if (auto blockers = model::exact_blockers(m); !blockers.empty())
+            throw model::content_error(m.file, model::exact_blocker_pointers(m).front(),
+                                       "the exact scalar cannot evaluate this model (" +
+                                           blockers.front() +
+                                           "); use --scalar ball for a rigorous enclosure");
     if (opt.trace) {
         // Estimated before anything is allocated: a soft trace holds n^2 weights per head and
         // layer, which at n = 4096 is tens of gigabytes of balls and their text.

@@ -208,6 +208,9 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
     if (auto it = c.params.find("n"); it != c.params.end() && it->second > 0)
         n = static_cast<std::size_t>(it->second);
     for (const auto& input : c.inputs) n = std::max(n, input.size() + 1);
+    // A model eval refuses at this length (a beta not positive at n, a positional table too
+    // short) is refused here too, whether or not the property evaluates the part at fault.
+    if (n > 0) model::check_length(c.model, static_cast<long>(n));
     for (;;) {
         // A case whose one forward pass at this precision would take hours is refused (a
         // limit_error: no verdict), as eval refuses it: --precision 2^20 made check run for
