@@ -1151,7 +1151,8 @@ restriction build_restriction(const model::model<rational>& m, long n,
     if (!(opt.free_fraction > 0 && opt.free_fraction < 1))
         throw precondition_error("the free fraction C must lie strictly between 0 and 1");
     if (!m.out.is_recognizer())
-        throw precondition_error("the restriction needs a recognizer (threshold or map readout)");
+        throw model::content_error(m.file, "/readout/kind",
+                                   "the restriction needs a recognizer (threshold or map readout)");
     model::check_length(m, n);
     // The row analyses of a layer weigh every key against every query, like a forward pass.
     attention::check_forward_work(m, static_cast<std::size_t>(n));
