@@ -51,11 +51,11 @@ class WorkedExample(unittest.TestCase):
             ce = rows[0]["cross_entropy"]
             self.assertTrue(ce["exhaustive"], ce)
             self.assertEqual(ce["inputs"], 128, ce)
-            self.assertEqual(ce["check"], "below", ce)
+            self.assertEqual(ce["check"], "passed", ce)
             # Every row is defined and below both bounds.
             for r in rows:
                 self.assertIsNone(r["undefined"], r)
-                self.assertEqual((r["below_bound"], r["below_posterior"]), ("below", "below"), r)
+                self.assertEqual((r["below_bound"], r["below_posterior"]), ("passed", "passed"), r)
 
 
 if __name__ == "__main__":
