@@ -3,6 +3,7 @@
 #include "soft_influence/hypotheses.hpp"
 #include "soft_influence/norms.hpp"
 #include "attention/soft.hpp"
+#include "numeric/ball_bounds.hpp"
 #include "util/precondition.hpp"
 
 #include <cmath>

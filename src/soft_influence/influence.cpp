@@ -1,7 +1,7 @@
 // One-symbol influence profiles (influence.hpp).
 #include "soft_influence/influence.hpp"
 
-#include "soft_influence/bounds.hpp"
+#include "soft_influence/posterior.hpp"
 #include "soft_influence/incremental_influence.hpp"
 #include "attention/common.hpp"
 #include "attention/soft_change.hpp"
@@ -163,7 +163,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
             throw precondition_error("influence position " + std::to_string(i + 1) +
                                         " is not before eos (n = " + std::to_string(n) + ")");
     // Changes in the differential model's kind that it cannot resolve are measured again there.
-    constexpr bool remeasured = std::is_same_v<S, attention::soft_change_scalar>;
+    constexpr bool remeasured = numeric::has_differential<S>;
     const bool posterior = has_posterior_bound<S> && opt.posterior;
     const bool softmax = m.out.type == model::readout<S>::kind::softmax;
     influence_options whole = opt;

@@ -8,6 +8,7 @@
 // throws for L = 3.
 #include "soft_influence/incremental_influence.hpp"
 #include "soft_influence/bounds.hpp"
+#include "soft_influence/posterior.hpp"
 #include "soft_influence/influence.hpp"
 #include "attention/soft.hpp"
 #include "gen/generators.hpp"
