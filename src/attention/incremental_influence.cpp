@@ -1,7 +1,7 @@
 // One-symbol updates for soft models with L <= 2 (incremental_influence.hpp).
-#include "soft_influence/incremental_influence.hpp"
-#include "soft_influence/fold_kernels.hpp"
-#include "soft_influence/fold_math.hpp"
+#include "attention/incremental_influence.hpp"
+#include "attention/fold_kernels.hpp"
+#include "attention/fold_math.hpp"
 #include "attention/soft.hpp"
 #include "numeric/dinterval_raw.hpp"
 #include "util/precondition.hpp"
@@ -16,7 +16,7 @@
 #include <variant>
 #include <stdexcept>
 
-namespace attnprop::analysis {
+namespace attnprop::attention {
 
 using model::vec;
 using numeric::arb_ball;
@@ -1885,4 +1885,4 @@ ATTNPROP_EXP_USER_KINDS(ATTNPROP_INSTANTIATE)
 ATTNPROP_USER_KINDS(ATTNPROP_INSTANTIATE)
 #undef ATTNPROP_INSTANTIATE
 
-} // namespace attnprop::analysis
+} // namespace attnprop::attention

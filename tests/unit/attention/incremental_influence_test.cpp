@@ -6,13 +6,13 @@
 // forget the old term or the rank-1 correction of the other rows fail the same comparison.
 // Profiles: automatic takes incremental for L <= 2 and naive for L = 3; method incremental
 // throws for L = 3.
-#include "soft_influence/incremental_influence.hpp"
+#include "attention/incremental_influence.hpp"
 #include "soft_influence/bounds.hpp"
 #include "soft_influence/influence.hpp"
 #include "attention/soft.hpp"
 #include "gen/generators.hpp"
 #include "model/model_file.hpp"
-#include "hand_model.hpp"
+#include "../soft_influence/hand_model.hpp"
 
 #include <catch2/catch.hpp>
 #include <rapidcheck.h>
@@ -28,8 +28,8 @@
 
 using namespace attnprop;
 using test::hand_model;
-using analysis::incremental_fault;
-using analysis::incremental_influence;
+using attention::incremental_fault;
+using attention::incremental_influence;
 using model::vec;
 using numeric::arb_ball;
 using numeric::mpfr_real;
@@ -73,7 +73,7 @@ struct comparison {
 comparison compare_all(const model::model<rational>& m, const model::input_sequence& x,
                        incremental_fault fault = incremental_fault::none, bool with_ball = true,
                        bool with_double = true,
-                       std::size_t table_bytes = analysis::default_table_bytes) {
+                       std::size_t table_bytes = attention::default_table_bytes) {
     comparison out;
     const auto m256 = model::to_scalar<mpfr_real>(m, ctx256);
     const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
@@ -265,7 +265,7 @@ TEST_CASE("the raw MPFR kernel runs the folded L = 2 changes, with and without w
     CHECK(inc.stats().raw_changes == x.size() - 1);
     CHECK(inc.stats().rank1_rows > 0);
     CHECK(untabled.stats().raw_changes == x.size() - 1);
-    for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
+    for (std::size_t table : {std::size_t{0}, attention::default_table_bytes}) {
         INFO("table bytes " << table);
         const auto r = compare_all(plain, x, incremental_fault::none, false, false, table);
         INFO(r.first_failure);
@@ -458,7 +458,7 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
     for_each_affine_case([&](std::uint64_t seed, int q_scale, int den,
                              const model::model<rational>& m,
                              const model::model<numeric::dinterval>& md) {
-        for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
+        for (std::size_t table : {std::size_t{0}, attention::default_table_bytes}) {
             const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
             INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den
                          << ", table bytes " << table << ", input "
@@ -595,9 +595,9 @@ TEST_CASE("the certified double kernel prepares row p of every change in its con
         // Every position prepared (the default), none, and six.
         const incremental_influence<numeric::dinterval> all(md, x, ctx53);
         const incremental_influence<numeric::dinterval> direct(
-            md, x, ctx53, incremental_fault::none, analysis::default_table_bytes, &none);
+            md, x, ctx53, incremental_fault::none, attention::default_table_bytes, &none);
         const incremental_influence<numeric::dinterval> six(
-            md, x, ctx53, incremental_fault::none, analysis::default_table_bytes, &some);
+            md, x, ctx53, incremental_fault::none, attention::default_table_bytes, &some);
         const auto rp_all = row_p_heads_check(m, x, all);
         const auto rp_direct = row_p_heads_check(m, x, direct);
         const auto rp_six = row_p_heads_check(m, x, six);
@@ -621,7 +621,7 @@ TEST_CASE("the certified double kernel prepares row p of every change in its con
         const incremental_influence<numeric::dinterval> all_dropped(
             md, x, ctx53, incremental_fault::drop_row_p_bound);
         const incremental_influence<numeric::dinterval> direct_dropped(
-            md, x, ctx53, incremental_fault::drop_row_p_bound, analysis::default_table_bytes,
+            md, x, ctx53, incremental_fault::drop_row_p_bound, attention::default_table_bytes,
             &none);
         const auto d_all = row_p_heads_check(m, x, all_dropped);
         const auto d_direct = row_p_heads_check(m, x, direct_dropped);
@@ -656,7 +656,7 @@ TEST_CASE("the certified double kernel's weights of the pair bound bound the MPF
     for_each_affine_case([&](std::uint64_t seed, int q_scale, int den,
                              const model::model<rational>& m,
                              const model::model<numeric::dinterval>& md) {
-        for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
+        for (std::size_t table : {std::size_t{0}, attention::default_table_bytes}) {
             const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
             INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den
                          << ", table bytes " << table << ", input "
@@ -991,7 +991,7 @@ TEST_CASE("the certified double kernel gives the same intervals with and without
         const auto x = random_input(m, 17, seed);
         INFO("seed " << seed << ", input " << model::format_input(m.sigma, x));
         const incremental_influence<numeric::dinterval> tabled(md, x, ctx53, incremental_fault::none,
-                                                               analysis::default_table_bytes);
+                                                               attention::default_table_bytes);
         const incremental_influence<numeric::dinterval> untabled(md, x, ctx53, incremental_fault::none, 0);
         REQUIRE(tabled.tabled());
         REQUIRE_FALSE(untabled.tabled());
@@ -1177,7 +1177,7 @@ TEST_CASE("automatic weighs the work: a few changes on a long uniform-layer-1 in
 
 TEST_CASE("the compact MPFR table gives back every value it stores", "[analysis][incremental]") {
     const long prec = 256;
-    analysis::detail::mpfr_table table(3, 4, prec);
+    attention::detail::mpfr_table table(3, 4, prec);
     std::vector<mpfr_real> values;
     std::mt19937_64 rng(11);
     for (int k = 0; k < 12; ++k) {

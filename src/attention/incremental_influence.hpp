@@ -56,7 +56,7 @@ namespace attnprop::attention::detail {
 template <numeric::ExpScalar S> class soft_rows;
 } // namespace attnprop::attention::detail
 
-namespace attnprop::analysis {
+namespace attnprop::attention {
 
 /// Deliberate faults, for negative controls in tests only.
 enum class incremental_fault {
@@ -455,4 +455,4 @@ ATTNPROP_USER_KINDS(ATTNPROP_INCREMENTAL_SUPPORTS_EXTERN)
 #undef ATTNPROP_INCREMENTAL_EXTERN
 #undef ATTNPROP_INCREMENTAL_SUPPORTS_EXTERN
 
-} // namespace attnprop::analysis
+} // namespace attnprop::attention
