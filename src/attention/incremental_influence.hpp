@@ -52,11 +52,9 @@
 #include <optional>
 #include <vector>
 
-namespace attnprop::attention::detail {
-template <numeric::ExpScalar S> class soft_rows;
-} // namespace attnprop::attention::detail
-
 namespace attnprop::attention {
+
+template <numeric::ExpScalar S> class soft_rows; // attention/soft.hpp
 
 /// Deliberate faults, for negative controls in tests only.
 enum class incremental_fault {
@@ -110,7 +108,7 @@ template <> inline constexpr bool incremental_raw_kernels<numeric::mpfr_real> = 
 /// intervals: L = 2 with an affine F_1, the folded rows of layer 1 on double midpoints with one
 /// a-priori radius per row and change (docs/scalars.md, "One-symbol changes in certified double
 /// intervals"), and layer 2 by the certified soft-attention row
-/// (attention::detail::soft_rows<dinterval>). Explicit specialisations of the *_interval
+/// (attention::soft_rows<dinterval>). Explicit specialisations of the *_interval
 /// members (declared below the class); other kinds have none.
 template <class S> inline constexpr bool incremental_interval_kernel = false;
 template <> inline constexpr bool incremental_interval_kernel<numeric::dinterval> = true;
@@ -370,7 +368,7 @@ private:
     /// Certified double kernel, L = 2: per layer-1 head, the certified soft-attention row over
     /// x's keys and values (the constructor's rows; row p of a change with its key and value
     /// replaced), and changed()'s midpoints, radii and moved bounds of y'^(1).
-    mutable std::vector<std::shared_ptr<attention::detail::soft_rows<S>>> krows_;
+    mutable std::vector<std::shared_ptr<attention::soft_rows<S>>> krows_;
     mutable std::vector<double> ymid_work_, yrad_work_, moved_work_;
     /// Certified double kernel, L = 2: per layer-2 head, x's row n as the certified row's sums
     /// (the exponentials E_j, the shift, tau, zero_hi) and the constant q . b_K of its scores:

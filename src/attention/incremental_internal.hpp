@@ -25,8 +25,8 @@ template <class S> struct row_sums_of {
     struct factors {};
 };
 template <> struct row_sums_of<dinterval> {
-    using type = attention::detail::soft_rows<dinterval>::row_sums;
-    using factors = attention::detail::soft_rows<dinterval>::weight_factors;
+    using type = attention::soft_rows<dinterval>::row_sums;
+    using factors = attention::soft_rows<dinterval>::weight_factors;
 };
 
 /// A weight-table entry e_ij of the certified double kernel from the certified row's

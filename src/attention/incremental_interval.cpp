@@ -189,7 +189,7 @@ bool incremental_influence<dinterval>::row_p_heads(const change& ch, std::vector
     const std::size_t H = heads_.size(), p = ch.p;
     if (krows_.size() != H) return false;
     b.assign(H, {});
-    attention::detail::soft_rows<dinterval>::row_sums rs;
+    attention::soft_rows<dinterval>::row_sums rs;
     for (std::size_t h = 0; h < H; ++h) {
         if (!krows_[h] || ch.qp[h].empty() ||
             !krows_[h]->sums_replaced(ch.qp[h], p, ch.kp[h], ch.vp[h], rs,
@@ -260,8 +260,8 @@ void incremental_influence<dinterval>::init_interval_kernel() {
     top_old_.clear();
     if (!fold_mr_) return;
     try {
-        attention::detail::soft_rows<dinterval> rows(y1_, y1m_.data(), y1r_.data(), ctx_);
-        attention::detail::soft_rows<dinterval>::row_sums rs;
+        attention::soft_rows<dinterval> rows(y1_, y1m_.data(), y1r_.data(), ctx_);
+        attention::soft_rows<dinterval>::row_sums rs;
         std::vector<top_state> tops;
         for (const auto& hd : m_.layers[1].heads) {
             const auto f = fold_scores(hd, y1_[n_ - 1], n_, ctx_);
@@ -732,7 +732,7 @@ bool incremental_influence<dinterval>::top_lean(const change& ch, changed_states
         return false;
     // Keys and values of layer 2's row n are the rows of y'^(1) (as in top_interval), read as
     // the fold's midpoints with its per-row sums: no interval of a folded row is formed.
-    attention::detail::soft_rows<dinterval> rows(st.y1, st.y1_mid.data(), d, lean_m1_.data(),
+    attention::soft_rows<dinterval> rows(st.y1, st.y1_mid.data(), d, lean_m1_.data(),
                                                  lean_r1_.data(), lean_vrad_.data(),
                                                  lean_vabs_.data(), ctx_);
     const vec<dinterval>& yn = st.y1[n_ - 1];
@@ -751,7 +751,7 @@ bool incremental_influence<dinterval>::top_lean(const change& ch, changed_states
         if (!finite(fs.back().c)) return false;
     }
     for (const auto& f : fs) qs.push_back(&f.u);
-    std::vector<attention::detail::soft_rows<dinterval>::row_sums> sums(H2);
+    std::vector<attention::soft_rows<dinterval>::row_sums> sums(H2);
     if (scored ? !rows.sums_many_scored(qs.data(), H2, lean_scores_.data(), sums.data())
                : !rows.sums_many(qs.data(), H2, sums.data()))
         return false;
@@ -785,9 +785,9 @@ vec<dinterval> incremental_influence<dinterval>::top_interval(const std::vector<
     // every score cancels in the softmax. The fold's midpoints and radii when kept.
     const std::size_t d = yn.size();
     const bool kept = mid && rad && mid->size() == n_ * d && rad->size() == n_ * d && d > 0;
-    attention::detail::soft_rows<dinterval> rows =
-        kept ? attention::detail::soft_rows<dinterval>(y1, mid->data(), rad->data(), ctx_)
-             : attention::detail::soft_rows<dinterval>(y1, y1, ctx_);
+    attention::soft_rows<dinterval> rows =
+        kept ? attention::soft_rows<dinterval>(y1, mid->data(), rad->data(), ctx_)
+             : attention::soft_rows<dinterval>(y1, y1, ctx_);
     std::vector<vec<dinterval>> b(lay.heads.size());
     for (std::size_t h = 0; h < lay.heads.size(); ++h) {
         const auto& hd = lay.heads[h];

@@ -93,7 +93,7 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
             // midpoints (one a-priori bound per row, exp_fast; docs/scalars.md, "Soft-attention
             // rows"), its exponentials E_j giving the table e_ij in E_j [1 - tau_i, 1 + tau_i];
             // a row it cannot take (a midpoint not finite) by the interval operations below.
-            using rows_t = attention::detail::soft_rows<S>;
+            using rows_t = attention::soft_rows<S>;
             std::shared_ptr<rows_t> krows;
             if constexpr (interval_kernel)
                 if (L == 2) {

@@ -40,6 +40,18 @@ template <numeric::ExpScalar S>
 soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, soft_options opt = {});
 
+/// The attention rows of one dot-product head against fixed keys and values (one layer of a
+/// forward pass, or of a one-symbol change): the keys and values are laid out once, and every
+/// row reuses preallocated scratch. `vec<S> row(const vec<S>& q, vec<S>* weights)` gives
+/// b = sum_j w_j v_j with w = softmax(q . k_j) for a scaled query q, and the weights into
+/// `weights` when non-null (computed after b, which they do not change). The keys and values
+/// must outlive the object. Kinds with fast paths specialise it (soft_impl.hpp,
+/// soft_rows_interval.cpp): double and MPFR run the operations of the reference row
+/// (detail::generic_soft_row) bit for bit, Arb balls and certified double intervals enclose
+/// the same quantity; the certified double rows also give their unnormalised sums
+/// (soft_rows<dinterval>::sums), which the incremental kernel and the a-posteriori bound read.
+template <numeric::ExpScalar S> class soft_rows;
+
 /// One attention row: b = sum_j w_j v_j with w = softmax(scale * q . k_j). `keys` and `values`
 /// hold K y_j and V y_j for every j. Writes the weights into `weights` when non-null.
 template <numeric::ExpScalar S>

@@ -93,9 +93,10 @@ vec<S> generic_soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& k
     return num;
 }
 
-/// The attention rows of one dot-product head against fixed keys and values (one layer): the
-/// keys and values are laid out once, and every row reuses preallocated scratch. This primary
-/// template just runs generic_soft_row; double, MPFR and Arb have specialisations.
+} // namespace detail
+
+/// The primary template runs detail::generic_soft_row; double, MPFR, Arb balls and certified
+/// double intervals have specialisations (below, and soft_rows_interval.cpp).
 template <numeric::ExpScalar S> class soft_rows {
 public:
     soft_rows(const std::vector<vec<S>>& keys, const std::vector<vec<S>>& values,
@@ -103,7 +104,7 @@ public:
         : keys_(keys), values_(values), ctx_(ctx) {}
     /// b = sum_j w_j v_j with w = softmax(q . k_j); the weights into `weights` when non-null.
     vec<S> row(const vec<S>& scaled_query, vec<S>* weights) {
-        return generic_soft_row(scaled_query, keys_, values_, ctx_, weights);
+        return detail::generic_soft_row(scaled_query, keys_, values_, ctx_, weights);
     }
 
 private:
@@ -174,7 +175,8 @@ public:
     }
 
     vec<R> row(const vec<R>& q, vec<R>* weights) {
-        if (!fast_ || !uniform_vec(q)) return generic_soft_row(q, keys_, values_, ctx_, weights);
+        if (!fast_ || !uniform_vec(q))
+            return detail::generic_soft_row(q, keys_, values_, ctx_, weights);
         const auto rnd = MPFR_RNDN;
         const std::size_t n = keys_.size(), dk = q.size(), dv = values_.front().size();
         for (std::size_t j = 0; j < n; ++j) {
@@ -187,7 +189,7 @@ public:
         for (std::size_t j = 1; j < n; ++j)
             if (numeric::compare(s_[j], s_[best]) == numeric::order::greater) best = j;
         mpfr_srcptr shift = s_[best].raw();
-        exp_memo<R> memo(true);
+        detail::exp_memo<R> memo(true);
         vec<R> num(dv, R(prec_));
         R den(prec_);
         vec<R> e;
@@ -362,6 +364,8 @@ private:
     bool abs_from_max_ = false;
 };
 
+namespace detail {
+
 /// A contiguous Arb vector (arb_dot runs over it, with a stride for the values' columns).
 class arb_vector {
 public:
@@ -379,6 +383,8 @@ private:
     arb_ptr v_;
     std::size_t len_;
 };
+
+} // namespace detail
 
 /// Arb: contiguous keys and values; every dot product (the scores and the strided weighted
 /// sums) by arb_dot; the shift is the largest score midpoint (exact, so the enclosure does not
@@ -471,15 +477,13 @@ private:
     static constexpr std::size_t memo_limit = 8;
     std::size_t n_, dk_, dv_;
     long prec_;
-    arb_vector keys_, values_, q_, s_, e_, t_, shift_, den_, memo_;
+    detail::arb_vector keys_, values_, q_, s_, e_, t_, shift_, den_, memo_;
 };
-
-} // namespace detail
 
 template <numeric::ExpScalar S>
 vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
                 const std::vector<vec<S>>& values, const numeric::context& ctx, vec<S>* weights) {
-    return detail::soft_rows<S>(keys, values, ctx).row(scaled_query, weights);
+    return soft_rows<S>(keys, values, ctx).row(scaled_query, weights);
 }
 
 template <numeric::ExpScalar S>
@@ -502,7 +506,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
         const std::size_t H = lay.heads.size();
         std::vector<std::vector<vec<S>>> keys(H), values(H);
         std::vector<std::optional<vec<S>>> uniform(H);
-        std::vector<std::unique_ptr<detail::soft_rows<S>>> rows(H);
+        std::vector<std::unique_ptr<soft_rows<S>>> rows(H);
         std::vector<std::optional<S>> qscale(H); // dot: scale·β(n); map: β(n) when set
         std::vector<vec<S>> next(n);
         std::vector<std::vector<vec<S>>> layer_weights;
@@ -536,7 +540,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                         at_pos = j + 1;
                         keys[h].push_back(key(hd, y[j], ctx));
                     }
-                    rows[h] = std::make_unique<detail::soft_rows<S>>(keys[h], values[h], ctx);
+                    rows[h] = std::make_unique<soft_rows<S>>(keys[h], values[h], ctx);
                 }
             }
             for (std::size_t i = first; i < n; ++i) {

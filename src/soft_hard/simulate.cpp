@@ -351,7 +351,7 @@ soft_observation observe_impl(const model::model<rational>& soft, const model::i
         const auto& lg = hard.layers.at(k - 1);
         const std::size_t H = lay.heads.size();
         std::vector<std::vector<vec<S>>> keys(H), values(H);
-        std::vector<std::unique_ptr<attention::detail::soft_rows<S>>> rows(H);
+        std::vector<std::unique_ptr<attention::soft_rows<S>>> rows(H);
         std::vector<std::optional<S>> qscale(H);
         std::vector<vec<S>> next(n);
         obs.leak.emplace_back(H);
@@ -380,7 +380,7 @@ soft_observation observe_impl(const model::model<rational>& soft, const model::i
                         at_pos = j + 1;
                         keys[h].push_back(attention::key(hd, y[j], ctx));
                     }
-                    rows[h] = std::make_unique<attention::detail::soft_rows<S>>(keys[h], values[h], ctx);
+                    rows[h] = std::make_unique<attention::soft_rows<S>>(keys[h], values[h], ctx);
                 }
             }
             const auto& row_list = lg.heads.front().rows;

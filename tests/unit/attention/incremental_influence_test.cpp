@@ -439,8 +439,8 @@ incremental_influence<numeric::dinterval>
 constructed_without_row_bound(const model::model<numeric::dinterval>& md, const model::input_sequence& x,
                               std::size_t table) {
     struct drop_guard {
-        drop_guard() { attention::detail::soft_rows<numeric::dinterval>::drop_error_bound_for_testing() = true; }
-        ~drop_guard() { attention::detail::soft_rows<numeric::dinterval>::drop_error_bound_for_testing() = false; }
+        drop_guard() { attention::soft_rows<numeric::dinterval>::drop_error_bound_for_testing() = true; }
+        ~drop_guard() { attention::soft_rows<numeric::dinterval>::drop_error_bound_for_testing() = false; }
     } guard;
     return incremental_influence<numeric::dinterval>(md, x, numeric::context{53}, incremental_fault::none,
                                                      table);
