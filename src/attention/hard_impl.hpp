@@ -44,7 +44,7 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                                                                std::vector<std::optional<vec<S>>>(n));
         std::vector<vec<S>> next(n);
         std::vector<std::vector<std::size_t>> choices(n, std::vector<std::size_t>(H, 0));
-        const bool average = m.attention == model::attention_kind::average_hard;
+        const bool average = model::averages_ties(m.attention);
         std::vector<std::vector<std::vector<std::size_t>>> ties;
         if (average && with_trace) ties.assign(n, std::vector<std::vector<std::size_t>>(H));
         try {

@@ -18,7 +18,7 @@ using numeric::mpfr_real;
 using numeric::rational;
 
 template <class S> bool incremental_supports(const model::model<S>& m) {
-    if (m.attention != model::attention_kind::soft) return false;
+    if (!model::info(m.attention).incremental) return false;
     if (m.layers.empty() || m.layers.size() > 2) return false;
     for (const auto& l : m.layers)
         for (const auto& h : l.heads) {

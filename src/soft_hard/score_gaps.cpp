@@ -63,13 +63,13 @@ void keep_min(std::optional<surd>& best, const surd& s) {
 
 gap_pass score_gaps(const model::model<rational>& m, const model::input_sequence& x,
                     const gap_options& opt) {
-    if (!model::is_hard_kind(m.attention))
+    if (!model::info(m.attention).simulate_source)
         throw precondition_error("score gaps need a hard or average-hard model; " + m.name +
-                                    " is soft");
+                                    " is " + model::to_string(m.attention));
     if (auto blockers = model::exact_blockers(m); !blockers.empty())
         throw numeric::numeric_error("the exact scalar cannot evaluate this model: " +
                                      blockers.front());
-    const bool average = m.attention == model::attention_kind::average_hard;
+    const bool average = model::averages_ties(m.attention);
     const numeric::context ctx{64};
     const std::size_t n = x.size(), L = m.layers.size();
     gap_pass out;

@@ -169,7 +169,7 @@ bound_data make_bound_data(const model::model<rational>& m, const gap_pass& p,
     const long prec = ctx.precision_bits;
     bound_data d;
     d.n = p.y.front().size();
-    d.average = m.attention == model::attention_kind::average_hard;
+    d.average = model::averages_ties(m.attention);
     for (std::size_t k = 1; k <= m.layers.size(); ++k) {
         const auto& lay = m.layers[k - 1];
         const auto& lg = p.layers[k - 1];
@@ -482,7 +482,7 @@ soft_observation observe_impl(const model::model<rational>& soft, const model::i
 
 soft_observation observe_soft(const model::model<rational>& soft, const model::input_sequence& x,
                               const gap_pass& hard, const numeric::context& ctx, bool interval) {
-    if (soft.attention != model::attention_kind::soft)
+    if (!model::info(soft.attention).soft_influence)
         throw precondition_error("observe_soft: the model must be the soft counterpart");
     if (interval) return observe_impl<numeric::dinterval>(soft, x, hard, ctx);
     return observe_impl<arb_ball>(soft, x, hard, ctx);

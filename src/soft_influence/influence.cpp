@@ -151,7 +151,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                                           const model::input_sequence& x,
                                           const numeric::context& ctx,
                                           const influence_options& opt) {
-    if (m.attention != model::attention_kind::soft)
+    if (!model::info(m.attention).soft_influence)
         throw precondition_error("influence profiles need a soft-attention model");
     const std::size_t n = x.size();
     if (n < 2) throw precondition_error("influence needs n >= 2 (at least one symbol before eos)");
