@@ -489,6 +489,14 @@ vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
 template <numeric::ExpScalar S>
 soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, soft_options opt) {
+    no_observer none;
+    return soft_forward(m, x, ctx, opt, none);
+}
+
+template <numeric::ExpScalar S, class Observer>
+soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
+                            const numeric::context& ctx, soft_options opt,
+                            [[maybe_unused]] Observer& obs) {
     using score_kind = typename model::score_spec<S>::kind;
     soft_output<S> out;
     const bool with_trace = opt.trace || opt.trace_weights;
@@ -501,7 +509,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
     }
     for (std::size_t k = 1; k <= L; ++k) {
         const auto& lay = m.layers[k - 1];
-        const bool all_rows = with_trace || k < L;
+        const bool all_rows = with_trace || opt.all_rows || k < L;
         const std::size_t first = all_rows ? 0 : n - 1;
         const std::size_t H = lay.heads.size();
         std::vector<std::vector<vec<S>>> keys(H), values(H);
@@ -511,6 +519,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
         std::vector<vec<S>> next(n);
         std::vector<std::vector<vec<S>>> layer_weights;
         if (opt.trace_weights) layer_weights.assign(n, std::vector<vec<S>>(H));
+        [[maybe_unused]] vec<S> observed_weights; // a row's weights for the observer alone
         // Where an undefined value would be met (located on the way out).
         std::size_t at_pos = 0, at_head = 0;
         const char* at_node = nullptr;
@@ -552,6 +561,8 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                         at_head = h + 1;
                         at_node = "score";
                         vec<S>* wout = opt.trace_weights ? &layer_weights[i][h] : nullptr;
+                        if constexpr (Observer::wants_weights)
+                            if (!wout && !uniform[h]) wout = &observed_weights;
                         if (uniform[h]) {
                             b[h] = *uniform[h];
                             if (wout) {
@@ -581,14 +592,19 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                         }
                         // A score that overflowed (double) leaves NaN in the head's output.
                         model::require_all_finite(b[h]);
+                        if constexpr (Observer::active)
+                            obs.head_row(
+                                soft_head_row<S>{k, i, h, uniform[h] ? nullptr : wout, &b[h]});
                     }
                     at_head = 0;
                     at_node = "update";
                     next[i] = update(lay, y[i], b, ctx);
+                    if constexpr (Observer::active) obs.row(k, i, next[i]);
                 } catch (const numeric::undefined_error&) {
                     // A row of the last layer other than n is only traced: y_n^(L) does not
                     // read it, so it gets "no value" instead of making the output undefined.
-                    auto nv = k == L && i + 1 < n ? no_value<S>(m.d, ctx) : std::nullopt;
+                    auto nv = with_trace && k == L && i + 1 < n ? no_value<S>(m.d, ctx)
+                                                                : std::nullopt;
                     if (!nv) throw;
                     next[i] = std::move(*nv);
                 }
