@@ -240,6 +240,21 @@ private:
     };
     static constexpr bool raw_kernels = incremental_raw_kernels<S>;
     static constexpr bool interval_kernel = incremental_interval_kernel<S>;
+    /// The set-up's steps, in the constructor's order (incremental_setup.cpp): the memory of
+    /// the weight tables; the positions whose rows p the certified double kernel prepares;
+    /// layer 1 of x for head h (keys, values, every row's sums, the tables, the prepared rows
+    /// p), with the position being evaluated in `at_pos` (for the place of an undefined value);
+    /// the factors of every symbol pair (f_in add or concat); whether the raw MPFR kernels
+    /// apply; x's states y^(1) and y_n^(L), and A_h b_h of an affine F_1; the tabled entries'
+    /// growth factors.
+    void reserve_tables(std::size_t table_bytes);
+    std::vector<unsigned char> rows_to_prepare(const std::vector<std::size_t>* changed_positions);
+    void init_head(std::size_t h, const std::vector<unsigned char>& prepared_row,
+                   std::size_t& at_pos);
+    void init_ratios(std::size_t h);
+    void init_raw();
+    void init_states();
+    void init_table_growth();
     change prepare(std::size_t p, int a) const;
     /// y_i^(1) of the changed input (L = 1: i = n - 1 gives the output).
     model::vec<S> corrected_row(const change& ch, std::size_t i) const;
