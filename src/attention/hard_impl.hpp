@@ -89,6 +89,8 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
             }
             if constexpr (Observer::active)
                 obs.layer(hard_layer_view<S>{k, &y, &keys, &values});
+            // Row i attends to every key j < n: the place of a per-layer mask, which would give
+            // it the keys [0, end) (docs/architecture.md, "The per-layer mask").
             for (std::size_t i = first; i < n; ++i) {
                 try {
                     std::vector<vec<S>> b(H);

@@ -282,6 +282,9 @@ vec<S> incremental_influence<S>::corrected_row_unlocated(const change& ch, std::
 
 template <numeric::ExpScalar S>
 vec<S> incremental_influence<S>::changed(std::size_t p, int a) const {
+    // Every layer-1 row attends to key p, so every row is corrected: the place of a per-layer
+    // mask, under which a causal one would correct the rows i >= p alone (docs/architecture.md,
+    // "The per-layer mask").
     const change ch = prepare(p, a);
     if constexpr (raw_kernels)
         if (raw_change_ok(ch)) return changed_raw(ch);

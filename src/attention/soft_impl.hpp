@@ -552,6 +552,8 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                     rows[h] = std::make_unique<soft_rows<S>>(keys[h], values[h], ctx);
                 }
             }
+            // Row i attends to every key j < n: the place of a per-layer mask, which would give
+            // it the keys [0, end) (docs/architecture.md, "The per-layer mask").
             for (std::size_t i = first; i < n; ++i) {
                 try {
                     std::vector<vec<S>> b(H);
