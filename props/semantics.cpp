@@ -508,7 +508,7 @@ runner::property trace_last_row(exact_forward_fn filtered) {
     p.generator = [](const run_config& cfg) { return model_and_input(any_model(), cfg, 64); };
     p.check = [filtered](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
-        if (model::is_hard_kind(c.model.attention)) {
+        if (model::selects_maximum(c.model.attention)) {
             auto alone = filtered(c.model, x, ctx, false);
             auto full = attention::hard_forward_exact(c.model, x, ctx, true);
             const auto& last = full.trace->y.back().back();
@@ -552,7 +552,7 @@ runner::property model_file_round_trip(writer_fn writer) {
         if (model::write_model(back) != model::write_model(c.model))
             return check_result::violated("the re-read model writes a different file");
         auto x = input_of(c);
-        if (model::is_hard_kind(c.model.attention)) {
+        if (model::selects_maximum(c.model.attention)) {
             auto a = attention::hard_forward_exact(c.model, x, ctx);
             auto b = attention::hard_forward_exact(back, x, ctx);
             if (a.y != b.y)

@@ -20,7 +20,7 @@ public:
                   const numeric::context& ctx)
         : m_(m), mi_(model::to_scalar<interval>(m, ctx)), x_(x), ctx_(ctx), n_(x.size()),
           L_(m.layers.size()), yi_(L_ + 1), ye_(L_ + 1, std::vector<std::optional<vec<rational>>>(n_)),
-          choice_(L_), ties_(L_), average_(m.attention == model::attention_kind::average_hard) {}
+          choice_(L_), ties_(L_), average_(model::averages_ties(m.attention)) {}
 
     exact_hard_output run(bool with_trace) {
         exact_hard_output out;

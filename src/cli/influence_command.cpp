@@ -139,7 +139,7 @@ public:
 
         const fs::path path = resolve_model(model_);
         const model::model<numeric::rational> m = model::read_model_file(path.string());
-        if (m.attention != model::attention_kind::soft)
+        if (!model::info(m.attention).soft_influence)
             throw usage_error("influence needs a soft-attention model; " + m.name + " is " +
                               model::to_string(m.attention));
         for (long n : o.ns) model::check_length(m, n);

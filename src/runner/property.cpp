@@ -96,20 +96,22 @@ std::optional<case_problem> validate_case(const property& p, const test_case& c)
     const case_shape& shape = p.shape;
     const std::string name = p.suite + "/" + p.name;
     const auto kind = c.model.attention;
-    if (shape.model == model_requirement::hard && kind == model::attention_kind::average_hard)
+    if (shape.model == model_requirement::hard && !model::info(kind).hard_limit &&
+        model::selects_maximum(kind))
         return case_problem{"/model", name + " needs a unique-hard attention model (the leftmost "
-                                             "maximal score); the model is average-hard, which "
-                                             "weighs every maximal position"};
-    if (shape.model == model_requirement::hard && kind != model::attention_kind::hard)
+                                             "maximal score); the model is " +
+                                             model::to_string(kind) + ", which " +
+                                             std::string(model::info(kind).ties_in_words)};
+    if (shape.model == model_requirement::hard && !model::info(kind).hard_limit)
         return case_problem{"/model", name + " needs a hard-attention model; the model is " +
                                           model::to_string(kind)};
-    if (shape.model == model_requirement::any_hard && !model::is_hard_kind(kind))
+    if (shape.model == model_requirement::any_hard && !model::selects_maximum(kind))
         return case_problem{"/model", name + " needs a hard or average-hard attention model; the "
                                              "model is " + model::to_string(kind)};
-    if (shape.model == model_requirement::soft && kind != model::attention_kind::soft)
+    if (shape.model == model_requirement::soft && !model::info(kind).soft_influence)
         return case_problem{"/model", name + " needs a soft-attention model; the model is " +
                                           model::to_string(kind)};
-    if (model::is_hard_kind(kind)) {
+    if (model::selects_maximum(kind)) {
         // Every hard-attention check evaluates exactly (its reference, or the restriction).
         const auto blockers = model::exact_blockers(c.model);
         if (!blockers.empty())
@@ -173,14 +175,14 @@ std::optional<case_problem> validate_case(const property& p, const test_case& c)
 
 std::optional<std::string> not_applicable(const property& p, const model::model<rational>& m) {
     const auto kind = m.attention;
-    if (p.shape.model == model_requirement::hard && kind != model::attention_kind::hard)
+    if (p.shape.model == model_requirement::hard && !model::info(kind).hard_limit)
         return std::string("needs a hard-attention model; the model is ") + model::to_string(kind);
-    if (p.shape.model == model_requirement::any_hard && !model::is_hard_kind(kind))
+    if (p.shape.model == model_requirement::any_hard && !model::selects_maximum(kind))
         return std::string("needs a hard or average-hard attention model; the model is ") +
                model::to_string(kind);
-    if (p.shape.model == model_requirement::soft && kind != model::attention_kind::soft)
+    if (p.shape.model == model_requirement::soft && !model::info(kind).soft_influence)
         return std::string("needs a soft-attention model; the model is ") + model::to_string(kind);
-    if (model::is_hard_kind(kind) && p.shape.model != model_requirement::soft) {
+    if (model::selects_maximum(kind) && p.shape.model != model_requirement::soft) {
         const auto blockers = model::exact_blockers(m);
         if (!blockers.empty())
             return "evaluates hard models exactly; the model needs real arithmetic: " + blockers.front();

@@ -130,9 +130,12 @@ struct run_config {
     long search_budget = 0;
 };
 
-/// The attention kind a property's cases need: any; unique-hard only (`hard`: Hahn's Theorem 1
-/// and the restriction are about the leftmost maximal score); unique-hard or average-hard
-/// (`any_hard`: properties of the exact selection by maximal score); soft.
+/// The attention kind a property's cases need, as the registry's facts decide
+/// (model/attention_kind.hpp): any; unique-hard only (`hard`: the kinds Hahn's Theorem 1 takes,
+/// model::attention_kind_info::hard_limit: the restriction is about the leftmost maximal
+/// score); unique-hard or average-hard (`any_hard`: properties of the exact selection by
+/// maximal score, model::selects_maximum); soft (`soft`: the kinds of the soft-attention
+/// lemma, attention_kind_info::soft_influence).
 enum class model_requirement { any, hard, any_hard, soft };
 
 /// One integer parameter a property's cases may carry, with its range: the range of the

@@ -389,7 +389,7 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
     if (m.out.type == model::readout<rational>::kind::softmax)
         rep.probability_factor = logit_oscillation_factor(m.out, ctx);
 
-    if (model::is_hard_kind(m.attention))
+    if (!model::info(m.attention).soft_influence)
         rep.notes.push_back(std::string("the model uses ") + model::to_string(m.attention) +
                             " attention: the bound concerns its softmax reading with the same "
                             "parameters");

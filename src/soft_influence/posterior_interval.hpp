@@ -157,8 +157,8 @@ template <class HS> bool first_layer_mid(HS& st, const numeric::context& ctx) {
     const std::size_t n = st.k.size(), rows = st.q.size(), dk = st.Q.W.rows;
     if (n == 0 || rows == 0 || dk == 0) return false;
     const std::vector<model::vec<dinterval>> no_values(n);
-    attention::detail::soft_rows<dinterval> krows(st.k, no_values, ctx);
-    attention::detail::soft_rows<dinterval>::row_sums rs;
+    attention::soft_rows<dinterval> krows(st.k, no_values, ctx);
+    attention::soft_rows<dinterval>::row_sums rs;
     st.E.clear();
     st.qm.assign(rows * dk, 0.0);
     st.qa.assign(rows, 0.0);

@@ -218,7 +218,7 @@ void decide_sweep(sweep_result& r, double tol) {
 }
 
 void check_sweep(const model::model<rational>& exact, const sweep_options& opt) {
-    if (exact.attention != model::attention_kind::soft)
+    if (!model::info(exact.attention).soft_influence)
         throw precondition_error("the influence sweep needs a soft-attention model; " + exact.name +
                                     " is " + model::to_string(exact.attention));
     for (long n : opt.ns) {

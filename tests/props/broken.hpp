@@ -89,7 +89,7 @@ public:
 
 private:
     static bool& flag() {
-        return attention::detail::soft_rows<numeric::dinterval>::drop_error_bound_for_testing();
+        return attention::soft_rows<numeric::dinterval>::drop_error_bound_for_testing();
     }
     bool& drop_;
 };

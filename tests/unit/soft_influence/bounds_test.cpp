@@ -5,7 +5,7 @@
 #include "soft_influence/bounds.hpp"
 #include "soft_influence/posterior.hpp"
 #include "soft_influence/formula_range.hpp"
-#include "soft_influence/incremental_influence.hpp"
+#include "attention/incremental_influence.hpp"
 #include "soft_influence/influence.hpp"
 #include "soft_influence/norms.hpp"
 #include "attention/soft.hpp"

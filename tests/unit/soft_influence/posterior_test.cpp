@@ -6,7 +6,7 @@
 #include "soft_influence/bounds.hpp"
 #include "soft_influence/posterior.hpp"
 #include "soft_influence/formula_range.hpp"
-#include "soft_influence/incremental_influence.hpp"
+#include "attention/incremental_influence.hpp"
 #include "soft_influence/influence.hpp"
 #include "soft_influence/norms.hpp"
 #include "attention/soft.hpp"
@@ -97,12 +97,12 @@ TEST_CASE("the cached a-posteriori bound (posterior_cache) is sound and agrees w
             x.back() = m.sigma.eos_index();
             const auto base = forward(mb, x);
             const analysis::posterior_cache<arb_ball> cache(m, *base.trace, ctx);
-            const analysis::incremental_influence<arb_ball> inc(mb, x, ctx);
+            const attention::incremental_influence<arb_ball> inc(mb, x, ctx);
             // The same cache in certified double intervals (the per-pair loops at double speed).
             const auto mi = model::to_scalar<numeric::dinterval>(m, ctx);
             const auto base_i = attention::soft_forward(mi, x, ctx, {.trace = true});
             const analysis::posterior_cache<numeric::dinterval> cache_i(m, *base_i.trace, ctx);
-            const analysis::incremental_influence<numeric::dinterval> inc_i(mi, x, ctx);
+            const attention::incremental_influence<numeric::dinterval> inc_i(mi, x, ctx);
             for (std::size_t i = 0; i + 1 < x.size(); i += (n <= 16 ? 1 : 7)) {
                 const int other = (x[i] + 1) % sigma;
                 INFO("seed " << seed << " size " << size << " n " << n << " position " << i
