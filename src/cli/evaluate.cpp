@@ -210,10 +210,12 @@ std::uint64_t trace_bytes(const model::model<rational>& m, std::size_t n, scalar
     long double bytes = 0;
     for (const auto& lay : m.layers) {
         const long double H = static_cast<long double>(lay.heads.size());
-        if (m.attention == model::attention_kind::soft)
-            numbers += H * nn * nn; // every weight a_ij
-        else
+        switch (model::info(m.attention).weights) {
+        case model::weighting::normaliser: numbers += H * nn * nn; break; // every weight a_ij
+        case model::weighting::maximal_score:
             bytes += H * nn * (8 + 16); // the chosen key of every row and head, and its text
+            break;
+        }
     }
     bytes += numbers * per_number;
     return saturate(bytes);
@@ -224,7 +226,7 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
     model::check_length(m, static_cast<long>(x.size()));
     // Exact rationals have no working precision (exact-bits bounds them).
     const bool exact = opt.scalar.is_automatic()
-                           ? model::is_hard_kind(m.attention) && model::exact_blockers(m).empty()
+                           ? model::info(m.attention).exact && model::exact_blockers(m).empty()
                            : opt.scalar.info().kind == numeric::scalar_kind::exact;
     attention::check_forward_work(m, x.size(), exact ? 0 : opt.precision);
     evaluation ev;
@@ -233,11 +235,11 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
     ev.attention = m.attention;
     ev.input = model::format_input(m.sigma, x);
     ev.n = x.size();
-    const bool hard = model::is_hard_kind(m.attention);
     scalar_choice sc = opt.scalar;
     if (sc.is_automatic())
-        sc = hard && model::exact_blockers(m).empty() ? scalar_choice::of<rational>()
-                                                      : rigorous_default;
+        sc = model::info(m.attention).exact && model::exact_blockers(m).empty()
+                 ? scalar_choice::of<rational>()
+                 : rigorous_default;
     numeric::context ctx{opt.precision};
     if (sc.info().kind == numeric::scalar_kind::rounded && model::has_singular_layer_norm(m))
         ev.notes.push_back("the model has a layer norm with eps = 0, which is discontinuous at "
@@ -286,7 +288,6 @@ namespace {
 
 void run_kind(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
               scalar_choice sc, const eval_options& opt, const numeric::context& ctx) {
-    const bool hard = model::is_hard_kind(m.attention);
     if (sc.is_automatic()) sc = rigorous_default;
     numeric::dispatch(sc, [&]<class S>(std::type_identity<S>) {
         using traits = numeric::scalar_traits<S>;
@@ -307,8 +308,10 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
             // A rounded kind's value that left MPFR's exponent range was rounded to 0 or to
             // infinity there (docs/scalars.md, "MPFR's exponent range"): say so.
             const numeric::mpfr_range_watch range;
-            if (hard) run_hard<S>(ev, m, x, ctx, opt.trace);
-            else run_soft<S>(ev, m, x, ctx, opt.trace);
+            switch (model::info(m.attention).weights) {
+            case model::weighting::maximal_score: run_hard<S>(ev, m, x, ctx, opt.trace); break;
+            case model::weighting::normaliser: run_soft<S>(ev, m, x, ctx, opt.trace); break;
+            }
             if (traits::kind == numeric::scalar_kind::rounded && range.left_range())
                 ev.notes.push_back(range.reason() +
                                    ": the values printed may be 0 or infinite where the model's "
