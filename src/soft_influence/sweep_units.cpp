@@ -146,8 +146,8 @@ bool has_cross_entropy_unit(const model::model<rational>& exact, const sweep_opt
 /// raw MPFR kernels (incremental_raw_kernels), or the generic one.
 template <class S> double incremental_change_weight(influence_method method) {
     if (method != influence_method::incremental) return 1;
-    if constexpr (incremental_interval_kernel<S>) return 5;
-    else if constexpr (incremental_raw_kernels<S>) return 90;
+    if constexpr (attention::incremental_interval_kernel<S>) return 5;
+    else if constexpr (attention::incremental_raw_kernels<S>) return 90;
     else return 11;
 }
 
