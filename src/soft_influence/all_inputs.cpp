@@ -167,6 +167,7 @@ public:
         const std::size_t eos = classes_.size() - 1;
         const std::vector<double>& e = st.eps[eos][0];
         out.n_influence = up_norm(e);
+        if (!std::isfinite(out.n_influence)) out.reason = why_.empty() ? "a change bound is infinite" : why_;
         if (m_.out.type == model::readout<rational>::kind::softmax) out.n_prob = readout_factor(e);
         return out;
     }
@@ -190,8 +191,14 @@ private:
         return classes_[c].eos ? m_.sigma.eos_index() : static_cast<int>(t);
     }
 
+    /// Keeps the first reason for an infinite bound.
+    void note(const std::string& why) const {
+        if (why_.empty()) why_ = why;
+    }
+
     std::vector<S> positional(std::size_t c) const {
         const position_class& pc = classes_[c];
+        if (!pc.bounded) note("the positional embedding is unbounded on " + pc.label + " at " + range_.to_string());
         if (pc.position && range_.single()) return m_.positional->at<S>(*pc.position, range_.lo, ctx_);
         std::vector<S> out;
         for (const auto& v : pc.positional) out.push_back(from_dinterval<S>(v, ctx_));
@@ -248,7 +255,9 @@ private:
                 in.box.insert(in.box.end(), p.begin(), p.end());
                 in.diff = dv;
                 in.diff.resize(in.box.size(), 0.0);
-                std::vector<double> e = propagate(*ms_.input_fn, in, 1.0, ctx_).diff;
+                const box_diff<S> f = propagate(*ms_.input_fn, in, 1.0, ctx_);
+                if (!f.unbounded.empty()) note("the input map: " + f.unbounded);
+                std::vector<double> e = f.diff;
                 const std::vector<double> ext = pairwise_extent(st.Y[c]);
                 for (std::size_t q = 0; q < e.size(); ++q) e[q] = std::min(e[q], ext[q]);
                 st.Delta[c] = std::move(e);
@@ -284,6 +293,9 @@ private:
             }
         }
         hd.coef = *hs.score.scale * beta;
+        if (!numeric::is_finite(beta))
+            note("layer " + std::to_string(k + 1) + " head " + std::to_string(h + 1) +
+                 ": beta(n) is unbounded at " + range_.to_string());
         const std::size_t dk = hd.Q.W.rows, D = d_ + 1;
         auto qhat = [&](std::size_t r, std::size_t c) -> S {
             if (c < d_) return hd.Q.W.at(r, c);
@@ -454,6 +466,7 @@ private:
         }
         std::vector<double> Whi(C, 1.0), Wlo(C, 0.0), nu(C, inf);
         if (std::isfinite(top)) weights(c, lo, hi, top, Whi, Wlo, nu, nu_max);
+        else nu_max = inf;
         // The head output's box: the largest and smallest Σ W_j v_j over masses in
         // [Wlo, Whi] summing to 1 (weak duality at the greedy's threshold λ).
         std::vector<S> box;
@@ -569,6 +582,9 @@ private:
             }
         }
         for (double v : nu_of) info.max_weight = std::max(info.max_weight, v);
+        if (!std::isfinite(info.max_weight))
+            note("layer " + std::to_string(k + 1) + ": the weight a changed key can get is not O(1/n) at " +
+                 range_.to_string() + " (the scores' ranges grow with n)");
         // The update F_k on the boxes, with the changes.
         layer_state<S> next;
         next.Y.resize(C);
@@ -586,6 +602,11 @@ private:
             }
             outs[q] = propagate(L.update, in, n_.hi, ctx_);
         }, pool);
+        for (const auto& o : outs)
+            if (!o.unbounded.empty()) {
+                note("layer " + std::to_string(k + 1) + " update: " + o.unbounded);
+                break;
+            }
         for (std::size_t q = 0; q < qs.size(); ++q) {
             const auto [c, t] = qs[q];
             next.Y[c].push_back(std::move(outs[q].box));
@@ -607,7 +628,9 @@ private:
                     in.box.insert(in.box.end(), hb.begin(), hb.end());
                     in.diff.insert(in.diff.end(), bDelta[c][h].begin(), bDelta[c][h].end());
                 }
-                std::vector<double> e = propagate(L.update, in, 1.0, ctx_).diff;
+                const box_diff<S> f = propagate(L.update, in, 1.0, ctx_);
+                if (!f.unbounded.empty()) note("layer " + std::to_string(k + 1) + " update: " + f.unbounded);
+                std::vector<double> e = f.diff;
                 const std::vector<double> ext = pairwise_extent(next.Y[c]);
                 for (std::size_t q = 0; q < e.size(); ++q) e[q] = std::min(e[q], ext[q]);
                 info.Delta = std::max(info.Delta, up_norm(e));
@@ -645,6 +668,7 @@ private:
     std::size_t d_ = 0;
     int threads_ = 1;
     const std::vector<std::vector<double>>* delta_ = nullptr;
+    mutable std::string why_;
 };
 
 /// Why the bound does not apply to m, or empty.
@@ -758,12 +782,14 @@ every_n_result every_n_bound(const model::model<rational>& m, const all_inputs_o
             // Fewer cells: wider boxes but relatively tighter class sizes; every choice is a
             // bound, so the smallest is kept.
             std::optional<all_inputs_result> best;
-            for (std::size_t cells = opt.classes.cells; cells >= 1; cells /= 4) {
+            std::vector<std::size_t> tried;
+            for (std::size_t cells : {opt.classes.cells, opt.classes.cells / 4, opt.classes.cells / 16, std::size_t{1}}) {
+                if (cells < 1 || std::find(tried.begin(), tried.end(), cells) != tried.end()) continue;
+                tried.push_back(cells);
                 all_inputs_options o = opt;
                 o.classes.cells = cells;
                 all_inputs_result one = all_inputs_bound<dinterval>(m, r, o, numeric::context{53});
                 if (!best || one.n_influence < best->n_influence) best = std::move(one);
-                if (cells < 4) break;
             }
             take(std::move(*best));
         }

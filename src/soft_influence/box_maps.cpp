@@ -250,6 +250,23 @@ box_diff<S> graph(const model::graph_map<S>& g, const box_diff<S>& in, double ca
         } catch (const numeric::undefined_error& e) {
             throw model::detail::at_node(e, nd.id.empty() ? std::string(model::op_name(nd.op)) : nd.id);
         }
+        if (diff) {
+            // Carry the first cause of an infinite bound, or name this node as one.
+            for (std::size_t t = 0; t < nd.args.size() && out.unbounded.empty(); ++t)
+                out.unbounded = val[nd.args[t]].unbounded;
+            const bool in_finite = std::all_of(nd.args.begin(), nd.args.end(), [&](std::size_t a) {
+                return std::all_of(val[a].diff.begin(), val[a].diff.end(), [](double v) { return std::isfinite(v); });
+            }) && (!std::holds_alternative<model::input_op>(nd.op) ||
+                   std::all_of(in.diff.begin(), in.diff.end(), [](double v) { return std::isfinite(v); }));
+            const bool out_finite = std::all_of(out.diff.begin(), out.diff.end(), [](double v) { return std::isfinite(v); });
+            if (out.unbounded.empty() && in_finite && !out_finite) {
+                const std::string id = nd.id.empty() ? "" : " '" + nd.id + "'";
+                out.unbounded = std::string(model::op_name(nd.op)) + id +
+                                (std::holds_alternative<model::layer_norm_op<S>>(nd.op)
+                                     ? " (var + eps may be 0 on its box)"
+                                     : " (not Lipschitz on its box)");
+            }
+        }
     }
     return std::move(val[g.output]);
 }
@@ -376,8 +393,15 @@ box_diff<S> propagate(const model::map<S>& f, const box_diff<S>& in, double cap,
                 for (std::size_t l = 0; l < p.layers.size(); ++l) {
                     try {
                         cur = affine(p.layers[l], cur, cap, ctx);
-                        if (p.activations[l] != model::activation::identity)
+                        if (p.activations[l] != model::activation::identity) {
+                            const bool finite = std::all_of(cur.diff.begin(), cur.diff.end(),
+                                                            [](double v) { return std::isfinite(v); });
                             cur = activation(p.activations[l], cur, cap, ctx);
+                            if (finite && cur.unbounded.empty() &&
+                                !std::all_of(cur.diff.begin(), cur.diff.end(), [](double v) { return std::isfinite(v); }))
+                                cur.unbounded = "mlp layer " + std::to_string(l + 1) + " " +
+                                                model::to_string(p.activations[l]) + " (not Lipschitz on its box)";
+                        }
                     } catch (const numeric::undefined_error& e) {
                         throw model::detail::at_node(e, "mlp layer " + std::to_string(l + 1));
                     }
@@ -390,6 +414,7 @@ box_diff<S> propagate(const model::map<S>& f, const box_diff<S>& in, double cap,
                 out.box = model::evaluate(f, in.box, ctx);
                 if (!in.diff.empty()) out.diff.assign(out.box.size(), inf);
                 cap_by_width(out, cap);
+                out.unbounded = "a table map";
                 return out;
             },
             [&](const model::hash_map&) {
@@ -397,6 +422,7 @@ box_diff<S> propagate(const model::map<S>& f, const box_diff<S>& in, double cap,
                 out.box = model::evaluate(f, in.box, ctx);
                 if (!in.diff.empty()) out.diff.assign(out.box.size(), inf);
                 cap_by_width(out, cap);
+                out.unbounded = "a hash map";
                 return out;
             },
         },

@@ -25,6 +25,7 @@
 #include "numeric/scalar.hpp"
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace attnprop::analysis::boxes {
@@ -59,6 +60,9 @@ template <class S> double magnitude(const S& x) { return std::max(-down(x), up(x
 template <class S> struct box_diff {
     std::vector<S> box;
     std::vector<double> diff;
+    /// The first node whose change bound became infinite from finite inputs ("layer norm
+    /// 'n1': var + eps may be 0 on its box", "step 's'", "table map"), when one did.
+    std::string unbounded;
 };
 
 /// The map evaluated on the box, and (when in.diff is not empty) the bound on the change of

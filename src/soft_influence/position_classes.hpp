@@ -64,7 +64,7 @@ struct class_options {
     long head = 4, tail = 4;
     /// Over a range: at most this many cells of t = i/n (fewer when n_lo is too small for
     /// every cell to be non-empty).
-    std::size_t cells = 256;
+    std::size_t cells = 128;
 };
 
 /// The period P of the model's positional formulas (formula::residue_period over every
