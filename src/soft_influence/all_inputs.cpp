@@ -716,22 +716,22 @@ all_inputs_result all_inputs_bound(const model::model<rational>& m, const length
         return out;
     }
     std::vector<position_class> classes;
-    if (r.single()) {
-        model::check_length(m, r.lo);
-        classes = classes_at(m, r.lo, opt.classes);
-    } else {
-        auto cl = classes_over(m, r, opt.classes);
-        if (!cl) throw precondition_error("no classes of positions fit the lengths " + r.to_string());
-        classes = std::move(*cl);
-    }
+    if (r.single()) model::check_length(m, r.lo);
     try {
+        if (r.single()) {
+            classes = classes_at(m, r.lo, opt.classes);
+        } else {
+            auto cl = classes_over(m, r, opt.classes);
+            if (!cl) throw precondition_error("no classes of positions fit the lengths " + r.to_string());
+            classes = std::move(*cl);
+        }
         engine<S> e(m, classes, r, opt, ctx);
         out = e.run();
         out.scalar = std::string(numeric::scalar_traits<S>::name);
     } catch (const numeric::undefined_error& e) {
         out.applies = true;
         out.classes = classes.size();
-        out.reason = "a value has no finite enclosure on the boxes: " + e.message();
+        out.reason = "no bound: " + e.message();
         out.n_influence = inf;
     }
     return out;

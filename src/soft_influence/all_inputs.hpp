@@ -23,6 +23,7 @@
 /// an infinite bound). It is the model's soft reading whatever its attention kind.
 
 #include "soft_influence/position_classes.hpp"
+#include "soft_influence/sweep.hpp"
 #include "model/model.hpp"
 #include "numeric/scalar.hpp"
 
@@ -124,6 +125,15 @@ every_n_result every_n_bound(const model::model<numeric::rational>& m,
 /// The certified floor of the mean cross-entropy, 1 - log2(1 + η) bits, rounded down (a ball
 /// point), for η >= 0 (+inf gives -inf).
 numeric::arb_ball cross_entropy_floor(double eta, long precision_bits = 128);
+
+/// The bounds over every input next to a sweep (influence): per row, Δ̄(n) and η̄(n)
+/// (sweep_row::certified_bound, certified_prob_bound), the largest measured change and
+/// probability change against them, and the cross-entropy corollary decided by the certified
+/// floor 1 - log2(1 + η̄(n)) (cross_entropy_row::certified); then the sweep is decided again
+/// (decide_sweep with slope_tolerance). Returns the bound of each row.
+std::vector<all_inputs_result> add_every_input_bounds(const model::model<numeric::rational>& m,
+                                                      sweep_result& r, const all_inputs_options& opt,
+                                                      double slope_tolerance = 0.1);
 
 /// A decimal of a bound rounded up ("inf" for +inf), 6 significant digits by default.
 std::string bound_decimal(double x, int digits = 6);

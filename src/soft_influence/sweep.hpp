@@ -66,6 +66,13 @@ struct cross_entropy_row {
     /// balls of CE and the floor say (they are equal when p = (1/2, 1/2)). `check` is then below.
     bool eta_zero_exactly = false;
     double mean_ce_approx = 0;     ///< for plots and trend tests only
+    /// The bound over every input (all_inputs.hpp): η̄(n) >= η over the whole cube (every
+    /// one-symbol change), and the floor 1 - log2(1 + η̄(n)) it proves for the mean
+    /// cross-entropy over every input (decimal, rounded down). With `certified` the corollary is
+    /// decided by it: `check` is below (an enumerated CE below the certified floor would be
+    /// above: a finding).
+    std::optional<std::string> certified_eta, certified_floor_bits;
+    bool certified = false;
 };
 
 /// One row of the sweep.
@@ -84,6 +91,12 @@ struct sweep_row {
     comparison below_bound = comparison::not_applicable;     ///< every pair vs δ_L(n)
     comparison below_posterior = comparison::not_applicable; ///< every pair vs its own bound
     comparison prob_below_bound = comparison::not_applicable;
+    /// The bounds over every input of length n (all_inputs.hpp; add_every_input_bounds): Δ̄(n)
+    /// and η̄(n) rounded up, and the largest measured change and probability change against
+    /// them (above: a finding).
+    std::optional<std::string> certified_bound, certified_prob_bound;
+    comparison below_certified = comparison::not_applicable;
+    comparison prob_below_certified = comparison::not_applicable;
     /// Balls only: certified bounds of n·max influence, rounded outward (decimal strings).
     std::optional<std::string> n_max_lower, n_max_upper;
     double max_influence_approx = 0;            ///< for the slope fit only
@@ -172,6 +185,9 @@ struct sweep_result {
     /// the lengths finished before it, the verdict is decided on them, and these lengths were
     /// not measured (the row in progress was dropped whole).
     std::vector<long> not_measured;
+    /// n and n times the largest change the worst-case search found there (influence
+    /// --search): a lower bound drawn beside the bound over every input.
+    std::vector<std::pair<long, double>> searched;
 };
 
 /// The positions (0-based, < n - 1) measured at length n: all when count = 0 or count >=
