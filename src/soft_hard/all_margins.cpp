@@ -348,14 +348,16 @@ every_input_margins every_input_margins_at(const model::model<rational>& m, long
     }
     // The readout's slack over every possible hard output.
     std::optional<rational> low, low_pos;
-    auto consider_slack = [&](const rational& q, const std::string& input) {
+    auto consider_slack = [&](const rational& q, const std::string& input, std::size_t key) {
         if (!low || q < *low) {
             low = q;
             out.slack_input = input;
+            out.slack_key = key;
         }
         if (q > 0 && (!low_pos || q < *low_pos)) {
             low_pos = q;
             out.slack_positive_input = input;
+            out.slack_positive_key = key;
         }
     };
     // With one head whose maximal keys carry one value whenever they tie (always for
@@ -380,7 +382,7 @@ every_input_margins every_input_margins_at(const model::model<rational>& m, long
                 const vec<rational> y = attention::update(lay, query, {hs.values[o.value]}, ctx);
                 std::vector<int> x(N - 1, 0);
                 for (std::size_t l = 0; l + 1 < N; ++l) x[l] = l == j ? o.symbol : hs.keys[l].front().symbol;
-                consider_slack(exact_slack(m, y, ctx), input_text(m, x));
+                consider_slack(exact_slack(m, y, ctx), input_text(m, x), j + 1);
             }
         out.slack_exact = true;
     } else {

@@ -61,8 +61,10 @@ struct every_input_margins {
     std::optional<rational> slack_q, slack_positive_q; ///< the two slacks exactly, when slack_exact
     arb_ball slack;                       ///< an enclosure (or lower point) of the smallest readout slack
     std::string slack_input;              ///< an input attaining it (exact)
+    std::size_t slack_key = 0;            ///< 1-based key the hard head selects there (0: unknown)
     std::optional<arb_ball> slack_positive; ///< the smallest nonzero slack (exact)
     std::string slack_positive_input;
+    std::size_t slack_positive_key = 0;
     /// Some input's hard readout lies exactly on its threshold (slack 0): its soft readout is
     /// decided by the leak's direction, which no β controls.
     bool on_threshold = false;
