@@ -74,11 +74,18 @@ struct every_input_margins {
     std::optional<arb_ball> beta_every, beta_off;
 };
 
+/// Deliberate defects for the negative controls.
+struct margin_options {
+    /// Take the first score below M of another key as the second level without checking that
+    /// the other keys can stay below it (claims margins no input attains).
+    bool skip_blocking_for_testing = false;
+};
+
 /// The margins over every input at n (n >= 2) of a hard or average-hard model, at the
 /// context's precision. Precondition (precondition_error): a hard kind. A model with more than
 /// one layer, or one the exact scalar cannot evaluate, gets applies = false with the reason.
 every_input_margins every_input_margins_at(const model::model<rational>& hard, long n,
-                                           const numeric::context& ctx);
+                                           const numeric::context& ctx, const margin_options& opt = {});
 
 /// Whether β (every head) certifies the soft counterpart's readout on every input (with
 /// `off_threshold`: on every input whose hard readout is off its threshold).

@@ -688,6 +688,12 @@ std::string not_applicable(const model::model<rational>& m) {
 
 } // namespace
 
+std::optional<std::string> all_inputs_unsupported(const model::model<rational>& m) {
+    std::string why = not_applicable(m);
+    if (why.empty()) return std::nullopt;
+    return why;
+}
+
 const char* to_string(dropped_term t) {
     switch (t) {
     case dropped_term::none: return "none";
@@ -817,7 +823,11 @@ numeric::arb_ball cross_entropy_floor(double eta, long precision_bits) {
     const arb_ball e = arb_ball::from_double(eta, ctx);
     const arb_ball one = numeric::one<arb_ball>(ctx);
     const arb_ball two = numeric::from_int<arb_ball>(2, ctx);
-    return lower(one - numeric::log(one + e) / numeric::log(two));
+    // A cross-entropy is never negative: 0 is a floor too (the formula's is below it once
+    // eta > 1).
+    const arb_ball f = lower(one - numeric::log(one + e) / numeric::log(two));
+    if (numeric::sign(f, ctx) == numeric::order::less) return numeric::zero<arb_ball>(ctx);
+    return f;
 }
 
 std::string bound_decimal(double x, int digits) {

@@ -95,6 +95,10 @@ struct all_inputs_result {
     std::optional<double> prob_at(long n) const;
 };
 
+/// Why the bound over every input does not apply to m (a score map, a value that is not
+/// affine, a readout beyond 4096 rows), or std::nullopt.
+std::optional<std::string> all_inputs_unsupported(const model::model<numeric::rational>& m);
+
 /// The bound at the lengths of r (every n in r at once), with the boxes in S: certified double
 /// intervals (fast) or Arb balls at the context's precision (the reference). At one length the
 /// classes are classes_at's; over a range classes_over's (refused when r.lo is too small for a
@@ -122,8 +126,8 @@ struct every_n_result {
 every_n_result every_n_bound(const model::model<numeric::rational>& m,
                              const all_inputs_options& opt = {});
 
-/// The certified floor of the mean cross-entropy, 1 - log2(1 + η) bits, rounded down (a ball
-/// point), for η >= 0 (+inf gives -inf).
+/// The certified floor of the mean cross-entropy, max(0, 1 - log2(1 + η)) bits, rounded down (a
+/// ball point), for η >= 0 (+inf gives -inf).
 numeric::arb_ball cross_entropy_floor(double eta, long precision_bits = 128);
 
 /// The bounds over every input next to a sweep (influence): per row, Δ̄(n) and η̄(n)
