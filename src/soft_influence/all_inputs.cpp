@@ -780,7 +780,7 @@ every_n_result every_n_bound(const model::model<rational>& m, const all_inputs_o
         if (max_len && lo > *max_len) break;
         length_range r;
         r.lo = lo;
-        if (j < opt.open_after) r.hi = 2 * lo - 1;
+        if (j < opt.open_after) r.hi = std::max(2L, opt.range_growth) * lo - 1;
         if (max_len && (!r.hi || *r.hi > *max_len)) r.hi = *max_len;
         r.period = P;
         for (long res_n = 0; res_n < P; ++res_n) {
@@ -789,7 +789,7 @@ every_n_result every_n_bound(const model::model<rational>& m, const all_inputs_o
             // bound, so the smallest is kept.
             std::optional<all_inputs_result> best;
             std::vector<std::size_t> tried;
-            for (std::size_t cells : {opt.classes.cells, opt.classes.cells / 4, opt.classes.cells / 16, std::size_t{1}}) {
+            for (std::size_t cells : {opt.classes.cells, opt.classes.cells / 8, std::size_t{1}}) {
                 if (cells < 1 || std::find(tried.begin(), tried.end(), cells) != tried.end()) continue;
                 tried.push_back(cells);
                 all_inputs_options o = opt;

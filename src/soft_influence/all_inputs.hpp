@@ -46,9 +46,12 @@ const char* to_string(dropped_term t);
 struct all_inputs_options {
     class_options classes;
     /// every_n_bound: the lengths 2 <= n < small_n are bounded one by one, the others by
-    /// ranges [n0, 2 n0), [2 n0, 4 n0), ..., [2^j n0, inf) with n0 = small_n (j = open_after).
+    /// ranges [n0, g n0), [g n0, g^2 n0), ..., [g^j n0, inf) with n0 = small_n, g =
+    /// range_growth and j = open_after.
     long small_n = 64;
-    int open_after = 11;
+    int open_after = 6;
+    /// Each range's upper end: its lower end times this, minus 1.
+    long range_growth = 4;
     /// Worker threads for the queries of a layer (0: hardware concurrency).
     int threads = 0;
     dropped_term drop = dropped_term::none;
