@@ -306,7 +306,7 @@ runner::property every_input_margin(analysis::margin_options opt) {
         return std::nullopt;
     };
     p.check = [opt](const test_case& c, const numeric::context& ctx) { return every_margin_check(c, ctx, opt); };
-    p.shape = one_input_shape(runner::model_requirement::hard);
+    p.shape = one_input_shape(runner::model_requirement::any_hard);
     p.tag = case_class;
     return p;
 }

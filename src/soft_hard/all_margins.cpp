@@ -94,7 +94,7 @@ std::vector<int> witness_input(const head_scores& hs, std::size_t n, std::size_t
 
 /// The smallest margin of one head over every input (docs/theory.md §4.5).
 void smallest_margin(const model::model<rational>& mdl, const head_scores& hs, std::size_t head, head_margin& out,
-                     bool skip_blocking) {
+                     bool skip_blocking, bool double_margin) {
     const std::size_t n = hs.keys.size();
     struct entry {
         rational score;
@@ -154,7 +154,7 @@ void smallest_margin(const model::model<rational>& mdl, const head_scores& hs, s
             if (block2.empty()) consider(top, M, k, cand->score);
         }
     if (!best) return; // every key always ties (or one key only)
-    out.gamma = hs.scale.times(*best);
+    out.gamma = hs.scale.times(double_margin ? *best * 2 : *best);
     margin_witness w;
     w.input = input_text(mdl, witness_input(hs, n, best_top, best_M, best_second, best_m));
     w.query = n;
@@ -342,7 +342,7 @@ every_input_margins every_input_margins_at(const model::model<rational>& m, long
             hs.lo.push_back(hs.keys[j].front().score);
         }
         head_margin hm;
-        smallest_margin(m, hs, h + 1, hm, opt.skip_blocking_for_testing);
+        smallest_margin(m, hs, h + 1, hm, opt.skip_blocking_for_testing, opt.double_margin_for_testing);
         ties(m, hs, h + 1, hm, ctx);
         hm.spread_out = value_diameter(hs, ctx);
         if (hm.gamma && (!out.gamma || compare(*hm.gamma, *out.gamma) < 0)) {

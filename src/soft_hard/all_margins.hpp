@@ -79,6 +79,8 @@ struct margin_options {
     /// Take the first score below M of another key as the second level without checking that
     /// the other keys can stay below it (claims margins no input attains).
     bool skip_blocking_for_testing = false;
+    /// Report each head's smallest margin twice too large (its witness no longer attains it).
+    bool double_margin_for_testing = false;
 };
 
 /// The margins over every input at n (n >= 2) of a hard or average-hard model, at the
