@@ -274,7 +274,7 @@ runner::property every_input_bound(analysis::dropped_term drop) {
                   "n ||Δy_n|| <= n Δ̄(n) and n ||Δp||_∞ <= n η̄(n) for the drawn input's changes, "
                   "the worst-case search's largest, and every change of every input when "
                   "|Σ|^(n-1) <= 256";
-    p.kinds = {"interval", "ball"};
+    p.kinds = runner::kinds_of<numeric::dinterval, numeric::arb_ball>();
     p.negative_control = "the bound without the change of the attention weights (Σ (w' - w) V y) "
                          "falls below a change found";
     p.generator = [](const run_config& cfg) {
@@ -297,7 +297,7 @@ runner::property every_input_margin(analysis::margin_options opt) {
                   "over every input (docs/theory.md §4.5) is at most the drawn input's margin and is "
                   "attained by its witness input, and the beta certified for every input certifies "
                   "the drawn input's own bound";
-    p.kinds = {"exact", "ball"};
+    p.kinds = runner::kinds_of<numeric::rational, numeric::arb_ball>();
     p.negative_control = "second levels admitted without checking that the other keys can stay below "
                          "them: the claimed margin is not attained by its witness";
     p.generator = [](const run_config& cfg) { return model_and_input(one_layer_hard(), cfg, 64); };

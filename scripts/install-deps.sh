@@ -6,9 +6,9 @@
 # Idempotent: runs `apt-get update` and `apt-get install` only when a package is missing.
 set -euo pipefail
 
-# python3-torch and python3-numpy: the PyTorch exporter python/attnprop_torch and its tests
+# python3-torch and python3-numpy: the PyTorch importer python/attnprop_torch and its tests
 # (CTest label python, run by /usr/bin/python3), and the PyTorch baseline of the benchmarks
-# (bench/torch_baseline.py).
+# (bench/torch_baseline.py); python3-onnx: its ONNX reader (import_onnx) and the ONNX tests.
 packages=(
   build-essential cmake pkg-config
   libboost-dev libgmp-dev libmpfr-dev libflint-arb-dev libflint-dev
@@ -16,7 +16,7 @@ packages=(
   # MPI: check, influence and restrict over ranks (ATTNPROP_MPI; the C API only) and mpirun
   libopenmpi-dev openmpi-bin
   libbenchmark-dev
-  python3 python3-torch python3-numpy
+  python3 python3-torch python3-numpy python3-onnx
   # figures: rsvg-convert renders the SVGs to PNG, in DejaVu Sans, the font their layout measures
   librsvg2-bin fonts-dejavu-core
 )

@@ -1,22 +1,32 @@
-"""attnprop_torch: PyTorch transformer encoders as exact attnprop model files.
+"""attnprop_torch: PyTorch modules (and ONNX files) as exact attnprop model files.
 
-    from attnprop_torch import export_encoder
-    doc = export_encoder(encoder, token_embedding, alphabet=["0", "1"], eos="$",
-                         positional="sinusoidal", readout=lin, name="my-model")
+    from attnprop_torch import import_model
+    doc = import_model(module, alphabet=["0", "1"], eos="$", eos_position="last",
+                       readout="logit", name="my-model")
     json.dump(doc, open("my-model.json", "w"))
 
-docs/torch.md describes the contract, the mapping and the command line
-(python3 -m attnprop_torch export|compare SCRIPT.py).
+import_model follows the module's own forward (module(ids) -> logits) at several lengths and
+writes what it computes: attention heads, positionwise updates, positions as formulas in i and
+n, every weight as the exact rational it is. What it cannot express is refused, every operation
+at once, with its module path and source line. docs/torch.md describes the contract, the
+command line (python3 -m attnprop_torch import|compare ...) and import_onnx.
 """
 from .exact import ExportError
 
-__version__ = "0.1.0"
-__all__ = ["export_encoder", "ExportError", "__version__"]
+__version__ = "0.2.0"
+__all__ = ["import_model", "import_onnx", "export_encoder", "ImportRefused", "ExportError",
+           "__version__"]
 
 
 def __getattr__(name):
-    # torch is imported on first use of export_encoder, so that the command line reports a
-    # missing script or a bad argument without paying for the import of torch.
+    # torch is imported on first use, so that the command line reports a missing script or a
+    # bad argument without paying for the import of torch.
+    if name in ("import_model", "ImportRefused"):
+        from . import importer
+        return getattr(importer, name)
+    if name == "import_onnx":
+        from .onnx_import import import_onnx
+        return import_onnx
     if name == "export_encoder":
         from .export import export_encoder
         return export_encoder

@@ -1,11 +1,18 @@
-"""Command line: python3 -m attnprop_torch export|compare SCRIPT.py ... (docs/torch.md).
+"""Command line: python3 -m attnprop_torch import|compare|export ... (docs/torch.md).
 
-SCRIPT.py defines build(), returning the keyword arguments of export_encoder (encoder,
-token_embedding, alphabet, eos, positional, readout, readout_symbols, name, ...).
-Exit codes: 0 done, 1 compare --tolerance exceeded, 2 bad usage, a refused model or a failing
-script, 3 internal error.
+import SCRIPT.py --out F     SCRIPT.py defines build() returning import_model's arguments:
+                             dict(module=..., alphabet=..., eos=..., eos_position=...,
+                             readout=..., name=...)
+import MODEL.onnx --out F --alphabet 01 --eos '$' [--eos-position first] [--readout logit]
+compare SCRIPT.py|MODEL.onnx [--inputs ...] [--n ...]   the original against attnprop
+export SCRIPT.py --out F     build() returns export_encoder's arguments (the stock front end)
+
+A script's build() may also return export_encoder's arguments (encoder=...) or an ONNX file
+(onnx="path", with the other arguments). Exit codes: 0 done, 1 compare --tolerance exceeded,
+2 bad usage, a refused model or a failing script, 3 internal error.
 """
 import argparse
+import inspect
 import json
 import os
 import runpy
@@ -14,6 +21,9 @@ import tempfile
 import traceback
 
 from .exact import ExportError
+
+_IMPORT_ARGS = ("alphabet", "eos", "eos_position", "readout", "readout_symbols", "name",
+                "description", "trace_lengths", "check_lengths")
 
 
 def _load_build(script):
@@ -26,33 +36,73 @@ def _load_build(script):
         raise ExportError("%s: running the script failed: %s: %s" % (script, type(e).__name__, e))
     build = ns.get("build")
     if not callable(build):
-        raise ExportError("%s: defines no build() function (it must return the keyword arguments "
-                          "of export_encoder)" % script)
+        raise ExportError("%s: defines no build() function (it must return import_model's "
+                          "arguments: module, alphabet, eos, readout, name, ...)" % script)
     try:
         kwargs = build()
     except Exception as e:
         raise ExportError("%s: build() failed: %s: %s\n%s" % (script, type(e).__name__, e,
                                                                traceback.format_exc().rstrip()))
     if not isinstance(kwargs, dict):
-        raise ExportError("%s: build() returned %s; expected a dict of export_encoder's keyword "
-                          "arguments" % (script, type(kwargs).__name__))
+        raise ExportError("%s: build() returned %s; expected a dict of import_model's arguments"
+                          % (script, type(kwargs).__name__))
     return kwargs
 
 
-def _export(kwargs, script):
-    from .export import export_encoder
-    import inspect
-
-    allowed = set(inspect.signature(export_encoder).parameters)
-    unknown = sorted(set(kwargs) - allowed)
+def _check_keys(kwargs, allowed, required, script, what):
+    unknown = sorted(set(kwargs) - set(allowed))
     if unknown:
-        raise ExportError("%s: build() returned unknown argument(s) %s (export_encoder takes %s)" %
-                          (script, ", ".join(repr(u) for u in unknown), ", ".join(sorted(allowed))))
-    missing = [k for k in ("encoder", "token_embedding", "alphabet", "eos", "readout", "name")
-               if k not in kwargs]
+        raise ExportError("%s: build() returned unknown argument(s) %s (%s takes %s)" %
+                          (script, ", ".join(repr(u) for u in unknown), what,
+                           ", ".join(sorted(allowed))))
+    missing = [k for k in required if k not in kwargs]
     if missing:
-        raise ExportError("%s: build() did not return %s" % (script, ", ".join(repr(m) for m in missing)))
-    return export_encoder(**kwargs)
+        raise ExportError("%s: build() did not return %s" % (script, ", ".join(repr(m) for m in
+                                                                              missing)))
+
+
+def prepare(kwargs, script):
+    """(module, import_model keyword arguments) for what build() returned."""
+    kwargs = dict(kwargs)
+    if "encoder" in kwargs:
+        from .export import encoder_model, export_encoder
+        allowed = set(inspect.signature(export_encoder).parameters)
+        _check_keys(kwargs, allowed, ("encoder", "token_embedding", "alphabet", "eos", "readout",
+                                      "name"), script, "export_encoder")
+        enc, emb = kwargs.pop("encoder"), kwargs.pop("token_embedding")
+        return encoder_model(enc, emb, **kwargs)
+    if "onnx" in kwargs:
+        from .onnx_import import OnnxModule
+        _check_keys(kwargs, ("onnx",) + _IMPORT_ARGS, ("onnx", "alphabet", "eos", "name"),
+                    script, "import_onnx")
+        path = kwargs.pop("onnx")
+        if script and not os.path.isabs(path):
+            path = os.path.join(os.path.dirname(os.path.abspath(script)), path)
+        return OnnxModule.load(path), kwargs
+    _check_keys(kwargs, ("module",) + _IMPORT_ARGS, ("module", "alphabet", "eos", "name"), script,
+                "import_model")
+    module = kwargs.pop("module")
+    return module, kwargs
+
+
+def _from_args(args):
+    """(module, import arguments) for an ONNX file given on the command line, or a script."""
+    if args.source.endswith(".onnx"):
+        if args.alphabet is None or args.eos is None:
+            raise ExportError("%s: an ONNX file needs --alphabet and --eos" % args.source)
+        from .onnx_import import OnnxModule
+        kw = {"alphabet": list(args.alphabet), "eos": args.eos,
+              "eos_position": args.eos_position or "last", "readout": args.readout or "logit",
+              "name": args.name or os.path.splitext(os.path.basename(args.source))[0]}
+        if args.readout_symbols:
+            kw["readout_symbols"] = args.readout_symbols.split(",")
+        if not os.path.isfile(args.source):
+            raise ExportError("%s: no such file" % args.source)
+        return OnnxModule.load(args.source), kw
+    module, kw = prepare(_load_build(args.source), args.source)
+    if args.name:
+        kw["name"] = args.name
+    return module, kw
 
 
 def dumps(doc):
@@ -88,20 +138,40 @@ def _parse_lengths(text):
     return lengths
 
 
-def _cmd_export(args):
-    kwargs = _load_build(args.script)
-    if args.name:
-        kwargs["name"] = args.name
-    doc = _export(kwargs, args.script)
+def _write(doc, out):
     text = dumps(doc)
-    if args.out == "-":
+    if out == "-":
         sys.stdout.write(text)
     else:
-        with open(args.out, "w") as f:
+        with open(out, "w") as f:
             f.write(text)
-        print("wrote %s (d = %d, %d layer%s, %s readout)" %
-              (args.out, doc["d"], len(doc["layers"]), "" if len(doc["layers"]) == 1 else "s",
+        L = len(doc["layers"])
+        print("wrote %s (d = %d, %d layer%s, %d head%s, %s readout)" %
+              (out, doc["d"], L, "" if L == 1 else "s",
+               sum(len(layer["heads"]) for layer in doc["layers"]),
+               "" if sum(len(layer["heads"]) for layer in doc["layers"]) == 1 else "s",
                doc["readout"]["kind"]))
+
+
+def _cmd_import(args):
+    from .importer import import_model
+    module, kw = _from_args(args)
+    _write(import_model(module, **kw), args.out)
+    return 0
+
+
+def _cmd_export(args):
+    from .export import export_encoder
+    kwargs = _load_build(args.source)
+    if args.name:
+        kwargs["name"] = args.name
+    if "encoder" not in kwargs:
+        raise ExportError("%s: export takes export_encoder's arguments (encoder=...); use "
+                          "`import` for a module" % args.source)
+    _check_keys(kwargs, set(inspect.signature(export_encoder).parameters),
+                ("encoder", "token_embedding", "alphabet", "eos", "readout", "name"), args.source,
+                "export_encoder")
+    _write(export_encoder(**kwargs), args.out)
     return 0
 
 
@@ -111,40 +181,46 @@ def _fmt(x):
 
 def _cmd_compare(args):
     from . import compare as cmp
-
-    kwargs = _load_build(args.script)
-    doc = _export(kwargs, args.script)
+    from .importer import import_model
+    module, kw = _from_args(args)
+    doc = import_model(module, **kw)
     binary = cmp.find_attnprop(args.attnprop)
     inputs = list(args.inputs or [])
     if args.n:
-        alphabet = list(kwargs["alphabet"])
-        inputs += cmp.random_inputs(alphabet, _parse_lengths(args.n), args.samples, args.seed)
+        inputs += cmp.random_inputs(list(kw["alphabet"]), _parse_lengths(args.n), args.samples,
+                                    args.seed)
     if not inputs:
         raise ExportError("compare: give --inputs STR ... and/or --n LIST")
+    kind = cmp.readout_kind(doc)
+    original = cmp.Original(module, kw["alphabet"], kw.get("eos_position", "last"), kind)
     with tempfile.TemporaryDirectory() as tmp:
         path = args.keep or os.path.join(tmp, "model.json")
         with open(path, "w") as f:
             f.write(dumps(doc))
-        rows, dtype = cmp.compare(kwargs, doc, path, inputs, binary, args.precision)
+        rows, dtype = cmp.compare(original, doc, path, inputs, binary, args.precision)
     native = str(dtype).replace("torch.", "")
     worst64 = max((r.diff64 for r in rows if r.diff64 is not None), default=None)
+    if kind == "logit":
+        what = "the logit z, P(%s) = sigmoid(z)" % doc["readout"]["symbols"][1]
+    elif kind == "logits":
+        what = "softmax probabilities of " + ", ".join(doc["readout"]["symbols"])
+    else:
+        what = "the value of the output (accept iff > 0)"
     if args.json:
         print(json.dumps({"model": doc["name"], "attnprop": binary, "precision": args.precision,
-                          "native_dtype": native, "max_rel_diff_float64": worst64,
+                          "readout": kind, "native_dtype": native,
+                          "max_rel_diff_float64": worst64,
                           "rows": [r.as_json() for r in rows]}, indent=2))
     else:
-        ro = doc["readout"]
-        what = ("softmax probabilities of " + ", ".join(ro["symbols"]) if ro["kind"] == "softmax"
-                else "threshold value w . y_n + b")
         print("model      %s (d = %d, L = %d; readout: %s)" % (doc["name"], doc["d"],
                                                                  len(doc["layers"]), what))
         shown = os.path.relpath(binary) if os.path.abspath(binary).startswith(os.getcwd() + os.sep) \
             else binary
         print("attnprop   %s eval --scalar ball --precision %d (contains the exact value)" %
               (shown, args.precision))
-        print("torch      %s; parameters %s; run in float64%s" %
+        print("torch      %s; the original module's forward, parameters %s; run in float64%s" %
               (__import__("torch").__version__, native,
-               "" if native == "float64" else " and in " + native))
+               "" if native == "float64" else " and as it is"))
         print()
         head = "%6s  %-18s %18s" % ("n", "input", "float64 rel. diff")
         if native != "float64":
@@ -179,20 +255,39 @@ def _cmd_compare(args):
     return 0
 
 
+def _onnx_options(p):
+    g = p.add_argument_group("an ONNX file (MODEL.onnx) takes its arguments here")
+    g.add_argument("--alphabet", help="the symbols, one character each (e.g. 01)")
+    g.add_argument("--eos", help="the end symbol")
+    g.add_argument("--eos-position", choices=["last", "first"], help="where eos sits in the ids "
+                                                                       "(default last)")
+    g.add_argument("--readout", choices=["logit", "logits", "threshold"],
+                   help="one logit (default), k logits, or a threshold")
+    g.add_argument("--readout-symbols", help="names of k logits, comma-separated")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python3 -m attnprop_torch",
-        description="Export PyTorch transformer encoders to exact attnprop model files, and "
-                    "cross-check an export against torch (docs/torch.md).")
+        description="Import PyTorch modules and ONNX files as exact attnprop model files, and "
+                    "compare an import with the original (docs/torch.md).")
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("export", help="write the model file of SCRIPT.py's build()")
-    p.add_argument("script", help="a Python file defining build() -> export_encoder's keyword arguments")
+    p = sub.add_parser("import", help="write the model file of SCRIPT.py's build() or of an "
+                                      "ONNX file")
+    p.add_argument("source", metavar="SCRIPT.py|MODEL.onnx")
+    p.add_argument("--out", required=True, help="the model file to write ('-': standard output)")
+    p.add_argument("--name", help="the model's name (default: build()'s 'name')")
+    _onnx_options(p)
+    p.set_defaults(run=_cmd_import)
+    p = sub.add_parser("export", help="write the model file of export_encoder's arguments "
+                                      "(SCRIPT.py's build())")
+    p.add_argument("source", metavar="SCRIPT.py")
     p.add_argument("--out", required=True, help="the model file to write ('-': standard output)")
     p.add_argument("--name", help="the model's name (default: build()'s 'name')")
     p.set_defaults(run=_cmd_export)
-    p = sub.add_parser("compare", help="compare torch (float64 and the module's dtype) with "
-                                       "attnprop eval --scalar ball on the export")
-    p.add_argument("script", help="a Python file defining build()")
+    p = sub.add_parser("compare", help="compare the original module (float64 and its own dtype) "
+                                       "with attnprop eval --scalar ball on the import")
+    p.add_argument("source", metavar="SCRIPT.py|MODEL.onnx")
     p.add_argument("--inputs", nargs="*", metavar="STR", help="input strings (eos is appended)")
     p.add_argument("--n", help="comma-separated lengths n (eos included) of random inputs")
     p.add_argument("--samples", type=int, default=3, help="random inputs per length (default 3)")
@@ -201,10 +296,12 @@ def main(argv=None):
                                                               "(default 256)")
     p.add_argument("--attnprop", help="the attnprop binary (default: $ATTNPROP, the checkout's "
                                       "build/bin/attnprop, the installed one, PATH)")
-    p.add_argument("--keep", metavar="FILE", help="also write the exported model file here")
+    p.add_argument("--keep", metavar="FILE", help="also write the imported model file here")
     p.add_argument("--tolerance", type=float, help="exit 1 when the float64 relative difference "
                                                    "exceeds this")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--name", help="the model's name")
+    _onnx_options(p)
     p.set_defaults(run=_cmd_compare)
     args = parser.parse_args(argv)
     try:

@@ -1,12 +1,20 @@
-"""Cross-check of an export: the torch modules (float64, and their own dtype) against attnprop's
-rigorous evaluation of the exported file (`attnprop eval --scalar ball`), readout by readout.
+"""Cross-check of an import: the original module itself (its own forward, in float64 and in its
+own dtype) against attnprop's rigorous evaluation of the written model (`attnprop eval --scalar
+ball`), input by input.
 
-The readout compared is what the model outputs at the eos position: the probabilities of a
-softmax readout, or the value w . y_n + b of a threshold readout (accept iff > 0). attnprop's
-ball contains the exact value of the exported model, which is the exact value of the torch
-model (every weight is written exactly); its radius is reported beside the differences.
+The readout compared is what the model outputs at the eos position: the logit z of a one-logit
+readout ("logit"), the probabilities of a k-logit softmax readout ("logits"), or the value of a
+threshold readout. attnprop's ball contains the exact value of the written model, which is the
+exact value of the module's computation with its weights as the exact numbers they are; its
+radius is reported beside the differences. The float64 run is the module's own forward with
+every floating-point value (parameters, tensors it keeps, positions it computes in float32)
+carried in float64 (trace.float64_forward); the native run is the module as it is.
+
+attnprop is run as a program (`attnprop_value`, the one place that does): the result is the same
+whichever way it is reached.
 """
 import json
+import math
 import os
 import random
 import shutil
@@ -16,8 +24,9 @@ from fractions import Fraction
 
 import torch
 
+from .importer import token_ids
 from .modelfile import normalise
-from .reference import TorchModel, native_dtype
+from .trace import float64_forward
 
 
 class AttnpropError(RuntimeError):
@@ -68,20 +77,41 @@ class ExactReadout:
         self.undefined = undefined
 
 
-def attnprop_eval(binary, model_path, text, doc, precision=256, scalar="ball"):
-    """Runs `attnprop eval --json` on one input and returns the ExactReadout of the readout of
-    `doc` (the exported document, for a threshold readout's w and t)."""
+def attnprop_value(binary, model_path, text, precision=256, scalar="ball"):
+    """The parsed JSON of `attnprop eval --json` on one input (exit 0 or 4, undefined)."""
     cmd = [binary, "eval", "--model", model_path, "--input=" + text, "--scalar", scalar,
            "--precision", str(precision), "--json"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode not in (0, 4):
         raise AttnpropError("%s exited with %d: %s" % (" ".join(cmd[:3]), proc.returncode,
                                                         (proc.stderr or proc.stdout).strip()))
-    out = json.loads(proc.stdout)
+    return json.loads(proc.stdout)
+
+
+def readout_kind(doc):
+    """"logit", "logits" or "threshold" for a model document: a two-symbol softmax whose first
+    row and bias are zero is a one-logit readout."""
+    ro = normalise({"readout": doc["readout"]})["readout"]
+    if ro["kind"] == "threshold":
+        return "threshold"
+    if ro["kind"] == "softmax" and len(ro["symbols"]) == 2 and all(w == 0 for w in ro["W"][0]) \
+            and (not ro.get("c") or ro["c"][0] == 0):
+        return "logit"
+    return "logits"
+
+
+def attnprop_eval(binary, model_path, text, doc, precision=256, scalar="ball"):
+    """attnprop's ExactReadout of the readout of `doc` on one input."""
+    out = attnprop_value(binary, model_path, text, precision, scalar)
     if out.get("undefined"):
         return ExactReadout(undefined=out["undefined"]["message"])
     ro = doc["readout"]
-    if ro["kind"] == "softmax":
+    kind = readout_kind(doc)
+    if kind == "logit":
+        s = ro["symbols"][1]
+        return ExactReadout([_fraction(out["logits"][s])],
+                            [_fraction(out.get("logits_radius", {}).get(s, "0"))])
+    if kind == "logits":
         probs = out["probabilities"]
         rad = out.get("probabilities_radius", {})
         return ExactReadout([_fraction(probs[s]) for s in ro["symbols"]],
@@ -106,6 +136,47 @@ def relative_difference(approx, exact):
     return worst
 
 
+class Original:
+    """The module an import came from, run on input strings as the model's readout sees it."""
+
+    def __init__(self, module, alphabet, eos_position, kind):
+        self.module = module
+        self.alphabet = list(alphabet)
+        self.eos_position = eos_position
+        self.kind = kind
+
+    def _readout(self, out):
+        z = out.detach().to(torch.float64).reshape(-1)
+        if self.kind == "logits":
+            return [float(p) for p in torch.softmax(z, dim=0)]
+        return [float(z[0])]
+
+    def run64(self, text):
+        return self._readout(float64_forward(self.module, token_ids(text, self.alphabet,
+                                                                     self.eos_position)))
+
+    def run_native(self, text):
+        flags = {m: m.training for m in self.module.modules()}
+        self.module.eval()
+        try:
+            out = self.module(token_ids(text, self.alphabet, self.eos_position))
+        finally:
+            for m, t in flags.items():
+                m.training = t
+        z = out.detach().reshape(-1)
+        if self.kind == "logits":
+            return [float(p) for p in torch.softmax(z, dim=0)]
+        return [float(z[0])]
+
+
+def native_dtype(module):
+    """The dtype of the module's floating-point parameters (float32 when it has none)."""
+    for p in list(module.parameters()) + list(module.buffers()):
+        if torch.is_floating_point(p):
+            return p.dtype
+    return torch.float32
+
+
 class Row:
     """One input's comparison."""
 
@@ -128,21 +199,20 @@ class Row:
                 "rel_radius": self.radius}
 
 
-def compare(kwargs, doc, model_path, inputs, binary, precision=256):
-    """Compares torch (float64 and the native dtype) with attnprop on every input string."""
-    f64 = TorchModel(kwargs, torch.float64)
-    dtype = native_dtype(kwargs)
-    nat = TorchModel(kwargs, dtype) if dtype != torch.float64 else None
+def compare(original, doc, model_path, inputs, binary, precision=256):
+    """Compares the original module (float64 and its native dtype) with attnprop on every input
+    string; returns (rows, native dtype)."""
+    dtype = native_dtype(original.module)
     rows = []
     for text in inputs:
         row = Row(text, len(text) + 1)
         row.exact = attnprop_eval(binary, model_path, text, doc, precision)
-        row.float64 = f64.run(text)
-        if nat is not None:
-            row.native = nat.run(text)
+        row.float64 = original.run64(text)
+        if dtype != torch.float64:
+            row.native = original.run_native(text)
         if row.exact.undefined is None:
             row.diff64 = relative_difference(row.float64, row.exact.values)
-            if nat is not None:
+            if row.native is not None:
                 row.diff_native = relative_difference(row.native, row.exact.values)
             row.radius = max((float(r / abs(v)) if v != 0 else float(r)
                               for r, v in zip(row.exact.radii, row.exact.values)), default=0.0)
@@ -158,3 +228,7 @@ def random_inputs(alphabet, lengths, samples, seed):
         for _ in range(samples):
             out.append("".join(rng.choice(alphabet) for _ in range(n - 1)))
     return out
+
+
+__all__ = ["AttnpropError", "find_attnprop", "attnprop_value", "attnprop_eval", "compare",
+           "Original", "Row", "random_inputs", "relative_difference", "readout_kind", "math"]

@@ -1,11 +1,12 @@
 """A small PyTorch encoder trained for a few seconds on PARITY at n <= 20 (docs/torch.md).
 
-    PYTHONPATH=python /usr/bin/python3 -m attnprop_torch export python/examples/parity.py --out parity.json
+    PYTHONPATH=python /usr/bin/python3 -m attnprop_torch import python/examples/parity.py --out parity.json
 
 build() trains the model (fixed seed, one thread: the same weights on every run of the same
-PyTorch build) and returns export_encoder's keyword arguments. The model reads x_1 .. x_{n-1}
-followed by eos ("$"), and predicts at the eos position whether the number of 1s is odd: a
-softmax over ["0", "1"], "1" meaning "in PARITY" (attnprop's convention for --language parity).
+PyTorch build) and returns import_model's keyword arguments: the module itself, whose forward
+computes its sinusoidal positions from the length. The model reads x_1 .. x_{n-1} followed by
+eos ("$"), and predicts at the eos position whether the number of 1s is odd: a softmax over
+["0", "1"], "1" meaning "in PARITY" (attnprop's convention for --language parity).
 
 Run as a script it also prints the training accuracy per length.
 """
@@ -34,6 +35,8 @@ class Parity(nn.Module):
         self.readout = nn.Linear(D_MODEL, 2)
 
     def forward(self, ids):
+        if ids.dim() == 1:  # one sequence, as attnprop_torch calls it: (n,) -> logits (2,)
+            return self.forward(ids.unsqueeze(0))[0]
         n = ids.shape[1]
         pos = torch.arange(n, dtype=torch.float32).unsqueeze(1)
         k2 = torch.arange(D_MODEL) - torch.arange(D_MODEL) % 2
@@ -71,8 +74,7 @@ def train():
 
 def build():
     model = train()
-    return dict(encoder=model.encoder, token_embedding=model.token, alphabet=ALPHABET, eos=EOS,
-                positional="sinusoidal", readout=model.readout, name="torch-parity",
+    return dict(module=model, alphabet=ALPHABET, eos=EOS, readout="logits", name="torch-parity",
                 description="A 2-layer PyTorch encoder (d_model 16, 2 heads, gelu) trained for a "
                             "few seconds on PARITY at n <= 20 (python/examples/parity.py).")
 

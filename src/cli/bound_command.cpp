@@ -1,7 +1,7 @@
 // attnprop bound: the hypotheses of Hahn's Lemma 5 and the explicit a-priori constant K.
 #include "soft_influence/all_inputs.hpp"
 #include "soft_influence/bounds.hpp"
-#include "soft_influence/norms.hpp"
+#include "numeric/ball_bounds.hpp"
 #include "cli/commands.hpp"
 #include "model/json.hpp"
 #include "model/model_file.hpp"
@@ -20,12 +20,12 @@ using analysis::bound_report;
 using numeric::arb_ball;
 
 /// Upper-bound decimal for text (6 digits).
-std::string text_number(const arb_ball& x) { return analysis::upper_decimal(x, 6); }
+std::string text_number(const arb_ball& x) { return numeric::upper_decimal(x, 6); }
 
 /// Upper-bound decimal for JSON (12 digits), null when unbounded.
 json::value json_number(const arb_ball& x) {
-    if (!analysis::finite(x)) return json::value::null_value();
-    return json::value::string(analysis::upper_decimal(x, 12));
+    if (!numeric::finite(x)) return json::value::null_value();
+    return json::value::string(numeric::upper_decimal(x, 12));
 }
 json::value json_number(const std::optional<arb_ball>& x) {
     return x ? json_number(*x) : json::value::null_value();
@@ -96,7 +96,7 @@ std::string to_text(const bound_report& r, std::size_t heads_max, std::size_t d)
         os << "probabilities: max_{r,r'} ||W_r - W_r'|| = " << text_number(*r.probability_factor)
            << "; osc(dz) <= factor * delta_L, ||dp||_inf and TV <= osc/4";
         if (r.bound_at_n) {
-            arb_ball p = analysis::upper(*r.probability_factor * *r.bound_at_n /
+            arb_ball p = numeric::upper(*r.probability_factor * *r.bound_at_n /
                                          numeric::from_int<arb_ball>(4, {r.precision}));
             os << " <= " << text_number(p) << " at n = " << r.n;
         }
@@ -155,7 +155,7 @@ json::value to_json(const bound_report& r) {
         const numeric::context ctx{r.precision};
         auto quarter = [&](const std::optional<arb_ball>& x) -> json::value {
             if (!x) return json::value::null_value();
-            return json_number(analysis::upper(*r.probability_factor * *x /
+            return json_number(numeric::upper(*r.probability_factor * *x /
                                                numeric::from_int<arb_ball>(4, ctx)));
         };
         p.set("K", quarter(r.K));
@@ -180,7 +180,7 @@ struct every_input_report {
 };
 
 std::string ce_floor_text(double eta) {
-    return analysis::lower_decimal(analysis::cross_entropy_floor(eta), 10);
+    return numeric::lower_decimal(analysis::cross_entropy_floor(eta), 10);
 }
 
 std::string every_input_text(const every_input_report& e, const bound_report& r) {

@@ -210,10 +210,12 @@ std::uint64_t trace_bytes(const model::model<rational>& m, std::size_t n, scalar
     long double bytes = 0;
     for (const auto& lay : m.layers) {
         const long double H = static_cast<long double>(lay.heads.size());
-        if (m.attention == model::attention_kind::soft)
-            numbers += H * nn * nn; // every weight a_ij
-        else
+        switch (model::info(m.attention).weights) {
+        case model::weighting::normaliser: numbers += H * nn * nn; break; // every weight a_ij
+        case model::weighting::maximal_score:
             bytes += H * nn * (8 + 16); // the chosen key of every row and head, and its text
+            break;
+        }
     }
     bytes += numbers * per_number;
     return saturate(bytes);
@@ -229,11 +231,11 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
     ev.attention = m.attention;
     ev.input = model::format_input(m.sigma, x);
     ev.n = x.size();
-    const bool hard = model::is_hard_kind(m.attention);
     scalar_choice sc = opt.scalar;
     if (sc.is_automatic())
-        sc = hard && model::exact_blockers(m).empty() ? scalar_choice::of<rational>()
-                                                      : rigorous_default;
+        sc = model::info(m.attention).exact && model::exact_blockers(m).empty()
+                 ? scalar_choice::of<rational>()
+                 : rigorous_default;
     numeric::context ctx{opt.precision};
     if (sc.info().kind == numeric::scalar_kind::rounded && model::has_singular_layer_norm(m))
         ev.notes.push_back("the model has a layer norm with eps = 0, which is discontinuous at "
@@ -283,7 +285,6 @@ namespace {
 
 void run_kind(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
               scalar_choice sc, const eval_options& opt, const numeric::context& ctx) {
-    const bool hard = model::is_hard_kind(m.attention);
     if (sc.is_automatic()) sc = rigorous_default;
     numeric::dispatch(sc, [&]<class S>(std::type_identity<S>) {
         using traits = numeric::scalar_traits<S>;
@@ -301,8 +302,10 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
             ev.precision = traits::precision(numeric::zero<S>(ctx));
             // Doubles print 17 digits (round trip); other kinds what their precision supports.
             ev.digits = opt.digits > 0 ? opt.digits : numeric::default_digits<S>(ev.precision);
-            if (hard) run_hard<S>(ev, m, x, ctx, opt.trace);
-            else run_soft<S>(ev, m, x, ctx, opt.trace);
+            switch (model::info(m.attention).weights) {
+            case model::weighting::maximal_score: run_hard<S>(ev, m, x, ctx, opt.trace); break;
+            case model::weighting::normaliser: run_soft<S>(ev, m, x, ctx, opt.trace); break;
+            }
         }
     });
 }

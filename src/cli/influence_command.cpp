@@ -4,6 +4,7 @@
 #include "soft_influence/bounds.hpp"
 #include "soft_influence/influence.hpp"
 #include "soft_influence/sweep.hpp"
+#include "soft_influence/sweep_units.hpp"
 #include "soft_influence/worst_case.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_dir.hpp"
@@ -144,7 +145,7 @@ public:
 
         const fs::path path = resolve_model(model_);
         const model::model<numeric::rational> m = model::read_model_file(path.string());
-        if (m.attention != model::attention_kind::soft)
+        if (!model::info(m.attention).soft_influence)
             throw usage_error("influence needs a soft-attention model; " + m.name + " is " +
                               model::to_string(m.attention));
         for (long n : o.ns) model::check_length(m, n);
@@ -225,9 +226,9 @@ public:
         for (const auto& row : r.rows) reused += row.reused ? 1 : 0;
         if (not_written.empty())
             not_written = try_write([&] { report::write_influence_report(dir, r, meta); });
-        int code = r.verdict == analysis::sweep_verdict::undefined ? exit_undefined : exit_ok;
+        int code = r.verdict == verdict::undefined ? exit_undefined : exit_ok;
         fs::path cx;
-        if (r.verdict == analysis::sweep_verdict::fails) {
+        if (r.verdict == verdict::failed) {
             code = exit_failed;
             for (const auto& row : r.rows)
                 if (!row.witness_bound.empty()) {
@@ -239,7 +240,7 @@ public:
                 }
             if (cx.empty())
                 for (const auto& row : r.rows)
-                    if (row.cross_entropy && row.cross_entropy->check == analysis::comparison::above) {
+                    if (row.cross_entropy && row.cross_entropy->check == verdict::failed) {
                         cx = dir / ("counterexample-n" + std::to_string(row.n));
                         if (not_written.empty())
                             not_written = try_write(

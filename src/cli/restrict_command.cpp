@@ -325,12 +325,15 @@ public:
         }
         auto path = resolve_model(model_);
         model::model<rational> m = model::read_model_file(path.string());
-        if (m.attention == model::attention_kind::average_hard)
-            throw usage_error("restrict needs a unique-hard model (Hahn's Theorem 1 is about the "
-                              "leftmost maximal score); " + m.name + " uses average-hard "
-                              "attention, which weighs every maximal position and is not covered");
-        if (m.attention != model::attention_kind::hard)
-            throw usage_error("restrict needs a hard-attention model; " + m.name + " is soft");
+        if (const model::attention_kind_info& a = model::info(m.attention); !a.hard_limit) {
+            if (model::selects_maximum(a.kind))
+                throw usage_error("restrict needs a unique-hard model (Hahn's Theorem 1 is about "
+                                  "the leftmost maximal score); " + m.name + " uses " +
+                                  std::string(a.name) + " attention, which " +
+                                  std::string(a.ties_in_words) + " and is not covered");
+            throw usage_error("restrict needs a hard-attention model; " + m.name + " is " +
+                              std::string(a.name));
+        }
         if (!m.out.is_recognizer())
             throw usage_error("restrict needs a recognizer (threshold or map readout)");
         if (lang) (void)analysis::language_symbols(m, *lang);

@@ -72,9 +72,10 @@ public:
         const std::vector<long> ns = parse_length_list(n_text_);
         auto path = resolve_model(model_);
         model::model<rational> m = model::read_model_file(path.string());
-        if (!model::is_hard_kind(m.attention))
+        if (!model::info(m.attention).simulate_source)
             throw usage_error("simulate needs a hard or average-hard model (its soft counterpart "
-                              "is built from it); " + m.name + " is soft");
+                              "is built from it); " + m.name + " is " +
+                              model::to_string(m.attention));
         std::vector<model::expr> betas;
         for (const auto& b : betas_) {
             try {

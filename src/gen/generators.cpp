@@ -1446,7 +1446,7 @@ std::string model_class(const model::model<numeric::rational>& m) {
         gelu = gelu || ft.uses(model::activation::gelu);
         ln = ln || ft.layer_norm;
     });
-    if (model::is_hard_kind(m.attention)) {
+    if (model::selects_maximum(m.attention)) {
         std::string tags;
         for (std::size_t k = 0; k < kinds.size(); ++k)
             if (kinds[k]) tags += (tags.empty() ? "" : "+") + std::string(kind_names[k]);

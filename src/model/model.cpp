@@ -6,13 +6,19 @@
 
 namespace attnprop::model {
 
-const char* to_string(attention_kind k) {
-    switch (k) {
-    case attention_kind::hard: return "hard";
-    case attention_kind::soft: return "soft";
-    case attention_kind::average_hard: return "average-hard";
+std::optional<attention_kind> parse_attention_kind(std::string_view name) {
+    for (const auto& k : attention_kinds)
+        if (k.name == name) return k.kind;
+    return std::nullopt;
+}
+
+std::string attention_kind_names() {
+    std::string out;
+    for (std::size_t k = 0; k < attention_kinds.size(); ++k) {
+        if (k > 0) out += k + 1 == attention_kinds.size() ? " or " : ", ";
+        out += "'" + std::string(attention_kinds[k].name) + "'";
     }
-    return "?";
+    return out;
 }
 
 int alphabet::index_of(std::string_view s) const {
@@ -104,7 +110,7 @@ void check_length(const model<rational>& m, long n) {
             throw input_error("the model's positional table has " + std::to_string(*max) +
                               " rows; an input of length n = " + std::to_string(n) + " needs " +
                               std::to_string(n));
-    if (!is_hard_kind(m.attention) || n < 2) return;
+    if (!selects_maximum(m.attention) || n < 2) return;
     for (std::size_t k = 0; k < m.layers.size(); ++k)
         for (std::size_t h = 0; h < m.layers[k].heads.size(); ++h) {
             const auto& beta = m.layers[k].heads[h].score.beta;
@@ -153,7 +159,8 @@ std::string map_site::name() const {
 
 std::vector<std::string> exact_blockers(const model<rational>& m) {
     std::vector<std::string> out;
-    if (m.attention == attention_kind::soft) out.push_back("attention is soft (softmax needs exp)");
+    if (const attention_kind_info& a = info(m.attention); !a.exact)
+        out.push_back("attention is " + std::string(a.name) + " (" + std::string(a.needs) + ")");
     if (m.positional) {
         const positional_spec& p = *m.positional;
         if (p.type == positional_spec::kind::sinusoidal)

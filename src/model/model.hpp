@@ -3,6 +3,7 @@
 /// The attention models of docs/theory.md ("The models") as one data structure, templated on the scalar.
 /// `model<rational>` is what a model file holds; `to_scalar<S>` converts it for evaluation.
 
+#include "model/attention_kind.hpp"
 #include "model/expr.hpp"
 #include "model/maps.hpp"
 
@@ -13,15 +14,6 @@
 #include <vector>
 
 namespace attnprop::model {
-
-/// Hard (unique-hard): weight 1 on the leftmost position attaining the maximal score. Soft:
-/// softmax. Average-hard: weight 1/t on each of the t positions attaining the maximal score
-/// (ties decided exactly, as for hard).
-enum class attention_kind { hard, soft, average_hard };
-/// "hard", "soft", "average-hard" (the model file's spelling).
-const char* to_string(attention_kind k);
-/// Whether the kind selects by the maximal score (hard or average-hard) rather than softmax.
-inline bool is_hard_kind(attention_kind k) { return k != attention_kind::soft; }
 
 /// Raised for an input the model cannot take (a symbol outside the alphabet, an n beyond a
 /// finite positional table). The CLI maps it to exit code 2.

@@ -381,14 +381,10 @@ model<rational> reader::read(const value& root) {
 
     node attention = required(top, "attention");
     std::string a = string_value(attention);
-    if (a == "hard")
-        m.attention = attention_kind::hard;
-    else if (a == "soft")
-        m.attention = attention_kind::soft;
-    else if (a == "average-hard")
-        m.attention = attention_kind::average_hard;
+    if (auto k = parse_attention_kind(a))
+        m.attention = *k;
     else
-        fail(attention, "attention must be 'hard', 'soft' or 'average-hard', got " + in_quotes(a));
+        fail(attention, "attention must be " + attention_kind_names() + ", got " + in_quotes(a));
 
     read_alphabet(top, m);
     m.d = dimension(required(top, "d"), "d");

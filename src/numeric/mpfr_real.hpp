@@ -122,6 +122,14 @@ std::string to_certified_display(const mpfr_real& x, int digits, bool force_digi
 std::string to_decimal(const mpfr_real& x, int digits);
 std::string radius_string(const mpfr_real&);
 inline double approx_double(const mpfr_real& x) { return to_double(x); }
+/// The exact text of an MPFR number (exact_text.hpp): its precision, then hexadecimal with
+/// every digit of its significand ("256 -0.8f3@1"; "@NaN@", "@Inf@", "-@Inf@").
+std::string exact_text(const mpfr_real& x);
+/// x^k for an integer k (mpfr_pow_si, at x's precision); 0^negative is an undefined_error.
+mpfr_real int_pow(const mpfr_real& x, long k, const context& ctx);
+/// a^b for a real exponent b (mpfr_pow, at the larger precision); NaN, a negative base, or a
+/// zero base with an exponent that is not positive, is an undefined_error.
+mpfr_real real_pow(const mpfr_real& a, const mpfr_real& b, const context& ctx);
 
 template <> struct scalar_traits<mpfr_real> {
     static constexpr scalar_kind kind = scalar_kind::rounded;
@@ -142,6 +150,10 @@ template <> struct scalar_traits<mpfr_real> {
         return r;
     }
     static long precision(const mpfr_real& x) { return x.precision(); }
+    /// Formula constants are worth caching (model/formula/real.hpp).
+    static constexpr bool caches_constants = true;
+    /// The number of exact_text(x), at its precision.
+    static mpfr_real from_exact_text(const std::string& text);
     static mpfr_real pi(const context& ctx) { return pi_mpfr(ctx); }
     static mpfr_real nan(const context& ctx) {
         mpfr_real r(ctx.precision_bits);

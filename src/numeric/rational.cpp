@@ -1,4 +1,5 @@
 #include "numeric/rational.hpp"
+#include "numeric/exact_text.hpp"
 
 #include <mpfr.h>
 
@@ -202,6 +203,14 @@ double to_double_nearest(const rational& q) {
     double d = mpfr_get_d(x, MPFR_RNDN);
     mpfr_clear(x);
     return d;
+}
+
+std::string exact_text(const rational& x) { return to_exact_string(x); }
+
+rational scalar_traits<rational>::from_exact_text(const std::string& text) {
+    auto q = parse_rational(text);
+    if (!q) exact_text_detail::malformed(text);
+    return *q;
 }
 
 } // namespace attnprop::numeric

@@ -83,11 +83,15 @@ std::string to_display_string(const rational& x, int digits);
 std::string to_certified_display(const rational& x, int digits, bool force_digits = false);
 std::string to_decimal(const rational& x, int digits);
 std::string radius_string(const rational&);
+/// The exact text of a rational (exact_text.hpp): p/q, or the integer.
+std::string exact_text(const rational& x);
 inline double approx_double(const rational& x) { return to_double_nearest(x); }
 
 template <> struct scalar_traits<rational> {
     static constexpr scalar_kind kind = scalar_kind::exact;
     static constexpr std::string_view name = "exact";
+    /// What messages call the kind.
+    static constexpr std::string_view display_name = "exact rationals";
     /// Whether exp() is costly enough that repeated arguments are worth caching.
     static constexpr bool expensive_exp = false;
     /// Whether require_finite checks values of this kind (exact values are always finite).
@@ -101,6 +105,8 @@ template <> struct scalar_traits<rational> {
     static rational from_rational(const rational& q, const context&) { return q; }
     static rational from_long(long v, const context&) { return rational(v); }
     static long precision(const rational&) { return 0; }
+    /// The rational of exact_text(x) (std::runtime_error when malformed).
+    static rational from_exact_text(const std::string& text);
 };
 
 } // namespace attnprop::numeric

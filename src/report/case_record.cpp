@@ -57,7 +57,6 @@ bool inside_folder(const std::string& p) {
     return true;
 }
 
-const char* const verdicts[] = {"holds", "violated", "undecided", "undefined"};
 
 /// Reads members of one case.json, failing with its file name, the member's position and its
 /// JSON pointer.
@@ -222,12 +221,17 @@ const field fields[] = {
              r.fail(v, "/precision_cap", "precision_cap " + std::to_string(c.precision_cap) +
                                              " is below precision " + std::to_string(c.precision));
      }},
-    {"verdict", true, [](const case_record& c) -> std::optional<value> { return str(c.verdict); },
+    {"verdict", true, [](const case_record& c) -> std::optional<value> { return str(std::string(word(c.verdict))); },
      [](field_reader& r, const value& v, case_record& c) {
-         c.verdict = r.string(v, "/verdict");
-         if (std::find(std::begin(verdicts), std::end(verdicts), c.verdict) == std::end(verdicts))
-             r.fail(v, "/verdict", "unknown verdict \"" + c.verdict +
-                                       "\" (known: holds, violated, undecided, undefined)");
+         const std::string w = r.string(v, "/verdict");
+         // The words of a case's verdict; folders written before they were the table's say holds
+         // and violated.
+         auto read = verdict_of_word(w);
+         if (w == "holds" || w == "violated") read = verdict_of_any_word(w);
+         if (!read || *read == verdict::gave_up || *read == verdict::not_applicable)
+             r.fail(v, "/verdict", "unknown verdict \"" + w +
+                                       "\" (known: passed, failed, undecided, undefined)");
+         c.verdict = *read;
      }},
     {"message", true, [](const case_record& c) -> std::optional<value> { return str(c.message); },
      [](field_reader& r, const value& v, case_record& c) { c.message = r.string(v, "/message"); }},

@@ -19,7 +19,6 @@
 namespace attnprop::report {
 
 namespace fs = std::filesystem;
-using analysis::comparison;
 using analysis::cross_entropy_row;
 using analysis::sweep_row;
 using json::value;
@@ -54,12 +53,14 @@ double get_double(const value& o, const char* key) {
         throw std::runtime_error(std::string("rows.json: '") + key + "' is not a finite number");
     return d;
 }
-comparison get_cmp(const value& o, const char* key) {
+/// A row's verdict against its bound; rows written before the verdict words were one say
+/// below, above, n/a (verdict_of_any_word).
+verdict get_cmp(const value& o, const char* key) {
     const std::string s = get_str(o, key);
-    for (comparison c : {comparison::below, comparison::above, comparison::undecided,
-                         comparison::not_applicable})
-        if (s == analysis::to_string(c)) return c;
-    throw std::runtime_error("rows.json: bad comparison '" + s + "'");
+    const auto v = verdict_of_any_word(s);
+    if (!v || *v == verdict::undefined || *v == verdict::gave_up)
+        throw std::runtime_error("rows.json: bad comparison '" + s + "'");
+    return *v;
 }
 
 /// How a cross-entropy row's inputs were chosen.
@@ -79,7 +80,7 @@ value ce_to_json(const cross_entropy_row& c, int approx_digits = report_approx_d
     o.set("accuracy", str(c.accuracy));
     o.set("eta", str(c.eta));
     o.set("floor_bits", str(c.floor_bits));
-    o.set("check", str(analysis::to_string(c.check)));
+    o.set("check", str(attnprop::to_string(c.check)));
     o.set("mean_ce_approx", approx(c.mean_ce_approx, approx_digits));
     o.set("certified", value::boolean(c.certified));
     o.set("certified_eta", opt_str(c.certified_eta));
@@ -165,7 +166,7 @@ std::string measured_note(const sweep_row& row, const analysis::sweep_options& o
 }
 
 std::string verdict_line(const analysis::sweep_result& r) {
-    return std::string(analysis::to_string(r.verdict)) + " (" + r.explanation + ")";
+    return std::string(attnprop::to_string(r.verdict)) + " (" + r.explanation + ")";
 }
 
 } // namespace
@@ -200,13 +201,13 @@ value row_to_json(const sweep_row& r, int approx_digits) {
     o.set("posterior_bound", opt_str(r.posterior_bound));
     o.set("max_prob_change", opt_str(r.max_prob_change));
     o.set("prob_bound", opt_str(r.prob_bound));
-    o.set("below_bound", str(analysis::to_string(r.below_bound)));
-    o.set("below_posterior", str(analysis::to_string(r.below_posterior)));
-    o.set("prob_below_bound", str(analysis::to_string(r.prob_below_bound)));
+    o.set("below_bound", str(attnprop::to_string(r.below_bound)));
+    o.set("below_posterior", str(attnprop::to_string(r.below_posterior)));
+    o.set("prob_below_bound", str(attnprop::to_string(r.prob_below_bound)));
     o.set("every_input_bound", opt_str(r.certified_bound));
     o.set("every_input_prob_bound", opt_str(r.certified_prob_bound));
-    o.set("below_every_input_bound", str(analysis::to_string(r.below_certified)));
-    o.set("prob_below_every_input_bound", str(analysis::to_string(r.prob_below_certified)));
+    o.set("below_every_input_bound", str(attnprop::to_string(r.below_certified)));
+    o.set("prob_below_every_input_bound", str(attnprop::to_string(r.prob_below_certified)));
     o.set("max_influence_approx", approx(r.max_influence_approx, approx_digits));
     o.set("n_max_influence_approx", approx(r.n_max_influence_approx, approx_digits));
     o.set("n_max_influence_lower", r.undefined ? value::null_value() : opt_str(r.n_max_lower));
@@ -306,7 +307,7 @@ value influence_to_json(const analysis::sweep_result& r, const influence_meta& m
     for (long n : r.fit_left_out) left_out.push_back(num(n));
     o.set("slope_left_out", std::move(left_out));
     o.set("cross_entropy", ce.empty() ? value::null_value() : std::move(ce));
-    o.set("verdict", str(analysis::to_string(r.verdict)));
+    o.set("verdict", str(attnprop::to_string(r.verdict)));
     o.set("explanation", str(r.explanation));
     o.set("growth", r.growth ? str(*r.growth) : value::null_value());
     o.set("influence_vanished",
@@ -340,10 +341,10 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
     std::vector<std::vector<std::string>> rows;
     for (const auto& row : r.rows) {
         std::string vs = row.undefined ? std::string("undefined")
-                                       : std::string(analysis::to_string(row.below_bound)) + "/" +
-                                             analysis::to_string(row.below_posterior) + "/" +
-                                             analysis::to_string(row.prob_below_bound);
-        if (!row.undefined && row.certified_bound) vs += "/" + std::string(analysis::to_string(row.below_certified));
+                                       : std::string(attnprop::to_string(row.below_bound)) + "/" +
+                                             attnprop::to_string(row.below_posterior) + "/" +
+                                             attnprop::to_string(row.prob_below_bound);
+        if (!row.undefined && row.certified_bound) vs += "/" + std::string(attnprop::to_string(row.below_certified));
         if (row.reused) vs += " (reused)";
         vs += measured_note(row, op);
         const auto [mx, nmx] = certified_influence(row);
@@ -379,12 +380,12 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
             if (c.certified)
                 os << "; over every input eta <= " << *c.certified_eta << ", so CE >= "
                    << *c.certified_floor_bits << " ("
-                   << (c.check == analysis::comparison::below ? "holds: certified floor"
-                       : c.check == analysis::comparison::above ? "BELOW the certified floor: a finding"
-                                                                : "undecided")
+                   << (c.check == verdict::passed ? "passed: certified floor"
+                       : c.check == verdict::failed ? "failed: below the certified floor"
+                                                    : "undecided")
                    << ")\n";
             else
-                os << " (" << ce_kind(c) << ": " << analysis::to_string(c.check) << ")\n";
+                os << " (" << ce_kind(c) << ": " << attnprop::to_string(c.check) << ")\n";
         }
     os << "\n";
     if (r.fit) {
@@ -746,7 +747,7 @@ plot_figure influence_figure(const analysis::sweep_result& r) {
     if (r.fit)
         cap += "Slope of log Δ(n) against log n over the defined rows: " + slope_text(r) +
                " (a measurement; Lemma 5 gives −1). ";
-    cap += "Verdict: " + std::string(analysis::to_string(r.verdict)) + " — " + r.explanation + ".";
+    cap += "Verdict: " + std::string(attnprop::to_string(r.verdict)) + " — " + r.explanation + ".";
     f.caption.push_back(cap);
     if (!every.x.empty())
         f.caption.push_back("The dashed bound holds for every input of length n (docs/bounds.md); the "
@@ -794,10 +795,10 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
             << row.max_influence << "," << row.mean_influence << "," << row.n_max_influence << ","
             << row.bound.value_or("") << "," << row.posterior_bound.value_or("") << ","
             << row.max_prob_change.value_or("") << "," << row.prob_bound.value_or("") << ","
-            << analysis::to_string(row.below_bound) << "," << analysis::to_string(row.below_posterior)
-            << "," << analysis::to_string(row.prob_below_bound) << "," << (c ? c->mean_ce_bits : "")
+            << attnprop::to_string(row.below_bound) << "," << attnprop::to_string(row.below_posterior)
+            << "," << attnprop::to_string(row.prob_below_bound) << "," << (c ? c->mean_ce_bits : "")
             << "," << (c ? c->accuracy : "") << "," << (c ? c->eta : "") << ","
-            << (c ? c->floor_bits : "") << "," << (c ? analysis::to_string(c->check) : "") << ","
+            << (c ? c->floor_bits : "") << "," << (c ? attnprop::to_string(c->check) : "") << ","
             << row.certified_bound.value_or("") << "," << row.certified_prob_bound.value_or("") << ","
             << (c && c->certified_floor_bits ? *c->certified_floor_bits : "") << ","
             << (row.reused ? "yes" : "no") << "," << row.precision << ","
@@ -831,9 +832,9 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
         if (row.undefined)
             md << "undefined";
         else
-            md << analysis::to_string(row.below_bound) << " / " << analysis::to_string(row.below_posterior)
-               << " / " << analysis::to_string(row.prob_below_bound)
-               << (row.certified_bound ? " / " + std::string(analysis::to_string(row.below_certified)) : "");
+            md << attnprop::to_string(row.below_bound) << " / " << attnprop::to_string(row.below_posterior)
+               << " / " << attnprop::to_string(row.prob_below_bound)
+               << (row.certified_bound ? " / " + std::string(attnprop::to_string(row.below_certified)) : "");
         md << (row.reused ? " (reused)" : "") << measured_note(row, meta.options) << " |\n";
     }
     if (std::any_of(r.rows.begin(), r.rows.end(), [](const sweep_row& row) { return row.undefined.has_value(); })) {
@@ -852,7 +853,7 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
             if (const auto& c = row.cross_entropy)
                 md << "| " << c->n << " | " << c->mean_ce_bits << " | " << c->accuracy << " | " << c->eta
                    << " | " << c->floor_bits << " | " << c->certified_eta.value_or("-") << " | "
-                   << c->certified_floor_bits.value_or("-") << " | " << analysis::to_string(c->check)
+                   << c->certified_floor_bits.value_or("-") << " | " << attnprop::to_string(c->check)
                    << " (" << (c->certified ? "certified floor" : ce_kind(*c)) << ")" << " |\n";
     }
     md << "\nHypotheses:\n\n";
@@ -891,7 +892,7 @@ case_record sweep_case(const influence_meta& meta) {
     c.seed = c.base_seed = meta.options.seed;
     c.scalar_kinds = {"ball"};
     c.precision = c.precision_cap = meta.options.precision;
-    c.verdict = "violated";
+    c.verdict = verdict::failed;
     c.numbers_from = "influence";
     c.made_by = meta.made_by;
     return c;

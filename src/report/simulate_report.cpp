@@ -1,6 +1,6 @@
 #include "report/simulate_report.hpp"
 
-#include "soft_influence/norms.hpp"
+#include "numeric/ball_bounds.hpp"
 #include "report/files.hpp"
 #include "report/plot.hpp"
 
@@ -22,15 +22,15 @@ value num(long long v) { return value::number(v); }
 
 /// A measured ball as a short decimal (its midpoint).
 std::string mid(const arb_ball& x, int digits = 3) {
-    if (!analysis::finite(x)) return "inf";
+    if (!numeric::finite(x)) return "inf";
     if (arb_is_zero(x.raw())) return "0";
     return numeric::to_display_string(x, digits);
 }
 /// An upper point as a short decimal rounded up.
-std::string up(const arb_ball& x, int digits = 3) { return analysis::upper_decimal(x, digits); }
+std::string up(const arb_ball& x, int digits = 3) { return numeric::upper_decimal(x, digits); }
 
 double as_double(const arb_ball& x) {
-    if (!analysis::finite(x)) return std::nan("");
+    if (!numeric::finite(x)) return std::nan("");
     return numeric::to_double(x);
 }
 

@@ -273,7 +273,7 @@ report_builder::report_builder(const property& p, const run_config& cfg) : tests
     rep_.suite = p.suite;
     rep_.name = p.name;
     rep_.statement = p.statement;
-    rep_.kinds = p.kinds;
+    rep_.kinds = kind_names(p.kinds);
     rep_.expected_to_fail = p.expected_to_fail;
     rep_.seed = property_seed(cfg.seed, p);
 }

@@ -277,7 +277,7 @@ arb_ball value_diameter(const head_scores& hs, const numeric::context& ctx) {
 
 every_input_margins every_input_margins_at(const model::model<rational>& m, long n,
                                            const numeric::context& ctx, const margin_options& opt) {
-    if (!model::is_hard_kind(m.attention))
+    if (!model::info(m.attention).simulate_source)
         throw precondition_error("every-input margins need a hard or average-hard model; " + m.name + " is soft");
     if (n < 2) throw precondition_error("every-input margins need n >= 2, got " + std::to_string(n));
     every_input_margins out;
@@ -293,7 +293,7 @@ every_input_margins every_input_margins_at(const model::model<rational>& m, long
         return out;
     }
     model::check_length(m, n);
-    const bool unique = m.attention == model::attention_kind::hard;
+    const bool unique = model::info(m.attention).ties == model::tie_rule::leftmost;
     const std::size_t N = static_cast<std::size_t>(n), sig = m.sigma.symbols.size();
     const auto& lay = m.layers.front();
     const std::size_t H = lay.heads.size();

@@ -24,33 +24,33 @@ std::optional<arb_ball> parse_ball(const std::string& text, long prec) {
     return b;
 }
 
-/// The largest measured change n·max against the scaled bound n·Δ̄(n): above only when the
-/// row's certified lower end of n·max (enclosure kinds) exceeds it; below when its upper end
+/// The largest measured change n·max against the scaled bound n·Δ̄(n): failed only when the
+/// row's certified lower end of n·max (enclosure kinds) exceeds it; passed when its upper end
 /// is at most it. A rounded kind's value (no certified ends) is compared as if exact, with a
 /// relative 10^-9 left undecided.
-comparison influence_against(const sweep_row& row, double n_bound) {
-    if (!std::isfinite(n_bound)) return comparison::not_applicable;
+verdict influence_against(const sweep_row& row, double n_bound) {
+    if (!std::isfinite(n_bound)) return verdict::not_applicable;
     const arb_ball b = arb_ball::from_double(n_bound, numeric::context{128});
     if (row.n_max_lower && row.n_max_upper) {
         const auto lo = parse_ball(*row.n_max_lower, 128), hi = parse_ball(*row.n_max_upper, 128);
-        if (!lo || !hi) return comparison::undecided;
-        if (arf_cmp(arb_midref(upper(*hi).raw()), arb_midref(b.raw())) <= 0) return comparison::below;
-        if (arf_cmp(arb_midref(lower(*lo).raw()), arb_midref(b.raw())) > 0) return comparison::above;
-        return comparison::undecided;
+        if (!lo || !hi) return verdict::undecided;
+        if (arf_cmp(arb_midref(upper(*hi).raw()), arb_midref(b.raw())) <= 0) return verdict::passed;
+        if (arf_cmp(arb_midref(lower(*lo).raw()), arb_midref(b.raw())) > 0) return verdict::failed;
+        return verdict::undecided;
     }
     const double v = std::strtod(row.n_max_influence.c_str(), nullptr);
-    if (v * (1 + 1e-9) <= n_bound) return comparison::below;
-    if (v * (1 - 1e-9) > n_bound) return comparison::above;
-    return comparison::undecided;
+    if (v * (1 + 1e-9) <= n_bound) return verdict::passed;
+    if (v * (1 - 1e-9) > n_bound) return verdict::failed;
+    return verdict::undecided;
 }
 
 /// A probability change (a 12-digit decimal of the measurement, not an enclosure) against its
-/// bound: below when clearly so (relative 10^-6), otherwise undecided; never above, which
+/// bound: passed when clearly so (relative 10^-6), otherwise undecided; never failed, which
 /// needs a certified measurement.
-comparison prob_against(const std::string& measured, double bound) {
-    if (measured.empty() || !std::isfinite(bound)) return comparison::not_applicable;
+verdict prob_against(const std::string& measured, double bound) {
+    if (measured.empty() || !std::isfinite(bound)) return verdict::not_applicable;
     const double v = std::strtod(measured.c_str(), nullptr);
-    return v * (1 + 1e-6) <= bound ? comparison::below : comparison::undecided;
+    return v * (1 + 1e-6) <= bound ? verdict::passed : verdict::undecided;
 }
 
 } // namespace
@@ -87,20 +87,20 @@ std::vector<all_inputs_result> add_every_input_bounds(const model::model<numeric
                         // contradict the bound.
                         const auto ce = parse_ball(c.mean_ce_bits, 128);
                         if (ce && arf_cmp(arb_midref(upper(*ce).raw()), arb_midref(floor.raw())) < 0)
-                            c.check = comparison::above;
-                        else if (c.check != comparison::above)
-                            c.check = comparison::below;
+                            c.check = verdict::failed;
+                        else if (c.check != verdict::failed)
+                            c.check = verdict::passed;
                     } else {
                         // Sampled: the statement is about the mean over every input, which the
                         // certified floor proves; the sample is a measurement beside it.
-                        c.check = comparison::below;
+                        c.check = verdict::passed;
                     }
                 }
             }
         }
     }
     decide_sweep(r, slope_tolerance);
-    if (certified_ce && r.verdict != sweep_verdict::fails)
+    if (certified_ce && r.verdict != verdict::failed)
         r.explanation += "; the cross-entropy corollary is decided at every n by the floor 1 - log2(1 + eta) "
                          "with eta bounded over every input";
     return out;

@@ -47,7 +47,7 @@ foreach(_ctl hard-output-ignores-x1 soft-influence-below-1-over-n2 double-equals
              soft-leak-vanishes-at-log-n-over-gamma soft-agrees-at-constant-beta
              soft-leak-vanishes-at-beta-n-gap-1-over-n)
   add_test(NAME "golden: cli replay-${_ctl}"
-           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated" --
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +failed" --
                    $<TARGET_FILE:attnprop_cli> replay ${_ctl_out}/counterexamples/controls-${_ctl})
   set_tests_properties("golden: cli replay-${_ctl}" PROPERTIES LABELS golden
                        FIXTURES_REQUIRED controls_report)
@@ -163,7 +163,7 @@ attnprop_cli_test(bound-unknown-model 2 "no model file or bundled model named 'n
 
 # influence: one-symbol influence across n (Lemma 5), reports, resume, counterexamples.
 set(_inf_out ${CMAKE_CURRENT_BINARY_DIR}/golden-influence)
-attnprop_cli_test(influence-json-holds 0 "\"verdict\": \"holds\""
+attnprop_cli_test(influence-json-passed 0 "\"verdict\": \"passed\""
                   influence --model cc-first.json --n 8,16,32 --json --out ${_inf_out}/json)
 attnprop_cli_test(influence-json-fields 0 "\"n_max_influence\": \"[0-9]"
                   influence --model cc-first.json --n 8,16,32 --json --out ${_inf_out}/json2)
@@ -181,7 +181,7 @@ add_test(NAME "golden: cli influence-search-report-md"
                  sh $<TARGET_FILE:attnprop_cli> ${_inf_out}/search-md)
 set_tests_properties("golden: cli influence-search-report-md" PROPERTIES LABELS golden
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
-attnprop_cli_test(influence-ln0 0 "verdict: hypothesis-violated .*lipschitz-updates"
+attnprop_cli_test(influence-ln0 0 "verdict: not-applicable .*lipschitz-updates"
                   influence --model cc-parity-ln0 --n 8,16 --out ${_inf_out}/ln0)
 attnprop_cli_test(influence-bad-n 2 "--n: 'x' is not an integer"
                   influence --model cc-first --n 8,x)
@@ -246,7 +246,7 @@ set_tests_properties("golden: cli influence-fails" PROPERTIES LABELS golden
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models"
                      FIXTURES_SETUP influence_fails)
 add_test(NAME "golden: cli influence-replay"
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated" --
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +failed" --
                  $<TARGET_FILE:attnprop_cli> replay ${_inf_out}/fails/counterexample-n8)
 set_tests_properties("golden: cli influence-replay" PROPERTIES LABELS golden
                      FIXTURES_REQUIRED influence_fails)
@@ -260,38 +260,38 @@ set_tests_properties("golden: cli influence-ce-fails" PROPERTIES LABELS golden
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models"
                      FIXTURES_SETUP influence_ce_fails)
 add_test(NAME "golden: cli influence-ce-replay"
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated at 128 bits: the mean PARITY cross-entropy" --
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +failed at 128 bits: the mean PARITY cross-entropy" --
                  $<TARGET_FILE:attnprop_cli> replay ${_inf_out}/ce-fails/counterexample-n8)
 set_tests_properties("golden: cli influence-ce-replay" PROPERTIES LABELS golden
                      FIXTURES_REQUIRED influence_ce_fails)
 # The 2DYCK forced-bracket floor with eta / 10^6 (no a-posteriori bound, so only the
 # cross-entropy fails): the folder replays through forced-bracket-cross-entropy.
 add_test(NAME "golden: cli influence-dyck2-ce-fails"
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict: fails .the cross-entropy over the 2DYCK forced-bracket pairs is below" --
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict: failed .the cross-entropy over the 2DYCK forced-bracket pairs is below" --
                  $<TARGET_FILE:attnprop_cli> influence --model soft-recency-2dyck --n 16 --language 2dyck
                  --inputs 8 --bound-divisor 1000000 --posterior-max-n 0 --out ${_inf_out}/dyck2-fails)
 set_tests_properties("golden: cli influence-dyck2-ce-fails" PROPERTIES LABELS golden
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models"
                      FIXTURES_SETUP influence_dyck2_fails)
 add_test(NAME "golden: cli influence-dyck2-ce-replay"
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated at 128 bits: the mean cross-entropy over the forced-bracket pairs" --
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +failed at 128 bits: the mean cross-entropy over the forced-bracket pairs" --
                  $<TARGET_FILE:attnprop_cli> replay ${_inf_out}/dyck2-fails/counterexample-n16)
 set_tests_properties("golden: cli influence-dyck2-ce-replay" PROPERTIES LABELS golden
                      FIXTURES_REQUIRED influence_dyck2_fails)
 # The negative controls of Lemma 5, one per hypothesis: hypothesis-violated, named, and a
 # certified growth of n * influence (the rate is only a measurement).
-attnprop_cli_test(influence-logn 0 "verdict: hypothesis-violated .hypotheses fail: dot-product-scores, so Lemma 5 makes no claim; n . max influence certainly grew from"
+attnprop_cli_test(influence-logn 0 "verdict: not-applicable .hypotheses fail: dot-product-scores, so Lemma 5 makes no claim; n . max influence certainly grew from"
                   influence --model cc-first-logn --n 16,32,64 --out ${_inf_out}/logn)
 # The bound over every input decides the cross-entropy corollary at every n (sampled rows too).
-attnprop_cli_test(influence-certified-floor 0 "n = 1000: .*so CE >= 0\\.99[0-9]* \\(holds: certified floor\\)"
+attnprop_cli_test(influence-certified-floor 0 "n = 1000: .*so CE >= 0\\.99[0-9]* \\(passed: certified floor\\)"
                   influence --model cc-parity --n 100,1000 --inputs 1 --positions 2 --language parity
                   --out ${_inf_out}/certified-floor --force)
 attnprop_cli_test(influence-certified-verdict 0 "decided at every n by the floor"
                   influence --model cc-parity --n 100,1000 --inputs 1 --positions 2 --language parity
                   --out ${_inf_out}/certified-floor2 --force)
-attnprop_cli_test(influence-positional-i 0 "verdict: hypothesis-violated .hypotheses fail: bounded-embeddings, bounded-initial-states, so Lemma 5 makes no claim; n . max influence certainly grew from"
+attnprop_cli_test(influence-positional-i 0 "verdict: not-applicable .hypotheses fail: bounded-embeddings, bounded-initial-states, so Lemma 5 makes no claim; n . max influence certainly grew from"
                   influence --model soft-positional-i --n 16,32,64 --out ${_inf_out}/posi)
-attnprop_cli_test(influence-step 0 "verdict: hypothesis-violated .hypotheses fail: lipschitz-updates, so Lemma 5 makes no claim; n . max influence certainly grew from"
+attnprop_cli_test(influence-step 0 "verdict: not-applicable .hypotheses fail: lipschitz-updates, so Lemma 5 makes no claim; n . max influence certainly grew from"
                   influence --model soft-step-update --n 16,32,64 --out ${_inf_out}/step)
 attnprop_cli_test(bound-logn 0 "verdict: Lemma 5 does not apply: dot-product-scores fails"
                   bound --model cc-first-logn)

@@ -180,7 +180,7 @@ TEST_CASE("check --model: negative controls fail on a given model, shrink and re
         REQUIRE(registered != nullptr);
         REQUIRE_NOTHROW(runner::check_case(*registered, rec));
         auto again = runner::replay_case(*registered, rec.value, rec.cfg);
-        REQUIRE(again.status() == runner::verdict::violated);
+        REQUIRE(again.status() == runner::verdict::failed);
         CHECK(runner::compare_with_record(rec.folder.record, again).reproduced);
         std::filesystem::remove_all(dir);
     }
@@ -597,7 +597,7 @@ TEST_CASE("forced-bracket-cross-entropy: with eta / 10^6 the search finds a viol
     REQUIRE(rec.folder.seal == report::seal_status::intact);
     REQUIRE_NOTHROW(runner::check_case(control, rec));
     auto again = runner::replay_case(control, rec.value, rec.cfg);
-    REQUIRE(again.status() == runner::verdict::violated);
+    REQUIRE(again.status() == runner::verdict::failed);
     CHECK(runner::compare_with_record(rec.folder.record, again).reproduced);
     std::filesystem::remove_all(dir);
 }

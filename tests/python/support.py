@@ -226,6 +226,17 @@ def random_configuration(seed, norm_first, activation, batch_first, bias):
                        name="random-%d" % seed)
 
 
+def no_floats(v):
+    """True when no Python float appears in v (a model document)."""
+    if isinstance(v, float):
+        return False
+    if isinstance(v, dict):
+        return all(no_floats(x) for x in v.values())
+    if isinstance(v, list):
+        return all(no_floats(x) for x in v)
+    return True
+
+
 def load_json(path):
     with open(path) as f:
         return json.load(f)

@@ -9,11 +9,10 @@ gelu, batch_first and biases present / absent (support.random_configuration, the
 a fixed seed) at n = 1, 3 and 256."""
 import unittest
 
-import torch
-
-from attnprop_torch import export_encoder
-from attnprop_torch.compare import compare, random_inputs
+from attnprop_torch import import_model
+from attnprop_torch.compare import Original, compare, random_inputs, readout_kind
 from attnprop_torch.exact import number
+from attnprop_torch.export import encoder_model
 
 import support
 
@@ -26,11 +25,13 @@ RANDOM_SEED = 2000
 class Agreement(unittest.TestCase):
     def check_configuration(self, label, build, seed, lengths=LENGTHS, samples=2):
         kwargs = build()
-        doc = export_encoder(**kwargs)
-        inputs = random_inputs(list(kwargs["alphabet"]), lengths, samples, seed)
+        model, kw = encoder_model(kwargs.pop("encoder"), kwargs.pop("token_embedding"), **kwargs)
+        doc = import_model(model, **kw)
+        original = Original(model, kw["alphabet"], "last", readout_kind(doc))
+        inputs = random_inputs(list(kw["alphabet"]), lengths, samples, seed)
         with support.TempDir() as tmp:
             path = support.write_doc(doc, tmp)
-            rows, _ = compare(kwargs, doc, path, inputs, support.attnprop_bin(), precision=128)
+            rows, _ = compare(original, doc, path, inputs, support.attnprop_bin(), precision=128)
         for r in rows:
             msg = "%s: n = %d, input %r (seed %d): exact %s, torch float64 %s" % (
                 label, r.n, r.text, seed, [float(v) for v in r.exact.values], r.float64)
@@ -57,7 +58,10 @@ class Agreement(unittest.TestCase):
     def test_negative_control_one_ulp_is_caught(self):
         label, build = support.configurations()[0]
         kwargs = build()
-        doc = export_encoder(**kwargs)
+        emb = kwargs["token_embedding"]
+        model, kw = encoder_model(kwargs.pop("encoder"), kwargs.pop("token_embedding"), **kwargs)
+        doc = import_model(model, **kw)
+        kwargs["token_embedding"] = emb
         # Move the first token embedding entry by one float32 ulp in the file only.
         from fractions import Fraction
         import numpy as np
@@ -65,7 +69,8 @@ class Agreement(unittest.TestCase):
         doc["token_embedding"]["0"][0] = number(Fraction(float(np.nextafter(np.float32(v), np.float32(10)))))
         with support.TempDir() as tmp:
             path = support.write_doc(doc, tmp)
-            rows, _ = compare(kwargs, doc, path, ["0110101"], support.attnprop_bin(), precision=128)
+            rows, _ = compare(Original(model, kw["alphabet"], "last", readout_kind(doc)), doc, path,
+                              ["0110101"], support.attnprop_bin(), precision=128)
         self.assertGreater(rows[0].diff64, TOLERANCE,
                            "a one-ulp change of a weight must exceed the tolerance")
 

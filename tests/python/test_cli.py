@@ -1,4 +1,5 @@
-"""The command line: python3 -m attnprop_torch export / compare SCRIPT.py, and its errors.
+"""The command line: python3 -m attnprop_torch import / export / compare SCRIPT.py, and its
+errors.
 
 One test runs `python3 -m attnprop_torch` as a user would; the others call its main() in this
 process (the same code after argument parsing), which saves an import of torch per case."""
@@ -14,6 +15,26 @@ import unittest
 from attnprop_torch.__main__ import main
 
 import support
+
+MODULE_SCRIPT = textwrap.dedent('''
+    import math, torch, torch.nn as nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(5)
+            self.emb = nn.Embedding(3, 4)
+            self.layer = nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0)
+            self.out = nn.Linear(4, 1)
+
+        def forward(self, w):
+            pos = torch.arange(len(w)).float() / len(w)
+            x = self.emb(w) + torch.stack([pos, torch.cos(pos * math.pi), pos, pos], dim=1)
+            return self.out(self.layer(x.unsqueeze(1))[-1, 0])
+
+    def build():
+        return dict(module=Net(), alphabet=["0", "1"], eos="$", readout="logit", name="cli-net")
+''')
 
 SCRIPT = textwrap.dedent('''
     import torch, torch.nn as nn
@@ -57,22 +78,42 @@ class CommandLine(unittest.TestCase):
             out = os.path.join(tmp, "m.json")
             code, stdout, stderr = run_module("export", script, "--out", out)
             self.assertEqual(code, 0, stderr)
-            self.assertIn("wrote %s (d = 4, 1 layer, threshold readout)" % out, stdout)
+            self.assertIn("wrote %s (d = 4, 1 layer, 2 heads, threshold readout)" % out, stdout)
             # attnprop's threshold decision is torch's sign of the output (accept iff > 0).
             import runpy
-            from attnprop_torch.reference import TorchModel
-            torch_model = TorchModel(runpy.run_path(script)["build"]())
+            from attnprop_torch.compare import Original
+            from attnprop_torch.export import encoder_model
+            kw = runpy.run_path(script)["build"]()
+            model, _ = encoder_model(kw.pop("encoder"), kw.pop("token_embedding"), **kw)
+            torch_model = Original(model, ["0", "1"], "last", "threshold")
             decisions = set()
             for text in ["", "0", "1", "0110", "1111", "10010"]:
                 code, stdout, stderr = support.run_attnprop("eval", "--model", out, "--input=" + text)
                 self.assertEqual(code, 0, stderr)
-                expected = "accept" if torch_model.run(text)[0] > 0 else "reject"
+                expected = "accept" if torch_model.run64(text)[0] > 0 else "reject"
                 self.assertRegex(stdout, r"readout +%s" % expected, "input %r" % text)
                 decisions.add(expected)
             self.assertEqual(decisions, {"accept", "reject"}, "the inputs should show both decisions")
             code, stdout, stderr = support.run_attnprop("bound", "--model", out)
             self.assertEqual(code, 0, stderr)
             self.assertIn("Lemma 5 applies", stdout)
+
+    def test_import_a_module(self):
+        with support.TempDir() as tmp:
+            script = os.path.join(tmp, "net.py")
+            with open(script, "w") as f:
+                f.write(MODULE_SCRIPT)
+            out = os.path.join(tmp, "net.json")
+            code, stdout, stderr = run_module("import", script, "--out", out)
+            self.assertEqual(code, 0, stderr)
+            self.assertIn("wrote %s (d = 4, 1 layer, 2 heads, softmax readout)" % out, stdout)
+            doc = support.load_json(out)
+            self.assertEqual(doc["positional"]["coordinates"][:2],
+                             ["(i - 1)/n", "cos((i - 1)/n*pi)"])
+            code, stdout, stderr = run("compare", script, "--n", "3,9,30", "--samples", "2",
+                                       "--precision", "128", "--tolerance", "1e-12")
+            self.assertEqual(code, 0, stdout + stderr)
+            self.assertIn("readout: the logit z, P(1) = sigmoid(z)", stdout)
 
     def test_compare(self):
         with support.TempDir() as tmp:
@@ -115,11 +156,24 @@ class CommandLine(unittest.TestCase):
             code, _, stderr = run("export", bad, "--out", "-")
             self.assertEqual(code, 2)
             self.assertIn("attnprop_torch: error: positional: 'learned' is not supported", stderr)
+            code, _, stderr = run("import", bad, "--out", "-")
+            self.assertEqual(code, 2)
             code, _, stderr = run("export", os.path.join(tmp, "missing.py"), "--out", "-")
             self.assertEqual(code, 2)
             self.assertIn("missing.py: no such file", stderr)
             code, _, stderr = run("compare", bad.replace("bad", "missing"), "--inputs", "0")
             self.assertEqual(code, 2)
+            # a refused module: exit 2, every refusal named
+            with open(bad, "w") as f:
+                f.write(MODULE_SCRIPT.replace("torch.cos(pos * math.pi)", "torch.exp(x0)")
+                        .replace("x = self.emb(w)", "x0 = self.emb(w)[:, 0]; x = self.emb(w)"))
+            code, _, stderr = run("import", bad, "--out", "-")
+            self.assertEqual(code, 2, stderr)
+            self.assertIn("attnprop_torch: error: cannot import Net: the module (Net), bad.py:", stderr)
+            self.assertIn("exp: exp() of a value computed from the input is not supported", stderr)
+            code, _, stderr = run("import", os.path.join(tmp, "m.onnx"), "--out", "-")
+            self.assertEqual(code, 2)
+            self.assertIn("m.onnx: an ONNX file needs --alphabet and --eos", stderr)
 
 
 if __name__ == "__main__":

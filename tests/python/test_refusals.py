@@ -1,11 +1,16 @@
-"""Every refusal of the exporter, with its exact (golden) message: masks, key padding, causal
-attention, unknown modules, activations and options attnprop cannot express, bad arguments."""
+"""export_encoder, the stock-module front end of import_model: its refusals with their exact
+(golden) messages (arguments it checks itself, and what the importer refuses in the assembled
+module, located in the front end's forward), and the stock modules the old exporter refused that
+the importer now follows (subclasses overriding forward, other activations, positionwise items).
+"""
+import re
 import unittest
 
 import torch
 import torch.nn as nn
 
 from attnprop_torch import ExportError, export_encoder
+import attnprop_torch.export as front
 
 
 def base(**changes):
@@ -27,81 +32,61 @@ def layer(**changes):
 
 class MyLayer(nn.TransformerEncoderLayer):
     def forward(self, src, src_mask=None, src_key_padding_mask=None):
-        return src
+        return self.norm1(src + self.self_attn(src, src, src)[0])
 
 
 class MyEncoder(nn.TransformerEncoder):
     def forward(self, src, mask=None, src_key_padding_mask=None):
-        return src
+        return 2 * src
 
 
-L1 = "layer 1 (nn.TransformerEncoderLayer)"
+def _line(pattern):
+    """export.py:N of the front end's line matching `pattern`."""
+    with open(front.__file__) as f:
+        for k, text in enumerate(f, 1):
+            if re.search(pattern, text):
+                return "export.py:%d" % k
+    raise KeyError(pattern)
+
+
+CALL = _line(r"yb = m\(xb, \*\*kw\)")
+MHA = _line(r"yb = xb \+ m\(xb, xb, xb")
+OTHER = _line(r"yb = m\(xb\)$")
+IMPORT = "cannot import EncoderModel: "
 
 GOLDEN = [
-    ("mask", lambda: base(mask=torch.zeros(3, 3)),
-     "mask: masked attention (attn_mask / mask) is not supported: attnprop's attention is "
-     "unmasked over all n positions"),
     ("is_causal", lambda: base(is_causal=True),
-     "is_causal: causal attention is not supported: attnprop's attention is unmasked over all "
-     "n positions"),
-    ("key padding", lambda: base(src_key_padding_mask=torch.zeros(1, 3, dtype=torch.bool)),
-     "src_key_padding_mask: key padding is not supported: attnprop evaluates one sequence "
-     "without padding"),
-    ("unknown layer module", lambda: base(encoder=[layer(), nn.Linear(4, 4)]),
-     "layer 2 (nn.Linear): unsupported module; expected nn.TransformerEncoderLayer, "
-     "nn.MultiheadAttention, nn.LayerNorm, nn.Dropout or nn.Identity"),
+     "is_causal: causal attention is not supported: attnprop's model format has no masked "
+     "attention yet"),
     ("unknown encoder", lambda: base(encoder=nn.LSTM(4, 4)),
-     "encoder (nn.LSTM): unsupported module; expected nn.TransformerEncoder, a list of "
-     "nn.TransformerEncoderLayer (or nn.MultiheadAttention, nn.LayerNorm), or one layer"),
+     IMPORT + "encoder (nn.LSTM), %s: lstm: lstm() is not supported" % OTHER),
     ("silu", lambda: base(encoder=[layer(activation=torch.nn.functional.silu)]),
-     L1 + ": activation 'silu' is not supported (relu and the exact gelu are)"),
-    ("module activation", lambda: base(encoder=[layer(activation=nn.Tanh())]),
-     L1 + ": activation 'nn.Tanh' is not supported (relu and the exact gelu are)"),
+     IMPORT + "encoder.0 (nn.TransformerEncoderLayer), %s: silu: silu() of a value computed "
+     "from the input is not supported (attnprop's maps have relu, gelu, tanh, sigmoid, erf, "
+     "step, floor, layer norm and affine maps)" % CALL),
     ("tanh gelu", lambda: base(encoder=[layer(activation=nn.GELU(approximate="tanh"))]),
-     L1 + ": activation GELU(approximate='tanh') is not supported (only the exact gelu, "
-     "approximate='none')"),
+     IMPORT + "encoder.0.activation (nn.GELU), %s: gelu: gelu(approximate='tanh') is not "
+     "supported (only the exact gelu)" % CALL),
     ("add_bias_kv", lambda: base(encoder=[layer(self_attn=nn.MultiheadAttention(4, 2, add_bias_kv=True))]),
-     L1 + " self_attn: add_bias_kv (the extra key and value bias_k, bias_v) is not supported"),
+     IMPORT + "encoder.0.self_attn (nn.MultiheadAttention), %s: multi_head_attention_forward: "
+     "add_bias_kv (the extra key and value bias_k, bias_v) is not supported" % CALL),
     ("add_zero_attn", lambda: base(encoder=[nn.MultiheadAttention(4, 2, add_zero_attn=True)]),
-     "layer 1 (nn.MultiheadAttention): add_zero_attn (an extra zero key and value) is not supported"),
-    ("kdim", lambda: base(encoder=[nn.MultiheadAttention(4, 2, kdim=3, vdim=3)]),
-     "layer 1 (nn.MultiheadAttention): separate key/value dimensions (kdim=3, vdim=3) are not "
-     "supported (self-attention reads one sequence of width embed_dim)"),
-    ("embed_dim", lambda: base(encoder=[nn.MultiheadAttention(6, 2)]),
-     "layer 1 (nn.MultiheadAttention): embed_dim 6 differs from the token embedding's dimension 4"),
-    ("subclass forward", lambda: base(encoder=[MyLayer(4, 2)]),
-     "layer 1 (MyLayer): a subclass of nn.TransformerEncoderLayer that overrides forward is not "
-     "supported"),
-    ("encoder subclass", lambda: base(encoder=MyEncoder(nn.TransformerEncoderLayer(4, 2), 1)),
-     "encoder (MyEncoder): a subclass of nn.TransformerEncoder that overrides forward is not "
-     "supported"),
-    ("final norm shape", lambda: base(encoder=nn.TransformerEncoder(layer(), 1, norm=nn.LayerNorm([2, 2]))),
-     "final norm (nn.LayerNorm): normalized_shape (2, 2) is not (4,): attnprop's layer norm "
-     "normalises the d_model coordinates of one position"),
-    ("final norm kind", lambda: base(encoder=nn.TransformerEncoder(layer(), 1, norm=nn.BatchNorm1d(4))),
-     "final norm (nn.BatchNorm1d): expected nn.LayerNorm"),
+     IMPORT + "encoder.0 (nn.MultiheadAttention), %s: multi_head_attention_forward: "
+     "add_zero_attn (an extra zero key and value) is not supported" % MHA),
     ("token embedding kind", lambda: base(token_embedding=nn.Linear(3, 4)),
-     "token_embedding: expected nn.Embedding over the alphabet and eos, got nn.Linear"),
-    ("token rows", lambda: base(token_embedding=nn.Embedding(4, 4)),
-     "token_embedding: nn.Embedding has 4 rows; the alphabet ['0', '1'] and eos '$' need 3 (the "
-     "symbols in order, eos last)"),
+     "token_embedding: expected nn.Embedding over the alphabet and eos, got Linear"),
     ("token max_norm", lambda: base(token_embedding=nn.Embedding(3, 4, max_norm=1.0)),
-     "token_embedding: max_norm (renormalising rows at lookup) is not supported"),
+     IMPORT + "token_embedding (nn.Embedding), %s: embedding: an embedding with max_norm "
+     "(renormalising rows at lookup) is not supported" % _line(r"x = self.token_embedding\(ids\)")),
     ("positional string", lambda: base(positional="learned"),
      "positional: 'learned' is not supported (expected nn.Embedding, a 2-D tensor, 'sinusoidal' "
      "or None)"),
-    ("positional dim", lambda: base(positional=nn.Embedding(10, 6)),
-     "positional: nn.Embedding has dimension 6; d_model is 4"),
-    ("positional tensor", lambda: base(positional=torch.zeros(5)),
-     "positional: a tensor must be a table of shape (max_len, 4), got (5,)"),
     ("readout kind", lambda: base(readout=nn.Sequential(nn.Linear(4, 2))),
-     "readout: expected nn.Linear on the last position, got nn.Sequential"),
-    ("readout width", lambda: base(readout=nn.Linear(5, 2)),
-     "readout: nn.Linear reads 5 features; d_model is 4"),
+     "readout: expected nn.Linear on the last position, got Sequential"),
     ("readout outputs", lambda: base(readout=nn.Linear(4, 3)),
      "readout: nn.Linear has 3 outputs; give readout_symbols (the default, the alphabet, has 2)"),
     ("readout symbols", lambda: base(readout_symbols=["a", "b", "c"]),
-     "readout_symbols: 3 names for 2 outputs"),
+     IMPORT + "the module's output has 2 numbers; readout='logits' needs 3"),
     ("threshold symbols", lambda: base(readout=nn.Linear(4, 1), readout_symbols=["a"]),
      "readout_symbols: a readout with one output is a threshold (accept iff its value > 0); it "
      "has no symbols"),
@@ -114,9 +99,21 @@ GOLDEN = [
     ("eos in alphabet", lambda: base(eos="1"), "eos: '1' is in the alphabet"),
     ("name", lambda: base(name=""), "name: expected a non-empty string, got ''"),
     ("non-finite weight", lambda: base(readout=_nan_linear()),
-     "readout weight: entry [1, 2] is not finite (nan)"),
-    ("ffn width", lambda: base(encoder=[layer(linear2=nn.Linear(8, 3))]),
-     L1 + ": the feed-forward block maps 4 -> 3; it must map d_model = 4 to itself"),
+     IMPORT + "readout (nn.Linear), %s: linear: parameter readout.weight has an entry that is "
+     "not finite" % _line(r"return self.readout\(x\[-1\]\)")),
+    ("a mask of another length", lambda: base(mask=torch.zeros(3, 3)),
+     IMPORT + "the module fails at n = 5: RuntimeError: The shape of the 2D attn_mask is "
+     "torch.Size([3, 3]), but should be (5, 5). (it is traced at n = 5, 6, 8, eos included; give "
+     "trace_lengths= and check_lengths= within the lengths it accepts)"),
+]
+
+#: What the old stock-module exporter refused and the importer follows.
+NOW_IMPORTED = [
+    ("subclass overriding forward", lambda: base(encoder=[MyLayer(4, 2)])),
+    ("encoder subclass overriding forward",
+     lambda: base(encoder=MyEncoder(nn.TransformerEncoderLayer(4, 2), 1))),
+    ("an activation module", lambda: base(encoder=[layer(activation=nn.Tanh())])),
+    ("a positionwise item", lambda: base(encoder=[layer(), nn.Linear(4, 4), nn.ReLU()])),
 ]
 
 
@@ -135,6 +132,12 @@ class Refusals(unittest.TestCase):
                 with self.assertRaises(ExportError) as cm:
                     export_encoder(**kwargs)
                 self.assertEqual(str(cm.exception), message)
+
+    def test_now_imported(self):
+        for label, make in NOW_IMPORTED:
+            with self.subTest(label):
+                doc = export_encoder(**make())
+                self.assertEqual(doc["format"], "attnprop-model")
 
     def test_control_the_base_model_exports(self):
         # Negative control of the refusals: without the change, the same model is accepted.
