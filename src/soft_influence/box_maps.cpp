@@ -261,8 +261,9 @@ box_diff<S> graph(const model::graph_map<S>& g, const box_diff<S>& in, double ca
             const bool out_finite = std::all_of(out.diff.begin(), out.diff.end(), [](double v) { return std::isfinite(v); });
             if (out.unbounded.empty() && in_finite && !out_finite) {
                 const std::string id = nd.id.empty() ? "" : " '" + nd.id + "'";
+                using layer_norm = model::layer_norm_op<S>; // a map's kind, not a scalar kind
                 out.unbounded = std::string(model::op_name(nd.op)) + id +
-                                (std::holds_alternative<model::layer_norm_op<S>>(nd.op)
+                                (std::holds_alternative<layer_norm>(nd.op)
                                      ? " (var + eps may be 0 on its box)"
                                      : " (not Lipschitz on its box)");
             }
