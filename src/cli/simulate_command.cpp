@@ -60,6 +60,9 @@ public:
         app_->add_option("--out", out_,
                          "Report directory (default out/simulate-<model>-<seed>); refused when it "
                          "holds a report made with other options");
+        app_->add_flag("--no-every-input", no_every_input_,
+                       "Do not decide the margins and the certified beta over every input of each n "
+                       "(docs/theory.md, section 4.5)");
         app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
@@ -175,6 +178,18 @@ public:
                 inputs.push_back(std::move(w));
             }
             run.rows.push_back(analysis::simulate_at(m, betas, n, inputs, opt));
+            if (!no_every_input_) {
+                // Every input at n: the margins, ties and readout slack, the smallest certified
+                // beta, and each --beta's yes/no.
+                const numeric::context ctx{precision_};
+                report::every_input_row e;
+                e.margins = analysis::every_input_margins_at(m, n, ctx);
+                for (const auto& beta : betas) {
+                    e.certified.push_back(analysis::certifies_every_input(e.margins, m, beta, false, ctx));
+                    e.certified_off.push_back(analysis::certifies_every_input(e.margins, m, beta, true, ctx));
+                }
+                run.every_input.push_back(std::move(e));
+            }
             if (tty) std::cerr << "simulate: n = " << n << " done\n";
         }
         // Constant temperatures: how far in n they stay certified.
@@ -205,7 +220,7 @@ public:
             std::cout << report::simulate_to_text(run);
             if (not_written.empty()) {
                 std::cout << "report: " << dir.string() << "/report.md (report.json, simulate.csv";
-                for (const char* f : {"leak.svg", "leak.png"})
+                for (const char* f : {"leak.svg", "leak.png", "beta.svg", "beta.png"})
                     if (std::filesystem::exists(dir / f)) std::cout << ", " << f;
                 std::cout << ")\n";
             }
@@ -230,7 +245,7 @@ private:
         p.command = "simulate";
         p.markers = {{"report.json", "attnprop-simulate-report"}};
         p.ignored = {"--out", "--json", "--force"};
-        p.owned_files = {"report.json", "report.md", "simulate.csv", "leak.svg", "leak.png"};
+        p.owned_files = {"report.json", "report.md", "simulate.csv", "leak.svg", "leak.png", "beta.svg", "beta.png"};
         return p;
     }
 
@@ -245,7 +260,7 @@ private:
     std::string model_, n_text_, out_;
     std::vector<std::string> betas_, patterns_;
     int inputs_ = -1;
-    bool cube_ = false, interval_ = false, json_ = false, force_ = false;
+    bool cube_ = false, interval_ = false, json_ = false, force_ = false, no_every_input_ = false;
     std::uint64_t seed_ = 1;
     long precision_ = 128, precision_cap_ = 4096;
 };

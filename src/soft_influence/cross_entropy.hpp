@@ -39,6 +39,13 @@ struct cross_entropy_row {
     /// balls of CE and the floor say (they are equal when p = (1/2, 1/2)). `check` is then passed.
     bool eta_zero_exactly = false;
     double mean_ce_approx = 0;     ///< for plots and trend tests only
+    /// The bound over every input (all_inputs.hpp): η̄(n) >= η over the whole cube (every
+    /// one-symbol change), and the floor 1 - log2(1 + η̄(n)) it proves for the mean
+    /// cross-entropy over every input (decimal, rounded down). With `certified` the corollary is
+    /// decided by it: `check` is passed (an enumerated CE below the certified floor would be
+    /// failed: a finding).
+    std::optional<std::string> certified_eta, certified_floor_bits;
+    bool certified = false;
 };
 
 /// A 2DYCK forced-bracket pair (theory.md §2.2): x is a random prefix of length n - 1 (eos

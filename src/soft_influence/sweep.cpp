@@ -157,6 +157,13 @@ void decide_sweep(sweep_result& r, double tol) {
     std::string ce_undecided; // lengths where the cross-entropy corollary is undecided
     long above_n = 0;
     for (const auto& row : r.rows) {
+        // A change above the bound over every input is a finding; an undecided comparison with
+        // it (a measurement that agrees with a tight bound to every printed digit) is not.
+        for (verdict c : {row.below_certified, row.prob_below_certified})
+            if (c == verdict::failed && !above) {
+                above = true;
+                above_n = row.n;
+            }
         for (verdict c : {row.below_bound, row.below_posterior, row.prob_below_bound}) {
             if (c == verdict::failed && !above) {
                 above = true;

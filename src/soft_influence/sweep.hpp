@@ -61,6 +61,12 @@ struct sweep_row {
     verdict below_bound = verdict::not_applicable;      ///< every pair vs δ_L(n)
     verdict below_posterior = verdict::not_applicable;  ///< every pair vs its own bound
     verdict prob_below_bound = verdict::not_applicable; ///< every probability change vs its bound
+    /// The bounds over every input of length n (all_inputs.hpp; add_every_input_bounds): Δ̄(n)
+    /// and η̄(n) rounded up, and the largest measured change and probability change against
+    /// them (failed: a finding).
+    std::optional<std::string> certified_bound, certified_prob_bound;
+    verdict below_certified = verdict::not_applicable;
+    verdict prob_below_certified = verdict::not_applicable;
     /// Balls only: certified bounds of n·max influence, rounded outward (decimal strings).
     std::optional<std::string> n_max_lower, n_max_upper;
     double max_influence_approx = 0;            ///< for the slope fit only
@@ -148,6 +154,9 @@ struct sweep_result {
     /// the lengths finished before it, the verdict is decided on them, and these lengths were
     /// not measured (the row in progress was dropped whole).
     std::vector<long> not_measured;
+    /// n and n times the largest change the worst-case search found there (influence
+    /// --search): a lower bound drawn beside the bound over every input.
+    std::vector<std::pair<long, double>> searched;
 };
 
 /// The positions (0-based, < n - 1) measured at length n: all when count = 0 or count >=

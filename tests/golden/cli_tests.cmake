@@ -147,6 +147,16 @@ attnprop_cli_test(bound-cc-parity-n 0 "at n = 1000: K\\(n\\) = [0-9.e+]+, delta_
 attnprop_cli_test(bound-ln0-json 0 "\"K\": null" bound --model cc-parity-ln0 --json)
 attnprop_cli_test(bound-ln0-text 0 "lipschitz-updates +no +layer 1 update: layer norm with eps = 0 is not Lipschitz" bound --model cc-parity-ln0)
 attnprop_cli_test(bound-ln0-verdict 0 "verdict: Lemma 5 does not apply: lipschitz-updates fails" bound --model cc-parity-ln0)
+# bound over every input (docs/bounds.md, "Every input, every n"): per n, K* for every n, and
+# no K* with the reason when a positional coordinate grows with n.
+attnprop_cli_test(bound-every-input 0 "every n: n \\* influence <= K\\* = 1\\.5[0-9]* for every n >= 2"
+                  bound --model cc-first --n 64,1024)
+attnprop_cli_test(bound-every-input-row 0 "1024 +[0-9]+ +0\\.00146[0-9]* +1\\.503[0-9]*"
+                  bound --model cc-first --n 1024 --no-every-n)
+attnprop_cli_test(bound-every-input-json 0 "\"K_star\": \"1\\.5[0-9]*\"" bound --model cc-first --json)
+attnprop_cli_test(bound-every-input-none 0 "every n: no K\\* \\(the positional embedding is unbounded"
+                  bound --model soft-positional-i)
+attnprop_cli_test(bound-every-input-bad-n 2 "--n" bound --model cc-first --n 1,16)
 attnprop_cli_test(bound-missing-model 2 "--model" bound)
 attnprop_cli_test(bound-bad-n 2 "--n" bound --model cc-parity --n 0)
 attnprop_cli_test(bound-unknown-model 2 "no model file or bundled model named 'nope'" bound --model nope)
@@ -272,6 +282,13 @@ set_tests_properties("golden: cli influence-dyck2-ce-replay" PROPERTIES LABELS g
 # certified growth of n * influence (the rate is only a measurement).
 attnprop_cli_test(influence-logn 0 "verdict: not-applicable .hypotheses fail: dot-product-scores, so Lemma 5 makes no claim; n . max influence certainly grew from"
                   influence --model cc-first-logn --n 16,32,64 --out ${_inf_out}/logn)
+# The bound over every input decides the cross-entropy corollary at every n (sampled rows too).
+attnprop_cli_test(influence-certified-floor 0 "n = 1000: .*so CE >= 0\\.99[0-9]* \\(passed: certified floor\\)"
+                  influence --model cc-parity --n 100,1000 --inputs 1 --positions 2 --language parity
+                  --out ${_inf_out}/certified-floor --force)
+attnprop_cli_test(influence-certified-verdict 0 "decided at every n by the floor"
+                  influence --model cc-parity --n 100,1000 --inputs 1 --positions 2 --language parity
+                  --out ${_inf_out}/certified-floor2 --force)
 attnprop_cli_test(influence-positional-i 0 "verdict: not-applicable .hypotheses fail: bounded-embeddings, bounded-initial-states, so Lemma 5 makes no claim; n . max influence certainly grew from"
                   influence --model soft-positional-i --n 16,32,64 --out ${_inf_out}/posi)
 attnprop_cli_test(influence-step 0 "verdict: not-applicable .hypotheses fail: lipschitz-updates, so Lemma 5 makes no claim; n . max influence certainly grew from"
@@ -399,6 +416,20 @@ foreach(_t IN LISTS _golden_tests)
   endif()
 endforeach()
 
+# simulate over every input (theory.md 4.5): the margin 1/2000, the input on the threshold, and
+# the beta every input off it needs; a tie of keys of different values (hard-first).
+attnprop_cli_test(simulate-every-input-margin 0 "smallest margin 1/2000 \\(attained\\)"
+                  simulate --model hard-first-one-position --beta 100 --n 1000
+                  --out ${CMAKE_CURRENT_BINARY_DIR}/golden-simulate-every --force)
+attnprop_cli_test(simulate-every-input-beta 0 "for every input off the threshold .*: 2\\.76[0-9]e\\+04"
+                  simulate --model hard-first-one-position --beta 100 --n 1000
+                  --out ${CMAKE_CURRENT_BINARY_DIR}/golden-simulate-every2 --force)
+attnprop_cli_test(simulate-every-input-no 0 "beta = 100: not certified for every input"
+                  simulate --model hard-first-one-position --beta 100 --n 1000
+                  --out ${CMAKE_CURRENT_BINARY_DIR}/golden-simulate-every3 --force)
+attnprop_cli_test(simulate-every-input-tie 0 "keys 1 and 2 tie with different values"
+                  simulate --model hard-first --beta 100 --n 16
+                  --out ${CMAKE_CURRENT_BINARY_DIR}/golden-simulate-every4 --force)
 # simulate: a soft model, a formula with i and a beta that is not positive are bad usage.
 attnprop_cli_test(simulate-soft-model 2 "simulate needs a hard or average-hard model" simulate --model cc-first --beta 4 --n 16)
 attnprop_cli_test(simulate-beta-with-i 2 "is a formula in n alone" simulate --model hard-contains-one --beta "i" --n 16)

@@ -11,6 +11,7 @@
 #include "gen/generators.hpp"
 #include "lang/languages.hpp"
 #include "model/model_file.hpp"
+#include "props/every_input.hpp"
 #include "props/hard_limit.hpp"
 #include "props/semantics.hpp"
 #include "props/soft_hard.hpp"
@@ -327,6 +328,23 @@ TEST_CASE("check --model: each applicable property's negative control fails on a
         fails_where_default_does_not(props::ties_follow_average(test::broken::unique_hard_reference()),
                                   props::ties_follow_average(), fixed(bundled("average-ones-mean")));
     }
+    SECTION("every-input-bound: the bound without the changed key's value, on cc-first") {
+        // The change of x_1 reaches y_n through the value of key 1 itself; without that term the
+        // bound keeps only the weights' change, and the drawn input's change exceeds it.
+        auto cfg = fixed(bundled("cc-first"), 30, 16);
+        cfg.search_budget = 4;
+        fails_where_default_does_not(props::every_input_bound(analysis::dropped_term::changed_key),
+                                     props::every_input_bound(), cfg);
+    }
+    SECTION("every-input-margin: a margin twice too large, on hard-first-one-position") {
+        // The blocking defect of the random models' control changes nothing on the bundled
+        // models (no key there blocks a second level); a doubled margin is not attained by its
+        // witness input.
+        analysis::margin_options defect;
+        defect.double_margin_for_testing = true;
+        fails_where_default_does_not(props::every_input_margin(defect), props::every_input_margin(),
+                                     fixed(bundled("hard-first-one-position"), 30, 16));
+    }
 }
 
 TEST_CASE("check --model: every property that applies to a bundled model has a negative control "
@@ -344,7 +362,8 @@ TEST_CASE("check --model: every property that applies to a bundled model has a n
         "soft-influence/influence-below-bounds",   "soft-influence/prob-change-below-bound",
         "soft-influence/cross-entropy-above-chance", "soft-influence/forced-bracket-cross-entropy",
         "soft-influence/influence-vanishes",       "soft-hard/leak-below-bound",
-        "soft-hard/readout-agrees-when-certified", "soft-hard/ties-follow-average"};
+        "soft-hard/readout-agrees-when-certified", "soft-hard/ties-follow-average",
+        "soft-influence/every-input-bound",        "soft-hard/every-input-margin"};
     std::size_t models = 0;
     for (const auto& entry : std::filesystem::directory_iterator(ATTNPROP_MODELS_DIR)) {
         if (entry.path().extension() != ".json") continue;
