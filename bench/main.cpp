@@ -237,6 +237,7 @@ int main(int argc, char** argv) {
     register_restrict_benchmarks(cfg);
     register_influence_benchmarks(cfg);
     register_certified_benchmarks(cfg);
+    register_every_input_benchmarks(cfg);
     collecting_reporter rep(quiet);
     benchmark::RunSpecifiedBenchmarks(&rep);
     std::ofstream csv;

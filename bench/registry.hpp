@@ -30,12 +30,13 @@ struct bench_case {
 std::vector<bench_case>& registry();
 
 /// Registration of the groups (soft_bench.cpp, hard_bench.cpp, cc_bench.cpp,
-/// restrict_bench.cpp, influence_bench.cpp).
+/// restrict_bench.cpp, influence_bench.cpp, certified_bench.cpp, every_input_bench.cpp).
 void register_soft_benchmarks(const bench_config& cfg);
 void register_hard_benchmarks(const bench_config& cfg);
 void register_cc_benchmarks(const bench_config& cfg);
 void register_restrict_benchmarks(const bench_config& cfg);
 void register_influence_benchmarks(const bench_config& cfg);
 void register_certified_benchmarks(const bench_config& cfg);
+void register_every_input_benchmarks(const bench_config& cfg);
 
 } // namespace attnprop::bench

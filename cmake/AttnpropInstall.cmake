@@ -9,7 +9,7 @@ install(TARGETS attnprop_numeric attnprop_core attnprop attnprop_deps_numeric
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attnprop)
 install(TARGETS attnprop_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY src/numeric src/model src/attention src/analysis src/report
+install(DIRECTORY src/numeric src/util src/model src/attention src/analysis src/report
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attnprop
         FILES_MATCHING PATTERN "*.hpp")
 install(DIRECTORY models/ DESTINATION ${CMAKE_INSTALL_DATADIR}/attnprop/models

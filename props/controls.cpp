@@ -28,7 +28,7 @@ runner::property hard_output_ignores_x1() {
     p.suite = "controls";
     p.name = "hard-output-ignores-x1";
     p.statement = "(false on purpose) a hard model's output y_n^(L) never depends on x_1";
-    p.kinds = {"exact"};
+    p.kinds = runner::kinds_of<numeric::rational>();
     p.expected_to_fail = true;
     p.negative_control = "this property is itself a control: it must fail (e.g. hard-first)";
     p.generator = [](const run_config& cfg) {
@@ -63,7 +63,7 @@ runner::property soft_influence_below_1_over_n2() {
     p.name = "soft-influence-below-1-over-n2";
     p.statement = "(false on purpose) changing one symbol of a soft model's input changes "
                   "y_n^(L) by at most 1/n^2 in the 2-norm";
-    p.kinds = {"ball"};
+    p.kinds = runner::kinds_of<numeric::arb_ball>();
     p.expected_to_fail = true;
     p.negative_control = "this property is itself a control: Hahn's bound is 1/n, not 1/n^2";
     p.generator = [](const run_config& cfg) {
@@ -112,7 +112,7 @@ runner::property influence_decays_like_1_over_n2() {
     p.statement = "(false on purpose) along a ladder of n sharing one input prefix, the largest "
                   "one-symbol influence decays like 1/n^2: Δ(n) <= Δ(n0) (n0/n)^2, n0 the "
                   "smallest rung";
-    p.kinds = {"ball"};
+    p.kinds = runner::kinds_of<numeric::arb_ball>();
     p.expected_to_fail = true;
     p.negative_control = "this property is itself a control: a wrong bound that decays too fast "
                          "(Lemma 5's rate is 1/n) must produce a counterexample";
@@ -153,7 +153,7 @@ runner::property double_equals_exact() {
     p.name = "double-equals-exact";
     p.statement = "(false on purpose) hard attention in double precision always selects the same "
                   "positions as exact arithmetic";
-    p.kinds = {"double", "exact"};
+    p.kinds = runner::kinds_of<double, numeric::rational>();
     p.expected_to_fail = true;
     p.negative_control = "this property is itself a control: near ties fool double arithmetic";
     p.generator = [](const run_config& cfg) {
@@ -181,7 +181,7 @@ runner::property hard_recognizes_language() {
     p.statement = "(false by Hahn's Theorem 1) a binary hard model classifies every input of "
                   "PARITY correctly (for a case with a language parameter: that language, "
                   "1DYCK/2DYCK with their ends pre-fixed)";
-    p.kinds = {"exact"};
+    p.kinds = runner::kinds_of<numeric::rational>();
     p.expected_to_fail = true;
     p.negative_control = "this property is itself a control: the restriction leaves a free bit "
                          "outside D_L(n), and flipping it changes the label but not the output";

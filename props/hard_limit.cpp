@@ -157,7 +157,7 @@ runner::property certificate_valid(bool unsound) {
     p.statement = "the restriction certificate of a hard model is valid: the dependency table "
                   "T_L(n) equals the exact forward pass and y_n^(L) is bit-identical under "
                   "re-assignments of Free \\ D_L(n); the growth and counting checks hold";
-    p.kinds = {"exact"};
+    p.kinds = runner::kinds_of<numeric::rational>();
     p.negative_control = "a candidate rule that ignores ties (drops the keys j < p* with "
                          "hi_j = G: restriction_options::unsound_ignore_ties_for_testing)";
     p.generator = [](const run_config& cfg) {
@@ -210,7 +210,7 @@ runner::property free_fraction(restriction_fn builder) {
     p.statement = "the restriction keeps |Free| >= ceil(C n) free inputs and counts them right "
                   "(|Free| = the number of * in rho); undecided when the size guard had to pin "
                   "below the budget and says so";
-    p.kinds = {"exact"};
+    p.kinds = runner::kinds_of<numeric::rational>();
     p.negative_control = "a builder that reports one free input more than rho has";
     p.generator = [](const run_config& cfg) {
         return restriction_case(gen::hard_model(), cfg, 256);
@@ -249,7 +249,7 @@ runner::property parity_half(bool ignore_precondition) {
     p.statement = "PARITY accuracy of a binary hard model on the rho-subcube over {0,1} is "
                   "exactly 1/2 whenever Free is a proper superset of D_L(n) (exhaustive with the "
                   "exact forward pass on subcubes of at most 1024 inputs)";
-    p.kinds = {"exact"};
+    p.kinds = runner::kinds_of<numeric::rational>();
     p.negative_control = "the same measurement without the precondition Free ⊋ D_L(n)";
     p.generator = [](const run_config& cfg) {
         return restriction_case(gen::hard_model(binary_bounds()), cfg, 16);
@@ -317,7 +317,7 @@ runner::property parity_pair(parity_pair_fn finder) {
     p.statement = "the reported PARITY counterexample pair has equal outputs (recomputed with the "
                   "exact forward pass) and different parity, and the input named wrong is "
                   "misclassified";
-    p.kinds = {"exact"};
+    p.kinds = runner::kinds_of<numeric::rational>();
     p.negative_control = "a pair finder that flips a position inside D_L(n)";
     p.generator = [](const run_config& cfg) {
         return restriction_case(gen::hard_model(binary_bounds()), cfg, 256);

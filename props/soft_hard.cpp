@@ -17,7 +17,7 @@
 // the case's precision; the runner doubles it while a comparison is undecided.
 #include "props/soft_hard.hpp"
 
-#include "soft_influence/norms.hpp"
+#include "numeric/ball_bounds.hpp"
 #include "attention/hard_exact.hpp"
 #include "gen/margins.hpp"
 
@@ -83,7 +83,7 @@ check_result with_case(check_result r, const test_case& c, const soft_run& s) {
                g.min_margin ? g.min_margin->to_string() : "none")
             .with("layer_" + std::to_string(k + 1) + "_max_ties", std::to_string(g.max_ties))
             .with("layer_" + std::to_string(k + 1) + "_delta_bound",
-                  analysis::upper_decimal(s.pr.delta[k], 10));
+                  numeric::upper_decimal(s.pr.delta[k], 10));
     }
     return r;
 }
@@ -142,7 +142,7 @@ runner::property leak_below_bound(bound_check_fn check) {
                   "c ln n or n ln n) in its heads, at every row its soft counterpart computes the "
                   "leak 1 - w_T is at most r/(1+r), r = ((n-t)/t) e^(-beta (gamma - 2 eps_k)), "
                   "and every layer's state difference is at most the propagated delta_k";
-    p.kinds = {"exact", "ball"};
+    p.kinds = runner::kinds_of<numeric::rational, numeric::arb_ball>();
     p.negative_control = "a row bound that forgets the n - t competing keys (r = e^(-beta gamma) / t)";
     p.generator = [](const run_config& cfg) { return margin_case(gen::margin_model(), cfg); };
     p.check = [check](const test_case& c, const numeric::context& ctx) {
@@ -174,7 +174,7 @@ runner::property readout_agrees_when_certified(propagate_fn prop) {
     p.name = "readout-agrees-when-certified";
     p.statement = "when the propagated bound certifies the readout (lip * delta_L < slack), the "
                   "readout of the soft counterpart (Arb balls) is the hard model's";
-    p.kinds = {"exact", "ball"};
+    p.kinds = runner::kinds_of<numeric::rational, numeric::arb_ball>();
     p.negative_control = "a certificate that ignores the propagated difference (certified "
                          "whenever the hard readout has any slack)";
     // Half of the cases are "contains a 1" detectors at a constant beta on a single 1, where
@@ -214,7 +214,7 @@ runner::property ties_follow_average(gap_pass_fn reference) {
                   "the propagated bound of the average-hard values, and where the unique-hard "
                   "output differs from the average-hard one by more than twice that bound the "
                   "soft output is certified closer to the average-hard one";
-    p.kinds = {"exact", "ball"};
+    p.kinds = runner::kinds_of<numeric::rational, numeric::arb_ball>();
     p.negative_control = "an average-hard reference that breaks ties to the leftmost position";
     p.generator = [](const run_config& cfg) {
         return margin_case(gen::margin_model(gen::margin_family::exact_ties), cfg);
@@ -238,7 +238,7 @@ runner::property ties_follow_average(gap_pass_fn reference) {
         rational gap_sq = 0;
         for (std::size_t t = 0; t < ya.size(); ++t) gap_sq += (yu[t] - ya[t]) * (yu[t] - ya[t]);
         const arb_ball& delta = s.pr.delta.back();
-        if (gap_sq == 0 || !analysis::finite(delta))
+        if (gap_sq == 0 || !numeric::finite(delta))
             return check_result::holds("not applicable: the two hard kinds agree here, or no bound");
         const arb_ball gap = numeric::sqrt(numeric::from_rational<arb_ball>(gap_sq, ctx));
         if (numeric::compare(gap, delta + delta) != numeric::order::greater)
@@ -278,7 +278,7 @@ runner::property control_two_level() {
     p.statement = "(false on purpose) at inverse temperature beta = ln n / gamma the leak of a "
                   "two-level row (one key at the maximal score, every other gamma below) is at "
                   "most 1/4";
-    p.kinds = {"exact", "ball"};
+    p.kinds = runner::kinds_of<numeric::rational, numeric::arb_ball>();
     p.expected_to_fail = true;
     p.negative_control = "this property is itself a control: the weight on the maximal key is "
                          "n/(2n-1) -> 1/2, so beta must grow faster than ln n / gamma";
@@ -299,7 +299,7 @@ runner::property control_constant_beta() {
     p.name = "soft-agrees-at-constant-beta";
     p.statement = "(false on purpose) at a constant inverse temperature the soft counterpart "
                   "of a hard model has the hard model's readout at every n";
-    p.kinds = {"exact", "ball"};
+    p.kinds = runner::kinds_of<numeric::rational, numeric::arb_ball>();
     p.expected_to_fail = true;
     p.negative_control = "this property is itself a control: with beta fixed the weight on one "
                          "key is at most e^(beta gamma)/(e^(beta gamma) + n - 1) -> 0 (Lemma 5's "
@@ -329,7 +329,7 @@ runner::property control_positional_gap() {
     p.name = "soft-leak-vanishes-at-beta-n-gap-1-over-n";
     p.statement = "(false on purpose) with positional gaps 1/n (scores -j/n) an inverse "
                   "temperature beta = c n (c = 1/2 or 1) keeps the leak of the row at most 1/4";
-    p.kinds = {"exact", "ball"};
+    p.kinds = runner::kinds_of<numeric::rational, numeric::arb_ball>();
     p.expected_to_fail = true;
     p.negative_control = "this property is itself a control: the weight on position 1 is "
                          "(1 - e^(-c))/(1 - e^(-c n)), so gaps 1/n need beta growing faster than n";

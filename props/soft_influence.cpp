@@ -23,6 +23,7 @@
 #include "attention/soft_change.hpp"
 #include "attention/soft.hpp"
 #include "lang/languages.hpp"
+#include "numeric/filter.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -219,31 +220,45 @@ std::optional<check_result> judge_pairs(const test_case& c, const model::input_s
     return std::nullopt;
 }
 
-/// The filter of the pair and ladder properties, after CGAL's filtered predicates: `stage`
-/// measured in certified double intervals (std::type_identity<numeric::dinterval>) decides
-/// almost every case; only a case they leave undecided, or where an interval enclosure left a
-/// value undefined that precision may resolve, is measured again in Arb balls (and then retried
-/// at doubled precision by the runner). Both stages are rigorous, so a violation in either is a
-/// counterexample. `which` may run one stage alone. The stage that decided is the measurement
-/// "decided by" (`tally`), or the number "decided_by" beside another measurement.
-template <class Stage> check_result interval_first(Stage&& stage, stages which, bool tally = true) {
-    const auto decided_by = [tally](check_result r, const char* kind, const std::string& detail) {
-        if (tally) return std::move(r.with_measurement({"decided by", kind, detail}));
-        return std::move(r.with("decided_by", kind));
+/// The filter of the pair and ladder properties (numeric/filter.hpp, after CGAL's filtered
+/// predicates): `stage` measured in certified double intervals (std::type_identity<numeric::
+/// dinterval>) decides almost every case; only a case they leave undecided, or where an interval
+/// enclosure left a value undefined that precision may resolve, is measured again in Arb balls
+/// at the same precision (and then retried at doubled precision by the runner, the next
+/// filter). Both rungs are rigorous, so a violation in either is a counterexample. `which` may
+/// run one rung alone. The rung that decided is the measurement "decided by" (`tally`), or the
+/// number "decided_by" beside another measurement.
+template <class Stage>
+check_result interval_first(Stage&& stage, stages which, const numeric::context& ctx, bool tally = true) {
+    using numeric::kind_choice;
+    std::vector<numeric::rung> ladder;
+    if (which != stages::balls) ladder.push_back({kind_choice::of<numeric::dinterval>(), ctx.precision_bits});
+    if (which != stages::intervals) ladder.push_back({kind_choice::of<arb_ball>(), ctx.precision_bits});
+    std::string why = which == stages::intervals ? "intervals only" : which == stages::balls ? "balls only" : "";
+    const auto attempt = [&](const numeric::rung& r, std::size_t i) -> std::optional<check_result> {
+        std::optional<check_result> out;
+        const bool last = i + 1 == ladder.size();
+        try {
+            numeric::dispatch<numeric::is_enclosure>(r.kind, [&]<class S>(std::type_identity<S> kind) -> void {
+                out = stage(kind);
+            });
+        } catch (const numeric::undefined_error& e) {
+            if (last || !e.precision_may_resolve()) throw;
+            why = "an interval enclosure was undefined: " + e.message();
+            return std::nullopt;
+        }
+        if (!last && out->status() == verdict::undecided) why = "the interval stage was undecided";
+        return out;
     };
-    if (which == stages::intervals)
-        return decided_by(stage(std::type_identity<numeric::dinterval>{}), "interval", "intervals only");
-    if (which == stages::balls)
-        return decided_by(stage(std::type_identity<arb_ball>{}), "ball", "balls only");
-    std::string why = "the interval stage was undecided";
-    try {
-        check_result r = stage(std::type_identity<numeric::dinterval>{});
-        if (r.status() != runner::verdict::undecided) return decided_by(std::move(r), "interval", "");
-    } catch (const numeric::undefined_error& e) {
-        if (!e.precision_may_resolve()) throw;
-        why = "an interval enclosure was undefined: " + e.message();
-    }
-    return decided_by(stage(std::type_identity<arb_ball>{}), "ball", why);
+    const auto judge = [](const check_result& r, std::size_t) {
+        return r.status() != verdict::undecided ? numeric::filter_step::decided
+                                                : numeric::filter_step::escalate;
+    };
+    auto f = numeric::run_filter(ladder, attempt, judge);
+    check_result r = std::move(f.answer);
+    const char* kind = ladder[f.rung].kind.name().data();
+    if (tally) return std::move(r.with_measurement({"decided by", kind, f.rung == 0 && which == stages::filtered ? "" : why}));
+    return std::move(r.with("decided_by", kind));
 }
 
 /// One pair of prob-change-below-bound: its probability changes against factor * ||dy|| / D
@@ -416,7 +431,7 @@ runner::property influence_below_bounds(pair_bound_fn adjust, stages measured_in
     p.statement = "for a soft model satisfying the hypotheses of Claim 2, every one-symbol change "
                   "moves y_n^(L) by at most the a-posteriori pair bound and at most K(n)/n "
                   "(recursion (B)), so n * influence <= K";
-    p.kinds = {"interval", "ball"};
+    p.kinds = runner::kinds_of<numeric::dinterval, numeric::arb_ball>();
     p.negative_control = "the a-posteriori bound divided by n^2 (too small) is exceeded";
     p.generator = [](const run_config& cfg) {
         // Measured in certified double intervals first, each pair's a-posteriori bound from
@@ -439,7 +454,7 @@ runner::property influence_below_bounds(pair_bound_fn adjust, stages measured_in
         const auto found = search_of(c, x, analysis::search_objective::influence);
         return interval_first([&](auto kind) {
             return influence_check<typename decltype(kind)::type>(c, x, b, found, ctx);
-        }, measured_in);
+        }, measured_in, ctx);
     };
     p.shape = position_shape(runner::model_requirement::soft, false,
                              {n_param(false), divisor_param("bound_divisor"), search_budget_param(),
@@ -455,7 +470,7 @@ runner::property prob_change_below_bound(long divisor, stages measured_in) {
     p.statement = "for a soft predictor satisfying the hypotheses, every one-symbol change moves "
                   "the output distribution by ||Δp||_inf, TV <= factor * ||Δy_n^(L)|| / 4 and "
                   "<= factor * K(n) / (4n), factor = max ||W_r - W_r'||_2";
-    p.kinds = {"interval", "ball"};
+    p.kinds = runner::kinds_of<numeric::dinterval, numeric::arb_ball>();
     p.negative_control = "the same bound with 8 in place of 4 is exceeded (a softmax near "
                          "p = (1/2, 1/2) attains osc/4)";
     p.generator = [](const run_config& cfg) {
@@ -487,7 +502,7 @@ runner::property prob_change_below_bound(long divisor, stages measured_in) {
         const auto found = search_of(c, x, analysis::search_objective::prob_change);
         return interval_first([&](auto kind) {
             return prob_change_check<typename decltype(kind)::type>(c, x, b, found, ctx);
-        }, measured_in);
+        }, measured_in, ctx);
     };
     p.shape = position_shape(runner::model_requirement::soft, false,
                              {n_param(false), divisor_param("bound_divisor"), search_budget_param(),
@@ -508,7 +523,7 @@ runner::property cross_entropy_above_chance(long eta_divisor,
                   "(language = 1) cross-entropy over the whole cube {0,1}^(n-1) is >= "
                   "1 - log2(1 + eta) bits, eta = min over the label-swapping bits b (every bit, "
                   "resp. bit 1) of the largest ||Δp||_inf from flipping b";
-    p.kinds = {"ball"};
+    p.kinds = runner::kinds_of<numeric::arb_ball>();
     p.negative_control = "eta divided by 4, on the confident Chiang & Cholak model with layer "
                          "norm eps = 0 (cc-parity-ln0), is violated";
     p.generator = [models](const run_config& cfg) {
@@ -613,7 +628,7 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
                   "prefix with its top opener's type flipped) is >= 1 - log2(1 + eta) bits, eta "
                   "the largest ||Δp||_inf over the pairs; under check --model also on the set "
                   "of pairs of smallest margin a search from them finds";
-    p.kinds = {"ball"};
+    p.kinds = runner::kinds_of<numeric::arb_ball>();
     p.negative_control = "eta divided by 10^6, on a recency predictor that beats chance on the "
                          "pairs, is violated; on that predictor biased towards ')' the drawn "
                          "pairs miss it and the search finds it";
@@ -663,9 +678,9 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
         };
         const auto ce = analysis::forced_pair_cross_entropy<arb_ball>(c.model, n, pairs, seed,
                                                                        divisor, ctx);
-        if (ce.check == analysis::comparison::above) return violated(ce, "the drawn pairs");
+        if (ce.check == verdict::failed) return violated(ce, "the drawn pairs");
         std::string undecided;
-        if (ce.check != analysis::comparison::below)
+        if (ce.check != verdict::passed)
             undecided = "cross-entropy and its floor overlap at this precision (CE " +
                         ce.mean_ce_bits + ", floor " + ce.floor_bits + ")";
         // check --model: the pair set of smallest margin a search from the drawn pairs finds,
@@ -692,7 +707,7 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
                     named += (named.empty() ? "" : " ") + model::format_input(c.model.sigma, x);
                 }
                 const auto fce = analysis::forced_pairs_cross_entropy<arb_ball>(c.model, set, divisor, ctx);
-                if (fce.check == analysis::comparison::above) {
+                if (fce.check == verdict::failed) {
                     auto r = violated(fce, "the worst-case search");
                     r.with("search_pairs", named).with("search_found_at", found_at);
                     if (best) {
@@ -703,7 +718,7 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
                     }
                     return r;
                 }
-                if (fce.check != analysis::comparison::below && undecided.empty())
+                if (fce.check != verdict::passed && undecided.empty())
                     undecided = "cross-entropy and its floor overlap at this precision on the pairs "
                                 "the search found (CE " + fce.mean_ce_bits + ", floor " +
                                 fce.floor_bits + ")";
@@ -932,7 +947,7 @@ runner::property influence_vanishes(double tolerance, bool require_hypotheses,
         p.statement += "; on a model without the hypotheses (no claim by Lemma 5): n * max "
                        "influence at the top rung <= " + std::to_string(growth) +
                        " x its value at the lowest rung";
-    p.kinds = {"interval", "ball"};
+    p.kinds = runner::kinds_of<numeric::dinterval, numeric::arb_ball>();
     p.negative_control = "the a-posteriori bound divided by n^2 is exceeded at some rung; and "
                          "hypothesis-violating models (layer norm eps = 0, log n scores, "
                          "positional i, a step update; bundled, and random draws of "
@@ -1037,7 +1052,7 @@ runner::property influence_vanishes(double tolerance, bool require_hypotheses,
             [&](auto kind) {
                 return judge(ladder_in<typename decltype(kind)::type>(c, ctx, hypotheses, adjust));
             },
-            measured_in, false);
+            measured_in, ctx, false);
     };
     p.shape = ladder_shape();
     p.tag = case_class;

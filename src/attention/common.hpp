@@ -61,6 +61,15 @@ template <class S> bool constant_scores(const model::head<S>& h) {
     return h.score.K.W.is_zero() || h.score.Q.is_zero();
 }
 
+/// The observer of a forward pass that observes nothing (docs/architecture.md, "The forward
+/// passes and their observers"): a pass calls an observer's hooks only when it is `active`, and
+/// computes what only an observer reads (the weights of every row) only when it `wants_weights`,
+/// so a pass given this one is the pass without hooks.
+struct no_observer {
+    static constexpr bool active = false;
+    static constexpr bool wants_weights = false;
+};
+
 /// d values standing for "no value" in a trace row whose value does not exist but that the
 /// output does not read (numeric::no_value_vector).
 template <numeric::Scalar S>

@@ -47,6 +47,53 @@ template <numeric::Scalar S>
 hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, bool with_trace = false);
 
+/// Options of the observed hard pass.
+struct hard_options {
+    bool trace = false; ///< keep y^(k), the choices and the ties of every position (as above)
+    /// Compute every row of the last layer too, without keeping them; a row there that has no
+    /// value is undefined, as row n is (a trace stores it as no_value).
+    bool all_rows = false;
+    /// Compute every value v(y_j) of every head at the start of its layer (located at node
+    /// "value" like the values computed on demand), for an observer that reads them.
+    bool all_values = false;
+};
+
+/// What the hard pass shows its observer at the start of layer k.
+template <class S> struct hard_layer_view {
+    std::size_t layer = 0;                                  ///< k, 1-based
+    const std::vector<vec<S>>* y = nullptr;                 ///< y^(k-1), every position
+    /// Per head: every key K y_j + k_b of a dot-product head whose scores vary, else empty.
+    const std::vector<std::vector<vec<S>>>* keys = nullptr;
+    /// Per head and position: the values computed so far (every one with all_values).
+    const std::vector<std::vector<std::optional<vec<S>>>>* values = nullptr;
+};
+
+/// What the hard pass shows its observer of one head at one row.
+template <class S> struct hard_head_row {
+    std::size_t layer = 0; ///< 1-based
+    std::size_t row = 0;   ///< 0-based query position
+    std::size_t head = 0;  ///< 0-based
+    /// The row's scores against every key (unscaled); nullptr for a head whose scores cannot
+    /// vary (every key ties).
+    const std::vector<S>* scores = nullptr;
+    /// The keys the head weighs, 0-based ascending: {j*} (unique-hard), every maximal key
+    /// (average-hard).
+    const std::vector<std::size_t>* selected = nullptr;
+    const vec<S>* output = nullptr; ///< the head's output b_h
+};
+
+/// The same pass, observed (docs/architecture.md, "The forward passes and their observers"):
+/// when Observer::active, `obs.initial(y0)` with y^(0), `obs.layer(const hard_layer_view<S>&)`
+/// at the start of each layer, `obs.head_row(const hard_head_row<S>&)` after each head's output
+/// of a row, and `obs.row(layer, i, y_i)` after the row's update (layer 1-based, i 0-based),
+/// rows ascending and heads in order. A hook may throw numeric::undefined_error: it is located
+/// like the pass's own. An enclosure that cannot decide an argmax stops the pass as above (no
+/// hook is called for that row). hard_forward(m, x, ctx, with_trace) is this pass with
+/// no_observer and hard_options{with_trace}.
+template <numeric::Scalar S, class Observer>
+hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
+                            const numeric::context& ctx, const hard_options& opt, Observer& obs);
+
 /// Scores of one query row against every key (unscaled dot products or the score map).
 template <numeric::Scalar S>
 std::vector<S> hard_scores(const model::head<S>& h, const vec<S>& yi,

@@ -1,5 +1,7 @@
 #include "attention/hard_exact.hpp"
 
+#include "numeric/filter.hpp"
+
 #include <functional>
 
 namespace attnprop::attention {
@@ -18,7 +20,7 @@ public:
                   const numeric::context& ctx)
         : m_(m), mi_(model::to_scalar<interval>(m, ctx)), x_(x), ctx_(ctx), n_(x.size()),
           L_(m.layers.size()), yi_(L_ + 1), ye_(L_ + 1, std::vector<std::optional<vec<rational>>>(n_)),
-          choice_(L_), ties_(L_), average_(m.attention == model::attention_kind::average_hard) {}
+          choice_(L_), ties_(L_), average_(model::averages_ties(m.attention)) {}
 
     exact_hard_output run(bool with_trace) {
         exact_hard_output out;
@@ -43,11 +45,20 @@ public:
             out.trace = std::move(t);
         }
         out.stats = stats_;
+        out.stats.argmax = argmax_;
+        out.stats.rows_filtered = argmax_.decisions(rung_midpoint, rung_exact);
+        out.stats.rows_exact = argmax_.decisions(rung_exact);
         return out;
     }
 
 private:
     using score_kind = model::score_spec<interval>::kind;
+
+    // The rungs of the argmax filter (numeric/filter.hpp; exact_path_stats::argmax counts them).
+    static constexpr std::size_t rung_midpoint = 0; // midpoint-radius intervals of every score
+    static constexpr std::size_t rung_outward = 1;  // outward-rounded intervals of every score
+    static constexpr std::size_t rung_tight = 2;    // term-by-term intervals of the candidates
+    static constexpr std::size_t rung_exact = 3;    // exact rationals of the candidates
 
     void layer(std::size_t k, bool all_rows) {
         const auto& lay = mi_.layers[k - 1];
@@ -99,19 +110,21 @@ private:
                 }
                 std::size_t jstar = 0;
                 if (!constant_scores(hd)) {
-                    argmax_result a;
                     if (hd.score.type == score_kind::dot) {
-                        a = filtered_dot_argmax(hd, y[i], keys[h], fast_keys[h], s);
+                        jstar = filtered_dot_argmax(k, i, hd, laye.heads[h], y[i], keys[h], fast_keys[h], s);
                     } else {
-                        s = hard_scores(hd, y[i], y, false, ctx_);
-                        a = leftmost_argmax(s);
-                    }
-                    if (a.decided) {
-                        jstar = a.index;
-                        ++stats_.rows_filtered;
-                    } else {
-                        jstar = exact_argmax(k, i, laye.heads[h], a.candidates);
-                        ++stats_.rows_exact;
+                        argmax_result a;
+                        numeric::filter_cascade(
+                            &argmax_, numeric::at_rung(rung_outward, [&] {
+                                s = hard_scores(hd, y[i], y, false, ctx_);
+                                a = leftmost_argmax(s);
+                                jstar = a.index;
+                                return a.decided;
+                            }),
+                            numeric::at_rung(rung_exact, [&] {
+                                jstar = exact_argmax(k, i, laye.heads[h], a.candidates);
+                                return true;
+                            }));
                     }
                 }
                 choice_[k - 1][i][h] = jstar;
@@ -122,40 +135,54 @@ private:
         }
     }
 
-    // The leftmost argmax of q . k_j in two interval stages. Stage 1 encloses every score
-    // cheaply (a double dot product of midpoints plus a radius from norms): numeric::dot_argmax
-    // decides when one score is certainly above all others, else numeric::dot_all and the
-    // candidate scan of leftmost_argmax. If that cannot decide, stage 2 recomputes the
-    // candidates' scores with interval operations term by term (tight_dot), which keep exact
-    // points exact (integer ties are decided there). The true leftmost argmax j* is among
-    // stage 1's candidates and is also the leftmost argmax of the candidates' scores alone (it
-    // attains their maximum, and no candidate left of it does), so stage 2 may work on the
-    // candidates only. Undecided candidates of stage 2 go to exact_argmax.
-    argmax_result filtered_dot_argmax(const model::head<interval>& hd, const vec<interval>& yq,
-                                      const std::vector<vec<interval>>& keys,
-                                      const numeric::dot_rows& fast_keys,
-                                      std::vector<interval>& s) {
+    // The leftmost argmax of q . k_j, filtered. Rung 1 encloses every score cheaply (a double
+    // dot product of midpoints plus a radius from norms): numeric::dot_argmax decides when one
+    // score is certainly above all others; rung 2 encloses every score outward
+    // (numeric::dot_all) for the candidate scan of leftmost_argmax. If that cannot decide,
+    // rung 3 recomputes the candidates' scores with interval operations term by term
+    // (tight_dot), which keep exact points exact (integer ties are decided there). The true
+    // leftmost argmax j* is among the candidates and is also the leftmost argmax of the
+    // candidates' scores alone (it attains their maximum, and no candidate left of it does), so
+    // a later rung may work on the candidates only. Candidates rung 3 leaves undecided go to
+    // exact rationals (exact_argmax).
+    std::size_t filtered_dot_argmax(std::size_t k, std::size_t i, const model::head<interval>& hd,
+                                    const model::head<rational>& hde, const vec<interval>& yq,
+                                    const std::vector<vec<interval>>& keys,
+                                    const numeric::dot_rows& fast_keys, std::vector<interval>& s) {
         const vec<interval> q = query(hd, yq, ctx_);
+        std::size_t jstar = 0;
         argmax_result a;
-        a.index = numeric::dot_argmax(q.data(), fast_keys);
-        if (a.index < n_) return a;
-        s.resize(n_);
-        numeric::dot_all(q.data(), fast_keys, s.data());
-        a = leftmost_argmax(s);
-        if (a.decided) return a;
-        std::vector<interval> t;
-        t.reserve(a.candidates.size());
-        for (std::size_t c : a.candidates)
-            t.push_back(tight_dot(q, keys[c]));
-        argmax_result b = leftmost_argmax(t);
-        argmax_result r;
-        if (b.decided) {
-            r.index = a.candidates[b.index];
-            return r;
-        }
-        r.decided = false;
-        for (std::size_t c : b.candidates) r.candidates.push_back(a.candidates[c]);
-        return r;
+        std::vector<std::size_t> cand;
+        numeric::filter_cascade(
+            &argmax_, numeric::at_rung(rung_midpoint, [&] {
+                jstar = numeric::dot_argmax(q.data(), fast_keys);
+                return jstar < n_;
+            }),
+            numeric::at_rung(rung_outward, [&] {
+                s.resize(n_);
+                numeric::dot_all(q.data(), fast_keys, s.data());
+                a = leftmost_argmax(s);
+                jstar = a.index;
+                return a.decided;
+            }),
+            numeric::at_rung(rung_tight, [&] {
+                std::vector<interval> t;
+                t.reserve(a.candidates.size());
+                for (std::size_t c : a.candidates)
+                    t.push_back(tight_dot(q, keys[c]));
+                argmax_result b = leftmost_argmax(t);
+                if (b.decided) {
+                    jstar = a.candidates[b.index];
+                    return true;
+                }
+                for (std::size_t c : b.candidates) cand.push_back(a.candidates[c]);
+                return false;
+            }),
+            numeric::at_rung(rung_exact, [&] {
+                jstar = exact_argmax(k, i, hde, cand);
+                return true;
+            }));
+        return jstar;
     }
 
     // q . k by repeated fma_acc: every operation rounded outward on its own (tighter than
@@ -182,31 +209,44 @@ private:
             return all;
         }
         maximal_set_result a;
+        std::vector<std::size_t> out;
         if (hd.score.type == score_kind::dot) {
             const vec<interval> q = query(hd, y[i], ctx_);
-            s.resize(n_);
-            numeric::dot_all(q.data(), fast_keys, s.data());
-            a = maximal_positions(s);
-            if (!a.decided) {
-                // Second stage on the candidates: term-by-term interval products keep exact
-                // points exact, so integer ties are decided here.
-                std::vector<interval> t;
-                t.reserve(a.positions.size());
-                for (std::size_t c : a.positions) t.push_back(tight_dot(q, keys[c]));
-                maximal_set_result b = maximal_positions(t);
-                for (auto& c : b.positions) c = a.positions[c];
-                a = std::move(b);
-            }
+            numeric::filter_cascade(
+                &argmax_, numeric::at_rung(rung_outward, [&] {
+                    s.resize(n_);
+                    numeric::dot_all(q.data(), fast_keys, s.data());
+                    a = maximal_positions(s);
+                    return a.decided;
+                }),
+                numeric::at_rung(rung_tight, [&] {
+                    // Term-by-term interval products keep exact points exact, so integer ties
+                    // are decided here.
+                    std::vector<interval> t;
+                    t.reserve(a.positions.size());
+                    for (std::size_t c : a.positions) t.push_back(tight_dot(q, keys[c]));
+                    maximal_set_result b = maximal_positions(t);
+                    for (auto& c : b.positions) c = a.positions[c];
+                    a = std::move(b);
+                    return a.decided;
+                }),
+                numeric::at_rung(rung_exact, [&] {
+                    out = exact_maximal(k, i, m_.layers[k - 1].heads[h], a.positions);
+                    return true;
+                }));
         } else {
-            s = hard_scores(hd, y[i], y, false, ctx_);
-            a = maximal_positions(s);
+            numeric::filter_cascade(
+                &argmax_, numeric::at_rung(rung_outward, [&] {
+                    s = hard_scores(hd, y[i], y, false, ctx_);
+                    a = maximal_positions(s);
+                    return a.decided;
+                }),
+                numeric::at_rung(rung_exact, [&] {
+                    out = exact_maximal(k, i, m_.layers[k - 1].heads[h], a.positions);
+                    return true;
+                }));
         }
-        if (a.decided) {
-            ++stats_.rows_filtered;
-            return std::move(a.positions);
-        }
-        ++stats_.rows_exact;
-        return exact_maximal(k, i, m_.layers[k - 1].heads[h], a.positions);
+        return a.decided ? std::move(a.positions) : out;
     }
 
     // The keys among `cand` whose exact score is maximal (cand contains every maximal key).
@@ -262,55 +302,110 @@ private:
     }
 
     // Exact y_j^(k), from the already-decided choices; memoised. Tightens the filter value.
+    // y_j^(k) needs y^(k-1) at j and at the positions its heads chose, so a recursion would go
+    // one level deeper per layer: a model of many thousands of layers would overflow the
+    // stack. The walk keeps its own stack of pending states instead, and computes them in the
+    // order the recursion would (heads in order, each head's positions in order, then y_j^(k-1)),
+    // so that the first undefined value met is the same.
     const vec<rational>& exact_at(std::size_t k, std::size_t j) {
         if (ye_[k][j]) return *ye_[k][j];
-        vec<rational> v;
-        if (k == 0) {
-            v = initial_state(m_, x_[j], static_cast<long>(j + 1), static_cast<long>(n_), ctx_);
-        } else {
-            const auto& lay = m_.layers[k - 1];
-            std::vector<vec<rational>> b;
-            for (std::size_t h = 0; h < lay.heads.size(); ++h) {
+        struct pending {
+            pending(std::size_t layer, std::size_t position) : k(layer), j(position) {}
+            std::size_t k, j;
+            std::size_t h = 0;               // next head
+            std::size_t t = 0;               // next tied position of head h (average-hard)
+            vec<rational> acc;               // the sum of head h's values so far (average-hard)
+            std::vector<vec<rational>> b;    // the head outputs done
+        };
+        std::vector<pending> stack;
+        stack.emplace_back(k, j);
+        while (!stack.empty()) {
+            pending& f = stack.back();
+            if (f.k == 0) {
+                finish(0, f.j,
+                       initial_state(m_, x_[f.j], static_cast<long>(f.j + 1), static_cast<long>(n_), ctx_));
+                stack.pop_back();
+                continue;
+            }
+            // The exact state of layer f.k - 1 at position p, or nullptr while it is pending.
+            auto below = [&](std::size_t p) -> const vec<rational>* {
+                if (ye_[f.k - 1][p]) return &*ye_[f.k - 1][p];
+                return nullptr;
+            };
+            const auto& lay = m_.layers[f.k - 1];
+            std::optional<std::size_t> missing;
+            while (f.h < lay.heads.size() && !missing) {
+                const std::size_t h = f.h;
                 if (average_) {
-                    const auto& tied = ties_[k - 1][j][h];
-                    vec<rational> acc;
-                    for (std::size_t jj : tied) {
-                        const vec<rational>& yv = exact_at(k - 1, jj);
+                    const auto& tied = ties_[f.k - 1][f.j][h];
+                    while (f.t < tied.size()) {
+                        const std::size_t jj = tied[f.t];
+                        const vec<rational>* yv = below(jj);
+                        if (!yv) {
+                            missing = jj;
+                            break;
+                        }
                         vec<rational> vj;
                         try {
-                            vj = value(lay.heads[h], yv, ctx_);
+                            vj = value(lay.heads[h], *yv, ctx_);
                         } catch (const numeric::undefined_error& e) {
-                            throw e.located(place(k, "value", jj + 1, h + 1));
+                            throw e.located(place(f.k, "value", jj + 1, h + 1));
                         }
-                        if (acc.empty())
-                            acc = std::move(vj);
+                        if (f.acc.empty())
+                            f.acc = std::move(vj);
                         else
-                            for (std::size_t c = 0; c < acc.size(); ++c) acc[c] += vj[c];
+                            for (std::size_t c = 0; c < f.acc.size(); ++c) f.acc[c] += vj[c];
+                        ++f.t;
                     }
+                    if (missing) break;
                     const rational t(static_cast<long>(tied.size()));
-                    for (auto& c : acc) c /= t;
-                    b.push_back(std::move(acc));
+                    for (auto& c : f.acc) c /= t;
+                    f.b.push_back(std::move(f.acc));
+                    f.acc = {};
+                    f.t = 0;
+                    ++f.h;
                     continue;
                 }
-                const std::size_t jstar = choice_[k - 1][j][h];
-                const vec<rational>& yv = exact_at(k - 1, jstar);
+                const std::size_t jstar = choice_[f.k - 1][f.j][h];
+                const vec<rational>* yv = below(jstar);
+                if (!yv) {
+                    missing = jstar;
+                    break;
+                }
                 try {
-                    b.push_back(value(lay.heads[h], yv, ctx_));
+                    f.b.push_back(value(lay.heads[h], *yv, ctx_));
                 } catch (const numeric::undefined_error& e) {
-                    throw e.located(place(k, "value", jstar + 1, h + 1));
+                    throw e.located(place(f.k, "value", jstar + 1, h + 1));
+                }
+                ++f.h;
+            }
+            if (!missing) {
+                const vec<rational>* yj = below(f.j);
+                if (!yj) {
+                    missing = f.j;
+                } else {
+                    vec<rational> v;
+                    try {
+                        v = update(lay, *yj, f.b, ctx_);
+                    } catch (const numeric::undefined_error& e) {
+                        throw e.located(place(f.k, "update", f.j + 1));
+                    }
+                    finish(f.k, f.j, std::move(v));
+                    stack.pop_back();
+                    continue;
                 }
             }
-            const vec<rational>& yj = exact_at(k - 1, j);
-            try {
-                v = update(lay, yj, b, ctx_);
-            } catch (const numeric::undefined_error& e) {
-                throw e.located(place(k, "update", j + 1));
-            }
+            const std::size_t below_k = f.k - 1;
+            stack.emplace_back(below_k, *missing); // invalidates f
         }
+        return *ye_[k][j];
+    }
+
+    // Records the exact y_j^(k) and tightens the filter's value with it.
+    void finish(std::size_t k, std::size_t j, vec<rational> v) {
         ++stats_.exact_states;
         if (!yi_[k].empty() && !yi_[k][j].empty()) yi_[k][j] = enclose(v, ctx_);
         ye_[k][j] = std::move(v);
-        return *ye_[k][j];
     }
 
     const model::model<rational>& m_;
@@ -325,15 +420,14 @@ private:
     std::vector<std::vector<std::vector<std::vector<std::size_t>>>> ties_; // average: [k-1][j][h]
     bool average_;
     exact_path_stats stats_;
+    numeric::filter_stats argmax_{rung_exact + 1}; // the argmax filter's rungs
 };
 
 } // namespace
 
 exact_hard_output hard_forward_exact(const model::model<rational>& m, const input_sequence& x,
                                      const numeric::context& ctx, bool with_trace) {
-    if (auto blockers = model::exact_blockers(m); !blockers.empty())
-        throw numeric::numeric_error("the exact scalar cannot evaluate this model: " +
-                                     blockers.front());
+    model::require_exact(m, "the exact scalar cannot evaluate this model");
     filtered_pass pass(m, x, ctx);
     return pass.run(with_trace);
 }

@@ -6,6 +6,7 @@
 /// the positions the result depends on (the choice tree of y_n^(L)), memoised.
 
 #include "attention/hard.hpp"
+#include "numeric/filter.hpp"
 
 namespace attnprop::attention {
 
@@ -14,6 +15,10 @@ struct exact_path_stats {
     std::size_t rows_filtered = 0;   ///< (row, head) argmaxes decided by the interval filter
     std::size_t rows_exact = 0;      ///< (row, head) argmaxes decided on exact rationals
     std::size_t exact_states = 0;    ///< exact activations y_j^(k) computed
+    /// The argmax filter per rung (numeric/filter.hpp): 0 midpoint-radius intervals of every
+    /// score, 1 outward intervals of every score, 2 term-by-term intervals of the candidates,
+    /// 3 exact rationals of the candidates (rows_filtered: decided at 0-2; rows_exact: at 3).
+    numeric::filter_stats argmax;
 };
 
 struct exact_hard_output {
@@ -23,8 +28,8 @@ struct exact_hard_output {
 };
 
 /// Exact leftmost-argmax forward pass with the interval filter. Equal to
-/// hard_forward<rational> on every input (tested), never undecided. Throws numeric_error when
-/// the model needs real arithmetic (see model::exact_blockers), numeric::undefined_error
+/// hard_forward<rational> on every input (tested), never undecided. Throws model::content_error
+/// when the model needs real arithmetic (model::require_exact), numeric::undefined_error
 /// (located) where a value does not exist (a positional formula's pole).
 exact_hard_output hard_forward_exact(const model::model<rational>& m, const input_sequence& x,
                                      const numeric::context& ctx, bool with_trace = false);

@@ -21,18 +21,38 @@ std::vector<S> hard_scores(const model::head<S>& h, const vec<S>& yi,
 template <numeric::Scalar S>
 hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, bool with_trace) {
+    hard_options opt;
+    opt.trace = with_trace;
+    no_observer none;
+    return hard_forward(m, x, ctx, opt, none);
+}
+
+template <numeric::Scalar S, class Observer>
+hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
+                            const numeric::context& ctx, const hard_options& opt,
+                            [[maybe_unused]] Observer& obs) {
     using score_kind = typename model::score_spec<S>::kind;
     hard_output<S> out;
+    const bool with_trace = opt.trace;
     const std::size_t n = x.size();
     const std::size_t L = m.layers.size();
     std::vector<vec<S>> y = initial_states(m, x, ctx);
+    if constexpr (Observer::active) obs.initial(y);
     if (with_trace) {
         out.trace.emplace();
         out.trace->y.push_back(y);
     }
+    // The kind's tie rule: every maximal key, or the leftmost one (a normaliser's model read by
+    // its maximal scores takes the leftmost, as unique-hard attention does).
+    bool average = false;
+    switch (model::info(m.attention).ties) {
+    case model::tie_rule::leftmost: average = false; break;
+    case model::tie_rule::average: average = true; break;
+    case model::tie_rule::none: average = false; break;
+    }
     for (std::size_t k = 1; k <= L; ++k) {
         const auto& lay = m.layers[k - 1];
-        const bool all_rows = with_trace || k < L;
+        const bool all_rows = with_trace || opt.all_rows || k < L;
         const std::size_t first = all_rows ? 0 : n - 1;
         const std::size_t H = lay.heads.size();
         // Where an undefined value would be met (located on the way out).
@@ -44,7 +64,6 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                                                                std::vector<std::optional<vec<S>>>(n));
         std::vector<vec<S>> next(n);
         std::vector<std::vector<std::size_t>> choices(n, std::vector<std::size_t>(H, 0));
-        const bool average = m.attention == model::attention_kind::average_hard;
         std::vector<std::vector<std::vector<std::size_t>>> ties;
         if (average && with_trace) ties.assign(n, std::vector<std::vector<std::size_t>>(H));
         try {
@@ -52,6 +71,14 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
             for (std::size_t h = 0; h < H; ++h) {
                 const auto& hd = lay.heads[h];
                 at_head = h + 1;
+                if (opt.all_values) {
+                    at_node = "value";
+                    for (std::size_t j = 0; j < n; ++j) {
+                        at_pos = j + 1;
+                        values[h][j] = value(hd, y[j], ctx);
+                    }
+                    at_node = "key";
+                }
                 if (hd.score.type == score_kind::dot && !constant_scores(hd)) {
                     keys[h].reserve(n);
                     for (std::size_t j = 0; j < n; ++j) {
@@ -60,6 +87,10 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                     }
                 }
             }
+            if constexpr (Observer::active)
+                obs.layer(hard_layer_view<S>{k, &y, &keys, &values});
+            // Row i attends to every key j < n: the place of a per-layer mask, which would give
+            // it the keys [0, end) (docs/architecture.md, "The per-layer mask").
             for (std::size_t i = first; i < n; ++i) {
                 try {
                     std::vector<vec<S>> b(H);
@@ -70,13 +101,14 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                         at_node = "score";
                         std::size_t jstar = 0; // constant scores: every key ties, the leftmost wins
                         std::vector<std::size_t> tied; // average-hard: every maximal key
+                        std::vector<S> s;              // the row's scores (when they vary)
                         if (average) {
                             if (constant_scores(hd)) {
                                 tied.resize(n);
                                 for (std::size_t j = 0; j < n; ++j) tied[j] = j;
                             } else {
                                 const bool dot = hd.score.type == score_kind::dot;
-                                std::vector<S> s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx);
+                                s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx);
                                 maximal_set_result a = maximal_positions(s);
                                 if (!a.decided) {
                                     undecided_argmax u{k, i + 1, h + 1, {}};
@@ -89,7 +121,7 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                             jstar = tied.front();
                         } else if (!constant_scores(hd)) {
                             const bool dot = hd.score.type == score_kind::dot;
-                            std::vector<S> s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx);
+                            s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx);
                             argmax_result a = leftmost_argmax(s);
                             if (!a.decided) {
                                 undecided_argmax u{k, i + 1, h + 1, {}};
@@ -117,6 +149,9 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                             const S t = numeric::from_int<S>(static_cast<long>(tied.size()), ctx);
                             for (auto& c : acc) c = c / t;
                             b[h] = std::move(acc);
+                            if constexpr (Observer::active)
+                                obs.head_row(hard_head_row<S>{
+                                    k, i, h, constant_scores(hd) ? nullptr : &s, &tied, &b[h]});
                             if (with_trace) ties[i][h] = std::move(tied);
                             continue;
                         }
@@ -126,15 +161,22 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                             values[h][jstar] = value(hd, y[jstar], ctx);
                         }
                         b[h] = *values[h][jstar];
+                        if constexpr (Observer::active) {
+                            const std::vector<std::size_t> selected{jstar};
+                            obs.head_row(hard_head_row<S>{
+                                k, i, h, constant_scores(hd) ? nullptr : &s, &selected, &b[h]});
+                        }
                     }
                     at_pos = i + 1;
                     at_head = 0;
                     at_node = "update";
                     next[i] = update(lay, y[i], b, ctx);
+                    if constexpr (Observer::active) obs.row(k, i, next[i]);
                 } catch (const numeric::undefined_error&) {
                     // A row of the last layer other than n is only traced: y_n^(L) does not
                     // read it, so it gets "no value" instead of making the output undefined.
-                    auto nv = k == L && i + 1 < n ? no_value<S>(m.d, ctx) : std::nullopt;
+                    auto nv = with_trace && k == L && i + 1 < n ? no_value<S>(m.d, ctx)
+                                                                : std::nullopt;
                     if (!nv) throw;
                     next[i] = std::move(*nv);
                 }

@@ -27,6 +27,20 @@ template <class S> struct soft_output {
 struct soft_options {
     bool trace = false;         ///< keep y^(k) for every position
     bool trace_weights = false; ///< also keep every attention weight (n^2 per head and layer)
+    /// Compute every row of the last layer too, without keeping them (for an observer); a row
+    /// there that has no value is undefined, as row n is (a trace stores it as no_value).
+    bool all_rows = false;
+};
+
+/// What the soft pass shows its observer of one head at one row.
+template <class S> struct soft_head_row {
+    std::size_t layer = 0; ///< 1-based
+    std::size_t row = 0;   ///< 0-based query position
+    std::size_t head = 0;  ///< 0-based
+    /// The row's attention weights over every key when the observer wants_weights (or they are
+    /// traced); nullptr for a head whose scores cannot vary (every weight is 1/n).
+    const vec<S>* weights = nullptr;
+    const vec<S>* output = nullptr; ///< the head's output b_h (finite)
 };
 
 /// Forward pass computing only what y_n^(L) needs unless a trace is asked for. A head whose
@@ -39,6 +53,29 @@ struct soft_options {
 template <numeric::ExpScalar S>
 soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, soft_options opt = {});
+
+/// The same pass, observed (docs/architecture.md, "The forward passes and their observers"):
+/// when Observer::active, `obs.head_row(const soft_head_row<S>&)` after each head's output of a
+/// row, and `obs.row(layer, i, y_i)` after the row's update (layer 1-based, i 0-based), layer
+/// after layer, rows ascending, heads in order; with Observer::wants_weights every row's weights
+/// are computed for it. A hook may throw numeric::undefined_error: it is located like the pass's
+/// own (head_row at the head's "score", row at the row's "update"). soft_forward(m, x, ctx, opt)
+/// is this pass with no_observer.
+template <numeric::ExpScalar S, class Observer>
+soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
+                            const numeric::context& ctx, soft_options opt, Observer& obs);
+
+/// The attention rows of one dot-product head against fixed keys and values (one layer of a
+/// forward pass, or of a one-symbol change): the keys and values are laid out once, and every
+/// row reuses preallocated scratch. `vec<S> row(const vec<S>& q, vec<S>* weights)` gives
+/// b = sum_j w_j v_j with w = softmax(q . k_j) for a scaled query q, and the weights into
+/// `weights` when non-null (computed after b, which they do not change). The keys and values
+/// must outlive the object. Kinds with fast paths specialise it (soft_impl.hpp,
+/// soft_rows_interval.cpp): double and MPFR run the operations of the reference row
+/// (detail::generic_soft_row) bit for bit, Arb balls and certified double intervals enclose
+/// the same quantity; the certified double rows also give their unnormalised sums
+/// (soft_rows<dinterval>::sums), which the incremental kernel and the a-posteriori bound read.
+template <numeric::ExpScalar S> class soft_rows;
 
 /// One attention row: b = sum_j w_j v_j with w = softmax(scale * q . k_j). `keys` and `values`
 /// hold K y_j and V y_j for every j. Writes the weights into `weights` when non-null.

@@ -16,7 +16,7 @@ template soft_output<diff_ball> soft_forward(const model::model<diff_ball>&, con
 
 soft_change_model::soft_change_model(const model::model<rational>& m, const numeric::context& ctx)
     : m_(model::to_scalar<diff_ball>(m, ctx)), token_(m.token), ctx_(ctx) {
-    if (m.attention != model::attention_kind::soft)
+    if (!model::info(m.attention).soft_influence)
         throw precondition_error("soft_change_model needs a soft-attention model");
     pair_symbol_ = static_cast<int>(m_.token.size());
     m_.token.push_back(m_.token.front());

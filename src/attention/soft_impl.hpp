@@ -93,9 +93,10 @@ vec<S> generic_soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& k
     return num;
 }
 
-/// The attention rows of one dot-product head against fixed keys and values (one layer): the
-/// keys and values are laid out once, and every row reuses preallocated scratch. This primary
-/// template just runs generic_soft_row; double, MPFR and Arb have specialisations.
+} // namespace detail
+
+/// The primary template runs detail::generic_soft_row; double, MPFR, Arb balls and certified
+/// double intervals have specialisations (below, and soft_rows_interval.cpp).
 template <numeric::ExpScalar S> class soft_rows {
 public:
     soft_rows(const std::vector<vec<S>>& keys, const std::vector<vec<S>>& values,
@@ -103,7 +104,7 @@ public:
         : keys_(keys), values_(values), ctx_(ctx) {}
     /// b = sum_j w_j v_j with w = softmax(q . k_j); the weights into `weights` when non-null.
     vec<S> row(const vec<S>& scaled_query, vec<S>* weights) {
-        return generic_soft_row(scaled_query, keys_, values_, ctx_, weights);
+        return detail::generic_soft_row(scaled_query, keys_, values_, ctx_, weights);
     }
 
 private:
@@ -174,7 +175,8 @@ public:
     }
 
     vec<R> row(const vec<R>& q, vec<R>* weights) {
-        if (!fast_ || !uniform_vec(q)) return generic_soft_row(q, keys_, values_, ctx_, weights);
+        if (!fast_ || !uniform_vec(q))
+            return detail::generic_soft_row(q, keys_, values_, ctx_, weights);
         const auto rnd = MPFR_RNDN;
         const std::size_t n = keys_.size(), dk = q.size(), dv = values_.front().size();
         for (std::size_t j = 0; j < n; ++j) {
@@ -187,7 +189,7 @@ public:
         for (std::size_t j = 1; j < n; ++j)
             if (numeric::compare(s_[j], s_[best]) == numeric::order::greater) best = j;
         mpfr_srcptr shift = s_[best].raw();
-        exp_memo<R> memo(true);
+        detail::exp_memo<R> memo(true);
         vec<R> num(dv, R(prec_));
         R den(prec_);
         vec<R> e;
@@ -362,6 +364,8 @@ private:
     bool abs_from_max_ = false;
 };
 
+namespace detail {
+
 /// A contiguous Arb vector (arb_dot runs over it, with a stride for the values' columns).
 class arb_vector {
 public:
@@ -379,6 +383,8 @@ private:
     arb_ptr v_;
     std::size_t len_;
 };
+
+} // namespace detail
 
 /// Arb: contiguous keys and values; every dot product (the scores and the strided weighted
 /// sums) by arb_dot; the shift is the largest score midpoint (exact, so the enclosure does not
@@ -471,20 +477,26 @@ private:
     static constexpr std::size_t memo_limit = 8;
     std::size_t n_, dk_, dv_;
     long prec_;
-    arb_vector keys_, values_, q_, s_, e_, t_, shift_, den_, memo_;
+    detail::arb_vector keys_, values_, q_, s_, e_, t_, shift_, den_, memo_;
 };
-
-} // namespace detail
 
 template <numeric::ExpScalar S>
 vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
                 const std::vector<vec<S>>& values, const numeric::context& ctx, vec<S>* weights) {
-    return detail::soft_rows<S>(keys, values, ctx).row(scaled_query, weights);
+    return soft_rows<S>(keys, values, ctx).row(scaled_query, weights);
 }
 
 template <numeric::ExpScalar S>
 soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, soft_options opt) {
+    no_observer none;
+    return soft_forward(m, x, ctx, opt, none);
+}
+
+template <numeric::ExpScalar S, class Observer>
+soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
+                            const numeric::context& ctx, soft_options opt,
+                            [[maybe_unused]] Observer& obs) {
     using score_kind = typename model::score_spec<S>::kind;
     soft_output<S> out;
     const bool with_trace = opt.trace || opt.trace_weights;
@@ -497,16 +509,17 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
     }
     for (std::size_t k = 1; k <= L; ++k) {
         const auto& lay = m.layers[k - 1];
-        const bool all_rows = with_trace || k < L;
+        const bool all_rows = with_trace || opt.all_rows || k < L;
         const std::size_t first = all_rows ? 0 : n - 1;
         const std::size_t H = lay.heads.size();
         std::vector<std::vector<vec<S>>> keys(H), values(H);
         std::vector<std::optional<vec<S>>> uniform(H);
-        std::vector<std::unique_ptr<detail::soft_rows<S>>> rows(H);
+        std::vector<std::unique_ptr<soft_rows<S>>> rows(H);
         std::vector<std::optional<S>> qscale(H); // dot: scale·β(n); map: β(n) when set
         std::vector<vec<S>> next(n);
         std::vector<std::vector<vec<S>>> layer_weights;
         if (opt.trace_weights) layer_weights.assign(n, std::vector<vec<S>>(H));
+        [[maybe_unused]] vec<S> observed_weights; // a row's weights for the observer alone
         // Where an undefined value would be met (located on the way out).
         std::size_t at_pos = 0, at_head = 0;
         const char* at_node = nullptr;
@@ -536,9 +549,11 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                         at_pos = j + 1;
                         keys[h].push_back(key(hd, y[j], ctx));
                     }
-                    rows[h] = std::make_unique<detail::soft_rows<S>>(keys[h], values[h], ctx);
+                    rows[h] = std::make_unique<soft_rows<S>>(keys[h], values[h], ctx);
                 }
             }
+            // Row i attends to every key j < n: the place of a per-layer mask, which would give
+            // it the keys [0, end) (docs/architecture.md, "The per-layer mask").
             for (std::size_t i = first; i < n; ++i) {
                 try {
                     std::vector<vec<S>> b(H);
@@ -548,6 +563,8 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                         at_head = h + 1;
                         at_node = "score";
                         vec<S>* wout = opt.trace_weights ? &layer_weights[i][h] : nullptr;
+                        if constexpr (Observer::wants_weights)
+                            if (!wout && !uniform[h]) wout = &observed_weights;
                         if (uniform[h]) {
                             b[h] = *uniform[h];
                             if (wout) {
@@ -577,14 +594,19 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                         }
                         // A score that overflowed (double) leaves NaN in the head's output.
                         model::require_all_finite(b[h]);
+                        if constexpr (Observer::active)
+                            obs.head_row(
+                                soft_head_row<S>{k, i, h, uniform[h] ? nullptr : wout, &b[h]});
                     }
                     at_head = 0;
                     at_node = "update";
                     next[i] = update(lay, y[i], b, ctx);
+                    if constexpr (Observer::active) obs.row(k, i, next[i]);
                 } catch (const numeric::undefined_error&) {
                     // A row of the last layer other than n is only traced: y_n^(L) does not
                     // read it, so it gets "no value" instead of making the output undefined.
-                    auto nv = k == L && i + 1 < n ? no_value<S>(m.d, ctx) : std::nullopt;
+                    auto nv = with_trace && k == L && i + 1 < n ? no_value<S>(m.d, ctx)
+                                                                : std::nullopt;
                     if (!nv) throw;
                     next[i] = std::move(*nv);
                 }

@@ -34,7 +34,7 @@
 #include <cstring>
 #include <limits>
 
-namespace attnprop::attention::detail {
+namespace attnprop::attention {
 
 namespace {
 
@@ -170,9 +170,9 @@ soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& rows, const double* m
 }
 
 vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
-    if (!finite_) return generic_soft_row(q, keys_, values_, ctx_, weights);
+    if (!finite_) return detail::generic_soft_row(q, keys_, values_, ctx_, weights);
     row_sums& rs = sums_;
-    if (!sums(q, rs)) return generic_soft_row(q, keys_, values_, ctx_, weights);
+    if (!sums(q, rs)) return detail::generic_soft_row(q, keys_, values_, ctx_, weights);
     vec<I> out;
     out.reserve(dv_);
     for (std::size_t c = 0; c < dv_; ++c) out.push_back(dinterval(rs.num[c] / rs.den));
@@ -492,4 +492,4 @@ void soft_rows<dinterval>::sums_of_exps(std::size_t count, row_sums& first, row_
     }
 }
 
-} // namespace attnprop::attention::detail
+} // namespace attnprop::attention

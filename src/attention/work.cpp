@@ -29,7 +29,8 @@ std::string with_commas(std::uint64_t v) {
     return s;
 }
 
-std::uint64_t forward_work(const model::model<numeric::rational>& m, std::size_t n) {
+std::uint64_t forward_work(const model::model<numeric::rational>& m, std::size_t n,
+                           long precision_bits) {
     const long double nn = static_cast<long double>(n);
     long double work = 0;
     for (const auto& lay : m.layers)
@@ -42,14 +43,24 @@ std::uint64_t forward_work(const model::model<numeric::rational>& m, std::size_t
                 work += nn * nn * static_cast<long double>(std::max<std::size_t>(1, h.score.fn->in_dim));
             }
         }
+    if (precision_bits > 256) {
+        const long double f = static_cast<long double>(precision_bits) / 256;
+        work *= f * f;
+    }
     return saturate(work);
 }
 
-void check_forward_work(const model::model<numeric::rational>& m, std::size_t n) {
-    const std::uint64_t w = forward_work(m, n);
+void check_forward_work(const model::model<numeric::rational>& m, std::size_t n,
+                        long precision_bits) {
+    const std::uint64_t w = forward_work(m, n, precision_bits);
     numeric::check_limit(numeric::limit::attention_work, w,
                          "one forward pass of " + m.name + " at n = " + std::to_string(n) +
-                             " computes about " + with_commas(w) + " score terms");
+                             (precision_bits > 256 ? " and " + std::to_string(precision_bits) +
+                                                         " bits"
+                                                   : std::string()) +
+                             " computes about " + with_commas(w) + " score terms" +
+                             (precision_bits > 256 ? " (counted at the cost of 256 bits)"
+                                                   : std::string()));
 }
 
 } // namespace attnprop::attention

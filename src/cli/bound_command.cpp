@@ -1,11 +1,13 @@
 // attnprop bound: the hypotheses of Hahn's Lemma 5 and the explicit a-priori constant K.
+#include "soft_influence/all_inputs.hpp"
 #include "soft_influence/bounds.hpp"
-#include "soft_influence/norms.hpp"
+#include "numeric/ball_bounds.hpp"
 #include "cli/commands.hpp"
 #include "model/json.hpp"
 #include "model/model_file.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -18,12 +20,12 @@ using analysis::bound_report;
 using numeric::arb_ball;
 
 /// Upper-bound decimal for text (6 digits).
-std::string text_number(const arb_ball& x) { return analysis::upper_decimal(x, 6); }
+std::string text_number(const arb_ball& x) { return numeric::upper_decimal(x, 6); }
 
 /// Upper-bound decimal for JSON (12 digits), null when unbounded.
 json::value json_number(const arb_ball& x) {
-    if (!analysis::finite(x)) return json::value::null_value();
-    return json::value::string(analysis::upper_decimal(x, 12));
+    if (!numeric::finite(x)) return json::value::null_value();
+    return json::value::string(numeric::upper_decimal(x, 12));
 }
 json::value json_number(const std::optional<arb_ball>& x) {
     return x ? json_number(*x) : json::value::null_value();
@@ -94,7 +96,7 @@ std::string to_text(const bound_report& r, std::size_t heads_max, std::size_t d)
         os << "probabilities: max_{r,r'} ||W_r - W_r'|| = " << text_number(*r.probability_factor)
            << "; osc(dz) <= factor * delta_L, ||dp||_inf and TV <= osc/4";
         if (r.bound_at_n) {
-            arb_ball p = analysis::upper(*r.probability_factor * *r.bound_at_n /
+            arb_ball p = numeric::upper(*r.probability_factor * *r.bound_at_n /
                                          numeric::from_int<arb_ball>(4, {r.precision}));
             os << " <= " << text_number(p) << " at n = " << r.n;
         }
@@ -153,7 +155,7 @@ json::value to_json(const bound_report& r) {
         const numeric::context ctx{r.precision};
         auto quarter = [&](const std::optional<arb_ball>& x) -> json::value {
             if (!x) return json::value::null_value();
-            return json_number(analysis::upper(*r.probability_factor * *x /
+            return json_number(numeric::upper(*r.probability_factor * *x /
                                                numeric::from_int<arb_ball>(4, ctx)));
         };
         p.set("K", quarter(r.K));
@@ -169,6 +171,117 @@ json::value to_json(const bound_report& r) {
     return o;
 }
 
+/// The bounds over every input: per n of the list, and for every n (docs/bounds.md, "Every
+/// input, every n").
+struct every_input_report {
+    std::vector<analysis::all_inputs_result> per_n;
+    std::vector<std::string> hahn; ///< K(n)/n per n ("-" without one)
+    std::optional<analysis::every_n_result> every_n;
+};
+
+std::string ce_floor_text(double eta) {
+    return numeric::lower_decimal(analysis::cross_entropy_floor(eta), 10);
+}
+
+std::string every_input_text(const every_input_report& e, const bound_report& r) {
+    std::ostringstream os;
+    os << "\nbounds over every input (the soft reading; certified double intervals; docs/bounds.md):\n";
+    if (!e.per_n.empty()) {
+        const std::vector<std::string> head = {"n", "classes", "Delta(n) <=", "n*Delta(n) <=", "eta(n) <=",
+                                               "CE floor (bits)", "K(n)/n (Hahn)"};
+        std::vector<std::vector<std::string>> rows;
+        for (std::size_t t = 0; t < e.per_n.size(); ++t) {
+            const auto& b = e.per_n[t];
+            const long n = b.lengths.lo;
+            if (!b.applies) {
+                rows.push_back({std::to_string(n), "-", "none", "none", "none", "-", e.hahn[t]});
+                continue;
+            }
+            const auto eta = b.prob_at(n);
+            rows.push_back({std::to_string(n), std::to_string(b.classes), analysis::bound_decimal(b.influence_at(n)),
+                            analysis::bound_decimal(b.n_influence), eta ? analysis::bound_decimal(*eta) : "-",
+                            eta && std::isfinite(*eta) ? ce_floor_text(*eta) : "-", e.hahn[t]});
+        }
+        std::vector<std::size_t> w(head.size());
+        for (std::size_t c = 0; c < head.size(); ++c) {
+            w[c] = head[c].size();
+            for (const auto& row : rows) w[c] = std::max(w[c], row[c].size());
+        }
+        auto line = [&](const std::vector<std::string>& cells) {
+            os << " ";
+            for (std::size_t c = 0; c < cells.size(); ++c)
+                os << " " << std::left << std::setw(static_cast<int>(w[c])) << cells[c];
+            os << "\n";
+        };
+        line(head);
+        for (const auto& row : rows) line(row);
+        for (const auto& b : e.per_n)
+            if (!b.reason.empty()) os << "  n = " << b.lengths.lo << ": " << b.reason << "\n";
+    }
+    if (e.every_n) {
+        const auto& v = *e.every_n;
+        if (v.found) {
+            os << "every n: n * influence <= K* = " << analysis::bound_decimal(v.K_star)
+               << " for every n >= 2 (n < " << v.n0 << " one by one, then " << (v.parts.size() - static_cast<std::size_t>(v.n0 - 2))
+               << " ranges; the largest at " << v.parts[v.worst].lengths.to_string() << ")";
+            if (r.K) os << "; Hahn's K = " << text_number(*r.K);
+            os << "\n";
+            if (v.c_star)
+                os << "         ||dp||_inf <= c*/n with c* = " << analysis::bound_decimal(*v.c_star)
+                   << ", so on PARITY and FIRST the mean cross-entropy is >= 1 - log2(1 + c*/n) bits for every n\n";
+        } else {
+            os << "every n: no K* (" << v.reason << ")\n";
+        }
+    }
+    return os.str();
+}
+
+json::value every_input_json(const every_input_report& e) {
+    using json::value;
+    value o = value::object();
+    value per = value::array();
+    for (const auto& b : e.per_n) {
+        const long n = b.lengths.lo;
+        value row = value::object();
+        row.set("n", value::number(n));
+        row.set("applies", value::boolean(b.applies));
+        row.set("classes", value::number(static_cast<long long>(b.classes)));
+        auto num = [](double x) { return std::isfinite(x) ? value::string(analysis::bound_decimal(x, 12)) : value::null_value(); };
+        row.set("influence", num(b.influence_at(n)));
+        row.set("n_influence", num(b.n_influence));
+        const auto eta = b.prob_at(n);
+        row.set("prob", eta ? num(*eta) : value::null_value());
+        row.set("ce_floor_bits", eta && std::isfinite(*eta) ? value::string(ce_floor_text(*eta)) : value::null_value());
+        row.set("reason", b.reason.empty() ? value::null_value() : value::string(b.reason));
+        row.set("hahn_bound", value::string(e.hahn[&b - e.per_n.data()]));
+        per.push_back(std::move(row));
+    }
+    o.set("per_n", std::move(per));
+    if (e.every_n) {
+        const auto& v = *e.every_n;
+        value a = value::object();
+        a.set("found", value::boolean(v.found));
+        a.set("K_star", v.found ? value::string(analysis::bound_decimal(v.K_star, 12)) : value::null_value());
+        a.set("c_star", v.found && v.c_star ? value::string(analysis::bound_decimal(*v.c_star, 12)) : value::null_value());
+        a.set("n0", value::number(v.n0));
+        a.set("reason", v.reason.empty() ? value::null_value() : value::string(v.reason));
+        value parts = value::array();
+        for (const auto& b : v.parts) {
+            value p = value::object();
+            p.set("lengths", value::string(b.lengths.to_string()));
+            p.set("classes", value::number(static_cast<long long>(b.classes)));
+            p.set("n_influence", std::isfinite(b.n_influence) ? value::string(analysis::bound_decimal(b.n_influence, 12)) : value::null_value());
+            p.set("n_prob", b.n_prob && std::isfinite(*b.n_prob) ? value::string(analysis::bound_decimal(*b.n_prob, 12)) : value::null_value());
+            parts.push_back(std::move(p));
+        }
+        a.set("parts", std::move(parts));
+        o.set("every_n", std::move(a));
+    } else {
+        o.set("every_n", value::null_value());
+    }
+    return o;
+}
+
 class bound_command final : public command {
 public:
     explicit bound_command(CLI::App& parent) {
@@ -176,10 +289,15 @@ public:
             "bound", "Check the hypotheses of Hahn's Lemma 5 (soft attention) on a model and "
                      "compute the explicit constant K: one symbol changes y_n^(L) by <= K/n");
         add_model_option(app_, model_);
-        app_->add_option("--n", n_,
-                         "Length (eos included) at which to evaluate K(n) and delta_L(n) = K(n)/n "
-                         "(default 1: K(1) = K, valid for every n)")
-            ->check(CLI::Range(1L, 1L << 62))
+        app_->add_option("--n", n_text_,
+                         "Lengths (eos included): one value, a list 100,1000 or a range 16:4096:x4. At "
+                         "each n: K(n) and delta_L(n) = K(n)/n, and the bounds over every input of "
+                         "that length (docs/bounds.md); without --n: K = K(1)");
+        app_->add_flag("--no-every-n", no_every_n_,
+                       "Skip the constant K* valid for every n (the ranges of lengths take a few seconds)");
+        app_->add_option("--classes", classes_,
+                         "Classes of positions at one n: single positions up to this n, blocks above")
+            ->transform(decimal_integer())->check(CLI::Range(16, 1 << 16))
             ->capture_default_str();
         add_precision_option(app_, precision_, "Working precision of the Arb balls in bits");
         app_->add_flag("--json", json_, "Print one JSON object instead of text");
@@ -189,23 +307,41 @@ public:
     int run(const report::provenance& /*made_by*/) override {
         auto path = resolve_model(model_);
         model::model<numeric::rational> m = model::read_model_file(path.string());
-        bound_report r = analysis::a_priori_bound(m, n_, numeric::context{precision_});
+        std::vector<long> ns;
+        if (!n_text_.empty()) ns = parse_length_list(n_text_);
+        for (long n : ns) model::check_length(m, n);
+        const numeric::context ctx{precision_};
+        bound_report r = analysis::a_priori_bound(m, ns.empty() ? 1 : ns.front(), ctx);
+        every_input_report e;
+        analysis::all_inputs_options opt;
+        opt.classes.max_classes = static_cast<std::size_t>(classes_);
+        for (long n : ns) {
+            e.per_n.push_back(analysis::all_inputs_at(m, n, opt));
+            const bound_report rn = analysis::a_priori_bound(m, n, ctx);
+            e.hahn.push_back(rn.bound_at_n ? text_number(*rn.bound_at_n) : std::string("-"));
+        }
+        if (!no_every_n_) {
+            set_activity("bounding " + m.name + " over every input and every n");
+            e.every_n = analysis::every_n_bound(m, opt);
+        }
         if (json_) {
-            std::cout << json::dump(to_json(r), 2) << "\n";
+            json::value j = to_json(r);
+            j.set("every_input", every_input_json(e));
+            std::cout << json::dump(j, 2) << "\n";
         } else {
             std::size_t hmax = 0;
             for (const auto& l : m.layers) hmax = std::max(hmax, l.heads.size());
-            std::cout << to_text(r, hmax, m.d);
+            std::cout << to_text(r, hmax, m.d) << every_input_text(e, r);
         }
         return exit_ok;
     }
 
 private:
     CLI::App* app_ = nullptr;
-    std::string model_;
-    long n_ = 1;
+    std::string model_, n_text_;
     long precision_ = 256;
-    bool json_ = false;
+    int classes_ = 512;
+    bool json_ = false, no_every_n_ = false;
 };
 
 } // namespace

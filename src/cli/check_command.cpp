@@ -40,26 +40,26 @@ public:
                          "properties for the largest one-symbol change (every position and "
                          "replacement of each input), checked against the bounds too, and by "
                          "double-matches-exact for an input where double disagrees with exact")
-            ->check(CLI::Range(0L, 1L << 30))
+            ->transform(decimal_integer())->check(CLI::Range(0L, 1L << 30))
             ->capture_default_str();
         app_->add_option("--suite", suites_, "Suite to run (repeatable); see --list");
         app_->add_option("--property", properties_, "Single property to run, suite/name (repeatable)");
         add_seed_option(app_, cfg_.seed, "Base seed (each property derives its own)")
             ->capture_default_str();
         app_->add_option("--tests", cfg_.tests, "Successful cases per property")
-            ->check(CLI::Range(1, 1000000))
+            ->transform(decimal_integer())->check(CLI::Range(1, 1000000))
             ->capture_default_str();
         app_->add_option("--max-n", cfg_.max_n, "Largest input length n (eos included)")
-            ->check(CLI::Range(1L, 1L << 24))
+            ->transform(decimal_integer())->check(CLI::Range(1L, 1L << 24))
             ->capture_default_str();
         app_->add_option("--precision", cfg_.precision,
                          "Starting precision in bits for MPFR and balls; undecided cases are "
                          "retried at doubled precision")
-            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
+            ->transform(decimal_integer())->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
             ->capture_default_str();
         app_->add_option("--precision-cap", cfg_.precision_cap,
                          "Highest precision tried before a case is reported as undecided")
-            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
+            ->transform(decimal_integer())->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
             ->capture_default_str();
         app_->add_option("--out", out_,
                          "Report directory (default out/check-<seed>); refused before the run when "

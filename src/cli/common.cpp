@@ -42,6 +42,9 @@ int describe_failure(std::exception_ptr e, std::string& printed) {
         printed = std::string("attnprop: error: ") + x.what();
     } catch (const model::model_file_error& x) {
         printed = x.what();
+    } catch (const model::content_error& x) {
+        // Located like a reader's error when the model came from a file.
+        printed = x.file().empty() ? std::string("attnprop: error: ") + x.what() : x.what();
     } catch (const model::input_error& x) {
         printed = std::string("attnprop: error: ") + x.what();
     } catch (const numeric::undefined_error& x) {
@@ -116,7 +119,7 @@ CLI::Option* add_model_option(CLI::App* app, std::string& model) {
 
 CLI::Option* add_precision_option(CLI::App* app, long& bits, const std::string& what) {
     return app->add_option("--precision,-p", bits, what)
-        ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
+        ->transform(decimal_integer())->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
         ->capture_default_str();
 }
 
@@ -178,6 +181,23 @@ void progress_line::clear() {
     shown_ = false;
 }
 
+CLI::Validator decimal_integer() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            const std::size_t sign = !text.empty() && text[0] == '-' ? 1 : 0;
+            const bool digits = text.size() > sign &&
+                                std::all_of(text.begin() + static_cast<std::ptrdiff_t>(sign), text.end(),
+                                            [](char c) { return c >= '0' && c <= '9'; });
+            if (!digits) return "'" + text + "' is not a decimal integer";
+            // Leading zeros would make CLI11 read the rest in octal.
+            std::size_t first = sign;
+            while (first + 1 < text.size() && text[first] == '0') ++first;
+            text = (sign && text.substr(first) != "0" ? "-" : "") + text.substr(first);
+            return {};
+        },
+        "", "DECIMAL");
+}
+
 CLI::Option* add_seed_option(CLI::App* app, std::uint64_t& seed, const std::string& help) {
     CLI::Validator unsigned64(
         [](std::string& text) -> std::string {
@@ -193,7 +213,10 @@ CLI::Option* add_seed_option(CLI::App* app, std::uint64_t& seed, const std::stri
             return {};
         },
         "SEED");
-    return app->add_option("--seed", seed, help)->check(unsigned64)->capture_default_str();
+    return app->add_option("--seed", seed, help)
+        ->transform(decimal_integer())
+        ->check(unsigned64)
+        ->capture_default_str();
 }
 
 model::input_sequence read_input_file(const model::model<numeric::rational>& m,
@@ -328,7 +351,11 @@ std::vector<long> parse_length_list(const std::string& text) {
     while (start <= text.size()) {
         auto comma = text.find(',', start);
         if (comma == std::string::npos) comma = text.size();
-        out.push_back(to_long(text.substr(start, comma - start)));
+        const long v = to_long(text.substr(start, comma - start));
+        // The same n twice would measure (and report) the same row twice.
+        if (std::find(out.begin(), out.end(), v) != out.end())
+            throw usage_error("--n: n = " + std::to_string(v) + " is listed twice");
+        out.push_back(v);
         start = comma + 1;
     }
     return out;

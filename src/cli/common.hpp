@@ -82,6 +82,12 @@ std::vector<std::filesystem::path> bundled_models();
 /// [2, 2^20]. Throws usage_error with a message starting "--n: " otherwise.
 std::vector<long> parse_length_list(const std::string& text);
 
+/// The transform every integer option applies before its range check: the text must be a
+/// decimal integer, an optional '-' and digits, and is read in base 10 whatever its leading
+/// zeros ("020" is 20; CLI11 alone would read it as octal 16, "0x20" as 32). Anything else
+/// ("0x20", "1e3", " 5") is refused: "--precision: '0x20' is not a decimal integer".
+CLI::Validator decimal_integer();
+
 /// The options several commands share, registered with one text everywhere:
 /// --model,-m (required; a file or a bundled model's name) and --precision,-p (bits, in
 /// [numeric::min_precision_bits, numeric::max_precision_bits], default shown).

@@ -37,7 +37,7 @@ public:
         app_->add_option("--digits", digits_,
                          "Significant digits printed (default: what the precision supports; a ball's text "
                          "then shows only the digits its radius certifies, --digits D shows D)")
-            ->check(CLI::Range(1, 100000));
+            ->transform(decimal_integer())->check(CLI::Range(1, 100000));
         app_->add_flag("--trace", trace_, "Print every layer's activations and attention");
         app_->add_flag("--json", json_, "Print one JSON object instead of text");
     }

@@ -210,10 +210,12 @@ std::uint64_t trace_bytes(const model::model<rational>& m, std::size_t n, scalar
     long double bytes = 0;
     for (const auto& lay : m.layers) {
         const long double H = static_cast<long double>(lay.heads.size());
-        if (m.attention == model::attention_kind::soft)
-            numbers += H * nn * nn; // every weight a_ij
-        else
+        switch (model::info(m.attention).weights) {
+        case model::weighting::normaliser: numbers += H * nn * nn; break; // every weight a_ij
+        case model::weighting::maximal_score:
             bytes += H * nn * (8 + 16); // the chosen key of every row and head, and its text
+            break;
+        }
     }
     bytes += numbers * per_number;
     return saturate(bytes);
@@ -222,30 +224,33 @@ std::uint64_t trace_bytes(const model::model<rational>& m, std::size_t n, scalar
 evaluation evaluate(const model::model<rational>& m, const model::input_sequence& x,
                     const eval_options& opt) {
     model::check_length(m, static_cast<long>(x.size()));
-    attention::check_forward_work(m, x.size());
+    // Exact rationals have no working precision (exact-bits bounds them).
+    const bool exact = opt.scalar.is_automatic()
+                           ? model::info(m.attention).exact && model::exact_blockers(m).empty()
+                           : opt.scalar.info().kind == numeric::scalar_kind::exact;
+    attention::check_forward_work(m, x.size(), exact ? 0 : opt.precision);
     evaluation ev;
     ev.digits_forced = opt.digits > 0;
     ev.model_name = m.name;
     ev.attention = m.attention;
     ev.input = model::format_input(m.sigma, x);
     ev.n = x.size();
-    const bool hard = model::is_hard_kind(m.attention);
     scalar_choice sc = opt.scalar;
     if (sc.is_automatic())
-        sc = hard && model::exact_blockers(m).empty() ? scalar_choice::of<rational>()
-                                                      : rigorous_default;
+        sc = model::info(m.attention).exact && model::exact_blockers(m).empty()
+                 ? scalar_choice::of<rational>()
+                 : rigorous_default;
     numeric::context ctx{opt.precision};
     if (sc.info().kind == numeric::scalar_kind::rounded && model::has_singular_layer_norm(m))
         ev.notes.push_back("the model has a layer norm with eps = 0, which is discontinuous at "
                            "constant vectors: rounded arithmetic cannot tell a 0/0 from a tiny "
                            "variance, so check with --scalar ball");
-    if (sc.info().kind == numeric::scalar_kind::exact) {
-        auto blockers = model::exact_blockers(m);
-        if (!blockers.empty())
-            throw numeric::numeric_error("the exact scalar cannot evaluate this model (" +
-                                         blockers.front() +
-                                         "); use --scalar ball for a rigorous enclosure");
-    }
+    if (sc.info().kind == numeric::scalar_kind::exact)
+        if (auto blockers = model::exact_blockers(m); !blockers.empty())
+            throw model::content_error(m.file, model::exact_blocker_pointers(m).front(),
+                                       "the exact scalar cannot evaluate this model (" +
+                                           blockers.front() +
+                                           "); use --scalar ball for a rigorous enclosure");
     if (opt.trace) {
         // Estimated before anything is allocated: a soft trace holds n^2 weights per head and
         // layer, which at n = 4096 is tens of gigabytes of balls and their text.
@@ -283,7 +288,6 @@ namespace {
 
 void run_kind(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
               scalar_choice sc, const eval_options& opt, const numeric::context& ctx) {
-    const bool hard = model::is_hard_kind(m.attention);
     if (sc.is_automatic()) sc = rigorous_default;
     numeric::dispatch(sc, [&]<class S>(std::type_identity<S>) {
         using traits = numeric::scalar_traits<S>;
@@ -301,8 +305,17 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
             ev.precision = traits::precision(numeric::zero<S>(ctx));
             // Doubles print 17 digits (round trip); other kinds what their precision supports.
             ev.digits = opt.digits > 0 ? opt.digits : numeric::default_digits<S>(ev.precision);
-            if (hard) run_hard<S>(ev, m, x, ctx, opt.trace);
-            else run_soft<S>(ev, m, x, ctx, opt.trace);
+            // A rounded kind's value that left MPFR's exponent range was rounded to 0 or to
+            // infinity there (docs/scalars.md, "MPFR's exponent range"): say so.
+            const numeric::mpfr_range_watch range;
+            switch (model::info(m.attention).weights) {
+            case model::weighting::maximal_score: run_hard<S>(ev, m, x, ctx, opt.trace); break;
+            case model::weighting::normaliser: run_soft<S>(ev, m, x, ctx, opt.trace); break;
+            }
+            if (traits::kind == numeric::scalar_kind::rounded && range.left_range())
+                ev.notes.push_back(range.reason() +
+                                   ": the values printed may be 0 or infinite where the model's "
+                                   "are not; --scalar ball has no exponent range");
         }
     });
 }

@@ -1,10 +1,13 @@
 // attnprop influence: one-symbol influence of a soft model across a ladder of n (Hahn's
 // Lemma 5), its bounds, and the cross-entropy corollary.
+#include "soft_influence/all_inputs.hpp"
 #include "soft_influence/bounds.hpp"
 #include "soft_influence/influence.hpp"
 #include "soft_influence/sweep.hpp"
+#include "soft_influence/sweep_units.hpp"
 #include "soft_influence/worst_case.hpp"
 #include "cli/commands.hpp"
+#include "util/read_file.hpp"
 #include "cli/out_dir.hpp"
 #include "cli/unit_journal.hpp"
 #include "dist/units.hpp"
@@ -15,6 +18,7 @@
 #include "report/influence_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -42,7 +46,7 @@ public:
                          "Lengths (eos included): one value, a list 16,64 or a range 16:4096:x2")
             ->required();
         app_->add_option("--inputs", inputs_, "Random inputs per n")
-            ->check(CLI::Range(1, 100000))
+            ->transform(decimal_integer())->check(CLI::Range(1, 100000))
             ->capture_default_str();
         app_->add_option("--positions", positions_text_,
                          "Positions changed per input: all, or K evenly spread ones (first and "
@@ -64,20 +68,20 @@ public:
             ->capture_default_str();
         add_seed_option(app_, seed_, "Seed of the inputs")->capture_default_str();
         app_->add_option("--threads", threads_, "Worker threads (0: hardware concurrency)")
-            ->check(CLI::Range(0, 256))
+            ->transform(decimal_integer())->check(CLI::Range(0, 256))
             ->capture_default_str();
         app_->add_option("--bound-divisor", divisor_,
                          "Negative control: divide every bound by D (a sweep that must fail)")
-            ->check(CLI::Range(1L, 1L << 40))
+            ->transform(decimal_integer())->check(CLI::Range(1L, 1L << 40))
             ->capture_default_str();
         app_->add_option("--posterior-max-n", posterior_max_n_,
                          "Compute the a-posteriori pair bound (O(n^2) per pair) up to this n only; 0: never")
-            ->check(CLI::Range(0L, 1L << 40))
+            ->transform(decimal_integer())->check(CLI::Range(0L, 1L << 40))
             ->capture_default_str();
         app_->add_option("--precision-cap", precision_cap_,
                          "Balls: measure a row again at doubled precision, up to BITS, while a bound "
                          "comparison is undecided")
-            ->check(CLI::Range(16L, 1L << 20))
+            ->transform(decimal_integer())->check(CLI::Range(16L, 1L << 20))
             ->capture_default_str();
         app_->add_option("--search", search_,
                          "Also search each n for the worst one-symbol change: BUDGET inputs "
@@ -85,16 +89,20 @@ public:
                          "local moves, exhaustive when |Sigma|^(n-1) <= BUDGET; 0: no search. The "
                          "largest found is a lower bound on the worst case (the maximum only when "
                          "exhaustive); written to search.json")
-            ->check(CLI::Range(0L, 1L << 30))
+            ->transform(decimal_integer())->check(CLI::Range(0L, 1L << 30))
             ->capture_default_str();
         app_->add_option("--search-seed", search_seed_,
                          "Seed of the worst-case search (the same seed finds the same changes)")
-            ->check(CLI::Range(std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max()))
+            ->transform(decimal_integer())->check(CLI::Range(std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max()))
             ->capture_default_str();
         app_->add_option("--out", out_,
                          "Report directory (default out/influence-<model>-<seed>); a report with "
                          "the same fingerprint is resumed, one made with other options refused, "
                          "and so is a folder that cannot be written, before the sweep");
+        app_->add_flag("--no-every-input", no_every_input_,
+                       "Do not bound the influence over every input at each n (docs/bounds.md): no "
+                       "certified bound column, and the cross-entropy corollary stays decided on "
+                       "the measured eta only");
         app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
@@ -138,18 +146,15 @@ public:
 
         const fs::path path = resolve_model(model_);
         const model::model<numeric::rational> m = model::read_model_file(path.string());
-        if (m.attention != model::attention_kind::soft)
-            throw usage_error("influence needs a soft-attention model; " + m.name + " is " +
-                              model::to_string(m.attention));
+        if (!model::info(m.attention).soft_influence)
+            throw model::content_error(m.file, "/attention",
+                                       "influence needs a soft-attention model; " + m.name + " is " +
+                                           model::to_string(m.attention));
         for (long n : o.ns) model::check_length(m, n);
 
         std::string bytes;
-        {
-            std::ifstream f(path, std::ios::binary);
-            std::stringstream ss;
-            ss << f.rdbuf();
-            bytes = ss.str();
-        }
+        if (std::string why = util::read_regular_file(path, bytes); !why.empty())
+            throw usage_error("--model " + path.string() + " " + why);
         report::influence_meta meta;
         meta.model_file = model_;
         meta.fingerprint = report::influence_fingerprint(bytes, o);
@@ -196,9 +201,21 @@ public:
         meta.options = o;
         set_activity("measuring the influence of " + m.name + " at n = " + n_text_);
         stop_on_interrupt();
-        const analysis::sweep_result r =
+        analysis::sweep_result r =
             dist::launched() ? sweep_over_ranks(m, o, meta.fingerprint, &journal) : analysis::influence_sweep(m, o);
         progress.clear();
+        // The bounds over every input at each measured n (after the sweep: they need no inputs).
+        std::vector<analysis::all_inputs_result> every;
+        if (!no_every_input_ && !r.rows.empty() && !numeric::stop_requested()) {
+            progress.show("influence: bounding every input");
+            try {
+                every = analysis::add_every_input_bounds(m, r, analysis::all_inputs_options{}, o.slope_tolerance);
+            } catch (const numeric::interrupted_error&) {
+                // A stop during the bounds: the report keeps the measured rows without them
+                // (the rows change only once every bound is computed).
+            }
+            progress.clear();
+        }
         if (!r.not_measured.empty() && r.rows.empty()) {
             std::cerr << "influence: interrupted before the first n finished; nothing written\n";
             return exit_interrupted;
@@ -207,9 +224,9 @@ public:
         for (const auto& row : r.rows) reused += row.reused ? 1 : 0;
         if (not_written.empty())
             not_written = try_write([&] { report::write_influence_report(dir, r, meta); });
-        int code = r.verdict == analysis::sweep_verdict::undefined ? exit_undefined : exit_ok;
+        int code = r.verdict == verdict::undefined ? exit_undefined : exit_ok;
         fs::path cx;
-        if (r.verdict == analysis::sweep_verdict::fails) {
+        if (r.verdict == verdict::failed) {
             code = exit_failed;
             for (const auto& row : r.rows)
                 if (!row.witness_bound.empty()) {
@@ -221,7 +238,7 @@ public:
                 }
             if (cx.empty())
                 for (const auto& row : r.rows)
-                    if (row.cross_entropy && row.cross_entropy->check == analysis::comparison::above) {
+                    if (row.cross_entropy && row.cross_entropy->check == verdict::failed) {
                         cx = dir / ("counterexample-n" + std::to_string(row.n));
                         if (not_written.empty())
                             not_written = try_write(
@@ -235,14 +252,19 @@ public:
             for (long n : o.ns) {
                 if (numeric::stop_requested()) break;
                 progress.show("influence: searching n = " + std::to_string(n));
-                searched.push_back(run_search(m, n));
+                searched.push_back(run_search(m, n, every));
             }
             progress.clear();
             for (const auto& row : searched)
-                if (row.above_bound) code = exit_failed;
+                if (row.above_bound || row.above_certified) code = exit_failed;
                 else if (row.result.undefined && code == exit_ok) code = exit_undefined;
+            for (const auto& row : searched)
+                if (row.result.found && !row.n_influence.empty())
+                    r.searched.emplace_back(row.result.n, std::strtod(row.n_influence.c_str(), nullptr));
             if (not_written.empty())
                 not_written = try_write([&] {
+                    // The figures draw the search's changes beside the bound over every input.
+                    report::write_influence_report(dir, r, meta);
                     report::write_file_atomic(dir / "search.json",
                                               json::dump(search_json(searched, m), 2) + "\n");
                     // report.md says what the search found (its verdict is part of the exit
@@ -458,9 +480,12 @@ private:
         std::string n_influence;               ///< n times it
         std::optional<std::string> bound;      ///< K(n)/n when the hypotheses hold
         bool above_bound = false;              ///< the ball is certainly above K(n)/n
+        std::optional<std::string> certified;  ///< the bound over every input at n
+        bool above_certified = false;          ///< the ball is certainly above it: a finding
     };
 
-    search_row run_search(const model::model<numeric::rational>& m, long n) const {
+    search_row run_search(const model::model<numeric::rational>& m, long n,
+                          const std::vector<analysis::all_inputs_result>& every) const {
         analysis::search_options so;
         so.budget = static_cast<std::size_t>(search_);
         so.seed = search_seed_;
@@ -483,6 +508,13 @@ private:
                     row.bound = numeric::certified_string(*rep.bound_at_n, 12);
                     row.above_bound = numeric::compare(pr.dy, *rep.bound_at_n) == numeric::order::greater;
                 }
+                for (const auto& b : every)
+                    if (b.lengths.lo == n && b.applies && std::isfinite(b.n_influence)) {
+                        const double bound = b.influence_at(n);
+                        row.certified = analysis::bound_decimal(bound, 12);
+                        row.above_certified = numeric::compare(pr.dy, numeric::arb_ball::from_double(bound, ctx)) ==
+                                              numeric::order::greater;
+                    }
             }
         } catch (const numeric::undefined_error& e) {
             if (!row.result.undefined) row.result.undefined = e.message();
@@ -515,6 +547,8 @@ private:
                                                                       : std::optional<std::string>(row.n_influence)));
                 e.set("bound", opt_str(row.bound));
                 e.set("above_bound", json::value::boolean(row.above_bound));
+                e.set("every_input_bound", opt_str(row.certified));
+                e.set("above_every_input_bound", json::value::boolean(row.above_certified));
                 e.set("found_at", num(static_cast<long long>(r.found_at)));
             }
             e.set("evaluations", num(static_cast<long long>(r.evaluations)));
@@ -538,20 +572,24 @@ private:
            << "lower bound on the worst case at n; it is the maximum only where the search was "
            << "exhaustive. A change certainly above K(n)/n (the a-priori bound, when the "
            << "hypotheses hold) is a finding.\n\n"
+           << "A change above the bound over every input (all lengths n, docs/bounds.md) is a finding "
+              "too; the two bracket the true worst case.\n\n"
            << "| n | largest found | n · largest | position | replacement | found at | exhaustive | "
-              "K(n)/n |\n|---|---|---|---|---|---|---|---|\n";
+              "K(n)/n | every input |\n|---|---|---|---|---|---|---|---|---|\n";
         for (const auto& row : rows) {
             const auto& r = row.result;
             os << "| " << r.n << " | ";
             if (!r.found) {
-                os << "no change measured | | | | | " << (r.exhaustive ? "yes" : "no") << " | |\n";
+                os << "no change measured | | | | | " << (r.exhaustive ? "yes" : "no") << " | | |\n";
             } else {
                 os << (row.influence.empty() ? "-" : row.influence) << " | "
                    << (row.n_influence.empty() ? "-" : row.n_influence) << " | " << r.position + 1
                    << " | " << m.sigma.symbols[static_cast<std::size_t>(r.replacement)] << " | "
                    << r.found_at << "/" << r.evaluations << " | " << (r.exhaustive ? "yes" : "no")
                    << " | " << (row.bound ? *row.bound : std::string("-"))
-                   << (row.above_bound ? " **below the change found: a finding**" : "") << " |\n";
+                   << (row.above_bound ? " **below the change found: a finding**" : "") << " | "
+                   << (row.certified ? *row.certified : std::string("-"))
+                   << (row.above_certified ? " **below the change found: a finding**" : "") << " |\n";
             }
         }
         for (const auto& row : rows)
@@ -581,6 +619,8 @@ private:
                    << m.sigma.symbols[static_cast<std::size_t>(r.replacement)] << std::setw(12) << (std::to_string(r.found_at) + "/" + std::to_string(r.evaluations))
                    << (r.exhaustive ? "yes" : "no");
                 if (row.above_bound) os << "  ABOVE K(n)/n = " << *row.bound;
+                if (row.certified) os << "  (every input: <= " << *row.certified << ")";
+                if (row.above_certified) os << "  ABOVE THE BOUND OVER EVERY INPUT";
             }
             os << "\n";
             if (r.found && r.n <= 64)
@@ -596,7 +636,7 @@ private:
     long precision_ = 128, divisor_ = 1, posterior_max_n_ = 4096, precision_cap_ = 1024;
     std::uint64_t seed_ = 1, search_seed_ = 1;
     long search_ = 0;
-    bool json_ = false, force_ = false;
+    bool json_ = false, force_ = false, no_every_input_ = false;
 };
 
 } // namespace

@@ -1,14 +1,14 @@
 #include "cli/out_dir.hpp"
 
 #include "cli/common.hpp"
+#include "report/files.hpp"
 #include "report/journal.hpp"
+#include "util/read_file.hpp"
 
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <unistd.h>
 
 namespace attnprop::cli {
@@ -39,15 +39,13 @@ marker_read read_marker(const fs::path& p, const std::string& format, bool journ
             r.problem = p.filename().string() + " is not an attnprop journal";
         return r;
     }
-    std::ifstream f(p, std::ios::binary);
-    if (!f) {
+    std::string text;
+    if (!util::read_regular_file(p, text).empty()) {
         r.problem = p.filename().string() + " cannot be opened";
         return r;
     }
-    std::stringstream ss;
-    ss << f.rdbuf();
     try {
-        value doc = json::parse(ss.str());
+        value doc = json::parse(text);
         const value* fmt = doc.is_object() ? doc.find("format") : nullptr;
         const std::string got = fmt && fmt->is_string() ? fmt->as_string() : std::string();
         if (got == format)
@@ -147,8 +145,12 @@ void remove_owned(const fs::path& dir, const out_policy& policy) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) return;
     std::vector<fs::path> doomed;
-    for (const auto& f : policy.owned_files)
+    for (const auto& f : policy.owned_files) {
         if (fs::exists(fs::symlink_status(dir / f, ec))) doomed.push_back(dir / f);
+        // Temporaries of a killed run (a renderer's output, a write cut short), whatever
+        // process made them: the files they were for are replaced.
+        report::remove_temporaries(dir / f);
+    }
     for (const auto& e : fs::directory_iterator(dir, ec)) {
         const std::string name = e.path().filename().string();
         for (const auto& prefix : policy.owned_folder_prefixes)
@@ -184,8 +186,24 @@ void probe_writable(const fs::path& dir) {
 
 } // namespace
 
+namespace {
+
+/// Refuses a dangling symbolic link as --out (creating the folder would fail with "File
+/// exists", which names neither the link nor what is missing).
+void refuse_dangling_link(const fs::path& dir) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(dir, ec)) || fs::exists(dir, ec)) return;
+    const fs::path target = fs::read_symlink(dir, ec);
+    throw usage_error(dir.string() + " is a symbolic link to " +
+                      (ec ? std::string("a path that cannot be read") : target.string()) +
+                      ", which does not exist: use another --out DIR, or create the folder it names");
+}
+
+} // namespace
+
 void prepare_out_dir(const fs::path& dir) {
     std::error_code ec;
+    refuse_dangling_link(dir);
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
         throw usage_error(dir.string() + " exists and is not a folder: use another --out DIR");
     fs::create_directories(dir, ec);
@@ -197,6 +215,7 @@ void prepare_out_dir(const fs::path& dir) {
 
 void check_out_dir_creatable(const fs::path& dir) {
     std::error_code ec;
+    refuse_dangling_link(dir);
     const fs::path full = fs::absolute(dir, ec);
     if (ec) throw usage_error("cannot create " + dir.string() + ": " + ec.message());
     if (fs::exists(full, ec)) {

@@ -70,9 +70,9 @@ public:
             std::cout << replay_text(rec, *p, r, prec, cmp);
         // A failure now is never hidden; a verdict that changed is told apart from every
         // result of a reproduced one.
-        if (r.status() == runner::verdict::violated) return exit_failed;
+        if (r.status() == verdict::failed) return exit_failed;
         if (!cmp.reproduced) return exit_not_reproduced;
-        return r.status() == runner::verdict::undefined ? exit_undefined : exit_ok;
+        return r.status() == verdict::undefined ? exit_undefined : exit_ok;
     }
 
 private:
@@ -96,13 +96,13 @@ private:
         o.set("fingerprint", value::string(seal_name(rec.folder.seal)));
         if (rec.folder.seal != report::seal_status::intact)
             o.set("edited", value::string(rec.folder.seal_detail));
-        o.set("verdict", value::string(runner::to_string(r.status())));
+        o.set("verdict", value::string(std::string(word(r.status()))));
         o.set("message", value::string(r.message));
         value nums = value::object();
         for (const auto& [k, v] : r.numbers) nums.set(k, value::string(v));
         o.set("numbers", std::move(nums));
         o.set("precision", value::number(prec));
-        o.set("recorded_verdict", value::string(c.verdict));
+        o.set("recorded_verdict", value::string(std::string(word(c.verdict))));
         o.set("reproduced", value::boolean(cmp.reproduced));
         o.set("numbers_compared", value::boolean(cmp.numbers_compared));
         value diff = value::array();
@@ -131,10 +131,10 @@ private:
         for (const auto& in : c.inputs) os << " \"" << in << "\"";
         os << "\n";
         for (const auto& [k, v] : c.params) os << "param      " << k << " = " << v << "\n";
-        os << "recorded   " << c.verdict << " at " << c.precision << " bits";
+        os << "recorded   " << word(c.verdict) << " at " << c.precision << " bits";
         if (!c.message.empty()) os << ": " << c.message;
         os << "\n";
-        os << "verdict    " << runner::to_string(r.status()) << " at " << prec << " bits";
+        os << "verdict    " << word(r.status()) << " at " << prec << " bits";
         if (!r.message.empty()) os << ": " << r.message;
         os << "\n";
         for (const auto& [k, v] : r.numbers) {

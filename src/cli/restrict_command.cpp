@@ -188,16 +188,16 @@ public:
             ->capture_default_str();
         app_->add_option("--trials", trials_,
                          "Random restrictions tried before the greedy (Stage-3 analogue; 0: none)")
-            ->check(CLI::Range(0, 1000))
+            ->transform(decimal_integer())->check(CLI::Range(0, 1000))
             ->capture_default_str();
         app_->add_option("--samples", samples_,
                          "Random inputs checked against the exact forward pass (when not "
                          "exhaustive)")
-            ->check(CLI::Range(2, 100000))
+            ->transform(decimal_integer())->check(CLI::Range(2, 100000))
             ->capture_default_str();
         app_->add_flag("--fan-out", fan_out_, "Run the Stage-1 fan-out pass before each layer");
         app_->add_option("--threads", threads_, "Worker threads (0: up to 2)")
-            ->check(CLI::Range(0, 64))
+            ->transform(decimal_integer())->check(CLI::Range(0, 64))
             ->capture_default_str();
         app_->add_option("--out", out_,
                          "Report directory (default out/restrict-<model>-<seed>, written for "
@@ -227,14 +227,20 @@ public:
         }
         auto path = resolve_model(model_);
         model::model<rational> m = model::read_model_file(path.string());
-        if (m.attention == model::attention_kind::average_hard)
-            throw usage_error("restrict needs a unique-hard model (Hahn's Theorem 1 is about the "
-                              "leftmost maximal score); " + m.name + " uses average-hard "
-                              "attention, which weighs every maximal position and is not covered");
-        if (m.attention != model::attention_kind::hard)
-            throw usage_error("restrict needs a hard-attention model; " + m.name + " is soft");
+        if (const model::attention_kind_info& a = model::info(m.attention); !a.hard_limit) {
+            if (model::selects_maximum(a.kind))
+                throw model::content_error(m.file, "/attention",
+                                           "restrict needs a unique-hard model (Hahn's Theorem 1 "
+                                           "is about the leftmost maximal score); " + m.name +
+                                               " uses " + std::string(a.name) + " attention, which " +
+                                               std::string(a.ties_in_words) + " and is not covered");
+            throw model::content_error(m.file, "/attention",
+                                       "restrict needs a hard-attention model; " + m.name + " is " +
+                                           std::string(a.name));
+        }
         if (!m.out.is_recognizer())
-            throw usage_error("restrict needs a recognizer (threshold or map readout)");
+            throw model::content_error(m.file, "/readout/kind",
+                                       "restrict needs a recognizer (threshold or map readout)");
         if (lang) (void)analysis::language_symbols(m, *lang);
         for (long n : ns) {
             model::check_length(m, n);

@@ -40,7 +40,7 @@ public:
         app_->add_option("--inputs", inputs_,
                          "Random inputs per n, uniform over the alphabet (default 4, or 0 with "
                          "--pattern or --cube)")
-            ->check(CLI::Range(0, 10000));
+            ->transform(decimal_integer())->check(CLI::Range(0, 10000));
         app_->add_option("--pattern", patterns_,
                          "An input given by a word repeated to length n - 1 (\"0\", \"10\"); "
                          "repeatable; with a pattern, --inputs defaults to 0");
@@ -52,7 +52,7 @@ public:
         app_->add_option("--precision-cap", precision_cap_,
                          "A beta left undecided (a comparison with its bound, or the soft "
                          "readout) is measured again at doubled precision, up to BITS")
-            ->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
+            ->transform(decimal_integer())->check(CLI::Range(numeric::min_precision_bits, numeric::max_precision_bits))
             ->capture_default_str();
         app_->add_flag("--interval", interval_,
                        "Measure the soft model with certified double intervals first (fast); "
@@ -60,6 +60,9 @@ public:
         app_->add_option("--out", out_,
                          "Report directory (default out/simulate-<model>-<seed>); refused when it "
                          "holds a report made with other options");
+        app_->add_flag("--no-every-input", no_every_input_,
+                       "Do not decide the margins and the certified beta over every input of each n "
+                       "(docs/theory.md, section 4.5)");
         app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
@@ -69,9 +72,11 @@ public:
         const std::vector<long> ns = parse_length_list(n_text_);
         auto path = resolve_model(model_);
         model::model<rational> m = model::read_model_file(path.string());
-        if (!model::is_hard_kind(m.attention))
-            throw usage_error("simulate needs a hard or average-hard model (its soft counterpart "
-                              "is built from it); " + m.name + " is soft");
+        if (!model::info(m.attention).simulate_source)
+            throw model::content_error(m.file, "/attention",
+                                       "simulate needs a hard or average-hard model (its soft "
+                                       "counterpart is built from it); " + m.name + " is " +
+                                           model::to_string(m.attention));
         std::vector<model::expr> betas;
         for (const auto& b : betas_) {
             try {
@@ -118,7 +123,7 @@ public:
         run.precision_cap = precision_cap_;
         for (long n : ns) {
             model::check_length(m, n);
-            attention::check_forward_work(m, static_cast<std::size_t>(n));
+            attention::check_forward_work(m, static_cast<std::size_t>(n), precision_);
             // The bounds assume beta(n) > 0 (a non-positive beta would not concentrate on the
             // maximal scores); decided on a ball, so a beta that is not certainly positive is
             // refused rather than guessed.
@@ -173,6 +178,18 @@ public:
                 inputs.push_back(std::move(w));
             }
             run.rows.push_back(analysis::simulate_at(m, betas, n, inputs, opt));
+            if (!no_every_input_) {
+                // Every input at n: the margins, ties and readout slack, the smallest certified
+                // beta, and each --beta's yes/no.
+                const numeric::context ctx{precision_};
+                report::every_input_row e;
+                e.margins = analysis::every_input_margins_at(m, n, ctx);
+                for (const auto& beta : betas) {
+                    e.certified.push_back(analysis::certifies_every_input(e.margins, m, beta, false, ctx));
+                    e.certified_off.push_back(analysis::certifies_every_input(e.margins, m, beta, true, ctx));
+                }
+                run.every_input.push_back(std::move(e));
+            }
             if (tty) std::cerr << "simulate: n = " << n << " done\n";
         }
         // Constant temperatures: how far in n they stay certified.
@@ -203,7 +220,7 @@ public:
             std::cout << report::simulate_to_text(run);
             if (not_written.empty()) {
                 std::cout << "report: " << dir.string() << "/report.md (report.json, simulate.csv";
-                for (const char* f : {"leak.svg", "leak.png"})
+                for (const char* f : {"leak.svg", "leak.png", "beta.svg", "beta.png"})
                     if (std::filesystem::exists(dir / f)) std::cout << ", " << f;
                 std::cout << ")\n";
             }
@@ -228,7 +245,7 @@ private:
         p.command = "simulate";
         p.markers = {{"report.json", "attnprop-simulate-report"}};
         p.ignored = {"--out", "--json", "--force"};
-        p.owned_files = {"report.json", "report.md", "simulate.csv", "leak.svg", "leak.png"};
+        p.owned_files = {"report.json", "report.md", "simulate.csv", "leak.svg", "leak.png", "beta.svg", "beta.png"};
         return p;
     }
 
@@ -243,7 +260,7 @@ private:
     std::string model_, n_text_, out_;
     std::vector<std::string> betas_, patterns_;
     int inputs_ = -1;
-    bool cube_ = false, interval_ = false, json_ = false, force_ = false;
+    bool cube_ = false, interval_ = false, json_ = false, force_ = false, no_every_input_ = false;
     std::uint64_t seed_ = 1;
     long precision_ = 128, precision_cap_ = 4096;
 };

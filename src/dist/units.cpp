@@ -13,10 +13,34 @@ namespace attnprop::dist {
 
 namespace {
 
-using analysis::comparison;
+using attnprop::verdict;
 
 template <class E> void put_enum(writer& w, E e) { w.i64(static_cast<long long>(e)); }
 template <class E> E get_enum(reader& r) { return static_cast<E>(r.i64()); }
+
+/// A row's verdict against a bound (passed, failed, undecided or not-applicable) as the number
+/// the row comparisons were written as before they were verdicts (below 0, above 1, undecided 2,
+/// n/a 3), so units journaled before read back as they meant.
+void put_row_verdict(writer& w, verdict v) {
+    switch (v) {
+    case verdict::passed: w.i64(0); return;
+    case verdict::failed: w.i64(1); return;
+    case verdict::undecided: w.i64(2); return;
+    case verdict::not_applicable: w.i64(3); return;
+    case verdict::undefined:
+    case verdict::gave_up: break;
+    }
+    throw std::logic_error(std::string("a row's verdict against a bound cannot be ") + to_string(v));
+}
+verdict get_row_verdict(reader& r) {
+    switch (r.i64()) {
+    case 0: return verdict::passed;
+    case 1: return verdict::failed;
+    case 2: return verdict::undecided;
+    case 3: return verdict::not_applicable;
+    default: throw std::runtime_error("a row's verdict out of range");
+    }
+}
 
 void put_size(writer& w, std::size_t v) { w.u64(v); }
 std::size_t get_size(reader& r) { return static_cast<std::size_t>(r.u64()); }
@@ -63,7 +87,7 @@ void put_ce(writer& w, const analysis::cross_entropy_row& c) {
     w.str(c.accuracy);
     w.str(c.eta);
     w.str(c.floor_bits);
-    put_enum(w, c.check);
+    put_row_verdict(w, c.check);
     w.boolean(c.eta_zero_exactly);
     w.f64(c.mean_ce_approx);
 }
@@ -79,7 +103,7 @@ analysis::cross_entropy_row get_ce(reader& r) {
     c.accuracy = r.str();
     c.eta = r.str();
     c.floor_bits = r.str();
-    c.check = get_enum<comparison>(r);
+    c.check = get_row_verdict(r);
     c.eta_zero_exactly = r.boolean();
     c.mean_ce_approx = r.f64();
     return c;
@@ -349,9 +373,9 @@ std::string encode_sweep_row(const analysis::sweep_row& x) {
     w.opt_str(x.posterior_bound);
     w.opt_str(x.max_prob_change);
     w.opt_str(x.prob_bound);
-    put_enum(w, x.below_bound);
-    put_enum(w, x.below_posterior);
-    put_enum(w, x.prob_below_bound);
+    put_row_verdict(w, x.below_bound);
+    put_row_verdict(w, x.below_posterior);
+    put_row_verdict(w, x.prob_below_bound);
     w.opt_str(x.n_max_lower);
     w.opt_str(x.n_max_upper);
     w.f64(x.max_influence_approx);
@@ -382,9 +406,9 @@ analysis::sweep_row decode_sweep_row(std::string_view bytes) {
     x.posterior_bound = r.opt_str();
     x.max_prob_change = r.opt_str();
     x.prob_bound = r.opt_str();
-    x.below_bound = get_enum<comparison>(r);
-    x.below_posterior = get_enum<comparison>(r);
-    x.prob_below_bound = get_enum<comparison>(r);
+    x.below_bound = get_row_verdict(r);
+    x.below_posterior = get_row_verdict(r);
+    x.prob_below_bound = get_row_verdict(r);
     x.n_max_lower = r.opt_str();
     x.n_max_upper = r.opt_str();
     x.max_influence_approx = r.f64();

@@ -5,7 +5,7 @@
 /// the one encoded (doubles to the bit, rationals exactly), so that rank 0 writes the same
 /// reports from a worker's result as from its own.
 
-#include "soft_influence/sweep.hpp"
+#include "soft_influence/sweep_units.hpp"
 #include "report/restrict_report.hpp"
 #include "runner/runner.hpp"
 

@@ -2,6 +2,7 @@
 // model (generators.hpp: model_class, showValue).
 #include "gen/generators.hpp"
 
+#include "model/attention_kind.hpp"
 #include "model/json.hpp"
 #include "model/model_file.hpp"
 
@@ -28,7 +29,7 @@ std::string model_class(const model::model<numeric::rational>& m) {
         gelu = gelu || ft.uses(model::activation::gelu);
         ln = ln || ft.layer_norm;
     });
-    if (model::is_hard_kind(m.attention)) {
+    if (model::selects_maximum(m.attention)) {
         std::string tags;
         for (std::size_t k = 0; k < kinds.size(); ++k)
             if (kinds[k]) tags += (tags.empty() ? "" : "+") + std::string(kind_names[k]);

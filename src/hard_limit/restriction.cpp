@@ -743,24 +743,25 @@ std::size_t restriction::table_index(const std::vector<int>& x) const {
 
 restriction build_restriction(const model::model<rational>& m, long n,
                               const restriction_options& opt) {
-    if (m.attention == model::attention_kind::average_hard)
-        throw precondition_error(
-            "the restriction needs a unique-hard attention model: Hahn's Theorem 1 and its "
-            "restriction argument are about the leftmost maximal score; average-hard attention "
-            "weighs every maximal position and is not covered");
-    if (m.attention != model::attention_kind::hard)
+    if (const model::attention_kind_info& a = model::info(m.attention); !a.hard_limit) {
+        if (model::selects_maximum(a.kind))
+            throw precondition_error(
+                "the restriction needs a unique-hard attention model: Hahn's Theorem 1 and its "
+                "restriction argument are about the leftmost maximal score; " +
+                std::string(a.name) + " attention " + std::string(a.ties_in_words) +
+                " and is not covered");
         throw precondition_error("the restriction needs a hard-attention model");
+    }
     if (n < 2) throw precondition_error("n must be at least 2 (one input and eos)");
     if (!(opt.free_fraction > 0 && opt.free_fraction < 1))
         throw precondition_error("the free fraction C must lie strictly between 0 and 1");
     if (!m.out.is_recognizer())
-        throw precondition_error("the restriction needs a recognizer (threshold or map readout)");
+        throw model::content_error(m.file, "/readout/kind",
+                                   "the restriction needs a recognizer (threshold or map readout)");
     model::check_length(m, n);
     // The row analyses of a layer weigh every key against every query, like a forward pass.
     attention::check_forward_work(m, static_cast<std::size_t>(n));
-    if (auto blockers = model::exact_blockers(m); !blockers.empty())
-        throw numeric::numeric_error("the exact scalar cannot evaluate this model: " +
-                                     blockers.front());
+    model::require_exact(m, "the exact scalar cannot evaluate this model");
     const std::size_t s = m.sigma.symbols.size();
     for (int a : opt.pin_symbols)
         if (a < 0 || static_cast<std::size_t>(a) >= s)

@@ -137,13 +137,9 @@ template <numeric::Scalar S> S expr::eval(long i, long n, const numeric::context
         long long p = 0;
         long long d = 1;
         if (formula::fraction_value(tree_.nodes, tree_.root, i, n, p, d))
-            return formula::from_fraction<S>(p, d, ctx);
-        if (!is_rational()) {
-            if constexpr (std::is_same_v<S, numeric::rational>)
-                throw numeric::numeric_error(needs_real_message("exact rationals"));
-            else
-                throw numeric::numeric_error(needs_real_message(numeric::scalar_traits<S>::name));
-        }
+            return numeric::from_fraction<S>(p, d, ctx);
+        if (!is_rational())
+            throw numeric::numeric_error(needs_real_message(numeric::display_name<S>()));
         return numeric::from_rational<S>(eval_rational(i, n), ctx);
     } else {
         try {

@@ -6,13 +6,19 @@
 
 namespace attnprop::model {
 
-const char* to_string(attention_kind k) {
-    switch (k) {
-    case attention_kind::hard: return "hard";
-    case attention_kind::soft: return "soft";
-    case attention_kind::average_hard: return "average-hard";
+std::optional<attention_kind> parse_attention_kind(std::string_view name) {
+    for (const auto& k : attention_kinds)
+        if (k.name == name) return k.kind;
+    return std::nullopt;
+}
+
+std::string attention_kind_names() {
+    std::string out;
+    for (std::size_t k = 0; k < attention_kinds.size(); ++k) {
+        if (k > 0) out += k + 1 == attention_kinds.size() ? " or " : ", ";
+        out += "'" + std::string(attention_kinds[k].name) + "'";
     }
-    return "?";
+    return out;
 }
 
 int alphabet::index_of(std::string_view s) const {
@@ -95,16 +101,22 @@ std::string format_input(const alphabet& sigma, const input_sequence& x) {
     return s;
 }
 
+content_error::content_error(const std::string& file, std::string pointer, std::string message)
+    : input_error((file.empty() ? std::string() : file + ": error: ") + message +
+                  (pointer.empty() ? std::string() : " (at " + pointer + ")")),
+      file_(file), pointer_(std::move(pointer)), message_(std::move(message)) {}
+
 void check_length(const model<rational>& m, long n) {
     if (n < 1)
         throw input_error("the input length n must be at least 1 (eos alone), got " +
                           std::to_string(n));
     if (m.positional)
         if (auto max = m.positional->max_length(); max && n > *max)
-            throw input_error("the model's positional table has " + std::to_string(*max) +
-                              " rows; an input of length n = " + std::to_string(n) + " needs " +
-                              std::to_string(n));
-    if (!is_hard_kind(m.attention) || n < 2) return;
+            throw content_error(m.file, "/positional/rows",
+                                "the model's positional table has " + std::to_string(*max) +
+                                    " rows; an input of length n = " + std::to_string(n) +
+                                    " needs " + std::to_string(n));
+    if (!selects_maximum(m.attention) || n < 2) return;
     for (std::size_t k = 0; k < m.layers.size(); ++k)
         for (std::size_t h = 0; h < m.layers[k].heads.size(); ++h) {
             const auto& beta = m.layers[k].heads[h].score.beta;
@@ -128,7 +140,14 @@ void check_length(const model<rational>& m, long n) {
                 shown = std::string("no value: ") + e.what();
             }
             if (sign != numeric::order::greater)
-                throw input_error("layer " + std::to_string(k + 1) + " head " + std::to_string(h + 1) +
+                throw content_error(m.file,
+                                  "/layers/" + std::to_string(k) + "/heads/" + std::to_string(h) +
+                                      "/score/" +
+                                      (m.layers[k].heads[h].score.length_scale ==
+                                               score_spec<rational>::length_scaling::log
+                                           ? "length_scale"
+                                           : "beta"),
+                                  "layer " + std::to_string(k + 1) + " head " + std::to_string(h + 1) +
                                   ": hard attention ignores the inverse temperature beta only "
                                   "where it is positive, but beta(n) = '" + beta->text() +
                                   "' at n = " + std::to_string(n) + " is " +
@@ -151,26 +170,65 @@ std::string map_site::name() const {
     return "?";
 }
 
-std::vector<std::string> exact_blockers(const model<rational>& m) {
-    std::vector<std::string> out;
-    if (m.attention == attention_kind::soft) out.push_back("attention is soft (softmax needs exp)");
+namespace {
+
+/// exact_blockers with the pointer of each.
+std::vector<std::pair<std::string, std::string>> blockers_at(const model<rational>& m) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (const attention_kind_info& a = info(m.attention); !a.exact)
+        out.emplace_back("attention is " + std::string(a.name) + " (" + std::string(a.needs) + ")",
+                         "/attention");
     if (m.positional) {
         const positional_spec& p = *m.positional;
         if (p.type == positional_spec::kind::sinusoidal)
-            out.push_back("positional: sinusoidal encoding");
+            out.emplace_back("positional: sinusoidal encoding", "/positional/kind");
         if (p.type == positional_spec::kind::formula)
             for (std::size_t c = 0; c < p.formulas.size(); ++c)
                 if (p.formulas[c] && !p.formulas[c]->is_rational())
-                    out.push_back("positional coordinate " + std::to_string(c) + ": '" +
-                                  p.formulas[c]->text() + "'");
+                    out.emplace_back("positional coordinate " + std::to_string(c) + ": '" +
+                                         p.formulas[c]->text() + "'",
+                                     "/positional/coordinates/" + std::to_string(c));
     }
     for_each_map(m, [&](const map<rational>& f, const map_site& site) {
         for (const auto& feature : features(f).real_arithmetic)
-            out.push_back(site.name() + ": " + feature);
+            out.emplace_back(site.name() + ": " + feature, pointer_of(site));
     });
     // A softmax readout is no blocker: its logits are exact, and the probabilities are then
     // enclosed in Arb balls at the requested precision.
     return out;
+}
+
+} // namespace
+
+std::string pointer_of(const map_site& site) {
+    const std::string l = "/layers/" + std::to_string(site.layer);
+    const std::string h = l + "/heads/" + std::to_string(site.head);
+    switch (site.where) {
+    case map_site::role::input: return "/input/map";
+    case map_site::role::score: return h + "/score/map";
+    case map_site::role::value: return h + "/value/map";
+    case map_site::role::update: return l + "/update";
+    case map_site::role::readout: return "/readout/map";
+    }
+    return "";
+}
+
+std::vector<std::string> exact_blockers(const model<rational>& m) {
+    std::vector<std::string> out;
+    for (auto& b : blockers_at(m)) out.push_back(std::move(b.first));
+    return out;
+}
+
+std::vector<std::string> exact_blocker_pointers(const model<rational>& m) {
+    std::vector<std::string> out;
+    for (auto& b : blockers_at(m)) out.push_back(std::move(b.second));
+    return out;
+}
+
+void require_exact(const model<rational>& m, const std::string& what) {
+    const auto blockers = blockers_at(m);
+    if (!blockers.empty())
+        throw content_error(m.file, blockers.front().second, what + ": " + blockers.front().first);
 }
 
 bool has_singular_layer_norm(const model<rational>& m) {

@@ -3,6 +3,7 @@
 /// The attention models of docs/theory.md ("The models") as one data structure, templated on the scalar.
 /// `model<rational>` is what a model file holds; `to_scalar<S>` converts it for evaluation.
 
+#include "model/attention_kind.hpp"
 #include "model/expr.hpp"
 #include "model/maps.hpp"
 
@@ -14,20 +15,32 @@
 
 namespace attnprop::model {
 
-/// Hard (unique-hard): weight 1 on the leftmost position attaining the maximal score. Soft:
-/// softmax. Average-hard: weight 1/t on each of the t positions attaining the maximal score
-/// (ties decided exactly, as for hard).
-enum class attention_kind { hard, soft, average_hard };
-/// "hard", "soft", "average-hard" (the model file's spelling).
-const char* to_string(attention_kind k);
-/// Whether the kind selects by the maximal score (hard or average-hard) rather than softmax.
-inline bool is_hard_kind(attention_kind k) { return k != attention_kind::soft; }
-
 /// Raised for an input the model cannot take (a symbol outside the alphabet, an n beyond a
 /// finite positional table). The CLI maps it to exit code 2.
 class input_error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+};
+
+/// An error about a part of a model that was read without complaint but cannot serve the
+/// computation asked of it (a beta not positive at the length asked, a formula the exact scalar
+/// cannot evaluate, a positional table too short): named by the model's file, when it came
+/// from one, and the JSON pointer of the part ("m.json: error: layer 1 head 1: ... (at
+/// /layers/0/heads/0/score/beta)"), like an error of the reader. The CLI maps it to exit 2.
+class content_error : public input_error {
+public:
+    /// `file` as the model records it ("" for a model made in memory), `pointer` an RFC 6901
+    /// pointer into its file ("" for the whole model).
+    content_error(const std::string& file, std::string pointer, std::string message);
+    const std::string& file() const { return file_; }
+    const std::string& pointer() const { return pointer_; }
+    /// The message without the file and the pointer.
+    const std::string& message() const { return message_; }
+
+private:
+    std::string file_;
+    std::string pointer_;
+    std::string message_;
 };
 
 /// Σ and eos. Symbols are single characters so that inputs can be written as strings; the
@@ -132,6 +145,9 @@ template <class S> struct model {
     std::string name;
     std::string description;
     std::string source;
+    /// The file it was read from, as given to the reader ("" for a model made in memory):
+    /// what content_error names. Not part of the model's content (never written).
+    std::string file;
 
     attention_kind attention = attention_kind::soft;
     alphabet sigma;
@@ -210,6 +226,18 @@ bool has_singular_layer_norm(const model<rational>& m);
 /// irrational score scales are not needed for hard attention): empty when the exact scalar can
 /// evaluate the model. Each entry names the feature and where it is.
 std::vector<std::string> exact_blockers(const model<rational>& m);
+
+/// The JSON pointers of exact_blockers(m), in the same order ("/attention",
+/// "/positional/coordinates/0", "/layers/0/update").
+std::vector<std::string> exact_blocker_pointers(const model<rational>& m);
+
+/// Throws content_error "<what>: <first blocker>" at the first blocker's pointer when the
+/// exact scalar cannot evaluate m; returns otherwise.
+void require_exact(const model<rational>& m, const std::string& what);
+
+/// The JSON pointer of a map in its model's file: "/input/map", "/layers/0/heads/1/score/map",
+/// "/layers/0/heads/1/value/map", "/layers/0/update", "/readout/map".
+std::string pointer_of(const map_site& site);
 
 } // namespace attnprop::model
 

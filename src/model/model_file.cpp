@@ -1,5 +1,6 @@
 #include "model/model_file.hpp"
 #include "numeric/limits.hpp"
+#include "util/read_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -175,7 +176,10 @@ op_form form_of(const graph_op<rational>& op) {
 
 class reader {
 public:
-    explicit reader(std::string file) : file_(std::move(file)) {}
+    /// A reader of the text of `file`, `bytes` long: what the model may hold once read is
+    /// numeric::model_numbers_budget(bytes).
+    reader(std::string file, std::size_t bytes)
+        : file_(std::move(file)), bytes_(bytes), budget_(numeric::model_numbers_budget(bytes)) {}
 
     model<rational> read(const value& root);
 
@@ -193,6 +197,22 @@ private:
         } catch (const numeric::limit_error& e) {
             fail(n, e.what());
         }
+    }
+
+    /// Counts `count` more numbers the model holds once read (a matrix's entries however it
+    /// was written, a vector, a graph node's value, a layer's or head's bookkeeping), and fails
+    /// at n, before they are allocated, when the total passes the model-numbers budget of the
+    /// file's size: an identity of d = 4096 is 16 million numbers from 20 bytes of text.
+    void hold(const node& n, std::uint64_t count) const {
+        numbers_ = count > budget_ - std::min(numbers_, budget_) ? budget_ + 1 : numbers_ + count;
+        if (numbers_ <= budget_) return;
+        const std::uint64_t total = numbers_;
+        const std::uint64_t per_byte = bytes_ == 0 ? total : (total + bytes_ - 1) / bytes_;
+        fail(n, numeric::limit_error(numeric::limit::model_numbers, per_byte,
+                                     "the model holds more than " + std::to_string(budget_) +
+                                         " numbers once read (its matrices written out in full) "
+                                         "from a file of " + std::to_string(bytes_) + " bytes")
+                    .what());
     }
 
     void expect(const node& n, json::kind k) const {
@@ -291,15 +311,18 @@ private:
         return k.convert_to<long>();
     }
 
-    /// A dimension in [1, max_dim].
+    /// A dimension in [1, max_dim], within the limit width.
     std::size_t dimension(const node& n, std::string_view what) const {
-        return static_cast<std::size_t>(
+        const auto k = static_cast<std::size_t>(
             bounded_integer(n, 1, static_cast<long>(max_dim), what));
+        within_limit(n, numeric::limit::width, k, std::string(what) + " is " + std::to_string(k));
+        return k;
     }
 
     /// VEC: an array of NUMBER.
     vec<rational> vector(const node& n) const {
         expect(n, json::kind::array);
+        hold(n, n.v.size());
         vec<rational> out;
         out.reserve(n.v.size());
         for (std::size_t k = 0; k < n.v.size(); ++k) out.push_back(number(n.at(k)));
@@ -349,7 +372,13 @@ private:
     void read_readout(const node& n, model<rational>& m) const;
 
     std::string file_;
+    std::size_t bytes_;
+    std::uint64_t budget_;
+    mutable std::uint64_t numbers_ = 0;
 };
+
+/// Bookkeeping of a layer, a head, a graph node or an mlp layer, counted as this many numbers.
+constexpr std::uint64_t part_numbers = 16;
 
 model<rational> reader::read(const value& root) {
     const node top{root, ""};
@@ -381,14 +410,10 @@ model<rational> reader::read(const value& root) {
 
     node attention = required(top, "attention");
     std::string a = string_value(attention);
-    if (a == "hard")
-        m.attention = attention_kind::hard;
-    else if (a == "soft")
-        m.attention = attention_kind::soft;
-    else if (a == "average-hard")
-        m.attention = attention_kind::average_hard;
+    if (auto k = parse_attention_kind(a))
+        m.attention = *k;
     else
-        fail(attention, "attention must be 'hard', 'soft' or 'average-hard', got " + in_quotes(a));
+        fail(attention, "attention must be " + attention_kind_names() + ", got " + in_quotes(a));
 
     read_alphabet(top, m);
     m.d = dimension(required(top, "d"), "d");
@@ -398,8 +423,12 @@ model<rational> reader::read(const value& root) {
 
     node layers = required(top, "layers");
     expect(layers, json::kind::array);
-    for (std::size_t k = 0; k < layers.v.size(); ++k)
+    within_limit(layers, numeric::limit::layers, layers.v.size(),
+                 "the model has " + std::to_string(layers.v.size()) + " layers");
+    for (std::size_t k = 0; k < layers.v.size(); ++k) {
+        hold(layers.at(k), part_numbers);
         m.layers.push_back(read_layer(layers.at(k), m.d));
+    }
 
     read_readout(required(top, "readout"), m);
     return m;
@@ -504,6 +533,7 @@ std::shared_ptr<const positional_spec> reader::read_positional(const node& n) co
         check_keys(n, {"kind", "dim", "coordinates"});
         p->type = positional_spec::kind::formula;
         p->dim = dimension(required(n, "dim"), "dim");
+        hold(n, p->dim);
         p->formulas.assign(p->dim, std::nullopt);
         node coords = required(n, "coordinates");
         if (coords.v.is_array()) {
@@ -551,6 +581,7 @@ std::shared_ptr<const positional_spec> reader::read_positional(const node& n) co
         check_keys(n, {"kind", "dim", "base"});
         p->type = positional_spec::kind::sinusoidal;
         p->dim = dimension(required(n, "dim"), "dim");
+        hold(n, p->dim);
         if (auto b = member(n, "base")) {
             p->base = number(*b);
             if (p->base <= 1)
@@ -678,10 +709,13 @@ layer<rational> reader::read_layer(const node& n, std::size_t d) const {
     node heads = required(n, "heads");
     expect(heads, json::kind::array);
     if (heads.v.empty()) fail(heads, "a layer needs at least one head");
+    within_limit(heads, numeric::limit::heads, heads.v.size(),
+                 "the layer has " + std::to_string(heads.v.size()) + " heads");
     map_role role;
     role.inputs.push_back({"y", 0, d, false});
     std::size_t offset = d;
     for (std::size_t k = 0; k < heads.v.size(); ++k) {
+        hold(heads.at(k), part_numbers);
         l.heads.push_back(read_head(heads.at(k), d));
         const std::size_t dv = l.heads.back().value.out_dim();
         role.inputs.push_back({"b" + std::to_string(k + 1), offset, dv, false});
@@ -767,6 +801,7 @@ matrix<rational> reader::read_matrix(const node& n) const {
             if (row.v.size() != cols)
                 fail(row, "row " + std::to_string(r) + " has " + std::to_string(row.v.size()) +
                               " entries; row 0 has " + std::to_string(cols));
+            hold(row, cols);
             for (std::size_t c = 0; c < cols; ++c) data.push_back(number(row.at(c)));
         }
         return make_matrix(n.v.size(), cols, std::move(data));
@@ -780,6 +815,7 @@ matrix<rational> reader::read_matrix(const node& n) const {
         if (size * size > max_entries)
             fail(*id, "identity " + std::to_string(size) + " is too large (at most " +
                           std::to_string(max_entries) + " entries)");
+        hold(n, static_cast<std::uint64_t>(size) * size);
         rational s = 1;
         if (auto sc = member(n, "scale")) s = number(*sc);
         std::vector<rational> data(size * size);
@@ -792,6 +828,7 @@ matrix<rational> reader::read_matrix(const node& n) const {
     if (rows * cols > max_entries)
         fail(n, "a " + std::to_string(rows) + " x " + std::to_string(cols) +
                     " matrix is too large (at most " + std::to_string(max_entries) + " entries)");
+    hold(n, static_cast<std::uint64_t>(rows) * cols);
     node entries = required(n, "entries");
     expect(entries, json::kind::array);
     std::vector<rational> data(rows * cols);
@@ -879,9 +916,12 @@ mlp_map<rational> reader::read_mlp(const node& n, const map_role& role) const {
     node layers = required(n, "layers");
     expect(layers, json::kind::array);
     if (layers.v.empty()) fail(layers, "an mlp needs at least one layer");
+    within_limit(layers, numeric::limit::mlp_layers, layers.v.size(),
+                 "the mlp has " + std::to_string(layers.v.size()) + " layers");
     for (std::size_t k = 0; k < layers.v.size(); ++k) {
         node l = layers.at(k);
         expect(l, json::kind::object);
+        hold(l, part_numbers);
         check_keys(l, {"W", "b", "activation"});
         affine_map<rational> a;
         std::string reason = k == 0
@@ -1048,6 +1088,10 @@ graph_map<rational> reader::read_graph(const node& n, const map_role& role) cons
                 },
             },
             out.op);
+        // Concatenations can double a width node after node without a byte of text.
+        within_limit(nd, numeric::limit::width, out.dim,
+                     "node " + in_quotes(id) + " has dimension " + std::to_string(out.dim));
+        hold(nd, part_numbers + out.dim);
         g.nodes.push_back(std::move(out));
         index.emplace(id, g.nodes.size() - 1);
         defined_at.emplace(id, idn.ptr);
@@ -1107,6 +1151,7 @@ hash_map reader::read_hash(const node& n, std::size_t& out_dim) const {
         fail(seed, "seed must be in [0, 2^64), got " + s.str());
     h.seed = s.convert_to<std::uint64_t>();
     out_dim = dimension(required(n, "out_dim"), "out_dim");
+    hold(n, out_dim);
     h.range = bounded_integer(required(n, "range"), 0, max_hash_range, "range");
     h.denominator = bounded_integer(required(n, "denominator"), 1,
                                     std::numeric_limits<long>::max(), "denominator");
@@ -1123,31 +1168,22 @@ model<rational> parse_model(std::string_view text, const std::string& file_name)
         throw model_file_error(file_name, e.where(), "", e.message());
     }
     try {
-        return reader(file_name).read(root);
+        model<rational> m = reader(file_name, text.size()).read(root);
+        m.file = file_name;
+        return m;
     } catch (const std::bad_alloc&) {
         throw model_file_error(file_name, {}, "", "out of memory while reading the model");
     }
 }
 
 model<rational> read_model_file(const std::string& path) {
-    // Only regular files: opening a FIFO would block, a directory or device has no model.
-    std::error_code ec;
-    const std::filesystem::file_status st = std::filesystem::status(path, ec);
-    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-        throw model_file_error(path, {}, "",
-                               std::filesystem::is_directory(st) ? "is a directory, not a model file"
-                               : std::filesystem::is_fifo(st)    ? "is a FIFO, not a model file"
-                                                                 : "is not a regular file");
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"),
-                                                     &std::fclose);
-    if (!f)
-        throw model_file_error(path, {}, "", std::string("cannot open: ") + std::strerror(errno));
+    // Only regular files, checked on the open descriptor: opening a FIFO would block, a
+    // directory or a device (a link to /dev/zero) has no model.
     std::string text;
-    char buf[65536];
-    std::size_t got;
-    while ((got = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, got);
-    if (std::ferror(f.get()))
-        throw model_file_error(path, {}, "", std::string("cannot read: ") + std::strerror(errno));
+    if (std::string why = util::read_regular_file(path, text); !why.empty()) {
+        if (why.ends_with(", not a file")) why.replace(why.size() - 4, 4, "a model file");
+        throw model_file_error(path, {}, "", why);
+    }
     return parse_model(text, path);
 }
 
@@ -1156,9 +1192,19 @@ model<rational> read_model_file(const std::string& path) {
 
 namespace {
 
+/// A number as the canonical form writes it (docs/model-format.md, "Canonical form"): a plain
+/// decimal when it is short, else in scientific notation when that is exact (1e-100000 is ten
+/// characters, its plain decimal 100 002, and the reader takes exponents up to 100000), else
+/// "p/q". Every form costs time linear in its text.
 json::value num(const rational& q) {
-    if (auto d = numeric::exact_decimal(q, 40); d && json::is_number_lexeme(*d))
-        return json::value::number_raw(*d);
+    const std::optional<std::string> d = numeric::exact_decimal(q, 40);
+    if (d && d->size() <= 48 && json::is_number_lexeme(*d)) return json::value::number_raw(*d);
+    if (auto e = numeric::exact_scientific(q, 40)) {
+        const long long expo = std::stoll(e->substr(e->find('e') + 1));
+        if (expo >= -100000 && expo <= 100000 && json::is_number_lexeme(*e))
+            return json::value::number_raw(*e);
+    }
+    if (d && json::is_number_lexeme(*d)) return json::value::number_raw(*d);
     return json::value::string(numeric::to_exact_string(q));
 }
 
@@ -1170,9 +1216,19 @@ json::value vec_json(const vec<rational>& v) {
     return a;
 }
 
+/// The writer's state on this thread: whether identities and sparse matrices are written in
+/// their compact forms, and how many entries those forms left out of the text.
+struct compaction {
+    bool allowed = true;
+    std::uint64_t implicit = 0;
+};
+thread_local compaction writing;
+
 json::value matrix_json(const matrix<rational>& w) {
     std::size_t nnz = 0;
     for (const auto& row : w.nonzero) nnz += row.size();
+    if (!writing.allowed) nnz = w.rows * w.cols; // written out in full
+    else if (4 * nnz < w.rows * w.cols || nnz == w.rows) writing.implicit += w.rows * w.cols;
     // A nonzero multiple of an identity of size >= 2.
     if (w.rows == w.cols && w.rows >= 2 && nnz == w.rows && w.at(0, 0) != 0) {
         bool scaled_identity = true;
@@ -1460,7 +1516,25 @@ json::value model_to_json(const model<rational>& m) {
     return o;
 }
 
-std::string write_model(const model<rational>& m) { return json::dump(model_to_json(m), 2) + "\n"; }
+std::string write_model(const model<rational>& m) {
+    writing = compaction{};
+    std::string text = json::dump(model_to_json(m), 2) + "\n";
+    // The reader counts every entry of a compact matrix against the file's size (limit
+    // model-numbers): a model read from a dense file of identities could otherwise be written
+    // in a form it refuses to read back. Dense text holds at most one number per byte, so when
+    // the compact forms' entries and the text's bytes fit the budget, it reads back; otherwise
+    // it is read to make sure, and written out in full if it does not.
+    if (writing.implicit + text.size() > numeric::model_numbers_budget(text.size())) {
+        try {
+            (void)parse_model(text, "the canonical form");
+        } catch (const model_file_error&) {
+            writing = compaction{false, 0};
+            text = json::dump(model_to_json(m), 2) + "\n";
+        }
+    }
+    writing = compaction{};
+    return text;
+}
 
 void write_model_file(const model<rational>& m, const std::string& path) {
     const std::string text = write_model(m);

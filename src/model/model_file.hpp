@@ -60,7 +60,10 @@ model<rational> read_model_file(const std::string& path);
 /// Precondition: `m` is a valid model (as parse_model returns).
 json::value model_to_json(const model<rational>& m);
 
-/// `json::dump(model_to_json(m), 2)` plus a final newline.
+/// `json::dump(model_to_json(m), 2)` plus a final newline; with every matrix written out in
+/// full instead when the compact forms (identities, sparse matrices) would give a text that
+/// holds more numbers than the limit model-numbers lets a file of its size hold, so that
+/// what is written always reads back.
 std::string write_model(const model<rational>& m);
 
 /// Writes `write_model(m)` to `path`. Throws model_file_error when the file cannot be written.

@@ -58,6 +58,7 @@ model<S> to_scalar(const model<rational>& m, const numeric::context& ctx) {
     out.name = m.name;
     out.description = m.description;
     out.source = m.source;
+    out.file = m.file;
     out.attention = m.attention;
     out.sigma = m.sigma;
     out.d = m.d;

@@ -1,4 +1,5 @@
 #include "numeric/arb_ball.hpp"
+#include "numeric/exact_text.hpp"
 
 #include <arb_hypgeom.h>
 #include <flint/fmpq.h>
@@ -229,5 +230,34 @@ std::size_t repr_hash(const arb_ball& x) {
 }
 
 bool same_value(const arb_ball& a, const arb_ball& b) { return arb_equal(a.raw(), b.raw()) != 0; }
+
+std::string exact_text(const arb_ball& x) {
+    char* s = arb_dump_str(x.raw());
+    std::string dump(s);
+    flint_free(s);
+    return std::to_string(x.precision()) + " " + dump;
+}
+
+arb_ball scalar_traits<arb_ball>::from_exact_text(const std::string& text) {
+    const auto [prec, rest] = exact_text_detail::split_precision(text);
+    arb_ball x(prec);
+    if (arb_load_str(x.raw(), rest.c_str()) != 0) exact_text_detail::malformed(text);
+    return x;
+}
+
+arb_ball int_pow(const arb_ball& x, long k, const context&) {
+    arb_ball r(x.precision());
+    arb_pow_ui(r.raw(), x.raw(), static_cast<ulong>(k < 0 ? -k : k), x.precision());
+    if (k < 0)
+        arb_inv(r.raw(), r.raw(), x.precision());
+    return r;
+}
+
+arb_ball real_pow(const arb_ball& a, const arb_ball& b, const context&) {
+    long prec = std::max(a.precision(), b.precision());
+    arb_ball r(prec);
+    arb_pow(r.raw(), a.raw(), b.raw(), prec);
+    return r;
+}
 
 } // namespace attnprop::numeric

@@ -157,6 +157,13 @@ std::string to_certified_display(const arb_ball& x, int digits, bool force_digit
 std::string to_decimal(const arb_ball& x, int digits);
 std::string radius_string(const arb_ball& x);
 inline double approx_double(const arb_ball& x) { return to_double(x); }
+/// The exact text of a ball (exact_text.hpp): its precision, then Arb's exact dump.
+std::string exact_text(const arb_ball& x);
+/// x^k for an integer k (arb_pow_ui, and arb_inv for k < 0: 0^negative is not finite).
+arb_ball int_pow(const arb_ball& x, long k, const context& ctx);
+/// a^b for a real exponent b (arb_pow at the larger precision; an indeterminate ball where the
+/// power does not exist).
+arb_ball real_pow(const arb_ball& a, const arb_ball& b, const context& ctx);
 
 template <> struct scalar_traits<arb_ball> {
     static constexpr scalar_kind kind = scalar_kind::enclosure;
@@ -180,6 +187,10 @@ template <> struct scalar_traits<arb_ball> {
         return r;
     }
     static long precision(const arb_ball& x) { return x.precision(); }
+    /// Formula constants are worth caching (model/formula/real.hpp).
+    static constexpr bool caches_constants = true;
+    /// The ball of exact_text(x), at its precision.
+    static arb_ball from_exact_text(const std::string& text);
     static arb_ball pi(const context& ctx) { return pi_ball(ctx); }
     static arb_ball unit(const context& ctx) {
         arb_ball r(ctx.precision_bits);

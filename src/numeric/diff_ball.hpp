@@ -30,6 +30,7 @@
 
 #include <optional>
 #include <string>
+#include <type_traits>
 
 namespace attnprop::numeric {
 
@@ -136,5 +137,10 @@ template <> struct scalar_traits<diff_ball> {
         return diff_ball(std::move(u), std::move(d));
     }
 };
+
+/// Whether S is the kind of a diff_ball's runs (Arb balls): a change measured in S that its
+/// radius does not resolve can be measured again as a differential enclosure, which proves a
+/// change that is exactly 0 (attention::soft_change).
+template <class S> inline constexpr bool has_differential = std::is_same_v<S, arb_ball>;
 
 } // namespace attnprop::numeric

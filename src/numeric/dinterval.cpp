@@ -1,4 +1,5 @@
 #include "numeric/dinterval.hpp"
+#include "numeric/exact_text.hpp"
 
 #include <cmath>
 
@@ -119,6 +120,15 @@ double radius_as_double(const dinterval& x) {
     if (x.is_point()) return 0.0;
     // (hi - lo) / 2 rounded up: the subtraction rounded up, then halved (exact unless subnormal).
     return interval_detail::next_up(interval_detail::add_up(x.hi(), -x.lo()) / 2);
+}
+
+std::string exact_text(const dinterval& x) {
+    return exact_text_detail::hex_bits(x.lo()) + exact_text_detail::hex_bits(x.hi());
+}
+
+dinterval scalar_traits<dinterval>::from_exact_text(const std::string& text) {
+    if (text.size() != 32) exact_text_detail::malformed(text);
+    return dinterval(exact_text_detail::from_hex_bits(text, 0), exact_text_detail::from_hex_bits(text, 16));
 }
 
 } // namespace attnprop::numeric

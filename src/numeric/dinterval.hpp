@@ -117,6 +117,8 @@ std::string to_certified_display(const dinterval& x, int digits, bool force_digi
 std::string to_decimal(const dinterval& x, int digits);
 std::string radius_string(const dinterval& x);
 inline double approx_double(const dinterval& x) { return to_double(x); }
+/// The exact text of an interval (exact_text.hpp): the bits of its ends, 32 hexadecimal digits.
+std::string exact_text(const dinterval& x);
 
 template <> struct scalar_traits<dinterval> {
     static constexpr scalar_kind kind = scalar_kind::enclosure;
@@ -136,6 +138,10 @@ template <> struct scalar_traits<dinterval> {
         return dinterval(scalar_traits<interval>::from_long(v, ctx));
     }
     static long precision(const dinterval&) { return 53; }
+    /// Values are [lo(), hi()] of doubles (numeric::has_double_endpoints).
+    static constexpr bool double_endpoints = true;
+    /// The interval of exact_text(x).
+    static dinterval from_exact_text(const std::string& text);
     static dinterval pi(const context&) { return pi_interval(); }
     static dinterval unit(const context&) { return dinterval(0.0, 1.0); }
     static dinterval hull(const dinterval& a, const dinterval& b) {

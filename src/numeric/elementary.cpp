@@ -2,6 +2,7 @@
 // derived in docs/scalars.md, "The certified double kind"; the constants below name the
 // section of that derivation they come from. u = 2^-53 is the unit roundoff.
 #include "numeric/elementary.hpp"
+#include "numeric/scalar.hpp"
 
 #include <arb.h>
 #include <arb_hypgeom.h>
@@ -231,6 +232,24 @@ interval erfc_enclosure(double x) {
     if (x == 0) return interval(1.0);
     if (std::isinf(x)) return interval(x > 0 ? 0.0 : 2.0);
     return arb_point_function(x, arb_hypgeom_erfc, 0.0, 2.0);
+}
+
+// double's powers (scalar.hpp), as the formula grammar evaluates them.
+double int_pow(double x, long k, const context&) {
+    if (k < 0 && x == 0.0)
+        throw undefined_error("zero raised to a negative power");
+    return std::pow(x, static_cast<double>(k));
+}
+
+double real_pow(double a, double b, const context&) {
+    if (a == 0.0) {
+        if (b > 0.0)
+            return 0.0;
+        throw undefined_error("zero raised to a non-positive power");
+    }
+    if (a < 0.0)
+        throw undefined_error("non-integer power of a negative number");
+    return std::pow(a, b);
 }
 
 } // namespace attnprop::numeric

@@ -56,6 +56,31 @@ static_assert(detail::all_are<scalar_kind::enclosure, true>(
                   ATTNPROP_KIND_LIST_OF(ATTNPROP_ENCLOSURE_USER_KINDS){}),
               "ATTNPROP_ENCLOSURE_USER_KINDS holds enclosure kinds with exp");
 
+/// The hooks every user kind has in its own header (docs/architecture.md, "One place per scalar
+/// kind"), which generic code calls without naming a kind: finiteness, exact values, display,
+/// the exact text that values cross threads, processes and journals in, its traits' size and
+/// precision. Checked for every kind of the list below, so that a kind cannot join the list
+/// without them.
+template <class S>
+concept UserKind = Scalar<S> && requires(const S& x, const std::string& text, int digits, long bits) {
+    { is_nan(x) } -> std::convertible_to<bool>;
+    { is_finite(x) } -> std::convertible_to<bool>;
+    { exact_of(x) } -> std::same_as<std::optional<rational>>;
+    { to_display_string(x, digits) } -> std::same_as<std::string>;
+    { to_certified_display(x, digits) } -> std::same_as<std::string>;
+    { to_decimal(x, digits) } -> std::same_as<std::string>;
+    { radius_string(x) } -> std::same_as<std::string>;
+    { approx_double(x) } -> std::convertible_to<double>;
+    { exact_text(x) } -> std::same_as<std::string>;
+    { scalar_traits<S>::from_exact_text(text) } -> std::same_as<S>;
+    { scalar_traits<S>::value_bytes(bits) } -> std::convertible_to<long double>;
+    { scalar_traits<S>::precision(x) } -> std::convertible_to<long>;
+    scalar_traits<S>::name;
+    scalar_traits<S>::variable_precision;
+};
+static_assert([]<class... S>(kind_list<S...>) { return (UserKind<S> && ...); }(user_kinds{}),
+              "every user kind has the hooks of UserKind in its own header");
+
 /// Whether `name` names a user kind.
 constexpr bool is_user_kind(std::string_view name) {
     for (auto n : user_kinds::names)

@@ -1,5 +1,6 @@
 #include "numeric/limits.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -9,7 +10,7 @@ namespace attnprop::numeric {
 
 namespace {
 
-constexpr std::array<limit_spec, 6> specs{{
+constexpr std::array<limit_spec, 11> specs{{
     {limit::exact_bits, "exact-bits", std::uint64_t{1} << 16, "bits",
      "bits of a numerator or denominator during exact evaluation"},
     {limit::readout_symbols, "readout-symbols", 4096, "symbols",
@@ -21,6 +22,15 @@ constexpr std::array<limit_spec, 6> specs{{
      "estimated memory of eval --trace"},
     {limit::attention_work, "attention-work", std::uint64_t{1} << 40, "score terms",
      "score terms of one forward pass (sum over layers of H n^2 d_k)"},
+    {limit::layers, "layers", 1024, "layers", "layers of a model"},
+    {limit::heads, "heads", 1024, "heads", "heads of one layer"},
+    {limit::mlp_layers, "mlp-layers", 1024, "layers", "layers of one mlp map"},
+    {limit::width, "width", std::uint64_t{1} << 14, "coordinates",
+     "the width d and every dimension a model file sets or a graph node makes"},
+    {limit::model_numbers, "model-numbers", 1,
+     "x the file's bytes, and at least 2^18 numbers",
+     "numbers a model file holds once read (every matrix entry, however written), per byte of "
+     "the file; a file of any size may hold 2^18"},
 }};
 
 std::array<std::atomic<std::uint64_t>, specs.size()> values{};
@@ -150,6 +160,15 @@ limit_error::limit_error(limit which, std::uint64_t value, const std::string& wh
 
 limit_error limit_error::located(const std::string& where) const {
     return limit_error(which_, value_, quantity_ + where);
+}
+
+std::uint64_t model_numbers_budget(std::uint64_t file_bytes) {
+    constexpr std::uint64_t floor = std::uint64_t{1} << 18;
+    const std::uint64_t per_byte = limit_value(limit::model_numbers);
+    const std::uint64_t scaled = file_bytes != 0 && per_byte > ~std::uint64_t{0} / file_bytes
+                                     ? ~std::uint64_t{0}
+                                     : per_byte * file_bytes;
+    return std::max(floor, scaled);
 }
 
 void check_limit(limit which, std::uint64_t value, const std::string& what) {

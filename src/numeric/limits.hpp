@@ -2,7 +2,7 @@
 /// @file limits.hpp
 /// Resource limits: where a user's input sets the cost of a computation (the size of exact
 /// rationals, the number of readout symbols, graph nodes and table entries, the memory of a
-/// trace, the work of a forward pass), attnprop refuses what exceeds a limit with a message
+/// trace, the work of a forward pass, the layers, heads, widths and numbers of a model), attnprop refuses what exceeds a limit with a message
 /// naming the limit, the value and how to raise it, instead of hanging or being killed for its
 /// memory.
 ///
@@ -29,7 +29,17 @@ enum class limit {
     table_entries,   ///< entries of one table map, rows of a positional table
     trace_bytes,     ///< estimated memory of an `eval --trace`
     attention_work,  ///< score terms of one forward pass: sum over layers of H n^2 d_k
+    layers,          ///< layers of a model
+    heads,           ///< heads of one layer
+    mlp_layers,      ///< layers of one mlp map
+    width,           ///< the width d, and every dimension of a model file or graph node
+    model_numbers,   ///< numbers a model file holds once read, per byte of the file
 };
+
+/// What a model file of `file_bytes` bytes may hold once read, in numbers (limit
+/// model-numbers): the limit's value times the file's size, and at least 2^18 whatever the
+/// size (a small file may hold an identity of d = 512). Saturates.
+std::uint64_t model_numbers_budget(std::uint64_t file_bytes);
 
 /// What a limit is: its name on the command line, its default and what it counts.
 struct limit_spec {

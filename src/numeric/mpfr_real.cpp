@@ -1,4 +1,5 @@
 #include "numeric/mpfr_real.hpp"
+#include "numeric/exact_text.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -148,6 +149,17 @@ rational to_rational(const mpfr_real& x) {
     return r;
 }
 
+std::string mpfr_range_watch::reason() const {
+    std::string s;
+    if (underflow())
+        s = "MPFR underflowed (a result below 2^" + std::to_string(mpfr_get_emin() - 1) +
+            " was rounded, to 0 or the smallest number)";
+    if (overflow())
+        s += std::string(s.empty() ? "" : " and ") + "MPFR overflowed (a result above 2^" +
+             std::to_string(mpfr_get_emax()) + " was rounded to infinity)";
+    return s;
+}
+
 double to_double(const mpfr_real& x) { return mpfr_get_d(x.raw(), MPFR_RNDN); }
 
 std::string to_decimal_string(const mpfr_real& x, int digits) {
@@ -172,6 +184,44 @@ std::size_t repr_hash(const mpfr_real& x) {
 bool same_value(const mpfr_real& a, const mpfr_real& b) {
     if (mpfr_nan_p(a.raw()) || mpfr_nan_p(b.raw())) return false;
     return mpfr_equal_p(a.raw(), b.raw()) != 0 && mpfr_signbit(a.raw()) == mpfr_signbit(b.raw());
+}
+
+std::string exact_text(const mpfr_real& x) {
+    const std::string prec = std::to_string(mpfr_get_prec(x.raw())) + " ";
+    if (!mpfr_number_p(x.raw())) return prec + (mpfr_nan_p(x.raw()) ? "@NaN@" : mpfr_sgn(x.raw()) < 0 ? "-@Inf@" : "@Inf@");
+    mpfr_exp_t e = 0;
+    char* s = mpfr_get_str(nullptr, &e, 16, 0, x.raw(), MPFR_RNDN);
+    std::string digits(s);
+    mpfr_free_str(s);
+    const bool negative = !digits.empty() && digits.front() == '-';
+    return prec + (negative ? "-0." + digits.substr(1) : "0." + digits) + "@" + std::to_string(e);
+}
+
+mpfr_real scalar_traits<mpfr_real>::from_exact_text(const std::string& text) {
+    const auto [prec, rest] = exact_text_detail::split_precision(text);
+    mpfr_real x(prec);
+    if (mpfr_set_str(x.raw(), rest.c_str(), 16, MPFR_RNDN) != 0) exact_text_detail::malformed(text);
+    return x;
+}
+
+mpfr_real int_pow(const mpfr_real& x, long k, const context&) {
+    if (k < 0 && mpfr_zero_p(x.raw()))
+        throw undefined_error("zero raised to a negative power");
+    mpfr_real r(x.precision());
+    mpfr_pow_si(r.raw(), x.raw(), k, MPFR_RNDN);
+    return r;
+}
+
+mpfr_real real_pow(const mpfr_real& a, const mpfr_real& b, const context&) {
+    if (mpfr_nan_p(a.raw()) || mpfr_nan_p(b.raw()))
+        throw undefined_error("NaN in a power");
+    if (mpfr_zero_p(a.raw()) && mpfr_sgn(b.raw()) <= 0)
+        throw undefined_error("zero raised to a non-positive power");
+    if (mpfr_sgn(a.raw()) < 0)
+        throw undefined_error("non-integer power of a negative number");
+    mpfr_real r(std::max(a.precision(), b.precision()));
+    mpfr_pow(r.raw(), a.raw(), b.raw(), MPFR_RNDN);
+    return r;
 }
 
 } // namespace attnprop::numeric

@@ -67,6 +67,27 @@ private:
     mpfr_t v_;
 };
 
+/// Watches the MPFR computations of this thread, from its construction on, for results that
+/// left MPFR's exponent range: an underflow (a value below 2^emin rounded to 0 or to the
+/// smallest number, while an Arb ball, whose exponents are unbounded, holds the true value)
+/// or an overflow (rounded to infinity). Such a result is MPFR's limit, not the model's: a
+/// comparison with it decides nothing (docs/scalars.md, "MPFR's exponent range"). It reads
+/// MPFR's underflow and overflow flags, clearing them first.
+class mpfr_range_watch {
+public:
+    mpfr_range_watch() {
+        mpfr_clear_underflow();
+        mpfr_clear_overflow();
+    }
+    bool underflow() const { return mpfr_underflow_p() != 0; }
+    bool overflow() const { return mpfr_overflow_p() != 0; }
+    /// An underflow or an overflow happened since construction.
+    bool left_range() const { return underflow() || overflow(); }
+    /// "MPFR underflowed (a value below 2^-1073741823 was rounded)" or the overflow's sentence;
+    /// "" when neither happened.
+    std::string reason() const;
+};
+
 mpfr_real operator+(const mpfr_real& a, const mpfr_real& b);
 mpfr_real operator-(const mpfr_real& a, const mpfr_real& b);
 mpfr_real operator*(const mpfr_real& a, const mpfr_real& b);
@@ -122,6 +143,14 @@ std::string to_certified_display(const mpfr_real& x, int digits, bool force_digi
 std::string to_decimal(const mpfr_real& x, int digits);
 std::string radius_string(const mpfr_real&);
 inline double approx_double(const mpfr_real& x) { return to_double(x); }
+/// The exact text of an MPFR number (exact_text.hpp): its precision, then hexadecimal with
+/// every digit of its significand ("256 -0.8f3@1"; "@NaN@", "@Inf@", "-@Inf@").
+std::string exact_text(const mpfr_real& x);
+/// x^k for an integer k (mpfr_pow_si, at x's precision); 0^negative is an undefined_error.
+mpfr_real int_pow(const mpfr_real& x, long k, const context& ctx);
+/// a^b for a real exponent b (mpfr_pow, at the larger precision); NaN, a negative base, or a
+/// zero base with an exponent that is not positive, is an undefined_error.
+mpfr_real real_pow(const mpfr_real& a, const mpfr_real& b, const context& ctx);
 
 template <> struct scalar_traits<mpfr_real> {
     static constexpr scalar_kind kind = scalar_kind::rounded;
@@ -142,6 +171,10 @@ template <> struct scalar_traits<mpfr_real> {
         return r;
     }
     static long precision(const mpfr_real& x) { return x.precision(); }
+    /// Formula constants are worth caching (model/formula/real.hpp).
+    static constexpr bool caches_constants = true;
+    /// The number of exact_text(x), at its precision.
+    static mpfr_real from_exact_text(const std::string& text);
     static mpfr_real pi(const context& ctx) { return pi_mpfr(ctx); }
     static mpfr_real nan(const context& ctx) {
         mpfr_real r(ctx.precision_bits);

@@ -1,10 +1,13 @@
 #include "numeric/rational.hpp"
+#include "numeric/exact_text.hpp"
 
 #include <mpfr.h>
 
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 
 namespace attnprop::numeric {
 
@@ -129,38 +132,118 @@ std::string to_exact_string(const rational& q) {
     return num.str() + "/" + den.str();
 }
 
+namespace {
+
+/// Whether the integer z has at most max_digits decimal digits (its sign not counted), without
+/// writing a large z out.
+bool digits_at_most(mpz_srcptr z, std::size_t max_digits) {
+    if (max_digits == std::numeric_limits<std::size_t>::max()) return true;
+    const std::size_t bound = mpz_sizeinbase(z, 10); // exact or one too many
+    if (bound <= max_digits) return true;
+    if (bound > max_digits + 1) return false;
+    char* text = mpz_get_str(nullptr, 10, z);
+    const std::size_t n = std::strlen(text) - (text[0] == '-' ? 1 : 0);
+    void (*release)(void*, std::size_t) = nullptr;
+    mp_get_memory_functions(nullptr, nullptr, &release);
+    release(text, std::strlen(text) + 1);
+    return n <= max_digits;
+}
+
+/// q = m * 10^e with an integer m and m having at most max_digits digits, when q's
+/// denominator is 2^a 5^b; false otherwise. With `strip`, an integer's trailing zeros go to e
+/// (else e = 0 for integers); a non-integer's m never ends in 0. Quasi-linear in the size of q
+/// and of m (GMP's mpz_remove, shifts and powers, never a loop of single divisions): a
+/// denominator of 10^100000 costs a millisecond, not seconds.
+bool decimal_parts(const rational& q, std::size_t max_digits, bool strip, integer& m, long long& e) {
+    mpq_srcptr v = q.backend().data();
+    mpz_ptr out = m.backend().data();
+    e = 0;
+    if (mpz_sgn(mpq_numref(v)) == 0) {
+        mpz_set_ui(out, 0);
+        return true;
+    }
+    mpz_t den, f;
+    mpz_init_set(den, mpq_denref(v));
+    mpz_init(f);
+    const mp_bitcnt_t twos = mpz_scan1(den, 0);
+    mpz_tdiv_q_2exp(den, den, twos);
+    mp_bitcnt_t fives = 0;
+    if (mpz_cmp_ui(den, 1) != 0) {
+        mpz_set_ui(f, 5);
+        fives = mpz_remove(den, den, f);
+    }
+    const bool terminating = mpz_cmp_ui(den, 1) == 0;
+    bool ok = terminating;
+    if (ok && twos == 0 && fives == 0) {
+        if (strip) {
+            mpz_set_ui(f, 10);
+            e = static_cast<long long>(mpz_remove(out, mpq_numref(v), f));
+        } else {
+            mpz_set(out, mpq_numref(v));
+        }
+        ok = digits_at_most(out, max_digits);
+    } else if (ok) {
+        // q = num * 2^(k - twos) 5^(k - fives) / 10^k. num is prime to the factor's prime, so m
+        // has no trailing zero and at least the factor's digits: refuse early when those are
+        // too many.
+        const mp_bitcnt_t k = std::max(twos, fives);
+        const double factor_digits = 0.30102999566 * static_cast<double>(k - twos) +
+                                     0.69897000433 * static_cast<double>(k - fives);
+        if (max_digits != std::numeric_limits<std::size_t>::max() &&
+            factor_digits > static_cast<double>(max_digits) + 1) {
+            ok = false;
+        } else {
+            mpz_mul_2exp(out, mpq_numref(v), k - twos);
+            if (k > fives) {
+                mpz_ui_pow_ui(f, 5, k - fives);
+                mpz_mul(out, out, f);
+            }
+            e = -static_cast<long long>(k);
+            ok = digits_at_most(out, max_digits);
+        }
+    }
+    mpz_clear(den);
+    mpz_clear(f);
+    return ok;
+}
+
+} // namespace
+
 std::optional<std::string> exact_decimal(const rational& q, std::size_t max_digits) {
-    integer num = boost::multiprecision::numerator(q);
-    integer den = boost::multiprecision::denominator(q);
-    unsigned twos = 0, fives = 0;
-    while (den % 2 == 0) {
-        den /= 2;
-        ++twos;
-    }
-    while (den % 5 == 0) {
-        den /= 5;
-        ++fives;
-    }
-    if (den != 1) return std::nullopt;
-    unsigned k = std::max(twos, fives); // q = num * 2^(k-twos) 5^(k-fives) / 10^k
-    integer scaled = num * pow10(0);
-    for (unsigned i = twos; i < k; ++i) scaled *= 2;
-    for (unsigned i = fives; i < k; ++i) scaled *= 5;
-    bool neg = scaled < 0;
-    if (neg) scaled = -scaled;
-    const std::string digits = scaled.str();
-    if (digits.size() > max_digits) return std::nullopt;
-    // The digits padded with zeros to more than k, the point before the last k. Built by
-    // appending (GCC 12's -Wrestrict misreads std::string::insert at -O3).
-    std::string padded(k > 0 && digits.size() <= k ? k - digits.size() + 1 : 0, '0');
-    padded += digits;
-    const std::size_t whole = padded.size() - k;
+    integer m;
+    long long e = 0;
+    if (!decimal_parts(q, max_digits, false, m, e)) return std::nullopt;
+    const bool neg = m < 0;
+    if (neg) m = -m;
+    std::string digits = m.str();
     std::string s;
-    s.reserve(padded.size() + 2);
     if (neg) s += '-';
-    s.append(padded, 0, whole);
-    if (k > 0) s.append(".").append(padded, whole, std::string::npos);
+    if (e >= 0) {
+        s.reserve(digits.size() + static_cast<std::size_t>(e) + 1);
+        s += digits;
+        if (digits != "0") s.append(static_cast<std::size_t>(e), '0');
+        return s;
+    }
+    // The digits padded with zeros to more than k, the point before the last k.
+    const std::size_t k = static_cast<std::size_t>(-e);
+    if (digits.size() > k) {
+        s.append(digits, 0, digits.size() - k);
+        s += '.';
+        s.append(digits, digits.size() - k, std::string::npos);
+    } else {
+        s.reserve(k + 3);
+        s += "0.";
+        s.append(k - digits.size(), '0');
+        s += digits;
+    }
     return s;
+}
+
+std::optional<std::string> exact_scientific(const rational& q, std::size_t max_digits) {
+    integer m;
+    long long e = 0;
+    if (!decimal_parts(q, max_digits, true, m, e)) return std::nullopt;
+    return m.str() + "e" + std::to_string(e);
 }
 
 std::string to_decimal_string(const rational& q, int digits) {
@@ -202,6 +285,14 @@ double to_double_nearest(const rational& q) {
     double d = mpfr_get_d(x, MPFR_RNDN);
     mpfr_clear(x);
     return d;
+}
+
+std::string exact_text(const rational& x) { return to_exact_string(x); }
+
+rational scalar_traits<rational>::from_exact_text(const std::string& text) {
+    auto q = parse_rational(text);
+    if (!q) exact_text_detail::malformed(text);
+    return *q;
 }
 
 } // namespace attnprop::numeric

@@ -40,8 +40,16 @@ std::string to_exact_string(const rational& q);
 std::string to_decimal_string(const rational& q, int digits);
 
 /// Shortest plain decimal that is exactly equal to q, if q's denominator is 2^a 5^b and the
-/// expansion has at most `max_digits` digits; std::nullopt otherwise.
+/// expansion has at most `max_digits` significant digits (an integer: all its digits);
+/// std::nullopt otherwise. Linear in the text (1e-100000 gives 100 002 characters in about a
+/// millisecond): callers that write numbers a user gave should prefer exact_scientific when the
+/// plain text is long.
 std::optional<std::string> exact_decimal(const rational& q, std::size_t max_digits = 60);
+
+/// q as "<m>e<E>" (m an integer with at most `max_digits` digits and no trailing zero, e.g.
+/// "1e-100000", "-25e30"), read back exactly by parse_rational when |E| <= 100000, if q's
+/// denominator is 2^a 5^b; std::nullopt otherwise.
+std::optional<std::string> exact_scientific(const rational& q, std::size_t max_digits = 60);
 
 /// The larger of the bit lengths of q's numerator and denominator (0 for 0).
 std::size_t exact_bits(const rational& q);
@@ -83,11 +91,15 @@ std::string to_display_string(const rational& x, int digits);
 std::string to_certified_display(const rational& x, int digits, bool force_digits = false);
 std::string to_decimal(const rational& x, int digits);
 std::string radius_string(const rational&);
+/// The exact text of a rational (exact_text.hpp): p/q, or the integer.
+std::string exact_text(const rational& x);
 inline double approx_double(const rational& x) { return to_double_nearest(x); }
 
 template <> struct scalar_traits<rational> {
     static constexpr scalar_kind kind = scalar_kind::exact;
     static constexpr std::string_view name = "exact";
+    /// What messages call the kind.
+    static constexpr std::string_view display_name = "exact rationals";
     /// Whether exp() is costly enough that repeated arguments are worth caching.
     static constexpr bool expensive_exp = false;
     /// Whether require_finite checks values of this kind (exact values are always finite).
@@ -101,6 +113,8 @@ template <> struct scalar_traits<rational> {
     static rational from_rational(const rational& q, const context&) { return q; }
     static rational from_long(long v, const context&) { return rational(v); }
     static long precision(const rational&) { return 0; }
+    /// The rational of exact_text(x) (std::runtime_error when malformed).
+    static rational from_exact_text(const std::string& text);
 };
 
 } // namespace attnprop::numeric

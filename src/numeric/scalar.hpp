@@ -77,10 +77,46 @@ template <> struct scalar_traits<double> {
         return to_double_nearest(q);
     }
     static double from_long(long v, const context&) { return static_cast<double>(v); }
+    /// p/q by one IEEE division when both fit in 53 bits (a correctly rounded division of
+    /// exact operands), else from_rational.
+    static double from_fraction(long long p, long long q, const context& ctx) {
+        constexpr long long limit = 1LL << 53;
+        if (p <= limit && p >= -limit && q <= limit)
+            return static_cast<double>(p) / static_cast<double>(q);
+        return from_rational(rational(p, q), ctx);
+    }
     static long precision(double) { return 53; }
     static double pi(const context&) { return 3.141592653589793; }
     static double nan(const context&) { return std::numeric_limits<double>::quiet_NaN(); }
+    /// Formula constants are worth caching (model/formula/real.hpp).
+    static constexpr bool caches_constants = true;
+    /// The double of exact_text(x): 16 hexadecimal digits of its bits.
+    static double from_exact_text(const std::string& text);
 };
+/// The exact text of a double (exact_text.hpp): its bits as 16 hexadecimal digits.
+std::string exact_text(double x);
+
+/// The operations of the formula grammar where double arithmetic would give NaN or infinity
+/// without saying why: a division by zero, log of a number <= 0, the square root of a negative
+/// number, are undefined_errors with that reason (the generic forms below for other kinds, whose
+/// arithmetic says so itself or widens).
+inline double checked_div(double a, double b) {
+    if (b == 0.0) throw undefined_error("division by zero");
+    return a / b;
+}
+inline double checked_log(double a) {
+    if (!(a > 0.0)) throw undefined_error("log of a non-positive number");
+    return std::log(a);
+}
+inline double checked_sqrt(double a) {
+    if (!(a >= 0.0)) throw undefined_error("square root of a negative number");
+    return std::sqrt(a);
+}
+/// x^k for an integer k (std::pow); 0^negative is an undefined_error.
+double int_pow(double x, long k, const context& ctx);
+/// a^b for a real exponent b (std::pow); a negative base, or a zero base with an exponent that
+/// is not positive, is an undefined_error.
+double real_pow(double a, double b, const context& ctx);
 /// Arithmetic plus a comparison that may say `unknown`. What every kernel needs.
 /// Division by a value that is exactly zero has no value: MPFR throws undefined_error, doubles
 /// give NaN or infinity (caught by require_finite at map outputs and by compare), enclosures
@@ -133,6 +169,50 @@ template <Scalar S> S from_int(long v, const context& ctx) {
 template <Scalar S> S zero(const context& ctx) { return from_int<S>(0, ctx); }
 template <Scalar S> S one(const context& ctx) { return from_int<S>(1, ctx); }
 
+/// The fraction p/q (q > 0) in S: from_rational, or the kind's faster form
+/// (scalar_traits<S>::from_fraction; doubles divide directly when both fit in 53 bits).
+template <Scalar S> S from_fraction(long long p, long long q, const context& ctx) {
+    if constexpr (requires { scalar_traits<S>::from_fraction(p, q, ctx); })
+        return scalar_traits<S>::from_fraction(p, q, ctx);
+    else
+        return from_rational<S>(rational(p, q), ctx);
+}
+
+/// The value of S written by exact_text(x) (the kind's overload): the very same value.
+/// Throws std::runtime_error for a malformed text.
+template <Scalar S> S from_exact_text(const std::string& text) {
+    return scalar_traits<S>::from_exact_text(text);
+}
+
+/// The words a message names S by: scalar_traits<S>::display_name ("exact rationals"), or its
+/// name.
+template <class S> constexpr std::string_view display_name() {
+    if constexpr (requires { scalar_traits<S>::display_name; })
+        return scalar_traits<S>::display_name;
+    else
+        return scalar_traits<S>::name;
+}
+
+/// Whether constants of formulas computed in S are worth keeping (scalar_traits<S>::
+/// caches_constants: double, MPFR, balls; model/formula/real.hpp's constant_cache).
+template <class S> constexpr bool caches_constants() {
+    if constexpr (requires { scalar_traits<S>::caches_constants; })
+        return scalar_traits<S>::caches_constants;
+    else
+        return false;
+}
+
+/// Whether S's values are intervals [lo(), hi()] of doubles (scalar_traits<S>::
+/// double_endpoints): code with a faster form in double arithmetic on midpoints and radii takes
+/// it for such a kind (the a-posteriori bound's cache, soft_influence/posterior_interval.hpp).
+template <class S>
+inline constexpr bool has_double_endpoints = [] {
+    if constexpr (requires { scalar_traits<S>::double_endpoints; })
+        return scalar_traits<S>::double_endpoints;
+    else
+        return false;
+}();
+
 /// An exactly representable value near x: x itself, or the midpoint of an enclosure. Used as a
 /// shift that must not widen enclosures (a softmax shift may be any value). Enclosure kinds
 /// overload it in their headers.
@@ -151,6 +231,37 @@ template <ExpScalar S> S gelu(const S& x, const context& ctx) {
 
 /// The sign of x as a comparison with zero.
 template <Scalar S> order sign(const S& x, const context& ctx) { return compare(x, zero<S>(ctx)); }
+
+/// a / b, log a, sqrt a in the formula grammar: the kind's own operations (a kind whose
+/// arithmetic would not say why a value does not exist overloads them: double, above).
+template <Scalar S> S checked_div(const S& a, const S& b) { return a / b; }
+template <ExpScalar S> S checked_log(const S& a) { return log(a); }
+template <ExpScalar S> S checked_sqrt(const S& a) { return sqrt(a); }
+
+/// x^k for an integer k, in the arithmetic of x, by binary powering; 0^negative is an
+/// undefined_error. Kinds with a power of their own overload it (double, MPFR, balls).
+template <ExpScalar S> S int_pow(const S& x, long k, const context& ctx) {
+    if (k < 0) {
+        if (sign(x, ctx) == order::equal)
+            throw undefined_error("zero raised to a negative power");
+        return one<S>(ctx) / int_pow(x, -k, ctx);
+    }
+    S result = one<S>(ctx);
+    S base = x;
+    for (unsigned long e = static_cast<unsigned long>(k); e != 0; e >>= 1) {
+        if (e & 1UL)
+            result = result * base;
+        if (e > 1)
+            base = base * base;
+    }
+    return result;
+}
+
+/// a^b for a real exponent b: exp(b log a). Kinds with a power of their own overload it
+/// (double, MPFR, balls).
+template <ExpScalar S> S real_pow(const S& a, const S& b, const context&) {
+    return exp(b * log(a));
+}
 
 /// Maximum of a and b when decidable; for enclosures an undecided comparison returns a value
 /// that encloses both (for balls, the union is not formed: use `max_upper` semantics only in

@@ -4,13 +4,12 @@
 #include "numeric/kinds.hpp"
 #include "report/files.hpp"
 #include "report/sha256.hpp"
+#include "util/read_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace attnprop::report {
 
@@ -57,7 +56,6 @@ bool inside_folder(const std::string& p) {
     return true;
 }
 
-const char* const verdicts[] = {"holds", "violated", "undecided", "undefined"};
 
 /// Reads members of one case.json, failing with its file name, the member's position and its
 /// JSON pointer.
@@ -222,12 +220,17 @@ const field fields[] = {
              r.fail(v, "/precision_cap", "precision_cap " + std::to_string(c.precision_cap) +
                                              " is below precision " + std::to_string(c.precision));
      }},
-    {"verdict", true, [](const case_record& c) -> std::optional<value> { return str(c.verdict); },
+    {"verdict", true, [](const case_record& c) -> std::optional<value> { return str(std::string(word(c.verdict))); },
      [](field_reader& r, const value& v, case_record& c) {
-         c.verdict = r.string(v, "/verdict");
-         if (std::find(std::begin(verdicts), std::end(verdicts), c.verdict) == std::end(verdicts))
-             r.fail(v, "/verdict", "unknown verdict \"" + c.verdict +
-                                       "\" (known: holds, violated, undecided, undefined)");
+         const std::string w = r.string(v, "/verdict");
+         // The words of a case's verdict; folders written before they were the table's say holds
+         // and violated.
+         auto read = verdict_of_word(w);
+         if (w == "holds" || w == "violated") read = verdict_of_any_word(w);
+         if (!read || *read == verdict::gave_up || *read == verdict::not_applicable)
+             r.fail(v, "/verdict", "unknown verdict \"" + w +
+                                       "\" (known: passed, failed, undecided, undefined)");
+         c.verdict = *read;
      }},
     {"message", true, [](const case_record& c) -> std::optional<value> { return str(c.message); },
      [](field_reader& r, const value& v, case_record& c) { c.message = r.string(v, "/message"); }},
@@ -373,16 +376,10 @@ parsed_case parse_case(std::string_view text, const std::string& file) {
     return out;
 }
 
-std::string read_bytes(const fs::path& p, const std::string& what_for, std::string* out) {
-    std::error_code ec;
-    if (fs::is_directory(p, ec)) return "is a folder, not a file";
-    std::ifstream f(p, std::ios::binary);
-    if (!f) return std::string("cannot open: ") + std::strerror(errno);
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    if (f.bad()) return "cannot read " + what_for;
-    *out = ss.str();
-    return "";
+/// Only a regular file is read: a FIFO in its place would block replay for ever, a link to
+/// /dev/zero grow its memory without bound (util::read_regular_file).
+std::string read_bytes(const fs::path& p, std::string* out) {
+    return util::read_regular_file(p, *out);
 }
 
 } // namespace
@@ -423,12 +420,12 @@ case_folder read_case_folder(const fs::path& dir) {
     out.case_path = dir / "case.json";
     const std::string file = out.case_path.string();
     std::string text;
-    if (std::string why = read_bytes(out.case_path, "case.json", &text); !why.empty())
+    if (std::string why = read_bytes(out.case_path, &text); !why.empty())
         throw case_file_error(file, {}, "", why + " (is " + dir.string() + " a counterexample folder?)");
     parsed_case pc = parse_case(text, file);
     out.record = std::move(pc.record);
     out.model_path = dir / out.record.model;
-    if (std::string why = read_bytes(out.model_path, "the model file", &out.model_text); !why.empty())
+    if (std::string why = read_bytes(out.model_path, &out.model_text); !why.empty())
         throw case_file_error(file, out.record.where("/model"), "/model",
                               "the model file " + out.model_path.string() + " " + why);
     const auto& fp = out.record.fingerprint;

@@ -8,6 +8,7 @@
 #include "model/json.hpp"
 #include "model/model_file.hpp"
 #include "report/provenance.hpp"
+#include "util/verdict.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -55,7 +56,9 @@ struct case_record {
     std::vector<std::string> scalar_kinds = {"exact"};
     long precision = 128;                 ///< bits the recorded verdict was reached at
     long precision_cap = 128;             ///< replay escalates up to this
-    std::string verdict = "violated";     ///< holds | violated | undecided | undefined
+    /// passed | failed | undecided | undefined (the per-case words of util/verdict.hpp; the
+    /// words of earlier versions, holds and violated, are read as passed and failed).
+    attnprop::verdict verdict = attnprop::verdict::failed;
     std::string message;
     /// Name -> decimal or exact text; null where the writer had no value.
     std::vector<std::pair<std::string, std::optional<std::string>>> numbers;

@@ -18,9 +18,25 @@ namespace attnprop::report {
 /// (fsync), renames it over `p` and flushes the directory, so that readers (and a resumed run)
 /// never see a half-written file and a finished write survives a crash. Throws
 /// std::runtime_error ("cannot write P: reason") on failure; the temporary file is removed.
-/// Temporary files of p that a killed writer left (`<p>.tmp<pid>` of a process that no longer
-/// exists) are removed first.
+/// The temporary is created with O_EXCL | O_NOFOLLOW (create_temporary). Temporaries of p
+/// that a killed writer left (`<p>.tmp<pid>` of a process that no longer exists) are removed
+/// first.
 void write_file_atomic(const std::filesystem::path& p, const std::string& text);
+
+/// Creates the temporary file `<p>.tmp<pid>` for writing (O_EXCL | O_NOFOLLOW: whatever is
+/// found there, a planted symbolic link included, is removed, never written through) after
+/// removing the stale temporaries of p; returns its open descriptor and sets `tmp`. Throws
+/// std::runtime_error ("cannot write P: reason").
+int create_temporary(const std::filesystem::path& p, std::filesystem::path& tmp);
+
+/// Creates the private folder `<p>.tmp<pid>` (mode 0700; whatever is found there is removed
+/// first, a link without following it) for a program that writes p by name, after removing
+/// the stale temporaries of p; returns its path. Throws std::runtime_error.
+std::filesystem::path create_temporary_folder(const std::filesystem::path& p);
+
+/// Removes every temporary of p (`<p>.tmp<digits>`, a file, a link or a folder), whatever
+/// process made it: what `--force` does to the files it replaces. Best effort.
+void remove_temporaries(const std::filesystem::path& p);
 
 /// Writes every byte of `bytes` to the open descriptor `fd`, retrying after EINTR and short
 /// writes: 0, or the errno of the write that failed.

@@ -125,7 +125,16 @@ journal_contents read_journal(const fs::path& p, const std::string& format,
                               const std::string& fingerprint) {
     journal_contents out;
     std::error_code ec;
-    if (!fs::exists(p, ec)) return out;
+    const fs::file_status st = fs::symlink_status(p, ec);
+    if (!fs::exists(st)) return out;
+    if (!fs::is_regular_file(st)) {
+        // A link (planted to make the run read, or append to, a file elsewhere), a FIFO, a
+        // device: never opened; the journal is started afresh by a rename over it.
+        out.note = p.string() + " is not a regular file" +
+                   (fs::is_symlink(st) ? std::string(" (a symbolic link)") : std::string()) +
+                   ": not read, starting fresh";
+        return out;
+    }
     const std::uint64_t size = fs::file_size(p, ec);
     std::ifstream f(p, std::ios::binary);
     if (ec || !f) {
@@ -162,7 +171,7 @@ journal_contents read_journal(const fs::path& p, const std::string& format,
         if (left == 0) break;
         if (left < record_head_bytes) {
             out.note = p.string() + ": the last record is incomplete (" + std::to_string(left) +
-                       " bytes; a run killed while writing it): ignored";
+                       " bytes; a run stopped while writing it, killed or out of disk space): ignored";
             break;
         }
         std::array<char, record_head_bytes> head{};
@@ -175,7 +184,7 @@ journal_contents read_journal(const fs::path& p, const std::string& format,
         const std::uint64_t body = left - record_head_bytes;
         if (units > body || results > body - units) {
             out.note = p.string() + ": the last record is incomplete (" + std::to_string(left) +
-                       " bytes; a run killed while writing it): ignored";
+                       " bytes; a run stopped while writing it, killed or out of disk space): ignored";
             break;
         }
         journal_record r;
@@ -214,7 +223,8 @@ journal_writer::journal_writer(fs::path p, const std::string& format, const std:
         if (!made_by.empty()) h.set("provenance", provenance_to_json(made_by));
         write_file_atomic(path_, json::dump(h, -1) + "\n");
     }
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    // O_NOFOLLOW: a link put in place of the journal is refused, never appended through.
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (fd_ < 0) cannot_write(path_, errno);
     if (keep > 0 && (::ftruncate(fd_, static_cast<off_t>(keep)) != 0 || ::fsync(fd_) != 0)) {
         const int err = errno;

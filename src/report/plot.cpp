@@ -418,7 +418,20 @@ png_result render_png(const std::string& svg, const std::string& png) {
         r.note = "PNG rendering disabled (ATTNPROP_SVG_RENDERER is empty)";
         return r;
     }
-    const std::string tmp = png + ".tmp" + std::to_string(::getpid());
+    // The renderer opens its output by name, following links and truncating: it writes into
+    // a folder of this process's own making, never into a name someone could have planted.
+    std::filesystem::path folder;
+    try {
+        folder = create_temporary_folder(png);
+    } catch (const std::exception& e) {
+        r.note = e.what();
+        return r;
+    }
+    auto drop_folder = [&] {
+        std::error_code ec;
+        std::filesystem::remove_all(folder, ec);
+    };
+    const std::string tmp = (folder / std::filesystem::path(png).filename()).string();
     std::vector<std::string> args = {prog, "--zoom", "2", "--output", tmp, svg};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -433,6 +446,7 @@ png_result render_png(const std::string& svg, const std::string& png) {
     const int err = posix_spawnp(&pid, prog.c_str(), &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     if (err != 0) {
+        drop_folder();
         r.note = err == ENOENT ? prog + " not found (Debian package librsvg2-bin)"
                                : "cannot run " + prog + ": " + std::strerror(err);
         return r;
@@ -441,19 +455,21 @@ png_result render_png(const std::string& svg, const std::string& png) {
     while (::waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
             r.note = "cannot wait for " + prog + ": " + std::strerror(errno);
+            drop_folder();
             return r;
         }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        ::unlink(tmp.c_str());
+        drop_folder();
         r.note = prog + (WIFEXITED(status) ? " exited with " + std::to_string(WEXITSTATUS(status))
                                            : std::string(" was killed by a signal"));
         return r;
     }
     if (std::rename(tmp.c_str(), png.c_str()) != 0) {
-        ::unlink(tmp.c_str());
+        drop_folder();
         r.note = "cannot write " + png;
         return r;
     }
+    drop_folder();
     r.written = true;
     return r;
 }

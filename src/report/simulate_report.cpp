@@ -1,9 +1,10 @@
 #include "report/simulate_report.hpp"
 
-#include "soft_influence/norms.hpp"
+#include "numeric/ball_bounds.hpp"
 #include "report/files.hpp"
 #include "report/plot.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -21,15 +22,15 @@ value num(long long v) { return value::number(v); }
 
 /// A measured ball as a short decimal (its midpoint).
 std::string mid(const arb_ball& x, int digits = 3) {
-    if (!analysis::finite(x)) return "inf";
+    if (!numeric::finite(x)) return "inf";
     if (arb_is_zero(x.raw())) return "0";
     return numeric::to_display_string(x, digits);
 }
 /// An upper point as a short decimal rounded up.
-std::string up(const arb_ball& x, int digits = 3) { return analysis::upper_decimal(x, digits); }
+std::string up(const arb_ball& x, int digits = 3) { return numeric::upper_decimal(x, digits); }
 
 double as_double(const arb_ball& x) {
-    if (!analysis::finite(x)) return std::nan("");
+    if (!numeric::finite(x)) return std::nan("");
     return numeric::to_double(x);
 }
 
@@ -93,6 +94,115 @@ plot_figure leak_figure(const simulate_run& r) {
     return fig;
 }
 
+/// "the first 20 symbols... (n symbols)" or the word itself.
+std::string witness_word(const std::string& w) { return "\"" + short_word(w) + "\""; }
+
+/// The lines that say what holds for every input at one n (text and markdown share them).
+std::vector<std::string> every_input_lines(const simulate_run& r, std::size_t row_index) {
+    std::vector<std::string> out;
+    const auto& e = r.every_input[row_index];
+    const auto& m = e.margins;
+    if (!m.applies) {
+        out.push_back("not decided: " + m.reason);
+        return out;
+    }
+    if (m.gamma) {
+        std::string l = "smallest margin " + margin_text(m.gamma);
+        if (m.gamma->g != 1) l += " = " + margin_decimal(m.gamma);
+        const bool exact = std::all_of(m.heads.begin(), m.heads.end(), [](const auto& h) { return h.exact; });
+        l += exact ? " (attained)" : " (a lower bound)";
+        if (m.witness)
+            l += " on " + witness_word(m.witness->input) + " at query " + std::to_string(m.witness->query) +
+                 ", head " + std::to_string(m.witness->head) + ": key " + std::to_string(m.witness->top) +
+                 " on top, key " + std::to_string(m.witness->second) + " one margin below";
+        out.push_back(l);
+    } else {
+        out.push_back("no margin: every key always ties");
+    }
+    for (const auto& h : m.heads)
+        if (h.tie)
+            out.push_back("head " + std::to_string(h.tie->head) + ": keys " + std::to_string(h.tie->top) +
+                          " and " + std::to_string(h.tie->second) + " tie with different values on " +
+                          witness_word(h.tie->input) +
+                          (r.attention == "hard" ? " (soft attention averages a tie; unique-hard takes the leftmost)"
+                                                 : " (average-hard averages it too)"));
+    auto selecting = [](std::size_t key) {
+        return key ? " (the hard head selects key " + std::to_string(key) + ")" : std::string();
+    };
+    if (m.on_threshold)
+        out.push_back("the hard readout lies exactly on its threshold on " + witness_word(m.slack_input) +
+                      selecting(m.slack_key) +
+                      ": no beta certifies that input (the soft readout goes with the leak's direction)");
+    else
+        out.push_back("smallest readout slack " + (m.slack_q ? numeric::to_exact_string(*m.slack_q) : mid(m.slack, 4)) +
+                      (m.slack_input.empty() ? std::string(" (a lower bound on the box of head outputs)")
+                                             : " on " + witness_word(m.slack_input) + selecting(m.slack_key)));
+    out.push_back("smallest beta certified for every input: " +
+                  (m.beta_every ? up(*m.beta_every, 4) : std::string("none up to 2^40")));
+    if (m.on_threshold)
+        out.push_back("for every input off the threshold (smallest slack " +
+                      (m.slack_positive_q ? numeric::to_exact_string(*m.slack_positive_q) : std::string("-")) +
+                      (m.slack_positive_input.empty() ? std::string()
+                                                      : " on " + witness_word(m.slack_positive_input) +
+                                                            selecting(m.slack_positive_key)) +
+                      "): " + (m.beta_off ? up(*m.beta_off, 4) : std::string("none up to 2^40")));
+    for (std::size_t b = 0; b < r.betas.size() && b < e.certified.size(); ++b) {
+        std::string l = "beta = " + r.betas[b] + ": " + (e.certified[b] ? "certified" : "not certified") +
+                        " for every input";
+        if (m.on_threshold)
+            l += std::string("; ") + (e.certified_off[b] ? "certified" : "not certified") +
+                 " for every input off the threshold";
+        out.push_back(l);
+    }
+    return out;
+}
+
+/// The smallest certified beta against n: over every input (off the readout threshold where
+/// some input sits on it) and over the sampled inputs, log-log.
+plot_figure beta_figure(const simulate_run& r) {
+    plot_figure fig;
+    fig.title = "Smallest certified inverse temperature for " + r.model_name;
+    fig.x_label = "input length n (symbols, eos included)";
+    plot_panel_spec p;
+    p.y_label = "smallest beta certifying the readout";
+    p.log_y = true;
+    plot_series every{"every input (certified)", {}, {}, palette[5], plot_style::solid};
+    plot_series off{"every input off the readout's threshold (certified)", {}, {}, palette[4], plot_style::dashed};
+    plot_series sampled{"the sampled inputs", {}, {}, palette[0], plot_style::solid};
+    std::vector<double> none;
+    for (std::size_t t = 0; t < r.rows.size(); ++t) {
+        const double n = static_cast<double>(r.rows[t].n);
+        if (r.rows[t].smallest_beta) {
+            sampled.x.push_back(n);
+            sampled.y.push_back(as_double(*r.rows[t].smallest_beta));
+        }
+        if (t >= r.every_input.size()) continue;
+        const auto& m = r.every_input[t].margins;
+        if (m.beta_every) {
+            every.x.push_back(n);
+            every.y.push_back(as_double(*m.beta_every));
+        } else {
+            none.push_back(n);
+        }
+        if (m.on_threshold && m.beta_off) {
+            off.x.push_back(n);
+            off.y.push_back(as_double(*m.beta_off));
+        }
+    }
+    for (auto* s : {&every, &off, &sampled})
+        if (!s->x.empty()) p.series.push_back(*s);
+    fig.panels.push_back(std::move(p));
+    fig.caption.push_back("The certified curves hold for every input of length n (the margin, tie and "
+                          "readout slack over every input, docs/theory.md §4.5); the sampled curve only "
+                          "for the sampled inputs (" + r.input_note + "), so it lies at or below them.");
+    if (!none.empty()) {
+        std::string ns;
+        for (double v : none) ns += (ns.empty() ? "" : ", ") + std::to_string(static_cast<long>(v));
+        fig.caption.push_back("No beta up to 2^40 certifies every input at n = " + ns + ".");
+    }
+    return fig;
+}
+
 } // namespace
 
 std::size_t findings(const simulate_run& r) {
@@ -118,7 +228,13 @@ std::string simulate_to_text(const simulate_run& r) {
             o << "\n";
         }
         o << "  smallest certified beta: "
-          << (row.smallest_beta ? up(*row.smallest_beta, 4) : std::string("none up to 2^40")) << "\n";
+          << (row.smallest_beta ? up(*row.smallest_beta, 4) : std::string("none up to 2^40"))
+          << " (the sampled inputs)\n";
+        const std::size_t ri = static_cast<std::size_t>(&row - r.rows.data());
+        if (ri < r.every_input.size()) {
+            o << "  every input (decided without enumerating them):\n";
+            for (const auto& l : every_input_lines(r, ri)) o << "    " << l << "\n";
+        }
         o << "  beta            beta(n)     leak       leak bound  |y_n - hard|  bound       "
              "agree/certified\n"
           << "                              (max)      (at that row) (upper)   (upper)\n";
@@ -241,6 +357,59 @@ json::value simulate_to_json(const simulate_run& r, const provenance& made_by) {
             bs.push_back(std::move(bo));
         }
         o.set("betas", std::move(bs));
+        const std::size_t ri = static_cast<std::size_t>(&row - r.rows.data());
+        if (ri < r.every_input.size()) {
+            const auto& e = r.every_input[ri];
+            const auto& m = e.margins;
+            value ev = value::object();
+            ev.set("applies", value::boolean(m.applies));
+            ev.set("reason", m.reason.empty() ? value::null_value() : str(m.reason));
+            ev.set("min_margin", m.gamma ? str(m.gamma->to_string()) : value::null_value());
+            ev.set("min_margin_decimal", m.gamma ? str(margin_decimal(m.gamma)) : value::null_value());
+            ev.set("exact", value::boolean(std::all_of(m.heads.begin(), m.heads.end(), [](const auto& h) { return h.exact; })));
+            if (m.witness) {
+                value w = value::object();
+                w.set("input", str(m.witness->input));
+                w.set("query", num(static_cast<long long>(m.witness->query)));
+                w.set("head", num(static_cast<long long>(m.witness->head)));
+                w.set("top", num(static_cast<long long>(m.witness->top)));
+                w.set("second", num(static_cast<long long>(m.witness->second)));
+                ev.set("witness", std::move(w));
+            } else {
+                ev.set("witness", value::null_value());
+            }
+            value ties = value::array();
+            for (const auto& h : m.heads)
+                if (h.tie) {
+                    value t = value::object();
+                    t.set("head", num(static_cast<long long>(h.tie->head)));
+                    t.set("input", str(h.tie->input));
+                    t.set("keys", str(std::to_string(h.tie->top) + "," + std::to_string(h.tie->second)));
+                    ties.push_back(std::move(t));
+                }
+            ev.set("ties", std::move(ties));
+            ev.set("slack", m.slack_q ? str(numeric::to_exact_string(*m.slack_q)) : str(mid(m.slack, 6)));
+            ev.set("slack_input", m.slack_input.empty() ? value::null_value() : str(m.slack_input));
+            ev.set("slack_key", m.slack_key ? num(static_cast<long long>(m.slack_key)) : value::null_value());
+            ev.set("on_threshold", value::boolean(m.on_threshold));
+            ev.set("slack_off_threshold", m.slack_positive_q ? str(numeric::to_exact_string(*m.slack_positive_q)) : value::null_value());
+            ev.set("slack_off_threshold_input", m.slack_positive_input.empty() ? value::null_value() : str(m.slack_positive_input));
+            ev.set("slack_off_threshold_key", m.slack_positive_key ? num(static_cast<long long>(m.slack_positive_key)) : value::null_value());
+            ev.set("smallest_certified_beta", m.beta_every ? str(up(*m.beta_every, 6)) : value::null_value());
+            ev.set("smallest_certified_beta_off_threshold", m.beta_off ? str(up(*m.beta_off, 6)) : value::null_value());
+            value cb = value::array();
+            for (std::size_t b = 0; b < e.certified.size(); ++b) {
+                value c = value::object();
+                c.set("beta", str(r.betas[b]));
+                c.set("every_input", value::boolean(e.certified[b]));
+                c.set("every_input_off_threshold", value::boolean(e.certified_off[b]));
+                cb.push_back(std::move(c));
+            }
+            ev.set("betas", std::move(cb));
+            o.set("every_input", std::move(ev));
+        } else {
+            o.set("every_input", value::null_value());
+        }
         rows.push_back(std::move(o));
     }
     doc.set("rows", std::move(rows));
@@ -265,7 +434,8 @@ void write_simulate_report(const fs::path& dir, const simulate_run& r, const pro
     std::ostringstream csv;
     csv << "n,beta,beta_n,min_margin_layer1,max_ties_layer1,leak_measured,leak_bound_at_row,"
            "worst_row_bound,y_diff_measured_upper,y_diff_bound,agree,disagree,undecided,certified,"
-           "inputs,smallest_certified_beta\n";
+           "inputs,smallest_certified_beta,every_input_min_margin,every_input_beta,"
+           "every_input_beta_off_threshold,every_input_certified,every_input_certified_off_threshold\n";
     for (const auto& row : r.rows)
         for (const auto& b : row.betas) {
             const std::size_t L = b.state_bound.size();
@@ -277,7 +447,20 @@ void write_simulate_report(const fs::path& dir, const simulate_run& r, const pro
                 << (L ? up(b.state_measured[L - 1], 6) : "0") << ","
                 << (L ? up(b.state_bound[L - 1], 6) : "0") << "," << b.agree << "," << b.disagree
                 << "," << b.undecided << "," << b.certified << "," << row.inputs.size() << ","
-                << (row.smallest_beta ? up(*row.smallest_beta, 6) : "none") << "\n";
+                << (row.smallest_beta ? up(*row.smallest_beta, 6) : "none");
+            const std::size_t ri = static_cast<std::size_t>(&row - r.rows.data());
+            if (ri < r.every_input.size()) {
+                const auto& e = r.every_input[ri];
+                const std::size_t bi = static_cast<std::size_t>(&b - row.betas.data());
+                csv << "," << margin_decimal(e.margins.gamma) << ","
+                    << (e.margins.beta_every ? up(*e.margins.beta_every, 6) : "none") << ","
+                    << (e.margins.beta_off ? up(*e.margins.beta_off, 6) : "none") << ","
+                    << (bi < e.certified.size() ? (e.certified[bi] ? "yes" : "no") : "") << ","
+                    << (bi < e.certified_off.size() ? (e.certified_off[bi] ? "yes" : "no") : "");
+            } else {
+                csv << ",,,,,";
+            }
+            csv << "\n";
         }
     write_file_atomic(dir / "simulate.csv", csv.str());
 
@@ -315,6 +498,17 @@ void write_simulate_report(const fs::path& dir, const simulate_run& r, const pro
                                   : std::string("none"))
                << " |\n";
     }
+    if (!r.every_input.empty()) {
+        md << "\n## Every input\n\nWhat holds for every input of length n, decided without enumerating "
+              "the inputs (docs/theory.md §4.5): the smallest margin of the output row over every "
+              "input (one-layer models: exactly, with an input attaining it), the ties between keys of "
+              "different values that can occur, the smallest slack of the hard readout, and the "
+              "smallest constant beta that certifies the soft counterpart's readout on every input.\n";
+        for (std::size_t t = 0; t < r.rows.size() && t < r.every_input.size(); ++t) {
+            md << "\n### n = " << r.rows[t].n << "\n\n";
+            for (const auto& l : every_input_lines(r, t)) md << "- " << l << "\n";
+        }
+    }
     const std::size_t f = findings(r);
     md << "\nFindings (a measured value certainly above its certified bound): " << f << "\n";
     if (!made_by.empty()) md << "\n" << provenance_to_markdown(made_by);
@@ -323,8 +517,13 @@ void write_simulate_report(const fs::path& dir, const simulate_run& r, const pro
     if (!r.rows.empty()) {
         plot_figure fig = leak_figure(r);
         fig.generator = figure_generator(made_by);
-        const auto names = write_figure(dir, "leak", fig, figure_notes);
-        figures_md = "\nFigure: ";
+        auto names = write_figure(dir, "leak", fig, figure_notes);
+        if (!r.every_input.empty()) {
+            plot_figure bf = beta_figure(r);
+            bf.generator = fig.generator;
+            for (auto& name : write_figure(dir, "beta", bf, figure_notes)) names.push_back(name);
+        }
+        figures_md = "\nFigures: ";
         for (std::size_t t = 0; t < names.size(); ++t) figures_md += (t ? ", " : "") + names[t];
         figures_md += "\n";
         for (const auto& note : figure_notes) figures_md += "\nNo PNG: " + note + ".\n";

@@ -3,6 +3,7 @@
 /// Output of `attnprop simulate`: the text table, the JSON document and the report folder
 /// (report.json, report.md, simulate.csv, leak.svg; schema in docs/reports.md).
 
+#include "soft_hard/all_margins.hpp"
 #include "soft_hard/simulate.hpp"
 #include "model/json.hpp"
 #include "report/provenance.hpp"
@@ -23,6 +24,14 @@ struct certified_length {
     std::optional<long long> extrapolated; ///< none: not certified there
 };
 
+/// The margins over every input at one n (analysis::every_input_margins_at) and, per β, whether
+/// it certifies the soft counterpart's readout on every input (and on every input off the
+/// readout's threshold).
+struct every_input_row {
+    analysis::every_input_margins margins;
+    std::vector<bool> certified, certified_off;
+};
+
 /// A whole simulate run.
 struct simulate_run {
     std::string model_name;
@@ -34,6 +43,8 @@ struct simulate_run {
     std::string scalar = "ball";          ///< the kind that measured the soft model first
     std::vector<analysis::simulate_row> rows;
     std::vector<certified_length> lengths;
+    /// Per row (empty: not computed, simulate --no-every-input).
+    std::vector<every_input_row> every_input;
 };
 
 /// The number of rows or layers whose measured value is certainly above its certified bound
@@ -46,8 +57,10 @@ std::string simulate_to_text(const simulate_run& r);
 /// The run as JSON (format "attnprop-simulate-report").
 json::value simulate_to_json(const simulate_run& r, const provenance& made_by = {});
 
-/// Writes report.json, report.md, simulate.csv and leak.svg (measured leak and its certified
-/// bound against n for every β, log scales) into dir.
+/// Writes report.json, report.md, simulate.csv, leak.svg (measured leak and its certified
+/// bound against n for every β, log scales) and, with the margins over every input, beta.svg
+/// (the smallest certified β against n: over every input, and over the sampled inputs) into
+/// dir.
 void write_simulate_report(const std::filesystem::path& dir, const simulate_run& r,
                            const provenance& made_by = {});
 

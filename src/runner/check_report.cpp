@@ -346,7 +346,7 @@ std::string check_to_text(const check_run& run) {
            << " applicable propert" << (run.reports.size() == 1 ? "y" : "ies") << " run, "
            << run.not_applicable.size() << " not applicable\n";
         for (const auto& [name, why] : run.not_applicable)
-            os << "  not applicable  " << name << ": " << why << "\n";
+            os << "  " << word(verdict::not_applicable) << "  " << name << ": " << why << "\n";
     }
     return os.str();
 }
@@ -365,7 +365,7 @@ report::case_record case_record_of(const recorded_case& rc, const property_repor
     c.scalar_kinds = r.kinds;
     c.precision = rc.precision;
     c.precision_cap = cfg.precision_cap;
-    c.verdict = to_string(rc.result.status());
+    c.verdict = rc.result.status();
     c.message = rc.result.message;
     for (const auto& [k, v] : rc.result.numbers) c.numbers.emplace_back(k, v);
     c.numbers_from = "check";

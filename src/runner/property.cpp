@@ -1,7 +1,11 @@
 #include "runner/property.hpp"
 
+#include "attention/work.hpp"
 #include "model/json.hpp"
+#include "model/model_file.hpp"
+#include "numeric/filter.hpp"
 #include "numeric/limits.hpp"
+#include "util/precondition.hpp"
 
 #include <algorithm>
 #include <new>
@@ -9,49 +13,53 @@
 
 namespace attnprop::runner {
 
-const char* to_string(verdict v) {
-    switch (v) {
-    case verdict::holds: return "holds";
-    case verdict::violated: return "violated";
-    case verdict::undecided: return "undecided";
-    case verdict::undefined: return "undefined";
-    }
-    return "?";
-}
-
 verdict check_result::status() const {
-    if (is<outcomes::failed>(result)) return verdict::violated;
+    if (is<outcomes::failed>(result)) return verdict::failed;
     if (is<outcomes::undecided>(result)) return verdict::undecided;
     if (is<outcomes::undefined>(result)) return verdict::undefined;
-    return verdict::holds;
+    return verdict::passed;
 }
 
 check_result check_result::make(verdict v, std::string msg) {
     check_result r;
     switch (v) {
-    case verdict::holds: r.result = outcomes::passed{}; break;
-    case verdict::violated: r.result = outcomes::failed{}; break;
+    case verdict::passed: r.result = outcomes::passed{}; break;
+    case verdict::failed: r.result = outcomes::failed{}; break;
     case verdict::undecided: r.result = outcomes::undecided{}; break;
     case verdict::undefined: r.result = outcomes::undefined{}; break;
+    case verdict::gave_up:
+    case verdict::not_applicable:
+        throw std::logic_error(std::string("a check answers passed, failed, undecided or undefined, not ") +
+                               to_string(v));
     }
     r.message = std::move(msg);
     return r;
 }
 
 std::string status_word(const outcome& o, bool some_passed) {
-    struct word {
+    // The words of the verdict table (util/verdict.hpp); "partly-" qualifies an undecided run
+    // in which some case passed.
+    struct words {
         bool some_passed;
-        std::string operator()(const outcomes::passed&) const { return "passed"; }
-        std::string operator()(const outcomes::failed&) const { return "failed"; }
+        std::string operator()(const outcomes::passed&) const { return std::string(word(verdict::passed)); }
+        std::string operator()(const outcomes::failed&) const { return std::string(word(verdict::failed)); }
         std::string operator()(const outcomes::undecided&) const {
-            return some_passed ? "partly-undecided" : "undecided";
+            return (some_passed ? "partly-" : "") + std::string(word(verdict::undecided));
         }
-        std::string operator()(const outcomes::undefined&) const { return "undefined"; }
-        std::string operator()(const outcomes::gave_up&) const { return "gave-up"; }
-        std::string operator()(const outcomes::error&) const { return "error"; }
-        std::string operator()(const outcomes::interrupted&) const { return "interrupted"; }
+        std::string operator()(const outcomes::undefined&) const { return std::string(word(verdict::undefined)); }
+        std::string operator()(const outcomes::gave_up&) const { return std::string(word(verdict::gave_up)); }
+        std::string operator()(const outcomes::error&) const { return std::string(word(run_end::error)); }
+        std::string operator()(const outcomes::interrupted&) const {
+            return std::string(word(run_end::interrupted));
+        }
     };
-    return std::visit(word{some_passed}, o);
+    return std::visit(words{some_passed}, o);
+}
+
+std::vector<std::string> kind_names(const std::vector<numeric::kind_choice>& kinds) {
+    std::vector<std::string> out;
+    for (const auto& k : kinds) out.emplace_back(k.name());
+    return out;
 }
 
 void registry::add(property p) {
@@ -91,20 +99,22 @@ std::optional<case_problem> validate_case(const property& p, const test_case& c)
     const case_shape& shape = p.shape;
     const std::string name = p.suite + "/" + p.name;
     const auto kind = c.model.attention;
-    if (shape.model == model_requirement::hard && kind == model::attention_kind::average_hard)
+    if (shape.model == model_requirement::hard && !model::info(kind).hard_limit &&
+        model::selects_maximum(kind))
         return case_problem{"/model", name + " needs a unique-hard attention model (the leftmost "
-                                             "maximal score); the model is average-hard, which "
-                                             "weighs every maximal position"};
-    if (shape.model == model_requirement::hard && kind != model::attention_kind::hard)
+                                             "maximal score); the model is " +
+                                             model::to_string(kind) + ", which " +
+                                             std::string(model::info(kind).ties_in_words)};
+    if (shape.model == model_requirement::hard && !model::info(kind).hard_limit)
         return case_problem{"/model", name + " needs a hard-attention model; the model is " +
                                           model::to_string(kind)};
-    if (shape.model == model_requirement::any_hard && !model::is_hard_kind(kind))
+    if (shape.model == model_requirement::any_hard && !model::selects_maximum(kind))
         return case_problem{"/model", name + " needs a hard or average-hard attention model; the "
                                              "model is " + model::to_string(kind)};
-    if (shape.model == model_requirement::soft && kind != model::attention_kind::soft)
+    if (shape.model == model_requirement::soft && !model::info(kind).soft_influence)
         return case_problem{"/model", name + " needs a soft-attention model; the model is " +
                                           model::to_string(kind)};
-    if (model::is_hard_kind(kind)) {
+    if (model::selects_maximum(kind)) {
         // Every hard-attention check evaluates exactly (its reference, or the restriction).
         const auto blockers = model::exact_blockers(c.model);
         if (!blockers.empty())
@@ -168,14 +178,14 @@ std::optional<case_problem> validate_case(const property& p, const test_case& c)
 
 std::optional<std::string> not_applicable(const property& p, const model::model<rational>& m) {
     const auto kind = m.attention;
-    if (p.shape.model == model_requirement::hard && kind != model::attention_kind::hard)
+    if (p.shape.model == model_requirement::hard && !model::info(kind).hard_limit)
         return std::string("needs a hard-attention model; the model is ") + model::to_string(kind);
-    if (p.shape.model == model_requirement::any_hard && !model::is_hard_kind(kind))
+    if (p.shape.model == model_requirement::any_hard && !model::selects_maximum(kind))
         return std::string("needs a hard or average-hard attention model; the model is ") +
                model::to_string(kind);
-    if (p.shape.model == model_requirement::soft && kind != model::attention_kind::soft)
+    if (p.shape.model == model_requirement::soft && !model::info(kind).soft_influence)
         return std::string("needs a soft-attention model; the model is ") + model::to_string(kind);
-    if (model::is_hard_kind(kind) && p.shape.model != model_requirement::soft) {
+    if (model::selects_maximum(kind) && p.shape.model != model_requirement::soft) {
         const auto blockers = model::exact_blockers(m);
         if (!blockers.empty())
             return "evaluates hard models exactly; the model needs real arithmetic: " + blockers.front();
@@ -199,9 +209,27 @@ std::uint64_t property_seed(std::uint64_t base, const property& p) {
 
 check_result check_with_escalation(const property& p, const test_case& c, const run_config& cfg,
                                    long* precision_used) {
-    long prec = cfg.precision;
-    bool agreed_before = false; // the previous attempt was undecided with both sides agreeing
-    for (;;) {
+    std::size_t n = 0;
+    if (auto it = c.params.find("n"); it != c.params.end() && it->second > 0)
+        n = static_cast<std::size_t>(it->second);
+    for (const auto& input : c.inputs) n = std::max(n, input.size() + 1);
+    // A model eval refuses at this length (a beta not positive at n, a positional table too
+    // short) is refused here too, whether or not the property evaluates the part at fault.
+    if (n > 0) model::check_length(c.model, static_cast<long>(n));
+    // The rungs of the filter (numeric/filter.hpp): the check at cfg.precision, then at doubled
+    // precision while it stays <= cfg.precision_cap; the property's check chooses its kinds.
+    const auto ladder = numeric::doubling_ladder(numeric::kind_choice::automatic(), cfg.precision,
+                                                 cfg.precision_cap);
+    struct attempt_result {
+        check_result r;
+        bool may_resolve = false; // an undefined value more precision may resolve
+    };
+    const auto attempt = [&](const numeric::rung& rung, std::size_t) -> std::optional<attempt_result> {
+        const long prec = rung.bits;
+        // A case whose one forward pass at this precision would take hours is refused (a
+        // limit_error: no verdict), as eval refuses it: --precision 2^20 made check run for
+        // hours.
+        attention::check_forward_work(c.model, n, prec);
         check_result r;
         bool may_resolve = false;
         try {
@@ -215,40 +243,46 @@ check_result check_with_escalation(const property& p, const test_case& c, const 
             throw; // a configuration no arithmetic can run at (precision 0 in a file)
         } catch (const std::bad_alloc&) {
             throw; // likewise: the case was too large to check
+        } catch (const model::input_error&) {
+            throw; // the model cannot take this input (a beta not positive at n): as eval says
+        } catch (const model::model_file_error&) {
+            throw; // a model the reader refuses
+        } catch (const precondition_error&) {
+            throw; // a case outside what the library accepts (a language the alphabet lacks)
         } catch (const std::exception& e) {
             r = check_result::violated(std::string("threw: ") + e.what());
         }
-        if (is<outcomes::undefined>(r.result)) {
-            if (may_resolve && prec * 2 <= cfg.precision_cap) {
-                prec *= 2;
-                continue;
-            }
-            if (precision_used) *precision_used = prec;
-            if (may_resolve) r.message += " (not resolved up to " + std::to_string(prec) + " bits)";
-            return r;
-        }
-        const auto* undecided = std::get_if<outcomes::undecided>(&r.result);
-        if (undecided && !undecided->precision_helps) {
-            if (precision_used) *precision_used = prec;
-            return r;
-        }
-        if (undecided && undecided->sides_agree && agreed_before) {
-            // Two successive precisions, and the sides agree to half of each: an equality the
-            // model attains, which more bits only confirm (docs/properties.md, "Verdicts").
-            if (precision_used) *precision_used = prec;
-            r.message += " (undecided at " + std::to_string(prec / 2) + " and " + std::to_string(prec) +
-                         " bits, the two sides agreeing to half of each: not escalated further)";
-            return r;
-        }
-        if (!undecided || prec * 2 > cfg.precision_cap) {
-            if (precision_used) *precision_used = prec;
-            if (undecided)
-                r.message += " (undecided up to " + std::to_string(prec) + " bits)";
-            return r;
-        }
+        return attempt_result{std::move(r), may_resolve};
+    };
+    bool agreed_before = false; // the previous attempt was undecided with both sides agreeing
+    const auto judge = [&](const attempt_result& a, std::size_t) {
+        if (is<outcomes::undefined>(a.r.result))
+            return a.may_resolve ? numeric::filter_step::escalate : numeric::filter_step::decided;
+        const auto* undecided = std::get_if<outcomes::undecided>(&a.r.result);
+        if (!undecided) return numeric::filter_step::decided;
+        if (!undecided->precision_helps) return numeric::filter_step::stop;
+        // Two successive precisions, and the sides agree to half of each: an equality the
+        // model attains, which more bits only confirm (docs/properties.md, "Verdicts").
+        if (undecided->sides_agree && agreed_before) return numeric::filter_step::stop;
         agreed_before = undecided->sides_agree;
-        prec *= 2;
+        return numeric::filter_step::escalate;
+    };
+    auto f = numeric::run_filter(ladder, attempt, judge);
+    const long prec = ladder[f.rung].bits;
+    if (precision_used) *precision_used = prec;
+    check_result r = std::move(f.answer.r);
+    if (is<outcomes::undefined>(r.result)) {
+        if (f.answer.may_resolve) r.message += " (not resolved up to " + std::to_string(prec) + " bits)";
+        return r;
     }
+    const auto* undecided = std::get_if<outcomes::undecided>(&r.result);
+    if (!undecided || !undecided->precision_helps) return r;
+    if (f.end == numeric::filter_end::stopped)
+        r.message += " (undecided at " + std::to_string(prec / 2) + " and " + std::to_string(prec) +
+                     " bits, the two sides agreeing to half of each: not escalated further)";
+    else
+        r.message += " (undecided up to " + std::to_string(prec) + " bits)";
+    return r;
 }
 
 } // namespace attnprop::runner

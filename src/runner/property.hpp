@@ -6,7 +6,9 @@
 /// (props/registry.cpp), never through static initialisation.
 
 #include "model/model.hpp"
+#include "numeric/kinds.hpp"
 #include "runner/outcome.hpp"
+#include "util/verdict.hpp"
 
 #include <rapidcheck.h>
 
@@ -32,19 +34,18 @@ struct test_case {
     std::map<std::string, long> params;
 };
 
-/// The answer of a check on one case (docs/properties.md, "Verdicts"):
-/// - holds: the statement was decided true on this case (rigorously, or exactly);
-/// - violated: a witness that contradicts the statement as a mathematical claim about the
+/// The answer of a check on one case (docs/properties.md, "Verdicts"), one of four words of the
+/// verdict table (util/verdict.hpp), which case.json records:
+/// - passed: the statement was decided true on this case (rigorously, or exactly);
+/// - failed: a witness that contradicts the statement as a mathematical claim about the
 ///   case's model, decided rigorously (enclosures that exclude the claim, or exact
 ///   arithmetic), or a proof that the implementation is wrong. Never a statistic alone;
 /// - undecided: the statement could not be decided (enclosures overlap, a regime the case does
 ///   not reach); reported, never a pass or a fail;
 /// - undefined: a value the statement needs does not exist on this case (NaN, division by
 ///   zero, a layer norm at zero variance), located; reported, never a pass or a fail.
-/// These are the per-case alternatives of runner::outcome (passed, failed, undecided,
-/// undefined) by the words case.json records.
-enum class verdict { holds, violated, undecided, undefined };
-const char* to_string(verdict v);
+/// These are the per-case alternatives of runner::outcome.
+using attnprop::verdict;
 
 /// A measurement reported beside a verdict: a statistic (a fitted slope, a sample mean, a
 /// trend) that informs but never decides. `label` is one of a few fixed words per measurement
@@ -82,8 +83,10 @@ struct check_result {
     }
 
     static check_result make(verdict v, std::string msg);
-    static check_result holds(std::string msg = {}) { return make(verdict::holds, std::move(msg)); }
-    static check_result violated(std::string msg) { return make(verdict::violated, std::move(msg)); }
+    /// The statement holds on the case: passed.
+    static check_result holds(std::string msg = {}) { return make(verdict::passed, std::move(msg)); }
+    /// A witness violates the statement: failed.
+    static check_result violated(std::string msg) { return make(verdict::failed, std::move(msg)); }
     static check_result undecided(std::string msg) { return make(verdict::undecided, std::move(msg)); }
     /// Undefined: `msg` names the place ("undefined at layer 2, node 'n1', position 4 (...)").
     static check_result undefined(std::string msg) { return make(verdict::undefined, std::move(msg)); }
@@ -127,9 +130,12 @@ struct run_config {
     long search_budget = 0;
 };
 
-/// The attention kind a property's cases need: any; unique-hard only (`hard`: Hahn's Theorem 1
-/// and the restriction are about the leftmost maximal score); unique-hard or average-hard
-/// (`any_hard`: properties of the exact selection by maximal score); soft.
+/// The attention kind a property's cases need, as the registry's facts decide
+/// (model/attention_kind.hpp): any; unique-hard only (`hard`: the kinds Hahn's Theorem 1 takes,
+/// model::attention_kind_info::hard_limit: the restriction is about the leftmost maximal
+/// score); unique-hard or average-hard (`any_hard`: properties of the exact selection by
+/// maximal score, model::selects_maximum); soft (`soft`: the kinds of the soft-attention
+/// lemma, attention_kind_info::soft_influence).
 enum class model_requirement { any, hard, any_hard, soft };
 
 /// One integer parameter a property's cases may carry, with its range: the range of the
@@ -165,7 +171,9 @@ struct property {
     std::string suite;
     std::string name;
     std::string statement;                 ///< one line, as in docs/properties.md
-    std::vector<std::string> kinds;        ///< scalar kinds exercised: exact, mpfr, ball, double
+    /// The scalar kinds its check exercises, by type (kinds_of<S...>(): a facet of the property,
+    /// not derived from the list); reports name them by their traits' names.
+    std::vector<numeric::kind_choice> kinds;
     std::string negative_control;          ///< how the property is shown to fail when violated
     bool expected_to_fail = false;         ///< controls: deliberately false statements
     std::function<rc::Gen<test_case>(const run_config&)> generator;
@@ -192,6 +200,14 @@ std::optional<std::string> not_applicable(const property& p, const model::model<
 /// and the shape's relations. Returns the first problem, or nullopt.
 std::optional<case_problem> validate_case(const property& p, const test_case& c);
 
+/// The kinds S..., in that order, for property::kinds.
+template <class... S> std::vector<numeric::kind_choice> kinds_of() {
+    return {numeric::kind_choice::of<S>()...};
+}
+
+/// The names of kinds, in order ("exact", "ball", ...), as reports and case.json write them.
+std::vector<std::string> kind_names(const std::vector<numeric::kind_choice>& kinds);
+
 /// The ordered list of properties.
 class registry {
 public:
@@ -217,10 +233,14 @@ std::uint64_t property_seed(std::uint64_t base, const property& p);
 /// (and more precision could decide it), up to cfg.precision_cap; an undecided answer whose two
 /// sides agree (check_result::sides_agree()) at two successive precisions is returned at once. A numeric::undefined_error
 /// from the check is the verdict undefined (retried at doubled precision while the error says
-/// precision may resolve it); numeric::limit_error, numeric::precision_error and
-/// std::bad_alloc are rethrown (a refusal to compute is no verdict); any other exception is a
-/// violation ("threw: ..."): the implementation failed on a valid case. `precision_used`
-/// receives the last precision tried.
+/// precision may resolve it); numeric::limit_error, numeric::precision_error,
+/// std::bad_alloc, model::input_error, model::model_file_error and precondition_error are
+/// rethrown (a refusal to compute, or a model or case the library refuses, is no verdict: the
+/// command ends with exit 2 as `eval` would); any other exception is a violation ("threw:
+/// ..."): the implementation failed on a valid case. Before each attempt, one forward pass of
+/// the case's model at its length and that precision must fit the limit attention-work
+/// (attention::check_forward_work), else numeric::limit_error. `precision_used` receives the
+/// last precision tried.
 check_result check_with_escalation(const property& p, const test_case& c, const run_config& cfg,
                                    long* precision_used = nullptr);
 

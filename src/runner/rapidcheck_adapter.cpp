@@ -2,7 +2,9 @@
 // RapidCheck's search loop runs it (with sizes that depend on the attempt's index alone), its
 // shrinking of a failure, and the report folded from the attempts in order.
 #include "numeric/interrupt.hpp"
+#include "model/model_file.hpp"
 #include "numeric/limits.hpp"
+#include "util/precondition.hpp"
 #include "runner/runner.hpp"
 
 #include <algorithm>
@@ -170,6 +172,12 @@ private:
             refused = refuse(e.what());
         } catch (const std::bad_alloc& e) {
             refused = refuse(e.what());
+        } catch (const model::input_error& e) {
+            refused = refuse(e.what());
+        } catch (const model::model_file_error& e) {
+            refused = refuse(e.what());
+        } catch (const precondition_error& e) {
+            refused = refuse(e.what());
         }
         if (refused) RC_DISCARD("refused");
         if (is<outcomes::failed>(r.result)) {
@@ -274,7 +282,7 @@ report_builder::report_builder(const property& p, const run_config& cfg) : tests
     rep_.suite = p.suite;
     rep_.name = p.name;
     rep_.statement = p.statement;
-    rep_.kinds = p.kinds;
+    rep_.kinds = kind_names(p.kinds);
     rep_.expected_to_fail = p.expected_to_fail;
     rep_.seed = property_seed(cfg.seed, p);
 }

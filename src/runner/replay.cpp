@@ -33,7 +33,9 @@ void check_case(const property& p, const replay_record& rec) {
 }
 
 std::string replay_comparison::summary() const {
-    if (!reproduced) return "not reproduced: recorded " + recorded_verdict + ", now " + verdict;
+    if (!reproduced)
+        return "not reproduced: recorded " + std::string(word(recorded_verdict)) + ", now " +
+               std::string(word(verdict));
     std::string s = "reproduced";
     if (!differing.empty())
         s += "; " + std::to_string(differing.size()) + " of " + std::to_string(differing.size() + equal) +
@@ -44,7 +46,7 @@ std::string replay_comparison::summary() const {
 replay_comparison compare_with_record(const report::case_record& recorded, const check_result& now) {
     replay_comparison cmp;
     cmp.recorded_verdict = recorded.verdict;
-    cmp.verdict = to_string(now.status());
+    cmp.verdict = now.status();
     cmp.reproduced = cmp.recorded_verdict == cmp.verdict;
     cmp.numbers_compared = recorded.numbers_from == "check";
     if (!cmp.numbers_compared) return cmp;

@@ -41,8 +41,8 @@ struct number_difference {
 
 /// How a replayed result compares with the folder's record.
 struct replay_comparison {
-    std::string recorded_verdict;
-    std::string verdict;           ///< the replayed one
+    attnprop::verdict recorded_verdict = attnprop::verdict::failed;
+    attnprop::verdict verdict = attnprop::verdict::failed; ///< the replayed one
     bool reproduced = false;       ///< the replayed verdict is the recorded one
     /// The record's numbers came from the property's check (numbers_from "check"), so the
     /// replay compares those it reports again; else they are shown, not compared.
@@ -50,7 +50,7 @@ struct replay_comparison {
     std::vector<number_difference> differing; ///< compared and different
     std::size_t equal = 0;                    ///< compared and equal
     /// One line: "reproduced", "reproduced; 2 of 5 recorded numbers differ",
-    /// "not reproduced: recorded violated, now holds".
+    /// "not reproduced: recorded failed, now passed".
     std::string summary() const;
 };
 

@@ -1,6 +1,8 @@
 #include "soft_hard/score_gaps.hpp"
+#include "attention/hard.hpp"
 #include "util/precondition.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace attnprop::analysis {
@@ -59,163 +61,157 @@ void keep_min(std::optional<surd>& best, const surd& s) {
     if (!best || compare(s, *best) < 0) best = s;
 }
 
+/// Reads the gaps of every computed row from the exact hard pass (attention::hard_forward's
+/// observer): per layer the heads' scales and key norms, per row and head the maximal set T of
+/// the row's scores, the margin, the spreads of the values around the head's output, and every
+/// computed state.
+class gap_observer {
+public:
+    static constexpr bool active = true;
+    static constexpr bool wants_weights = false;
+
+    gap_observer(const model::model<rational>& m, gap_pass& out, const numeric::context& ctx)
+        : m_(m), out_(out), ctx_(ctx) {}
+
+    void initial(const std::vector<vec<rational>>& y0) {
+        for (std::size_t j = 0; j < y0.size(); ++j) out_.y[0][j] = y0[j];
+    }
+
+    void layer(const attention::hard_layer_view<rational>& v) {
+        finish();
+        view_ = v;
+        const auto& lay = m_.layers[v.layer - 1];
+        lg_.emplace();
+        lg_->heads.resize(lay.heads.size());
+        for (std::size_t h = 0; h < lay.heads.size(); ++h) {
+            const auto& hd = lay.heads[h];
+            head_gaps& hg = lg_->heads[h];
+            hg.scale = head_scale(hd);
+            hg.dot = hd.score.type == score_kind::dot;
+            hg.constant = attention::constant_scores(hd);
+            if (!hg.dot) continue;
+            // The pass keeps the keys of heads whose scores vary; a constant head's are formed
+            // here (for its largest key norm).
+            const auto& keys = (*v.keys)[h];
+            for (std::size_t j = 0; j < v.y->size(); ++j) {
+                const rational ks =
+                    norm_sq(keys.empty() ? attention::key(hd, (*v.y)[j], ctx_) : keys[j]);
+                if (ks > hg.max_key_sq) hg.max_key_sq = ks;
+            }
+        }
+    }
+
+    void head_row(const attention::hard_head_row<rational>& r) {
+        const auto& hd = m_.layers[r.layer - 1].heads[r.head];
+        head_gaps& hg = lg_->heads[r.head];
+        const auto& y = *view_.y;
+        const auto& values = (*view_.values)[r.head]; // every value: hard_options::all_values
+        const std::size_t n = y.size(), i = r.row;
+        row_gap rg;
+        rg.position = i + 1;
+        if (hg.dot) {
+            const rational qs = norm_sq(attention::query(hd, y[i], ctx_));
+            if (qs > hg.max_query_sq) hg.max_query_sq = qs;
+        }
+        if (!r.scores) {
+            // Every key ties (the kernels' shortcut): T is every position.
+            rg.maximal.resize(n);
+            for (std::size_t j = 0; j < n; ++j) rg.maximal[j] = j;
+        } else {
+            const std::vector<rational>& s = *r.scores;
+            std::size_t best = 0;
+            for (std::size_t j = 1; j < n; ++j)
+                if (s[j] > s[best]) best = j;
+            const rational& top = s[best];
+            std::optional<rational> below;
+            for (std::size_t j = 0; j < n; ++j) {
+                if (s[j] == top)
+                    rg.maximal.push_back(j);
+                else if (!below || s[j] > *below)
+                    below = s[j];
+            }
+            if (below) {
+                rg.margin = hg.scale.times(top - *below);
+                rg.two_level = true;
+                for (std::size_t j = 0; j < n && rg.two_level; ++j)
+                    rg.two_level = s[j] == top || s[j] == *below;
+            }
+        }
+        // The hard head output (unique-hard: the value of the leftmost of T; average-hard: the
+        // mean over T) and the spreads of the values around it.
+        const vec<rational>& bh = *r.output;
+        const bool closed_form = rg.two_level || !rg.margin;
+        vec<rational> sum_in, sum_out;
+        if (closed_form) {
+            sum_in.assign(bh.size(), rational(0));
+            sum_out.assign(bh.size(), rational(0));
+        }
+        std::size_t in_t = 0;
+        for (std::size_t j = 0; j < n; ++j) {
+            const bool in = in_t < rg.maximal.size() && rg.maximal[in_t] == j;
+            if (in) ++in_t;
+            const vec<rational>& vj = *values[j];
+            const rational dsq = distance_sq(vj, bh);
+            rational& target = in ? rg.spread_in_sq : rg.spread_out_sq;
+            if (dsq > target) target = dsq;
+            if (closed_form)
+                for (std::size_t c = 0; c < bh.size(); ++c) (in ? sum_in : sum_out)[c] += vj[c];
+        }
+        if (closed_form) {
+            const std::size_t t = rg.maximal.size();
+            rg.mean_in_offset = mean_minus(sum_in, t, bh);
+            if (t < n) rg.mean_out_offset = mean_minus(sum_out, n - t, bh);
+        }
+        if (rg.margin) keep_min(hg.min_margin, *rg.margin);
+        hg.max_ties = std::max(hg.max_ties, rg.maximal.size());
+        hg.rows.push_back(std::move(rg));
+    }
+
+    void row(std::size_t k, std::size_t i, const vec<rational>& y) { out_.y[k][i] = y; }
+
+    /// Closes the layer being read (after the pass, and before the next layer).
+    void finish() {
+        if (!lg_) return;
+        for (const auto& hg : lg_->heads) {
+            if (hg.min_margin) keep_min(lg_->min_margin, *hg.min_margin);
+            lg_->max_ties = std::max(lg_->max_ties, hg.max_ties);
+        }
+        out_.layers.push_back(std::move(*lg_));
+        lg_.reset();
+    }
+
+private:
+    const model::model<rational>& m_;
+    gap_pass& out_;
+    numeric::context ctx_;
+    attention::hard_layer_view<rational> view_;
+    std::optional<layer_gaps> lg_;
+};
+
 } // namespace
 
 gap_pass score_gaps(const model::model<rational>& m, const model::input_sequence& x,
                     const gap_options& opt) {
-    if (!model::is_hard_kind(m.attention))
+    if (!model::info(m.attention).simulate_source)
         throw precondition_error("score gaps need a hard or average-hard model; " + m.name +
-                                    " is soft");
-    if (auto blockers = model::exact_blockers(m); !blockers.empty())
-        throw numeric::numeric_error("the exact scalar cannot evaluate this model: " +
-                                     blockers.front());
-    const bool average = m.attention == model::attention_kind::average_hard;
+                                    " is " + model::to_string(m.attention));
+    model::require_exact(m, "the exact scalar cannot evaluate this model");
     const numeric::context ctx{64};
     const std::size_t n = x.size(), L = m.layers.size();
     gap_pass out;
-    out.average = average;
+    out.average = model::averages_ties(m.attention);
     out.y.assign(L + 1, std::vector<std::optional<vec<rational>>>(n));
-    std::vector<vec<rational>> cur = attention::initial_states(m, x, ctx);
-    for (std::size_t j = 0; j < n; ++j) out.y[0][j] = cur[j];
-    for (std::size_t k = 1; k <= L; ++k) {
-        const auto& lay = m.layers[k - 1];
-        const std::size_t H = lay.heads.size();
-        const bool all_rows = k < L || opt.all_rows;
-        const std::size_t first = all_rows ? 0 : n - 1;
-        layer_gaps lg;
-        lg.heads.resize(H);
-        std::vector<std::vector<vec<rational>>> values(H), keys(H);
-        // Where an undefined value would be met (located on the way out).
-        std::size_t at_pos = 0, at_head = 0;
-        const char* at_node = nullptr;
-        std::vector<vec<rational>> next(n);
-        try {
-            for (std::size_t h = 0; h < H; ++h) {
-                const auto& hd = lay.heads[h];
-                head_gaps& hg = lg.heads[h];
-                hg.scale = head_scale(hd);
-                hg.dot = hd.score.type == score_kind::dot;
-                hg.constant = attention::constant_scores(hd);
-                at_head = h + 1;
-                at_node = "value";
-                values[h].reserve(n);
-                for (std::size_t j = 0; j < n; ++j) {
-                    at_pos = j + 1;
-                    values[h].push_back(attention::value(hd, cur[j], ctx));
-                }
-                if (hg.dot) {
-                    at_node = "key";
-                    keys[h].reserve(n);
-                    for (std::size_t j = 0; j < n; ++j) {
-                        at_pos = j + 1;
-                        keys[h].push_back(attention::key(hd, cur[j], ctx));
-                        const rational ks = norm_sq(keys[h].back());
-                        if (ks > hg.max_key_sq) hg.max_key_sq = ks;
-                    }
-                }
-            }
-            std::vector<rational> s(n);
-            for (std::size_t i = first; i < n; ++i) {
-                at_pos = i + 1;
-                std::vector<vec<rational>> b(H);
-                for (std::size_t h = 0; h < H; ++h) {
-                    const auto& hd = lay.heads[h];
-                    head_gaps& hg = lg.heads[h];
-                    at_head = h + 1;
-                    at_node = "score";
-                    row_gap rg;
-                    rg.position = i + 1;
-                    if (hg.constant) {
-                        // Every key ties (the kernels' shortcut): T is every position.
-                        rg.maximal.resize(n);
-                        for (std::size_t j = 0; j < n; ++j) rg.maximal[j] = j;
-                        if (hg.dot) {
-                            const rational qs = norm_sq(attention::query(hd, cur[i], ctx));
-                            if (qs > hg.max_query_sq) hg.max_query_sq = qs;
-                        }
-                    } else {
-                        if (hg.dot) {
-                            const vec<rational> q = attention::query(hd, cur[i], ctx);
-                            const rational qs = norm_sq(q);
-                            if (qs > hg.max_query_sq) hg.max_query_sq = qs;
-                            for (std::size_t j = 0; j < n; ++j)
-                                s[j] = model::dot(q.data(), keys[h][j].data(), q.size(), ctx);
-                        } else {
-                            for (std::size_t j = 0; j < n; ++j)
-                                s[j] = attention::map_score(hd, cur[i], cur[j], ctx);
-                        }
-                        std::size_t best = 0;
-                        for (std::size_t j = 1; j < n; ++j)
-                            if (s[j] > s[best]) best = j;
-                        const rational& top = s[best];
-                        std::optional<rational> below;
-                        for (std::size_t j = 0; j < n; ++j) {
-                            if (s[j] == top)
-                                rg.maximal.push_back(j);
-                            else if (!below || s[j] > *below)
-                                below = s[j];
-                        }
-                        if (below) {
-                            rg.margin = hg.scale.times(top - *below);
-                            rg.two_level = true;
-                            for (std::size_t j = 0; j < n && rg.two_level; ++j)
-                                rg.two_level = s[j] == top || s[j] == *below;
-                        }
-                    }
-                    // The hard head output and the spreads of the values around it.
-                    vec<rational> bh;
-                    if (average) {
-                        bh.assign(values[h].front().size(), rational(0));
-                        for (std::size_t j : rg.maximal)
-                            for (std::size_t c = 0; c < bh.size(); ++c) bh[c] += values[h][j][c];
-                        const rational t(static_cast<long>(rg.maximal.size()));
-                        for (auto& c : bh) c /= t;
-                    } else {
-                        bh = values[h][rg.maximal.front()];
-                    }
-                    const bool closed_form = rg.two_level || !rg.margin;
-                    vec<rational> sum_in, sum_out;
-                    if (closed_form) {
-                        sum_in.assign(bh.size(), rational(0));
-                        sum_out.assign(bh.size(), rational(0));
-                    }
-                    std::size_t in_t = 0;
-                    for (std::size_t j = 0; j < n; ++j) {
-                        const bool in = in_t < rg.maximal.size() && rg.maximal[in_t] == j;
-                        if (in) ++in_t;
-                        const rational dsq = distance_sq(values[h][j], bh);
-                        rational& target = in ? rg.spread_in_sq : rg.spread_out_sq;
-                        if (dsq > target) target = dsq;
-                        if (closed_form)
-                            for (std::size_t c = 0; c < bh.size(); ++c)
-                                (in ? sum_in : sum_out)[c] += values[h][j][c];
-                    }
-                    if (closed_form) {
-                        const std::size_t t = rg.maximal.size();
-                        rg.mean_in_offset = mean_minus(sum_in, t, bh);
-                        if (t < n) rg.mean_out_offset = mean_minus(sum_out, n - t, bh);
-                    }
-                    if (rg.margin) keep_min(hg.min_margin, *rg.margin);
-                    hg.max_ties = std::max(hg.max_ties, rg.maximal.size());
-                    hg.rows.push_back(std::move(rg));
-                    b[h] = std::move(bh);
-                }
-                at_head = 0;
-                at_node = "update";
-                next[i] = attention::update(lay, cur[i], b, ctx);
-            }
-        } catch (const numeric::undefined_error& e) {
-            throw e.located(attention::place(k, at_node, at_pos, at_head));
-        }
-        for (const auto& hg : lg.heads) {
-            if (hg.min_margin) keep_min(lg.min_margin, *hg.min_margin);
-            lg.max_ties = std::max(lg.max_ties, hg.max_ties);
-        }
-        out.layers.push_back(std::move(lg));
-        for (std::size_t i = first; i < n; ++i) out.y[k][i] = next[i];
-        cur = std::move(next);
-    }
-    out.output = cur[n - 1];
+    // The exact hard pass with every value at hand (the spreads read them all), every row of
+    // layers 1 .. L - 1 and row n (every row with opt.all_rows) of layer L.
+    attention::hard_options pass;
+    pass.all_rows = opt.all_rows;
+    pass.all_values = true;
+    gap_observer gaps(m, out, ctx);
+    attention::hard_output<rational> r = attention::hard_forward(m, x, ctx, pass, gaps);
+    gaps.finish();
+    if (r.undecided) // exact comparisons always decide
+        throw std::logic_error("score_gaps: the exact hard pass left an argmax undecided");
+    out.output = std::move(r.y);
     return out;
 }
 

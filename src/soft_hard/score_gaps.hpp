@@ -103,8 +103,8 @@ struct gap_options {
 /// every computed row: every row of layers 1..L−1 (their states feed the next layer) and row n
 /// of layer L (all rows with opt.all_rows). O(L n² (d_k + d_v)) exact operations. Agrees with
 /// attention::hard_forward_exact (tested). Throws precondition_error for a soft model,
-/// numeric::numeric_error when the exact scalar cannot evaluate the model
-/// (model::exact_blockers), numeric::undefined_error (located) where a value does not exist.
+/// model::content_error when the exact scalar cannot evaluate the model
+/// (model::require_exact), numeric::undefined_error (located) where a value does not exist.
 gap_pass score_gaps(const model::model<rational>& m, const model::input_sequence& x,
                     const gap_options& opt = {});
 

@@ -3,6 +3,7 @@
 #include "soft_influence/hypotheses.hpp"
 #include "soft_influence/norms.hpp"
 #include "attention/soft.hpp"
+#include "numeric/ball_bounds.hpp"
 #include "util/precondition.hpp"
 
 #include <cmath>
@@ -169,7 +170,7 @@ bound_data make_bound_data(const model::model<rational>& m, const gap_pass& p,
     const long prec = ctx.precision_bits;
     bound_data d;
     d.n = p.y.front().size();
-    d.average = m.attention == model::attention_kind::average_hard;
+    d.average = model::averages_ties(m.attention);
     for (std::size_t k = 1; k <= m.layers.size(); ++k) {
         const auto& lay = m.layers[k - 1];
         const auto& lg = p.layers[k - 1];
@@ -337,136 +338,117 @@ arb_ball distance_lower(const std::vector<arb_ball>& a, const std::vector<arb_ba
 arb_ball as_ball(const arb_ball& x) { return x; }
 arb_ball as_ball(const numeric::dinterval& x) { return numeric::to_ball(x); }
 
+/// Measures the soft counterpart on the rows of a gap pass while the soft pass runs
+/// (attention::soft_forward's observer): per row and head the leak Σ_{j∉T} w_j, per row the
+/// distance of the state from the hard one, per layer their largest.
+template <class S> class leak_observer {
+public:
+    static constexpr bool active = true;
+    static constexpr bool wants_weights = true;
+
+    leak_observer(const gap_pass& hard, soft_observation& obs, const numeric::context& ctx)
+        : hard_(hard), obs_(obs), ctx_(ctx), prec_(ctx.precision_bits) {}
+
+    void head_row(const attention::soft_head_row<S>& r) {
+        enter(r.layer);
+        const auto& gap = hard_.layers.at(r.layer - 1).heads.at(r.head).rows.at(row_);
+        if (gap.position != r.row + 1)
+            throw precondition_error(
+                "observe_soft: the gap pass has other rows than the soft pass");
+        auto& leaks = obs_.leak.back()[r.head];
+        if (!r.weights) {
+            // Uniform on every key, which is T: no leak.
+            leaks.push_back(zero_point(prec_));
+            return;
+        }
+        const auto& w = *r.weights;
+        const auto& T = gap.maximal;
+        // Σ_{j∉T} w_j, summed in balls (tighter than 1 − Σ_{j∈T} w_j when small).
+        arb_ball leak = zero_point(prec_);
+        std::size_t in_t = 0;
+        for (std::size_t j = 0; j < w.size(); ++j) {
+            if (in_t < T.size() && T[in_t] == j) {
+                ++in_t;
+                continue;
+            }
+            leak = leak + as_ball(w[j]);
+        }
+        leaks.push_back(std::move(leak));
+    }
+
+    void row(std::size_t k, std::size_t i, const vec<S>& y) {
+        enter(k);
+        model::require_all_finite(y);
+        const auto& yh = *hard_.y.at(k).at(i);
+        std::vector<arb_ball> ys, yx;
+        for (std::size_t c = 0; c < yh.size(); ++c) {
+            ys.push_back(as_ball(y[c]));
+            yx.push_back(ball(yh[c], ctx_));
+        }
+        diff_up_ = max_upper(diff_up_, distance_upper(ys, yx, prec_));
+        arb_ball sq = zero_point(prec_);
+        for (std::size_t c = 0; c < ys.size(); ++c) {
+            const arb_ball dlt = ys[c] - yx[c];
+            sq = sq + dlt * dlt;
+        }
+        diff_mid_ = std::max(diff_mid_, std::sqrt(std::max(0.0, numeric::to_double(sq))));
+        obs_.row_diff_sq.back().push_back(sq);
+        const arb_ball lo = distance_lower(ys, yx, prec_);
+        if (numeric::compare(lo, diff_low_) == numeric::order::greater) diff_low_ = lo;
+        ++row_;
+    }
+
+    /// Closes the layer being measured (after the pass, and before the next layer).
+    void finish() {
+        if (layer_ == 0) return;
+        obs_.state_diff_upper.push_back(diff_up_);
+        obs_.state_diff_lower.push_back(diff_low_);
+        obs_.state_diff_mid.push_back(diff_mid_);
+        layer_ = 0;
+    }
+
+private:
+    /// Starts layer k's measurements when the pass reaches it.
+    void enter(std::size_t k) {
+        if (k == layer_) return;
+        finish();
+        layer_ = k;
+        row_ = 0;
+        obs_.leak.emplace_back(hard_.layers.at(k - 1).heads.size());
+        obs_.row_diff_sq.emplace_back();
+        diff_up_ = zero_point(prec_);
+        diff_low_ = zero_point(prec_);
+        diff_mid_ = 0;
+    }
+
+    const gap_pass& hard_;
+    soft_observation& obs_;
+    numeric::context ctx_;
+    long prec_;
+    std::size_t layer_ = 0; ///< the layer being measured (0: none)
+    std::size_t row_ = 0;   ///< its rows so far (the index into the gap pass's rows)
+    arb_ball diff_up_, diff_low_;
+    double diff_mid_ = 0;
+};
+
 template <class S>
 soft_observation observe_impl(const model::model<rational>& soft, const model::input_sequence& x,
                               const gap_pass& hard, const numeric::context& ctx) {
-    using skind = typename model::score_spec<S>::kind;
     const model::model<S> ms = model::to_scalar<S>(soft, ctx);
-    const long prec = ctx.precision_bits;
-    const std::size_t n = x.size(), L = ms.layers.size();
+    const std::size_t L = ms.layers.size();
     soft_observation obs;
-    std::vector<vec<S>> y = attention::initial_states(ms, x, ctx);
-    for (std::size_t k = 1; k <= L; ++k) {
-        const auto& lay = ms.layers[k - 1];
-        const auto& lg = hard.layers.at(k - 1);
-        const std::size_t H = lay.heads.size();
-        std::vector<std::vector<vec<S>>> keys(H), values(H);
-        std::vector<std::unique_ptr<attention::detail::soft_rows<S>>> rows(H);
-        std::vector<std::optional<S>> qscale(H);
-        std::vector<vec<S>> next(n);
-        obs.leak.emplace_back(H);
-        obs.row_diff_sq.emplace_back();
-        std::size_t at_pos = 0, at_head = 0;
-        const char* at_node = nullptr;
-        arb_ball diff_up = zero_point(prec), diff_low = zero_point(prec);
-        double diff_mid = 0;
-        try {
-            for (std::size_t h = 0; h < H; ++h) {
-                const auto& hd = lay.heads[h];
-                at_head = h + 1;
-                at_node = "score";
-                if (hd.score.type == skind::dot)
-                    qscale[h] = attention::dot_scale(hd, n, ctx);
-                else
-                    qscale[h] = model::beta_at<S>(hd.score, static_cast<long>(n), ctx);
-                at_node = "value";
-                for (std::size_t j = 0; j < n; ++j) {
-                    at_pos = j + 1;
-                    values[h].push_back(attention::value(hd, y[j], ctx));
-                }
-                if (hd.score.type == skind::dot && !attention::constant_scores(hd)) {
-                    at_node = "key";
-                    for (std::size_t j = 0; j < n; ++j) {
-                        at_pos = j + 1;
-                        keys[h].push_back(attention::key(hd, y[j], ctx));
-                    }
-                    rows[h] = std::make_unique<attention::detail::soft_rows<S>>(keys[h], values[h], ctx);
-                }
-            }
-            const auto& row_list = lg.heads.front().rows;
-            for (std::size_t r = 0; r < row_list.size(); ++r) {
-                const std::size_t i = row_list[r].position - 1;
-                at_pos = i + 1;
-                std::vector<vec<S>> b(H);
-                for (std::size_t h = 0; h < H; ++h) {
-                    const auto& hd = lay.heads[h];
-                    const auto& T = lg.heads[h].rows.at(r).maximal;
-                    at_head = h + 1;
-                    at_node = "score";
-                    vec<S> w;
-                    if (attention::constant_scores(hd)) {
-                        // Uniform on every key, which is T: no leak.
-                        b[h] = attention::mean_value(values[h], ctx);
-                        obs.leak.back()[h].push_back(zero_point(prec));
-                        continue;
-                    }
-                    if (hd.score.type == skind::dot) {
-                        vec<S> q = attention::query(hd, y[i], ctx);
-                        for (auto& c : q) c = c * *qscale[h];
-                        b[h] = rows[h]->row(q, &w);
-                    } else {
-                        std::vector<S> s;
-                        s.reserve(n);
-                        for (std::size_t j = 0; j < n; ++j) {
-                            s.push_back(attention::map_score(hd, y[i], y[j], ctx));
-                            if (qscale[h]) s.back() = s.back() * *qscale[h];
-                        }
-                        at_node = "softmax";
-                        w = attention::softmax(s, ctx);
-                        const std::size_t dv = values[h].front().size();
-                        vec<S> acc(dv, numeric::zero<S>(ctx));
-                        for (std::size_t j = 0; j < n; ++j)
-                            for (std::size_t c = 0; c < dv; ++c)
-                                numeric::fma_acc(acc[c], w[j], values[h][j][c]);
-                        b[h] = std::move(acc);
-                    }
-                    model::require_all_finite(b[h]);
-                    // Σ_{j∉T} w_j, summed in balls (tighter than 1 − Σ_{j∈T} w_j when small).
-                    arb_ball leak = zero_point(prec);
-                    std::size_t in_t = 0;
-                    for (std::size_t j = 0; j < n; ++j) {
-                        if (in_t < T.size() && T[in_t] == j) {
-                            ++in_t;
-                            continue;
-                        }
-                        leak = leak + as_ball(w[j]);
-                    }
-                    obs.leak.back()[h].push_back(std::move(leak));
-                }
-                at_head = 0;
-                at_node = "update";
-                next[i] = attention::update(lay, y[i], b, ctx);
-                model::require_all_finite(next[i]);
-                const auto& yh = *hard.y[k][i];
-                std::vector<arb_ball> ys, yx;
-                for (std::size_t c = 0; c < yh.size(); ++c) {
-                    ys.push_back(as_ball(next[i][c]));
-                    yx.push_back(ball(yh[c], ctx));
-                }
-                diff_up = max_upper(diff_up, distance_upper(ys, yx, prec));
-                arb_ball sq = zero_point(prec);
-                for (std::size_t c = 0; c < ys.size(); ++c) {
-                    const arb_ball dlt = ys[c] - yx[c];
-                    sq = sq + dlt * dlt;
-                }
-                diff_mid = std::max(diff_mid, std::sqrt(std::max(0.0, numeric::to_double(sq))));
-                obs.row_diff_sq.back().push_back(sq);
-                const arb_ball lo = distance_lower(ys, yx, prec);
-                if (numeric::compare(lo, diff_low) == numeric::order::greater) diff_low = lo;
-            }
-        } catch (const numeric::undefined_error& e) {
-            throw e.located(attention::place(k, at_node, at_pos, at_head));
-        }
-        obs.state_diff_upper.push_back(diff_up);
-        obs.state_diff_lower.push_back(diff_low);
-        obs.state_diff_mid.push_back(diff_mid);
-        y = std::move(next);
-    }
-    for (const auto& c : y[n - 1]) obs.output.push_back(as_ball(c));
+    // The rows the gap pass computed: every row of layers 1 .. L - 1, and of layer L row n or
+    // (a pass with every row) all of them.
+    attention::soft_options opt;
+    opt.all_rows = L > 0 && hard.y.at(L).front().has_value();
+    leak_observer<S> measure(hard, obs, ctx);
+    const vec<S> y = attention::soft_forward(ms, x, ctx, opt, measure).y;
+    measure.finish();
+    for (const auto& c : y) obs.output.push_back(as_ball(c));
     if (ms.out.is_recognizer()) {
-        obs.soft_decision = attention::to_string(attention::recognize(ms.out, y[n - 1], ctx));
+        obs.soft_decision = attention::to_string(attention::recognize(ms.out, y, ctx));
     } else {
-        const auto z = attention::readout_logits(ms.out, y[n - 1], ctx);
+        const auto z = attention::readout_logits(ms.out, y, ctx);
         const auto a = attention::leftmost_argmax(z);
         bool strict = a.decided;
         if (strict)
@@ -482,7 +464,7 @@ soft_observation observe_impl(const model::model<rational>& soft, const model::i
 
 soft_observation observe_soft(const model::model<rational>& soft, const model::input_sequence& x,
                               const gap_pass& hard, const numeric::context& ctx, bool interval) {
-    if (soft.attention != model::attention_kind::soft)
+    if (!model::info(soft.attention).soft_influence)
         throw precondition_error("observe_soft: the model must be the soft counterpart");
     if (interval) return observe_impl<numeric::dinterval>(soft, x, hard, ctx);
     return observe_impl<arb_ball>(soft, x, hard, ctx);

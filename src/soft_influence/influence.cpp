@@ -1,8 +1,8 @@
 // One-symbol influence profiles (influence.hpp).
 #include "soft_influence/influence.hpp"
 
-#include "soft_influence/bounds.hpp"
-#include "soft_influence/incremental_influence.hpp"
+#include "soft_influence/posterior.hpp"
+#include "attention/incremental_influence.hpp"
 #include "attention/common.hpp"
 #include "attention/soft_change.hpp"
 #include "numeric/interrupt.hpp"
@@ -38,7 +38,7 @@ arb_ball max_enclosure(const arb_ball& a, const arb_ball& b) {
 ATTNPROP_EXP_USER_KINDS(ATTNPROP_INSTANTIATE)
 #undef ATTNPROP_INSTANTIATE
 
-bool incremental_applies(const model::model<rational>& m) { return incremental_supports(m); }
+bool incremental_applies(const model::model<rational>& m) { return attention::incremental_supports(m); }
 
 namespace {
 
@@ -127,7 +127,7 @@ template <numeric::ExpScalar S>
 influence_method chosen_method(const model::model<S>& m, const model::model<rational>& exact,
                                std::size_t n, const influence_options& opt) {
     const bool posterior = has_posterior_bound<S> && opt.posterior;
-    const bool applies = incremental_applies(exact) && incremental_supports(m);
+    const bool applies = incremental_applies(exact) && attention::incremental_supports(m);
     if (opt.method == influence_method::incremental && !applies)
         throw precondition_error("the incremental influence method does not apply to this model");
     if (opt.method != influence_method::automatic) return opt.method;
@@ -151,7 +151,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                                           const model::input_sequence& x,
                                           const numeric::context& ctx,
                                           const influence_options& opt) {
-    if (m.attention != model::attention_kind::soft)
+    if (!model::info(m.attention).soft_influence)
         throw precondition_error("influence profiles need a soft-attention model");
     const std::size_t n = x.size();
     if (n < 2) throw precondition_error("influence needs n >= 2 (at least one symbol before eos)");
@@ -163,7 +163,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
             throw precondition_error("influence position " + std::to_string(i + 1) +
                                         " is not before eos (n = " + std::to_string(n) + ")");
     // Changes in the differential model's kind that it cannot resolve are measured again there.
-    constexpr bool remeasured = std::is_same_v<S, attention::soft_change_scalar>;
+    constexpr bool remeasured = numeric::has_differential<S>;
     const bool posterior = has_posterior_bound<S> && opt.posterior;
     const bool softmax = m.out.type == model::readout<S>::kind::softmax;
     influence_options whole = opt;
@@ -174,12 +174,12 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
     out.method = incremental ? influence_method::incremental : influence_method::naive;
     attention::soft_options so;
     so.trace = posterior;
-    std::optional<incremental_influence<S>> inc;
+    std::optional<attention::incremental_influence<S>> inc;
     std::optional<attention::soft_output<S>> base;
     std::optional<posterior_cache<S>> cache; // incremental with the a-posteriori bound
     try {
         if (incremental) {
-            inc.emplace(m, x, ctx, incremental_fault::none, opt.table_bytes, &positions);
+            inc.emplace(m, x, ctx, attention::incremental_fault::none, opt.table_bytes, &positions);
             out.y = inc->base();
             // The a-posteriori bound reads x's states from the incremental kernel (no forward
             // pass with trace).
@@ -196,7 +196,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
 
     const int symbols = static_cast<int>(exact.sigma.symbols.size());
     std::optional<attention::soft_change_model> differential;
-    std::optional<typename incremental_influence<S>::changed_states> states; // reused per change
+    std::optional<typename attention::incremental_influence<S>::changed_states> states; // reused per change
     model::input_sequence x2 = x;
     for (std::size_t i : positions) {
         for (int a = 0; a < symbols; ++a) {

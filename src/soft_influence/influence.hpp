@@ -12,11 +12,11 @@
 /// bound. Only balls re-measure an unresolved change differentially: the interval kind is the
 /// fast first stage of a filter whose undecided cases go to balls (sweep.hpp).
 
+#include "attention/incremental_influence.hpp"
 #include "attention/soft.hpp"
 #include "model/model.hpp"
 #include "numeric/kind_list.hpp"
 #include "numeric/scalar.hpp"
-#include "soft_influence/incremental_influence.hpp"
 
 #include <cstddef>
 #include <optional>
@@ -24,6 +24,9 @@
 #include <vector>
 
 namespace attnprop::analysis {
+
+/// The incremental kernel's default memory for its weight tables, the profile's default too.
+using attention::default_table_bytes;
 
 /// How a profile is computed. `naive` recomputes a full forward pass per changed input;
 /// `incremental` updates softmax sums (incremental_influence.hpp: L <= 2; O(H d) per change

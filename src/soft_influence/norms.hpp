@@ -1,12 +1,12 @@
 #pragma once
 /// @file norms.hpp
 /// Rigorous upper bounds on vector and matrix norms in Arb balls, for the soft-attention bounds
-/// (bounds.hpp). Every function returns an *upper-bound point*: an exact ball (radius 0) whose
-/// value is at least the true quantity, or +inf when no finite bound is known. Working with
-/// points keeps the recursions of bounds.cpp monotone and easy to audit: every later formula
-/// only adds and multiplies non-negative upper bounds.
+/// (bounds.hpp, posterior.hpp). Every function returns an *upper-bound point*
+/// (numeric/ball_bounds.hpp): an exact ball (radius 0) whose value is at least the true
+/// quantity, or +inf when no finite bound is known.
 
 #include "model/matrix.hpp"
+#include "numeric/ball_bounds.hpp"
 #include "numeric/scalar.hpp"
 
 #include <cstddef>
@@ -26,20 +26,16 @@ struct ball_matrix {
     arb_ball& at(std::size_t r, std::size_t c) { return a[r * cols + c]; }
 };
 
-/// The exact point +inf at the given precision ("no finite bound").
-arb_ball pos_inf(long precision_bits);
-/// The exact point 0.
-arb_ball zero_point(long precision_bits);
-/// The smallest representable point >= every point of x (rounded up at x's precision);
-/// +inf when x is not finite.
-arb_ball upper(const arb_ball& x);
-/// The largest representable point <= every point of x; -inf when x is not finite.
-arb_ball lower(const arb_ball& x);
-/// upper(max(a, b)) and upper(min(a, b)) of two balls.
-arb_ball max_upper(const arb_ball& a, const arb_ball& b);
-arb_ball min_upper(const arb_ball& a, const arb_ball& b);
-/// Whether x is a finite ball.
-bool finite(const arb_ball& x);
+// The upper-bound points of numeric/ball_bounds.hpp, by their short names in the analyses.
+using numeric::finite;
+using numeric::lower;
+using numeric::lower_decimal;
+using numeric::max_upper;
+using numeric::min_upper;
+using numeric::pos_inf;
+using numeric::upper;
+using numeric::upper_decimal;
+using numeric::zero_point;
 
 /// Upper bound of the Euclidean norm of v (0 for an empty vector).
 arb_ball norm2_upper(const std::vector<arb_ball>& v, long precision_bits);
@@ -58,11 +54,5 @@ ball_matrix to_ball_matrix(const model::matrix<numeric::rational>& m, const nume
 /// 0 for a zero or empty matrix.
 arb_ball spectral_norm_upper(const ball_matrix& m, const numeric::context& ctx);
 arb_ball spectral_norm_upper(const model::matrix<numeric::rational>& m, const numeric::context& ctx);
-
-/// A decimal string that is >= x's upper bound (rounded up to `digits` significant digits), e.g.
-/// "1.7321" or "3.42e+225"; "inf" when unbounded (also beyond MPFR's exponent range), "0" for 0.
-std::string upper_decimal(const arb_ball& x, int digits = 6);
-/// A decimal string that is <= x's lower bound ("-inf" when unbounded below).
-std::string lower_decimal(const arb_ball& x, int digits = 6);
 
 } // namespace attnprop::analysis

@@ -263,7 +263,7 @@ std::string double_differs(const model::model<numeric::rational>& m, const model
 
 disagreement_result double_disagreement_search(const model::model<numeric::rational>& m, long n,
                                                const search_options& opt) {
-    if (m.attention != model::attention_kind::hard)
+    if (!model::info(m.attention).hard_limit)
         throw precondition_error("the double disagreement search needs a hard-attention model");
     if (n < 1) throw precondition_error("the double disagreement search needs n >= 1");
     if (opt.start && opt.start->size() != static_cast<std::size_t>(n))
@@ -346,7 +346,7 @@ disagreement_result double_disagreement_search(const model::model<numeric::ratio
 
 search_result worst_case_search(const model::model<numeric::rational>& m, long n,
                                 const search_options& opt) {
-    if (m.attention != model::attention_kind::soft)
+    if (!model::info(m.attention).soft_influence)
         throw precondition_error("the worst-case search needs a soft-attention model");
     if (n < 2) throw precondition_error("the worst-case search needs n >= 2");
     if (opt.budget < 1) throw precondition_error("the search budget must be at least 1");
@@ -649,7 +649,7 @@ private:
 forced_pair_search_result forced_pair_search(const model::model<numeric::rational>& m, long n,
                                              const forced_pair_search_options& opt) {
     const auto& outs = m.out.symbols;
-    if (m.attention != model::attention_kind::soft || m.out.type != model::readout<numeric::rational>::kind::softmax ||
+    if (!model::info(m.attention).soft_influence || m.out.type != model::readout<numeric::rational>::kind::softmax ||
         m.sigma.symbols != std::vector<std::string>{"(", ")", "[", "]"} ||
         outs != std::vector<std::string>{")", "]"})
         throw precondition_error("the forced-pair search needs a soft softmax predictor over ( ) [ ] "

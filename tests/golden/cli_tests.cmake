@@ -47,7 +47,7 @@ foreach(_ctl hard-output-ignores-x1 soft-influence-below-1-over-n2 double-equals
              soft-leak-vanishes-at-log-n-over-gamma soft-agrees-at-constant-beta
              soft-leak-vanishes-at-beta-n-gap-1-over-n)
   add_test(NAME "golden: cli replay-${_ctl}"
-           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated" --
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +failed" --
                    $<TARGET_FILE:attnprop_cli> replay ${_ctl_out}/counterexamples/controls-${_ctl})
   set_tests_properties("golden: cli replay-${_ctl}" PROPERTIES LABELS golden
                        FIXTURES_REQUIRED controls_report)
@@ -147,13 +147,23 @@ attnprop_cli_test(bound-cc-parity-n 0 "at n = 1000: K\\(n\\) = [0-9.e+]+, delta_
 attnprop_cli_test(bound-ln0-json 0 "\"K\": null" bound --model cc-parity-ln0 --json)
 attnprop_cli_test(bound-ln0-text 0 "lipschitz-updates +no +layer 1 update: layer norm with eps = 0 is not Lipschitz" bound --model cc-parity-ln0)
 attnprop_cli_test(bound-ln0-verdict 0 "verdict: Lemma 5 does not apply: lipschitz-updates fails" bound --model cc-parity-ln0)
+# bound over every input (docs/bounds.md, "Every input, every n"): per n, K* for every n, and
+# no K* with the reason when a positional coordinate grows with n.
+attnprop_cli_test(bound-every-input 0 "every n: n \\* influence <= K\\* = 1\\.5[0-9]* for every n >= 2"
+                  bound --model cc-first --n 64,1024)
+attnprop_cli_test(bound-every-input-row 0 "1024 +[0-9]+ +0\\.00146[0-9]* +1\\.503[0-9]*"
+                  bound --model cc-first --n 1024 --no-every-n)
+attnprop_cli_test(bound-every-input-json 0 "\"K_star\": \"1\\.5[0-9]*\"" bound --model cc-first --json)
+attnprop_cli_test(bound-every-input-none 0 "every n: no K\\* \\(the positional embedding is unbounded"
+                  bound --model soft-positional-i)
+attnprop_cli_test(bound-every-input-bad-n 2 "--n" bound --model cc-first --n 1,16)
 attnprop_cli_test(bound-missing-model 2 "--model" bound)
 attnprop_cli_test(bound-bad-n 2 "--n" bound --model cc-parity --n 0)
 attnprop_cli_test(bound-unknown-model 2 "no model file or bundled model named 'nope'" bound --model nope)
 
 # influence: one-symbol influence across n (Lemma 5), reports, resume, counterexamples.
 set(_inf_out ${CMAKE_CURRENT_BINARY_DIR}/golden-influence)
-attnprop_cli_test(influence-json-holds 0 "\"verdict\": \"holds\""
+attnprop_cli_test(influence-json-passed 0 "\"verdict\": \"passed\""
                   influence --model cc-first.json --n 8,16,32 --json --out ${_inf_out}/json)
 attnprop_cli_test(influence-json-fields 0 "\"n_max_influence\": \"[0-9]"
                   influence --model cc-first.json --n 8,16,32 --json --out ${_inf_out}/json2)
@@ -171,7 +181,7 @@ add_test(NAME "golden: cli influence-search-report-md"
                  sh $<TARGET_FILE:attnprop_cli> ${_inf_out}/search-md)
 set_tests_properties("golden: cli influence-search-report-md" PROPERTIES LABELS golden
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
-attnprop_cli_test(influence-ln0 0 "verdict: hypothesis-violated .*lipschitz-updates"
+attnprop_cli_test(influence-ln0 0 "verdict: not-applicable .*lipschitz-updates"
                   influence --model cc-parity-ln0 --n 8,16 --out ${_inf_out}/ln0)
 attnprop_cli_test(influence-bad-n 2 "--n: 'x' is not an integer"
                   influence --model cc-first --n 8,x)
@@ -236,7 +246,7 @@ set_tests_properties("golden: cli influence-fails" PROPERTIES LABELS golden
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models"
                      FIXTURES_SETUP influence_fails)
 add_test(NAME "golden: cli influence-replay"
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated" --
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +failed" --
                  $<TARGET_FILE:attnprop_cli> replay ${_inf_out}/fails/counterexample-n8)
 set_tests_properties("golden: cli influence-replay" PROPERTIES LABELS golden
                      FIXTURES_REQUIRED influence_fails)
@@ -250,31 +260,38 @@ set_tests_properties("golden: cli influence-ce-fails" PROPERTIES LABELS golden
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models"
                      FIXTURES_SETUP influence_ce_fails)
 add_test(NAME "golden: cli influence-ce-replay"
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated at 128 bits: the mean PARITY cross-entropy" --
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +failed at 128 bits: the mean PARITY cross-entropy" --
                  $<TARGET_FILE:attnprop_cli> replay ${_inf_out}/ce-fails/counterexample-n8)
 set_tests_properties("golden: cli influence-ce-replay" PROPERTIES LABELS golden
                      FIXTURES_REQUIRED influence_ce_fails)
 # The 2DYCK forced-bracket floor with eta / 10^6 (no a-posteriori bound, so only the
 # cross-entropy fails): the folder replays through forced-bracket-cross-entropy.
 add_test(NAME "golden: cli influence-dyck2-ce-fails"
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict: fails .the cross-entropy over the 2DYCK forced-bracket pairs is below" --
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict: failed .the cross-entropy over the 2DYCK forced-bracket pairs is below" --
                  $<TARGET_FILE:attnprop_cli> influence --model soft-recency-2dyck --n 16 --language 2dyck
                  --inputs 8 --bound-divisor 1000000 --posterior-max-n 0 --out ${_inf_out}/dyck2-fails)
 set_tests_properties("golden: cli influence-dyck2-ce-fails" PROPERTIES LABELS golden
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models"
                      FIXTURES_SETUP influence_dyck2_fails)
 add_test(NAME "golden: cli influence-dyck2-ce-replay"
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +violated at 128 bits: the mean cross-entropy over the forced-bracket pairs" --
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 1 "verdict +failed at 128 bits: the mean cross-entropy over the forced-bracket pairs" --
                  $<TARGET_FILE:attnprop_cli> replay ${_inf_out}/dyck2-fails/counterexample-n16)
 set_tests_properties("golden: cli influence-dyck2-ce-replay" PROPERTIES LABELS golden
                      FIXTURES_REQUIRED influence_dyck2_fails)
 # The negative controls of Lemma 5, one per hypothesis: hypothesis-violated, named, and a
 # certified growth of n * influence (the rate is only a measurement).
-attnprop_cli_test(influence-logn 0 "verdict: hypothesis-violated .hypotheses fail: dot-product-scores, so Lemma 5 makes no claim; n . max influence certainly grew from"
+attnprop_cli_test(influence-logn 0 "verdict: not-applicable .hypotheses fail: dot-product-scores, so Lemma 5 makes no claim; n . max influence certainly grew from"
                   influence --model cc-first-logn --n 16,32,64 --out ${_inf_out}/logn)
-attnprop_cli_test(influence-positional-i 0 "verdict: hypothesis-violated .hypotheses fail: bounded-embeddings, bounded-initial-states, so Lemma 5 makes no claim; n . max influence certainly grew from"
+# The bound over every input decides the cross-entropy corollary at every n (sampled rows too).
+attnprop_cli_test(influence-certified-floor 0 "n = 1000: .*so CE >= 0\\.99[0-9]* \\(passed: certified floor\\)"
+                  influence --model cc-parity --n 100,1000 --inputs 1 --positions 2 --language parity
+                  --out ${_inf_out}/certified-floor --force)
+attnprop_cli_test(influence-certified-verdict 0 "decided at every n by the floor"
+                  influence --model cc-parity --n 100,1000 --inputs 1 --positions 2 --language parity
+                  --out ${_inf_out}/certified-floor2 --force)
+attnprop_cli_test(influence-positional-i 0 "verdict: not-applicable .hypotheses fail: bounded-embeddings, bounded-initial-states, so Lemma 5 makes no claim; n . max influence certainly grew from"
                   influence --model soft-positional-i --n 16,32,64 --out ${_inf_out}/posi)
-attnprop_cli_test(influence-step 0 "verdict: hypothesis-violated .hypotheses fail: lipschitz-updates, so Lemma 5 makes no claim; n . max influence certainly grew from"
+attnprop_cli_test(influence-step 0 "verdict: not-applicable .hypotheses fail: lipschitz-updates, so Lemma 5 makes no claim; n . max influence certainly grew from"
                   influence --model soft-step-update --n 16,32,64 --out ${_inf_out}/step)
 attnprop_cli_test(bound-logn 0 "verdict: Lemma 5 does not apply: dot-product-scores fails"
                   bound --model cc-first-logn)
@@ -399,6 +416,20 @@ foreach(_t IN LISTS _golden_tests)
   endif()
 endforeach()
 
+# simulate over every input (theory.md 4.5): the margin 1/2000, the input on the threshold, and
+# the beta every input off it needs; a tie of keys of different values (hard-first).
+attnprop_cli_test(simulate-every-input-margin 0 "smallest margin 1/2000 \\(attained\\)"
+                  simulate --model hard-first-one-position --beta 100 --n 1000
+                  --out ${CMAKE_CURRENT_BINARY_DIR}/golden-simulate-every --force)
+attnprop_cli_test(simulate-every-input-beta 0 "for every input off the threshold .*: 2\\.76[0-9]e\\+04"
+                  simulate --model hard-first-one-position --beta 100 --n 1000
+                  --out ${CMAKE_CURRENT_BINARY_DIR}/golden-simulate-every2 --force)
+attnprop_cli_test(simulate-every-input-no 0 "beta = 100: not certified for every input"
+                  simulate --model hard-first-one-position --beta 100 --n 1000
+                  --out ${CMAKE_CURRENT_BINARY_DIR}/golden-simulate-every3 --force)
+attnprop_cli_test(simulate-every-input-tie 0 "keys 1 and 2 tie with different values"
+                  simulate --model hard-first --beta 100 --n 16
+                  --out ${CMAKE_CURRENT_BINARY_DIR}/golden-simulate-every4 --force)
 # simulate: a soft model, a formula with i and a beta that is not positive are bad usage.
 attnprop_cli_test(simulate-soft-model 2 "simulate needs a hard or average-hard model" simulate --model cc-first --beta 4 --n 16)
 attnprop_cli_test(simulate-beta-with-i 2 "is a formula in n alone" simulate --model hard-contains-one --beta "i" --n 16)

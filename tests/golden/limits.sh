@@ -90,11 +90,14 @@ has 'the readout has 100000 symbols, above the limit readout-symbols = 4096 symb
 # A quadratic duplicate check took more than 20 s here; the bound is loose enough for a
 # sanitizer build on a loaded machine (about a second in a release build).
 start=$(date +%s)
-run 0 bound --model "$work/symbols100k.json" --limit readout-symbols=100000
+# The readout's W has 100 000 rows: above the limit width too, raised with it.
+run 2 bound --model "$work/symbols100k.json" --limit readout-symbols=100000
+has 'rows is 100000, above the limit width = 16384 coordinates; .* \(at /readout/W/rows\)$'
+run 0 bound --model "$work/symbols100k.json" --limit readout-symbols=100000 --limit width=100000
 took=$(($(date +%s) - start))
 [ "$took" -le 60 ] || fail "bound of 100 000 readout symbols took ${took} s"
 has "max_\{r,r'\} \|\|W_r - W_r'\|\| = "
-run 0 eval --model "$work/symbols100k.json" --input 01 --limit readout-symbols=100K --digits 3
+run 0 eval --model "$work/symbols100k.json" --input 01 --limit readout-symbols=100K --limit width=100K --digits 3
 
 # A graph of 200 000 nodes, a chain of scalings (restrict used to run on one for more than 20 s):
 # refused by its default limit, by every command, before any evaluation.

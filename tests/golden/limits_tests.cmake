@@ -79,6 +79,17 @@ add_test(NAME "golden: cli limits-and-long-inputs"
 set_tests_properties("golden: cli limits-and-long-inputs" PROPERTIES LABELS golden TIMEOUT 120
                      ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
 
+# The regressions of the adversarial campaign (docs/reliability.md): a model of 25 000 layers, a
+# model of width 4096 from 25 KB, a beta that is not positive under check, a link planted at a
+# report's temporary, a FIFO and /dev/zero as a counterexample's model, 1e-100000 in the
+# canonical form, PNG temporaries of killed runs, a dangling --out, decimal integer options and
+# a repeated n.
+add_test(NAME "golden: cli reliability regressions"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/reliability.sh $<TARGET_FILE:attnprop_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/reliability-work)
+set_tests_properties("golden: cli reliability regressions" PROPERTIES LABELS golden TIMEOUT 300
+                     ENVIRONMENT "ATTNPROP_MODELS_DIR=${PROJECT_SOURCE_DIR}/models")
+
 # SIGINT: check, influence and restrict write what they finished and exit 130.
 add_test(NAME "golden: cli interrupt"
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/interrupt.sh $<TARGET_FILE:attnprop_cli>

@@ -74,7 +74,7 @@ mkdir "$work/cwd" && touch "$work/cwd/out"
 mkdir "$work/inf" && touch "$work/inf/counterexample-n8"
 # shellcheck disable=SC2086
 expect 1 "^attnprop: error: the report could not be written: .*counterexample-n8.* \(the results are printed above\)$" "$bin" $influence --force --out "$work/inf"
-printf '%s\n' "$LAST_OUT" | grep -q '^verdict: fails' || { echo "FAILED: influence did not print its verdict"; status=1; }
+printf '%s\n' "$LAST_OUT" | grep -q '^verdict: failed' || { echo "FAILED: influence did not print its verdict"; status=1; }
 mkdir "$work/res" && touch "$work/res/language-counterexample-n64"
 expect 2 "^attnprop: error: the report could not be written: .*language-counterexample-n64" "$bin" $restrict --force --out "$work/res"
 printf '%s\n' "$LAST_OUT" | grep -q 'parity: counterexample found' || { echo "FAILED: restrict did not print its results"; status=1; }

@@ -3,7 +3,7 @@
 // The controls on random models and those with a model fixed (own_model_test.cpp) use the same
 // ones, so that a control on a given model tests the defect its random-model control tests.
 #include "soft_influence/bounds.hpp"
-#include "soft_influence/norms.hpp"
+#include "numeric/ball_bounds.hpp"
 #include "soft_hard/simulate.hpp"
 #include "attention/hard_exact.hpp"
 #include "attention/soft.hpp"
@@ -89,7 +89,7 @@ public:
 
 private:
     static bool& flag() {
-        return attention::detail::soft_rows<numeric::dinterval>::drop_error_bound_for_testing();
+        return attention::soft_rows<numeric::dinterval>::drop_error_bound_for_testing();
     }
     bool& drop_;
 };
@@ -138,7 +138,7 @@ inline props::bound_check_fn leak_bound_without_competitors() {
               const analysis::soft_observation& o, const analysis::propagated& p,
               const std::vector<std::vector<arb_ball>>& b, const numeric::context& ctx) {
         analysis::bound_check c;
-        c.max_leak = c.max_leak_bound = c.worst_row_bound = analysis::zero_point(ctx.precision_bits);
+        c.max_leak = c.max_leak_bound = c.worst_row_bound = numeric::zero_point(ctx.precision_bits);
         for (std::size_t k = 0; k < h.layers.size(); ++k)
             for (std::size_t hh = 0; hh < h.layers[k].heads.size(); ++hh) {
                 const auto& rows = h.layers[k].heads[hh].rows;

@@ -11,6 +11,7 @@
 #include "gen/generators.hpp"
 #include "lang/languages.hpp"
 #include "model/model_file.hpp"
+#include "props/every_input.hpp"
 #include "props/hard_limit.hpp"
 #include "props/semantics.hpp"
 #include "props/soft_hard.hpp"
@@ -179,7 +180,7 @@ TEST_CASE("check --model: negative controls fail on a given model, shrink and re
         REQUIRE(registered != nullptr);
         REQUIRE_NOTHROW(runner::check_case(*registered, rec));
         auto again = runner::replay_case(*registered, rec.value, rec.cfg);
-        REQUIRE(again.status() == runner::verdict::violated);
+        REQUIRE(again.status() == runner::verdict::failed);
         CHECK(runner::compare_with_record(rec.folder.record, again).reproduced);
         std::filesystem::remove_all(dir);
     }
@@ -327,6 +328,23 @@ TEST_CASE("check --model: each applicable property's negative control fails on a
         fails_where_default_does_not(props::ties_follow_average(test::broken::unique_hard_reference()),
                                   props::ties_follow_average(), fixed(bundled("average-ones-mean")));
     }
+    SECTION("every-input-bound: the bound without the changed key's value, on cc-first") {
+        // The change of x_1 reaches y_n through the value of key 1 itself; without that term the
+        // bound keeps only the weights' change, and the drawn input's change exceeds it.
+        auto cfg = fixed(bundled("cc-first"), 30, 16);
+        cfg.search_budget = 4;
+        fails_where_default_does_not(props::every_input_bound(analysis::dropped_term::changed_key),
+                                     props::every_input_bound(), cfg);
+    }
+    SECTION("every-input-margin: a margin twice too large, on hard-first-one-position") {
+        // The blocking defect of the random models' control changes nothing on the bundled
+        // models (no key there blocks a second level); a doubled margin is not attained by its
+        // witness input.
+        analysis::margin_options defect;
+        defect.double_margin_for_testing = true;
+        fails_where_default_does_not(props::every_input_margin(defect), props::every_input_margin(),
+                                     fixed(bundled("hard-first-one-position"), 30, 16));
+    }
 }
 
 TEST_CASE("check --model: every property that applies to a bundled model has a negative control "
@@ -344,7 +362,8 @@ TEST_CASE("check --model: every property that applies to a bundled model has a n
         "soft-influence/influence-below-bounds",   "soft-influence/prob-change-below-bound",
         "soft-influence/cross-entropy-above-chance", "soft-influence/forced-bracket-cross-entropy",
         "soft-influence/influence-vanishes",       "soft-hard/leak-below-bound",
-        "soft-hard/readout-agrees-when-certified", "soft-hard/ties-follow-average"};
+        "soft-hard/readout-agrees-when-certified", "soft-hard/ties-follow-average",
+        "soft-influence/every-input-bound",        "soft-hard/every-input-margin"};
     std::size_t models = 0;
     for (const auto& entry : std::filesystem::directory_iterator(ATTNPROP_MODELS_DIR)) {
         if (entry.path().extension() != ".json") continue;
@@ -578,7 +597,58 @@ TEST_CASE("forced-bracket-cross-entropy: with eta / 10^6 the search finds a viol
     REQUIRE(rec.folder.seal == report::seal_status::intact);
     REQUIRE_NOTHROW(runner::check_case(control, rec));
     auto again = runner::replay_case(control, rec.value, rec.cfg);
-    REQUIRE(again.status() == runner::verdict::violated);
+    REQUIRE(again.status() == runner::verdict::failed);
     CHECK(runner::compare_with_record(rec.folder.record, again).reproduced);
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("check --model: a model the evaluation refuses ends the run, never as a failure",
+          "[props][own-model][refusal]") {
+    // A hard model whose beta is not positive: eval refuses it at every n >= 2 (exit 2). Under
+    // check its cases used to become counterexamples "threw: ... not positive" (exit 1).
+    model::model<rational> m = bundled("hard-first");
+    m.layers[0].heads[0].score.beta = model::expr::parse("-1");
+    m.file = "beta.json";
+    for (const char* name : {"semantics/double-matches-exact", "hard-limit/certificate-valid",
+                             "hard-limit/parity-pair"}) {
+        const runner::property* p = all_properties().find(name);
+        REQUIRE(p != nullptr);
+        INFO(name);
+        REQUIRE_THROWS_AS(runner::run_property(*p, fixed(m, 10, 16)), model::content_error);
+        REQUIRE_THROWS_WITH(runner::run_property(*p, fixed(m, 10, 16)),
+                            Catch::StartsWith("beta.json: error: layer 1 head 1: hard attention "
+                                              "ignores the inverse temperature beta") &&
+                                Catch::EndsWith("(at /layers/0/heads/0/score/beta)"));
+    }
+}
+
+TEST_CASE("soft-kinds-agree: MPFR's exponent range is MPFR's limit, not a counterexample",
+          "[props][own-model][mpfr]") {
+    // The head puts weight e^-4e18 on every key but the first, so y_1 is about 1e-1.7e18: an
+    // Arb ball holds it, MPFR (exponents down to about -2^30) rounds it to 0. That used to be
+    // "the ball does not contain the high-precision MPFR value" (exit 1).
+    const std::string text = R"({"format":"attnprop-model","version":1,"name":"underflow",
+      "attention":"soft","alphabet":["0","1"],"eos":"$","d":2,
+      "token_embedding":{"0":[0,0],"1":[1,0],"$":[0,0]},
+      "positional":{"kind":"formula","dim":2,"coordinates":[0,"[i==1]"]},"input":"add",
+      "layers":[{"heads":[{"score":{"kind":"dot","Q":[[0,0]],"q_bias":[4e18],"K":[[0,1]]},
+                           "value":{"kind":"linear","V":[[1,0]]}}],
+                 "update":{"kind":"affine","W":[[0,0,1],[0,1,0]]}}],
+      "readout":{"kind":"threshold","w":[1,0],"t":0}})";
+    const model::model<rational> m = model::parse_model(text, "underflow.json");
+    const runner::property* p = all_properties().find("semantics/soft-kinds-agree");
+    REQUIRE(p != nullptr);
+    const auto r = runner::run_property(*p, fixed(m, 20, 16));
+    INFO(test::describe(r));
+    REQUIRE(r.failed() == 0);
+    REQUIRE(r.undecided > 0);
+    // One case by hand: undecided at any precision, with the reason.
+    runner::test_case c;
+    c.model = m;
+    c.inputs = {"0111"};
+    c.params["n"] = 5;
+    const runner::check_result one = p->check(c, numeric::context{128});
+    REQUIRE(one.status() == runner::verdict::undecided);
+    REQUIRE_FALSE(one.precision_helps());
+    REQUIRE_THAT(one.message, Catch::StartsWith("MPFR underflowed"));
 }

@@ -3,7 +3,7 @@
 // deliberately false statements (controls/soft-*) are in suites_test.cpp with the other
 // controls. Also: the margin generators keep their promises, and the exact gap pass agrees with
 // the exact hard kernel on random models of both hard kinds.
-#include "soft_influence/norms.hpp"
+#include "numeric/ball_bounds.hpp"
 #include "soft_hard/simulate.hpp"
 #include "attention/hard_exact.hpp"
 #include "gen/generators.hpp"

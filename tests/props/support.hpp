@@ -48,7 +48,7 @@ inline runner::property_report require_fails(const runner::property& p,
     REQUIRE(r.failed() == 1);
     REQUIRE(r.cx.has_value());
     auto again = runner::check_with_escalation(p, r.cx->shrunk.value, cfg);
-    REQUIRE(again.status() == runner::verdict::violated);
+    REQUIRE(again.status() == runner::verdict::failed);
     return r;
 }
 

@@ -51,18 +51,18 @@ class WorkedExample(unittest.TestCase):
                 "--out", os.path.join(tmp, "influence"), "--json")
             self.assertEqual(code, 0, err)
             rep = json.loads(out)
-            self.assertEqual(rep["verdict"], "holds", out[:2000])
+            self.assertEqual(rep["verdict"], "passed", out[:2000])
             rows = rep["rows"]
             self.assertEqual([r["n"] for r in rows], [8, 32])
             # The cube at n = 8 is enumerated: the corollary is a theorem there, decided.
             ce = rows[0]["cross_entropy"]
             self.assertTrue(ce["exhaustive"], ce)
             self.assertEqual(ce["inputs"], 128, ce)
-            self.assertEqual(ce["check"], "below", ce)
+            self.assertEqual(ce["check"], "passed", ce)
             # Every row is defined and below both bounds.
             for r in rows:
                 self.assertIsNone(r["undefined"], r)
-                self.assertEqual((r["below_bound"], r["below_posterior"]), ("below", "below"), r)
+                self.assertEqual((r["below_bound"], r["below_posterior"]), ("passed", "passed"), r)
 
 
 if __name__ == "__main__":

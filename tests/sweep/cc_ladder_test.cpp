@@ -18,7 +18,6 @@
 #include <sstream>
 
 using namespace attnprop;
-using analysis::sweep_verdict;
 
 namespace {
 
@@ -86,7 +85,7 @@ TEST_CASE("cc-parity: accuracy 1, cross-entropy tends to 1 bit, n * influence bo
     const auto r = ladder("cc-parity", lang::language::parity);
     INFO(r.explanation);
     require_tends_to_one_bit(r);
-    REQUIRE(r.verdict == sweep_verdict::holds);
+    REQUIRE(r.verdict == verdict::passed);
     for (const auto& row : r.rows) {
         INFO("n = " << row.n);
         REQUIRE(row.n_max_influence_approx > 0.5);
@@ -98,7 +97,7 @@ TEST_CASE("cc-first: accuracy 1, cross-entropy tends to 1 bit", "[sweep][cc]") {
     const auto r = ladder("cc-first", lang::language::first);
     INFO(r.explanation);
     require_tends_to_one_bit(r);
-    REQUIRE(r.verdict == sweep_verdict::holds);
+    REQUIRE(r.verdict == verdict::passed);
 }
 
 TEST_CASE("cc-parity-ln0 and cc-first-ln0: the cross-entropy stays at its n-independent value",
@@ -106,11 +105,11 @@ TEST_CASE("cc-parity-ln0 and cc-first-ln0: the cross-entropy stays at its n-inde
     // z = ±sqrt(10) (PARITY) and ±sqrt(6) (FIRST) at every n: CE = log2(1 + e^{-|z|}).
     const auto p = ladder("cc-parity-ln0", lang::language::parity);
     require_constant(p, std::log2(1 + std::exp(-std::sqrt(10.0))));
-    REQUIRE(p.verdict == sweep_verdict::hypothesis_violated);
+    REQUIRE(p.verdict == verdict::not_applicable);
     REQUIRE(certainly(!p.influence_vanished));
     const auto f = ladder("cc-first-ln0", lang::language::first);
     require_constant(f, std::log2(1 + std::exp(-std::sqrt(6.0))));
-    REQUIRE(f.verdict == sweep_verdict::hypothesis_violated);
+    REQUIRE(f.verdict == verdict::not_applicable);
     REQUIRE(certainly(!f.influence_vanished));
 }
 
@@ -127,7 +126,7 @@ TEST_CASE("cc-parity-ln5 and cc-first-ln5: with eps = 1e-5 the cross-entropy cli
             REQUIRE(ce(r, k) > ce(r, k - 1));
         }
         REQUIRE(ce(r, r.rows.size() - 1) > 0.99);
-        REQUIRE(r.verdict == sweep_verdict::holds);
+        REQUIRE(r.verdict == verdict::passed);
     }
 }
 
@@ -140,7 +139,7 @@ TEST_CASE("cc-first-logn: log-length scaled scores keep the cross-entropy away f
         INFO("n = " << r.rows[k].n << ": CE " << ce(r, k));
         REQUIRE(std::abs(ce(r, k) - std::log2(1 + std::exp(-0.5))) < 0.01);
     }
-    REQUIRE(r.verdict == sweep_verdict::hypothesis_violated);
+    REQUIRE(r.verdict == verdict::not_applicable);
     REQUIRE(certainly(!r.influence_vanished));
 }
 
@@ -155,7 +154,7 @@ TEST_CASE("soft-recency-2dyck: on forced-bracket pairs the cross-entropy tends t
         INFO("n = " << row.n << ": CE " << c.mean_ce_bits << ", floor " << c.floor_bits);
         REQUIRE(c.language == lang::language::dyck2);
         REQUIRE(c.inputs == 32);
-        REQUIRE(c.check == analysis::comparison::below);
+        REQUIRE(c.check == verdict::passed);
     }
     const auto& last = *r.rows.back().cross_entropy;
     INFO("n = 10^5: CE " << last.mean_ce_bits << ", floor " << last.floor_bits);

@@ -37,11 +37,21 @@ int level(op o) {
     }
 }
 
-/// An exact plain decimal for q >= 0 with a terminating expansion ("12", "0.125"); other values
-/// (which the parser never makes) as a parenthesised quotient.
+/// An exact plain decimal for q >= 0 with a terminating expansion ("12", "0.125"), in
+/// scientific notation when the plain text would be long and the exponent within the
+/// reader's range ("1e-100000", not 100 002 characters); other values (which the parser never
+/// makes) as a parenthesised quotient.
 std::string literal(const numeric::rational& q) {
-    if (q >= 0)
-        if (auto d = numeric::exact_decimal(q, std::numeric_limits<std::size_t>::max())) return *d;
+    if (q >= 0) {
+        if (auto d = numeric::exact_decimal(q, std::numeric_limits<std::size_t>::max())) {
+            if (d->size() <= 48) return *d;
+            if (auto e = numeric::exact_scientific(q, 40)) {
+                const long long expo = std::stoll(e->substr(e->find('e') + 1));
+                if (expo >= -100000 && expo <= 100000) return *e;
+            }
+            return *d;
+        }
+    }
     return "(" + numeric::to_exact_string(q) + ")";
 }
 

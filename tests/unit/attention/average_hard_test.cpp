@@ -49,7 +49,7 @@ rational count_ones(const std::string& w) {
 TEST_CASE("average-hard parses, writes back and is a hard kind", "[attention][average]") {
     auto m = parse(majority("average-hard"));
     REQUIRE(m.attention == model::attention_kind::average_hard);
-    REQUIRE(model::is_hard_kind(m.attention));
+    REQUIRE(model::selects_maximum(m.attention));
     REQUIRE(std::string(model::to_string(m.attention)) == "average-hard");
     REQUIRE(model::write_model(m).find(R"("attention": "average-hard")") != std::string::npos);
     REQUIRE(model::exact_blockers(m).empty());

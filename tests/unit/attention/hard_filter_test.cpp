@@ -11,6 +11,7 @@
 // failure; the number of fallbacks per kind of data is printed (a Catch2 warning).
 #include "attention/hard.hpp"
 #include "attention/hard_exact.hpp"
+#include "numeric/limits.hpp"
 #include "test_models.hpp"
 
 #include <catch2/catch.hpp>
@@ -238,5 +239,35 @@ TEST_CASE("the interval filter decides near-ties like exact arithmetic", "[atten
     for (const char* a : {"hard", "average-hard"}) {
         const auto& close = counts.at(std::string(a) + ", 2^-60 relative");
         REQUIRE(close.fell_back == close.cases);
+    }
+}
+
+TEST_CASE("the exact path walks 25 000 layers without recursing once per layer",
+          "[attention][hard][filter]") {
+    // Each layer copies x_1 (every key ties; the leftmost wins) into y. The exact values of
+    // the last layer used to be computed by a recursion one level per layer, which overflowed
+    // the stack (SIGSEGV) on this model.
+    std::string text = R"({"format":"attnprop-model","version":1,"name":"deep","attention":"hard",
+        "alphabet":["0","1"],"eos":"$","d":1,"token_embedding":{"0":[0],"1":[1],"$":[0]},
+        "positional":{"kind":"formula","dim":1,"coordinates":[0]},"input":"add","layers":[)";
+    const std::string layer = R"({"heads":[{"score":{"kind":"dot","Q":[[0]],"K":[[1]]},)"
+                              R"("value":{"kind":"linear","V":[[1]]}}],"update":{"kind":"affine","W":[[0,1]]}})";
+    constexpr int L = 25000;
+    for (int k = 0; k < L; ++k) text += (k ? "," : "") + layer;
+    text += R"(],"readout":{"kind":"threshold","w":[1],"t":"1/2"}})";
+    struct reset_guard {
+        ~reset_guard() { numeric::reset_limits(); }
+    } guard;
+    numeric::set_limit(numeric::limit::layers, L);
+    const model::model<rational> m = model::parse_model(text, "deep.json");
+    for (const char* input : {"1011", "0111"}) {
+        const model::input_sequence x = model::parse_input(m, input);
+        const auto out = attention::hard_forward_exact(m, x, ctx);
+        INFO(input);
+        REQUIRE(out.y == model::vec<rational>{rational(input[0] == '1' ? 1 : 0)});
+        // Every layer of the last position is exact; the trace holds them all.
+        const auto traced = attention::hard_forward_exact(m, x, ctx, true);
+        REQUIRE(traced.trace->y.size() == static_cast<std::size_t>(L) + 1);
+        REQUIRE(traced.y == out.y);
     }
 }

@@ -73,7 +73,7 @@ template <class S> void run_both(const soft_instance& in, const numeric::context
     auto keys = convert_rows<S>(in.keys, ctx);
     auto values = convert_rows<S>(in.values, ctx);
     auto q = model::convert<S>(in.query, ctx);
-    attention::detail::soft_rows<S> rows(keys, values, ctx);
+    attention::soft_rows<S> rows(keys, values, ctx);
     kernel = rows.row(q, &kernel_w);
     model::vec<S> again = rows.row(q, nullptr); // scratch reuse gives the same answer
     REQUIRE(again.size() == kernel.size());
@@ -192,7 +192,7 @@ TEST_CASE("the certified double soft rows of several queries over one pass equal
           "one, and the row from per-row sums encloses the exact row",
           "[attention][soft]") {
     using numeric::dinterval;
-    using rows_t = attention::detail::soft_rows<dinterval>;
+    using rows_t = attention::soft_rows<dinterval>;
     const numeric::context ctx{53};
     for (std::uint64_t seed = 1; seed <= 6; ++seed) {
         for (std::size_t n : {1, 5, 64, 67, 200}) {

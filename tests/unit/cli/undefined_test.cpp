@@ -27,7 +27,6 @@
 #include <sstream>
 
 using namespace attnprop;
-using analysis::sweep_verdict;
 using numeric::arb_ball;
 using numeric::mpfr_real;
 using numeric::rational;
@@ -368,13 +367,13 @@ TEST_CASE("an influence sweep keeps and marks undefined rows, for balls, MPFR an
         REQUIRE(u.n_max_influence.empty());
         REQUIRE(std::isnan(u.max_influence_approx));
         REQUIRE_FALSE(u.cross_entropy);
-        REQUIRE(u.below_bound == analysis::comparison::not_applicable);
+        REQUIRE(u.below_bound == verdict::not_applicable);
         REQUIRE(u.precision == 128); // exactly 0: no escalation
         for (std::size_t t = 1; t < 3; ++t) {
             REQUIRE_FALSE(r.rows[t].undefined);
             REQUIRE_FALSE(r.rows[t].max_influence.empty());
         }
-        REQUIRE(r.verdict == sweep_verdict::undefined);
+        REQUIRE(r.verdict == verdict::undefined);
         REQUIRE_THAT(r.explanation, Catch::StartsWith("the model is undefined at n = 3: undefined at layer 1"));
         REQUIRE(r.fit_left_out == std::vector<long>{3});
         REQUIRE(is_indeterminate(r.influence_vanished));
@@ -401,17 +400,17 @@ TEST_CASE("an undefined ball row that precision may resolve is measured again up
     REQUIRE(r.rows.front().precision == 512);
     REQUIRE_THAT(*r.rows.front().undefined, Catch::Contains("the variance enclosure contains 0") &&
                                                 Catch::EndsWith("(not resolved up to 512 bits)"));
-    REQUIRE(r.verdict == sweep_verdict::undefined);
+    REQUIRE(r.verdict == verdict::undefined);
 }
 
 TEST_CASE("decide_sweep: undefined rows give undefined unless a rigorous failure was found",
           "[undefined][sweep]") {
-    auto defined_row = [](long n, double v, analysis::comparison c) {
+    auto defined_row = [](long n, double v, verdict c) {
         analysis::sweep_row r;
         r.n = n;
         r.max_influence_approx = v;
         r.below_bound = c;
-        r.below_posterior = analysis::comparison::below;
+        r.below_posterior = verdict::passed;
         return r;
     };
     analysis::sweep_row u;
@@ -420,25 +419,25 @@ TEST_CASE("decide_sweep: undefined rows give undefined unless a rigorous failure
     u.max_influence_approx = std::numeric_limits<double>::quiet_NaN();
     analysis::sweep_result r;
     for (const char* name : analysis::hypothesis_names) r.hypotheses.push_back({name, true, "constructed"});
-    r.rows = {defined_row(8, 0.5, analysis::comparison::below), u, defined_row(32, 0.125, analysis::comparison::below),
-              defined_row(64, 0.0625, analysis::comparison::below)};
+    r.rows = {defined_row(8, 0.5, verdict::passed), u, defined_row(32, 0.125, verdict::passed),
+              defined_row(64, 0.0625, verdict::passed)};
     analysis::decide_sweep(r);
-    REQUIRE(r.verdict == sweep_verdict::undefined);
+    REQUIRE(r.verdict == verdict::undefined);
     REQUIRE(r.explanation == "the model is undefined at n = 16: " + *u.undefined);
     REQUIRE(r.fit);
     REQUIRE(r.fit->points == 3);
     REQUIRE(r.fit_left_out == std::vector<long>{16});
-    REQUIRE(std::string(analysis::to_string(r.verdict)) == "undefined");
+    REQUIRE(std::string(word(r.verdict)) == "undefined");
     // A hypothesis failing does not outrank undefined: no verdict about vanishing.
     r.hypotheses.front().holds = false;
     analysis::decide_sweep(r);
-    REQUIRE(r.verdict == sweep_verdict::undefined);
+    REQUIRE(r.verdict == verdict::undefined);
     REQUIRE(is_indeterminate(r.influence_vanished));
     // A measurement certainly above its bound does.
     r.hypotheses.front().holds = true;
-    r.rows[2].below_bound = analysis::comparison::above;
+    r.rows[2].below_bound = verdict::failed;
     analysis::decide_sweep(r);
-    REQUIRE(r.verdict == sweep_verdict::fails);
+    REQUIRE(r.verdict == verdict::failed);
     REQUIRE_THAT(r.explanation, Catch::Contains("above its bound at n = 32") &&
                                     Catch::EndsWith("; the model is undefined at n = 16"));
     // No undefined row: nothing left out.
@@ -494,7 +493,7 @@ TEST_CASE("no SVG attnprop writes has a NaN or infinite coordinate; undefined ro
     opt.language = lang::language::parity; // a cross-entropy panel too
     INFO("seed " << opt.seed);
     const auto r = analysis::influence_sweep(m, opt);
-    REQUIRE(r.verdict == sweep_verdict::undefined);
+    REQUIRE(r.verdict == verdict::undefined);
     const fs::path dir = fresh_dir("report");
     report::influence_meta meta;
     meta.model_file = "soft-majority-ln0";

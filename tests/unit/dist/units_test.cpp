@@ -41,9 +41,9 @@ analysis::sweep_row full_row() {
     r.posterior_bound = "0.02";
     r.max_prob_change = "0.001";
     r.prob_bound = "0.375";
-    r.below_bound = analysis::comparison::below;
-    r.below_posterior = analysis::comparison::undecided;
-    r.prob_below_bound = analysis::comparison::above;
+    r.below_bound = verdict::passed;
+    r.below_posterior = verdict::undecided;
+    r.prob_below_bound = verdict::failed;
     r.n_max_lower = "0.78";
     r.n_max_upper = "0.80";
     r.max_influence_approx = 0.1 + 0.2; // not a short decimal
@@ -58,7 +58,7 @@ analysis::sweep_row full_row() {
     ce.accuracy = "0.97";
     ce.eta = "0.1";
     ce.floor_bits = "0.86";
-    ce.check = analysis::comparison::below;
+    ce.check = verdict::passed;
     ce.eta_zero_exactly = true;
     ce.mean_ce_approx = 1.0 / 3;
     r.cross_entropy = ce;
@@ -148,7 +148,7 @@ TEST_CASE("dist: a property's report crosses ranks with its counterexample", "[u
     CHECK(model::write_model(q.cx->shrunk.value.model) == model::write_model(p.cx->shrunk.value.model));
     CHECK(q.cx->shrunk.result.measured->detail == "slope -1.0");
     CHECK(q.cx->shrunk.result.sides_agree());
-    CHECK(q.cx->original.result.status() == runner::verdict::violated);
+    CHECK(q.cx->original.result.status() == runner::verdict::failed);
     CHECK(q.end.index() == p.end.index());
     CHECK(q.lengths == p.lengths);
     CHECK(q.cx->description == p.cx->description);

@@ -2,6 +2,7 @@
 // round trips, error messages with pointer and line:column, and the model.cpp helpers.
 
 #include "model/model_file.hpp"
+#include "numeric/limits.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -653,6 +654,11 @@ TEST_CASE("a hard model needs a positive inverse temperature where it is evaluat
     REQUIRE_THROWS_WITH(check_length(with("\"log(n) - log(3)\""), 3),
                         Catch::Contains("not certainly positive"));
     REQUIRE_THROWS_WITH(check_length(with("\"1/(n-3)\""), 3), Catch::Contains("no value"));
+    // Named like a reader's error: the file and the pointer of the beta.
+    REQUIRE_THROWS_WITH(check_length(with("-1"), 3),
+                        Catch::StartsWith("m.json: error: layer 1 head 1: hard attention ignores") &&
+                            Catch::EndsWith("(at /layers/0/heads/0/score/beta)"));
+    REQUIRE_THROWS_AS(check_length(with("-1"), 3), content_error);
 }
 
 TEST_CASE("numbers are exact", "[model_file]") {
@@ -942,7 +948,10 @@ TEST_CASE("layer errors", "[model_file][errors]") {
                      "a sparse entry is [row, column, value]", sc + "/Q/entries/0", "[0, 1]]");
     require_error_at(replaced(b, R"("Q": [[0, 0]])", R"("Q": {"rows": 1, "cols": 2})"),
                      "missing key 'entries'", sc + "/Q", R"({"rows")");
-    require_error_at(replaced(b, R"("Q": [[0, 0]])", R"("Q": {"identity": 100000})"), "too large",
+    require_error_at(replaced(b, R"("Q": [[0, 0]])", R"("Q": {"identity": 5000})"), "too large",
+                     sc + "/Q/identity", "5000");
+    require_error_at(replaced(b, R"("Q": [[0, 0]])", R"("Q": {"identity": 100000})"),
+                     "identity is 100000, above the limit width = 16384 coordinates",
                      sc + "/Q/identity", "100000");
     require_error_at(replaced(b, R"("Q": [[0, 0]])", R"("Q": {"identity": 2, "scale": 2, "x": 1})"),
                      "unknown key 'x'", sc + "/Q/x", "1}");
@@ -1278,8 +1287,8 @@ TEST_CASE("inputs are parsed and checked against the model", "[model]") {
         check_length(s, 5);
         FAIL("no error");
     } catch (const input_error& e) {
-        REQUIRE(std::string(e.what()) ==
-                "the model's positional table has 4 rows; an input of length n = 5 needs 5");
+        REQUIRE(std::string(e.what()) == "soft.json: error: the model's positional table has 4 "
+                                         "rows; an input of length n = 5 needs 5 (at /positional/rows)");
     }
     model<rational> h = parse_model(hard_model, "hard.json");
     REQUIRE(parse_input(h, "abc") == input_sequence{0, 1, 2, 3});
@@ -1303,6 +1312,108 @@ TEST_CASE("exact_blockers lists what exact rationals cannot evaluate", "[model]"
     REQUIRE(exact_blockers(parse_model(text, "m.json")) ==
             std::vector<std::string>{"positional coordinate 0: 'sin(i)'",
                                      "layer 1 head 1 value map: tanh"});
+}
+
+TEST_CASE("exact_blockers: the pointers, and require_exact names the file", "[model]") {
+    REQUIRE(exact_blocker_pointers(parse_model(hard_model, "hard.json")) ==
+            std::vector<std::string>{"/layers/0/update", "/layers/0/update"});
+    std::string text = replaced(first_model, R"([0, "[i==1]"])", R"x(["sin(i)", "[i==1]"])x");
+    const model<rational> m = parse_model(text, "m.json");
+    REQUIRE(exact_blocker_pointers(m) == std::vector<std::string>{"/positional/coordinates/0"});
+    REQUIRE_THROWS_WITH(require_exact(m, "the exact scalar cannot evaluate this model"),
+                        "m.json: error: the exact scalar cannot evaluate this model: positional "
+                        "coordinate 0: 'sin(i)' (at /positional/coordinates/0)");
+    REQUIRE_NOTHROW(require_exact(parse_model(first_model, "first.json"), "x"));
+}
+
+TEST_CASE("limits on layers, heads, mlp layers, widths and a file's numbers", "[model_file][limits]") {
+    struct reset_guard {
+        ~reset_guard() { numeric::reset_limits(); }
+    } guard;
+    auto error_of = [](const std::string& text) -> std::string {
+        try {
+            (void)parse_model(text, "m.json");
+        } catch (const model_file_error& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    // Layers and heads: counted at their arrays.
+    numeric::set_limit(numeric::limit::layers, 1);
+    const std::string open = "\"layers\": [";
+    const auto a = first_model.find(open) + open.size();
+    const auto b = first_model.find("\n  ],\n  \"readout\"");
+    const std::string one = first_model.substr(a, b - a);
+    const std::string two_layers = first_model.substr(0, a) + one + "," + one + first_model.substr(b);
+    CHECK_THAT(error_of(two_layers),
+               Catch::Contains("the model has 2 layers, above the limit layers = 1 layers") &&
+                   Catch::EndsWith("(at /layers)"));
+    numeric::reset_limits();
+    REQUIRE_NOTHROW(parse_model(two_layers, "m.json"));
+    numeric::set_limit(numeric::limit::heads, 1);
+    const std::string head = R"({
+          "score": {"kind": "dot", "Q": [[0, 0]], "q_bias": [1], "K": [[0, 1]]},
+          "value": {"kind": "linear", "V": [[1, 0]]}
+        })";
+    std::string two_heads = replaced(first_model, head, head + ", " + head);
+    two_heads = replaced(two_heads, R"("W": [[0, 0, 1], [0, 1, 0]])", R"("W": [[0, 0, 1, 0], [0, 1, 0, 0]])");
+    CHECK_THAT(error_of(two_heads), Catch::Contains("the layer has 2 heads, above the limit heads = 1") &&
+                                        Catch::EndsWith("(at /layers/0/heads)"));
+    numeric::reset_limits();
+    REQUIRE_NOTHROW(parse_model(two_heads, "m.json"));
+    // An mlp's layers.
+    numeric::set_limit(numeric::limit::mlp_layers, 1);
+    const std::string mlp = replaced(first_model, R"({"kind": "affine", "W": [[0, 0, 1], [0, 1, 0]]})",
+                                     R"({"kind": "mlp", "layers": [{"W": [[0, 0, 1], [0, 1, 0]], "activation": "relu"},
+                                         {"W": [[1, 0], [0, 1]], "activation": "identity"}]})");
+    CHECK_THAT(error_of(mlp), Catch::Contains("the mlp has 2 layers, above the limit mlp-layers = 1") &&
+                                  Catch::EndsWith("(at /layers/0/update/layers)"));
+    numeric::reset_limits();
+    REQUIRE_NOTHROW(parse_model(mlp, "m.json"));
+    // The width: d, and every dimension a file sets.
+    numeric::set_limit(numeric::limit::width, 1);
+    CHECK_THAT(error_of(first_model), Catch::Contains("d is 2, above the limit width = 1 coordinates") &&
+                                          Catch::EndsWith("(at /d)"));
+    numeric::reset_limits();
+    // A file's numbers: an identity of 2048 from a few bytes is 4 million numbers, over the
+    // 2^18 a small file may hold; refused at the matrix, before it is allocated.
+    const std::string identity = replaced(first_model, R"("V": [[1, 0]])", R"("V": {"identity": 2048})");
+    CHECK_THAT(error_of(identity),
+               Catch::Contains("the model holds more than 262144 numbers once read") &&
+                   Catch::Contains("above the limit model-numbers = 1 x the file's bytes, and at least 2^18 numbers") &&
+                   Catch::EndsWith("(at /layers/0/heads/0/value/V)"));
+    numeric::set_limit(numeric::limit::model_numbers, 16384);
+    CHECK_THAT(error_of(identity), Catch::Contains("V has 2048 columns")); // read, then checked
+    numeric::reset_limits();
+    // A 600 x 600 identity written densely (720 KB of text) reads; its canonical form as
+    // {"identity": 600} would hold 360 000 numbers in a few hundred bytes, more than 2^18, and
+    // would not read back: the writer then writes every matrix out in full.
+    std::string dense = "[";
+    for (int r = 0; r < 600; ++r) {
+        dense += r ? ",[" : "[";
+        for (int c = 0; c < 600; ++c) dense += (c ? "," : "") + std::string(r == c ? "1" : "0");
+        dense += "]";
+    }
+    dense += "]";
+    std::string big = replaced(first_model, R"("d": 2)", R"("d": 600)");
+    std::string zeros;
+    for (int c = 1; c < 600; ++c) zeros += ",0";
+    big = replaced(big, R"({"0": [0, 0], "1": [1, 0], "$": [0, 0]})",
+                   "{\"0\": [0" + zeros + "], \"1\": [1" + zeros + "], \"$\": [0" + zeros + "]}");
+    big = replaced(big, R"({"kind": "formula", "dim": 2, "coordinates": [0, "[i==1]"]})",
+                   R"({"kind": "formula", "dim": 600, "coordinates": {"1": "[i==1]"}})");
+    big = replaced(big, R"("Q": [[0, 0]])", R"("Q": )" + dense);
+    big = replaced(big, R"("q_bias": [1], "K": [[0, 1]])", R"("K": )" + dense);
+    big = replaced(big, R"("V": [[1, 0]])", R"("V": )" + dense);
+    big = replaced(big, R"({"kind": "affine", "W": [[0, 0, 1], [0, 1, 0]]})",
+                   R"({"kind": "graph", "nodes": [{"id": "o", "op": "slice", "in": "y", "from": 0, "to": 600}], "output": "o"})");
+    big = replaced(big, R"("w": [1, 0])", "\"w\": [1" + zeros + "]");
+    const model<rational> m = parse_model(big, "big.json");
+    const std::string written = write_model(m);
+    CHECK(written.find("\"identity\"") == std::string::npos);
+    const model<rational> back = parse_model(written, "big-canonical.json");
+    CHECK(write_model(back) == written);
+    CHECK(back.layers[0].heads[0].score.Q.W.data == m.layers[0].heads[0].score.Q.W.data);
 }
 
 TEST_CASE("gelu and erf: graph ops and MLP activations parse, evaluate and round-trip",

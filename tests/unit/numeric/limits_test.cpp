@@ -28,7 +28,7 @@ struct limits_reset {
 
 TEST_CASE("limits: names, defaults and NAME=VALUE", "[numeric][limits]") {
     limits_reset guard;
-    REQUIRE(limit_specs().size() == 6);
+    REQUIRE(limit_specs().size() == 11);
     for (const auto& sp : limit_specs()) {
         REQUIRE(&spec_of(sp.id) == &sp);
         REQUIRE(limit_value(sp.id) == sp.default_value);
@@ -52,6 +52,19 @@ TEST_CASE("limits: names, defaults and NAME=VALUE", "[numeric][limits]") {
     REQUIRE(limit_value(limit::exact_bits) == 1000);
     reset_limits();
     REQUIRE(limit_value(limit::exact_bits) == 65536);
+}
+
+TEST_CASE("limits: the budget of a model file's numbers", "[numeric][limits]") {
+    limits_reset guard;
+    // 2^18 numbers whatever the size; beyond, one number per byte of the file.
+    REQUIRE(model_numbers_budget(0) == (std::uint64_t{1} << 18));
+    REQUIRE(model_numbers_budget(1000) == (std::uint64_t{1} << 18));
+    REQUIRE(model_numbers_budget(std::uint64_t{1} << 20) == (std::uint64_t{1} << 20));
+    set_limit_text("model-numbers=16");
+    REQUIRE(model_numbers_budget(std::uint64_t{1} << 20) == (std::uint64_t{16} << 20));
+    // Saturates instead of wrapping.
+    set_limit_text("model-numbers=1T");
+    REQUIRE(model_numbers_budget(std::uint64_t{1} << 40) == ~std::uint64_t{0});
 }
 
 TEST_CASE("limits: the error names the value, the limit and how to raise it", "[numeric][limits]") {

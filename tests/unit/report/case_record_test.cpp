@@ -31,7 +31,7 @@ case_record sample_record() {
     c.scalar_kinds = {"exact", "ball"};
     c.precision = 128;
     c.precision_cap = 4096;
-    c.verdict = "violated";
+    c.verdict = verdict::failed;
     c.message = "changing x_1 changes the output";
     c.numbers = {{"y", "[1]"}, {"bound", std::nullopt}};
     c.shrink_steps = 5;
@@ -122,6 +122,11 @@ TEST_CASE("case record: written and read back through the one field table", "[re
               .scalar_kinds == std::vector<std::string>{"interval", "ball"});
     // A folder written before numbers_from existed: read, with an unknown source.
     CHECK(report::parse_case_record(with_member("numbers_from", ""), "case.json").numbers_from.empty());
+    // A folder written before the verdict words were one: holds and violated read as passed and
+    // failed (util/verdict.hpp), and are written back in the words of today.
+    CHECK(report::parse_case_record(with_member("verdict", "\"violated\""), "case.json").verdict == verdict::failed);
+    CHECK(report::parse_case_record(with_member("verdict", "\"holds\""), "case.json").verdict == verdict::passed);
+    CHECK(report::parse_case_record(with_member("verdict", "\"undecided\""), "case.json").verdict == verdict::undecided);
 }
 
 TEST_CASE("case record: a written folder is intact, an edited one is told apart", "[report][case]") {
@@ -211,7 +216,8 @@ TEST_CASE("case record: every malformed member is named with its place", "[repor
         {with_member("inputs", "[1]"), "expected string, got number (at /inputs/0)"},
         {with_member("n", "[3]"), "holds 1 lengths for 2 inputs (at /n)"},
         {with_member("n", "[4, 1]"), "n = 4 does not match input 0"},
-        {with_member("verdict", "\"passed\""), "unknown verdict \"passed\""},
+        {with_member("verdict", "\"not-applicable\""), "unknown verdict \"not-applicable\" (known: passed, failed, undecided, undefined)"},
+        {with_member("verdict", "\"below\""), "unknown verdict \"below\""},
         {with_member("scalar_kinds", "[\"quad\"]"), "unknown scalar kind \"quad\" (known: exact, double, mpfr, ball, interval) (at /scalar_kinds/0)"},
         {with_member("model", "\"../../etc/passwd\""), "is not a relative path inside the folder (at /model)"},
         {with_member("model", "\"/etc/passwd\""), "is not a relative path inside the folder"},

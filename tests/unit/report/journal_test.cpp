@@ -199,3 +199,38 @@ TEST_CASE("a continued journal drops its torn tail before the next record", "[re
     CHECK(slurp(p) == bytes);
     check_records(report::read_journal(p, format, fp).records, 3);
 }
+
+TEST_CASE("a journal that is a link is neither read nor appended through", "[report][journal]") {
+    const fs::path d = fresh_dir("link");
+    const fs::path elsewhere = d / "elsewhere.journal";
+    write_all(elsewhere);
+    const std::string before = slurp(elsewhere);
+    const fs::path p = d / "units.journal";
+    fs::create_symlink(elsewhere, p);
+    const report::journal_contents c = report::read_journal(p, format, fp);
+    CHECK(c.records.empty());
+    CHECK(c.valid_bytes == 0);
+    CHECK_THAT(c.note, Catch::Contains("is not a regular file (a symbolic link): not read, starting fresh"));
+    // Continuing a journal whose place became a link refuses (O_NOFOLLOW)...
+    CHECK_THROWS_WITH(report::journal_writer(p, format, fp, made_by(), 10),
+                      Catch::Contains("cannot write"));
+    // ...and a fresh journal replaces the link, leaving its target as it was.
+    {
+        report::journal_writer w(p, format, fp, made_by(), 0);
+        w.append(records()[0]);
+    }
+    CHECK_FALSE(fs::is_symlink(fs::symlink_status(p)));
+    CHECK(slurp(elsewhere) == before);
+    check_records(report::read_journal(p, format, fp).records, 1);
+    fs::remove_all(d);
+}
+
+TEST_CASE("a torn last record is told as a stop or a full disk", "[report][journal]") {
+    const fs::path d = fresh_dir("torn-note");
+    const fs::path p = d / "units.journal";
+    const auto [bytes, last] = write_all(p);
+    spit(p, bytes.substr(0, last + 7));
+    const report::journal_contents c = report::read_journal(p, format, fp);
+    CHECK_THAT(c.note, Catch::Contains("a run stopped while writing it, killed or out of disk space"));
+    fs::remove_all(d);
+}

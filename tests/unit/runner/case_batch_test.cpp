@@ -36,7 +36,7 @@ runner::property synthetic(std::string name, int discard_every, long fail_above,
     p.suite = "synthetic";
     p.name = std::move(name);
     p.statement = "a statement about x";
-    p.kinds = {"exact"};
+    p.kinds = runner::kinds_of<numeric::rational>();
     p.generator = [discard_every](const runner::run_config&) {
         return rc::gen::map(rc::gen::inRange(0, 1000), [discard_every](int x) {
             if (discard_every > 0 && x % discard_every == 0) throw rc::GenerationFailure("x is a multiple");

@@ -19,13 +19,13 @@ TEST_CASE("outcome: the status word of each alternative", "[runner][outcome]") {
 }
 
 TEST_CASE("outcome: a check_result's verdict is its alternative", "[runner][outcome]") {
-    REQUIRE(check_result{}.status() == verdict::holds);
-    REQUIRE(check_result::holds().status() == verdict::holds);
-    REQUIRE(check_result::violated("w").status() == verdict::violated);
+    REQUIRE(check_result{}.status() == verdict::passed);
+    REQUIRE(check_result::holds().status() == verdict::passed);
+    REQUIRE(check_result::violated("w").status() == verdict::failed);
     REQUIRE(is<outcomes::failed>(check_result::violated("w").result));
     REQUIRE(check_result::undecided("r").status() == verdict::undecided);
     REQUIRE(check_result::undefined("at layer 1").status() == verdict::undefined);
-    for (verdict v : {verdict::holds, verdict::violated, verdict::undecided, verdict::undefined})
+    for (verdict v : {verdict::passed, verdict::failed, verdict::undecided, verdict::undefined})
         REQUIRE(check_result::make(v, "m").status() == v);
 
     const check_result u = check_result::undecided("overlap");

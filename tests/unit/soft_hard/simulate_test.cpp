@@ -1,6 +1,6 @@
 // Exact score gaps, the certified leak bound and its propagation, the soft counterpart's
 // measurements, and the smallest certified temperature, on models with closed forms.
-#include "soft_influence/norms.hpp"
+#include "numeric/ball_bounds.hpp"
 #include "soft_hard/simulate.hpp"
 #include "attention/hard_exact.hpp"
 #include "model/model_file.hpp"
@@ -39,7 +39,7 @@ std::string one_at(long n, long p) {
     return w;
 }
 
-double up(const arb_ball& x) { return numeric::to_double(analysis::upper(x)); }
+double up(const arb_ball& x) { return numeric::to_double(numeric::upper(x)); }
 
 std::string replaced(std::string t, const std::string& from, const std::string& to) {
     const auto at = t.find(from);
@@ -80,9 +80,9 @@ TEST_CASE("the leak bound is the two-level closed form and is attained", "[analy
     // n = 10, t = 1, gamma = 1, beta = ln 9: r = 1, bound 1/2.
     const arb_ball beta = numeric::log(numeric::from_int<arb_ball>(9, ctx));
     const arb_ball b = analysis::leak_bound(10, 1, numeric::one<arb_ball>(ctx),
-                                            analysis::zero_point(128), beta, ctx);
+                                            numeric::zero_point(128), beta, ctx);
     REQUIRE(std::abs(up(b) - 0.5) < 1e-30);
-    REQUIRE(up(analysis::leak_bound(10, 10, std::nullopt, analysis::zero_point(128), beta, ctx)) == 0);
+    REQUIRE(up(analysis::leak_bound(10, 10, std::nullopt, numeric::zero_point(128), beta, ctx)) == 0);
     // A margin the perturbation can close: no bound (1).
     REQUIRE(up(analysis::leak_bound(10, 1, numeric::one<arb_ball>(ctx),
                                     numeric::from_rational<arb_ball>(rational(1, 2), ctx), beta,

@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-namespace attnprop::analysis::fold {
+namespace attnprop::attention::fold {
 
 /// K, the midpoints, the moved bound's partial sums and the per-row terms of the rows
 /// [i0, i0 + B) of a block (block_rows). Arrays "per head" are indexed [h n + i], "per head and
@@ -92,4 +92,4 @@ const kernel_set& baseline_kernels();
 /// The AVX2 set, or nullptr where it was not built or the processor lacks AVX2.
 const kernel_set* avx2_kernels();
 
-} // namespace attnprop::analysis::fold
+} // namespace attnprop::attention::fold

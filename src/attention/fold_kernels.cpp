@@ -9,8 +9,8 @@
 // Every kernel is a loop over the rows of a block with restrict-qualified pointers, in
 // functions that are not inlined (so the qualifiers hold): the loops vectorise. Per row the
 // operations and their order are those of a loop over one row's coordinates.
-#include "soft_influence/fold_kernels.hpp"
-#include "soft_influence/fold_math.hpp"
+#include "attention/fold_kernels.hpp"
+#include "attention/fold_math.hpp"
 
 #include <cstdint>
 
@@ -24,7 +24,7 @@
 #define ATTNPROP_FOLD_ISA baseline
 #endif
 
-namespace attnprop::analysis::fold {
+namespace attnprop::attention::fold {
 
 namespace ATTNPROP_FOLD_ISA {
 
@@ -313,12 +313,12 @@ const kernel_set set = {
 } // namespace ATTNPROP_FOLD_ISA
 
 #ifndef ATTNPROP_FOLD_AVX2
-} // namespace attnprop::analysis::fold
+} // namespace attnprop::attention::fold
 
 #include <cstdlib>
 #include <cstring>
 
-namespace attnprop::analysis::fold {
+namespace attnprop::attention::fold {
 
 #ifdef ATTNPROP_HAVE_AVX2_FOLD
 namespace avx2 {
@@ -348,4 +348,4 @@ const kernel_set& kernels() {
 
 #endif
 
-} // namespace attnprop::analysis::fold
+} // namespace attnprop::attention::fold

@@ -8,7 +8,7 @@
 
 #include <cstddef>
 
-namespace attnprop::analysis::fold {
+namespace attnprop::attention::fold {
 
 namespace {
 
@@ -143,4 +143,4 @@ template <bool Midpoint>
 
 } // namespace
 
-} // namespace attnprop::analysis::fold
+} // namespace attnprop::attention::fold

@@ -52,11 +52,9 @@
 #include <optional>
 #include <vector>
 
-namespace attnprop::attention::detail {
-template <numeric::ExpScalar S> class soft_rows;
-} // namespace attnprop::attention::detail
+namespace attnprop::attention {
 
-namespace attnprop::analysis {
+template <numeric::ExpScalar S> class soft_rows; // attention/soft.hpp
 
 /// Deliberate faults, for negative controls in tests only.
 enum class incremental_fault {
@@ -110,7 +108,7 @@ template <> inline constexpr bool incremental_raw_kernels<numeric::mpfr_real> = 
 /// intervals: L = 2 with an affine F_1, the folded rows of layer 1 on double midpoints with one
 /// a-priori radius per row and change (docs/scalars.md, "One-symbol changes in certified double
 /// intervals"), and layer 2 by the certified soft-attention row
-/// (attention::detail::soft_rows<dinterval>). Explicit specialisations of the *_interval
+/// (attention::soft_rows<dinterval>). Explicit specialisations of the *_interval
 /// members (declared below the class); other kinds have none.
 template <class S> inline constexpr bool incremental_interval_kernel = false;
 template <> inline constexpr bool incremental_interval_kernel<numeric::dinterval> = true;
@@ -242,6 +240,21 @@ private:
     };
     static constexpr bool raw_kernels = incremental_raw_kernels<S>;
     static constexpr bool interval_kernel = incremental_interval_kernel<S>;
+    /// The set-up's steps, in the constructor's order (incremental_setup.cpp): the memory of
+    /// the weight tables; the positions whose rows p the certified double kernel prepares;
+    /// layer 1 of x for head h (keys, values, every row's sums, the tables, the prepared rows
+    /// p), with the position being evaluated in `at_pos` (for the place of an undefined value);
+    /// the factors of every symbol pair (f_in add or concat); whether the raw MPFR kernels
+    /// apply; x's states y^(1) and y_n^(L), and A_h b_h of an affine F_1; the tabled entries'
+    /// growth factors.
+    void reserve_tables(std::size_t table_bytes);
+    std::vector<unsigned char> rows_to_prepare(const std::vector<std::size_t>* changed_positions);
+    void init_head(std::size_t h, const std::vector<unsigned char>& prepared_row,
+                   std::size_t& at_pos);
+    void init_ratios(std::size_t h);
+    void init_raw();
+    void init_states();
+    void init_table_growth();
     change prepare(std::size_t p, int a) const;
     /// y_i^(1) of the changed input (L = 1: i = n - 1 gives the output).
     model::vec<S> corrected_row(const change& ch, std::size_t i) const;
@@ -370,7 +383,7 @@ private:
     /// Certified double kernel, L = 2: per layer-1 head, the certified soft-attention row over
     /// x's keys and values (the constructor's rows; row p of a change with its key and value
     /// replaced), and changed()'s midpoints, radii and moved bounds of y'^(1).
-    mutable std::vector<std::shared_ptr<attention::detail::soft_rows<S>>> krows_;
+    mutable std::vector<std::shared_ptr<attention::soft_rows<S>>> krows_;
     mutable std::vector<double> ymid_work_, yrad_work_, moved_work_;
     /// Certified double kernel, L = 2: per layer-2 head, x's row n as the certified row's sums
     /// (the exponentials E_j, the shift, tau, zero_hi) and the constant q . b_K of its scores:
@@ -455,4 +468,4 @@ ATTNPROP_USER_KINDS(ATTNPROP_INCREMENTAL_SUPPORTS_EXTERN)
 #undef ATTNPROP_INCREMENTAL_EXTERN
 #undef ATTNPROP_INCREMENTAL_SUPPORTS_EXTERN
 
-} // namespace attnprop::analysis
+} // namespace attnprop::attention

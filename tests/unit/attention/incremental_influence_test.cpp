@@ -4,15 +4,15 @@
 // (relative to max(1, |value|)), every Arb-256 ball contains the MPFR-512 forward and
 // incremental values and stays narrow, double agrees to 1e-9. Negative controls: updates that
 // forget the old term or the rank-1 correction of the other rows fail the same comparison.
-// Profiles: automatic takes incremental for L <= 2 and naive for L = 3; method incremental
-// throws for L = 3.
-#include "soft_influence/incremental_influence.hpp"
+#include "attention/incremental_influence.hpp"
 #include "soft_influence/bounds.hpp"
+#include "soft_influence/posterior.hpp"
 #include "soft_influence/influence.hpp"
 #include "attention/soft.hpp"
 #include "gen/generators.hpp"
 #include "model/model_file.hpp"
-#include "hand_model.hpp"
+#include "../soft_influence/hand_model.hpp"
+#include "incremental_models.hpp"
 
 #include <catch2/catch.hpp>
 #include <rapidcheck.h>
@@ -27,9 +27,14 @@
 #include <vector>
 
 using namespace attnprop;
+using test::affine_model;
+using test::bundled;
+using test::close;
 using test::hand_model;
-using analysis::incremental_fault;
-using analysis::incremental_influence;
+using test::pow2_inverse;
+using test::random_input;
+using attention::incremental_fault;
+using attention::incremental_influence;
 using model::vec;
 using numeric::arb_ball;
 using numeric::mpfr_real;
@@ -39,25 +44,6 @@ namespace {
 
 const numeric::context ctx256{256};
 const numeric::context ctx512{512};
-
-model::model<rational> bundled(const std::string& name) {
-    return model::read_model_file(std::string(ATTNPROP_MODELS_DIR) + "/" + name + ".json");
-}
-
-rational pow2_inverse(int k) {
-    rational t = 1;
-    for (int i = 0; i < k; ++i) t /= 2;
-    return t;
-}
-
-/// |a - b| <= tol * max(1, |b|), exactly in rationals.
-bool close(const mpfr_real& a, const mpfr_real& b, const rational& tol) {
-    const rational qa = numeric::to_rational(a), qb = numeric::to_rational(b);
-    const rational diff = numeric::abs(rational(qa - qb));
-    rational scale = numeric::abs(qb);
-    if (scale < 1) scale = 1;
-    return diff <= tol * scale;
-}
 
 /// The outcome of comparing every changed input of one model and input.
 struct comparison {
@@ -73,7 +59,7 @@ struct comparison {
 comparison compare_all(const model::model<rational>& m, const model::input_sequence& x,
                        incremental_fault fault = incremental_fault::none, bool with_ball = true,
                        bool with_double = true,
-                       std::size_t table_bytes = analysis::default_table_bytes) {
+                       std::size_t table_bytes = attention::default_table_bytes) {
     comparison out;
     const auto m256 = model::to_scalar<mpfr_real>(m, ctx256);
     const auto m512 = model::to_scalar<mpfr_real>(m, ctx512);
@@ -135,16 +121,6 @@ comparison compare_all(const model::model<rational>& m, const model::input_seque
     return out;
 }
 
-model::input_sequence random_input(const model::model<rational>& m, std::size_t n,
-                                   std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    const auto sigma = static_cast<std::uint64_t>(m.sigma.symbols.size());
-    model::input_sequence x(n);
-    for (auto& s : x) s = static_cast<int>(rng() % sigma);
-    x.back() = m.sigma.eos_index();
-    return x;
-}
-
 model::model<rational> random_model(std::uint64_t seed, int max_layers) {
     gen::soft_bounds sb;
     sb.max_layers = max_layers;
@@ -154,47 +130,6 @@ model::model<rational> random_model(std::uint64_t seed, int max_layers) {
     return gen::soft_model(sb)(rc::Random(seed), size).value();
 }
 
-
-/// A random soft model with affine updates F(y, b) = W (y, b_1, b_2) + c (the folded path of
-/// the kernel): d = 4, two heads of width 2, weights k/den (den = 8 unless given) with k
-/// uniform in [-4, 4], positional
-/// coordinates i/n and (-1)^i, concatenated input. The query weights are multiplied by
-/// q_scale (a large one makes attention nearly hard, so that changing the dominant key of a row
-/// trips the cancellation guard).
-std::string affine_model(std::uint64_t seed, int layers, int q_scale = 1, int den = 8) {
-    std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<int> k(-4, 4);
-    auto num = [&](int scale) {
-        return "\"" + std::to_string(scale * k(rng)) + "/" + std::to_string(den) + "\"";
-    };
-    auto mat = [&](int rows, int cols, int scale = 1) {
-        std::string s = "[";
-        for (int r = 0; r < rows; ++r) {
-            s += r ? ", [" : "[";
-            for (int c = 0; c < cols; ++c) s += (c ? ", " : "") + num(scale);
-            s += "]";
-        }
-        return s + "]";
-    };
-    auto head = [&] {
-        return R"({"score": {"kind": "dot", "Q": )" + mat(2, 4, q_scale) + R"(, "K": )" + mat(2, 4) +
-               R"(}, "value": {"kind": "linear", "V": )" + mat(2, 4) + "}}";
-    };
-    std::string all;
-    for (int l = 0; l < layers; ++l) {
-        std::string h1 = head(), h2 = head(), w = mat(4, 8), b = mat(1, 4);
-        all += std::string(l ? ", " : "") + R"({"heads": [)" + h1 + ", " + h2 +
-               R"(], "update": {"kind": "affine", "W": )" + w + R"(, "b": )" +
-               b.substr(1, b.size() - 2) + "}}";
-    }
-    return R"({"format": "attnprop-model", "version": 1, "name": "affine", "attention": "soft",
-      "alphabet": ["0", "1"], "eos": "$", "d": 4,
-      "token_embedding": {"0": [1, 0], "1": [-1, 1], "$": [0, 2]},
-      "positional": {"kind": "formula", "dim": 2, "coordinates": ["i/n", "(-1)^i"]},
-      "input": "concat", "layers": [)" +
-           all + R"(],
-      "readout": {"kind": "softmax", "symbols": ["a", "b"], "W": [[1, 0, 0, 0], [0, 1, 0, 0]]}})";
-}
 
 /// The random affine-update models of the certified double kernel's tests (L = 2): seeds 1 to 4,
 /// each with dyadic weights (k/8), weights with no double value (k/7) and nearly hard attention
@@ -265,7 +200,7 @@ TEST_CASE("the raw MPFR kernel runs the folded L = 2 changes, with and without w
     CHECK(inc.stats().raw_changes == x.size() - 1);
     CHECK(inc.stats().rank1_rows > 0);
     CHECK(untabled.stats().raw_changes == x.size() - 1);
-    for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
+    for (std::size_t table : {std::size_t{0}, attention::default_table_bytes}) {
         INFO("table bytes " << table);
         const auto r = compare_all(plain, x, incremental_fault::none, false, false, table);
         INFO(r.first_failure);
@@ -439,8 +374,8 @@ incremental_influence<numeric::dinterval>
 constructed_without_row_bound(const model::model<numeric::dinterval>& md, const model::input_sequence& x,
                               std::size_t table) {
     struct drop_guard {
-        drop_guard() { attention::detail::soft_rows<numeric::dinterval>::drop_error_bound_for_testing() = true; }
-        ~drop_guard() { attention::detail::soft_rows<numeric::dinterval>::drop_error_bound_for_testing() = false; }
+        drop_guard() { attention::soft_rows<numeric::dinterval>::drop_error_bound_for_testing() = true; }
+        ~drop_guard() { attention::soft_rows<numeric::dinterval>::drop_error_bound_for_testing() = false; }
     } guard;
     return incremental_influence<numeric::dinterval>(md, x, numeric::context{53}, incremental_fault::none,
                                                      table);
@@ -458,7 +393,7 @@ TEST_CASE("the certified double kernel encloses the MPFR-512 values of every cha
     for_each_affine_case([&](std::uint64_t seed, int q_scale, int den,
                              const model::model<rational>& m,
                              const model::model<numeric::dinterval>& md) {
-        for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
+        for (std::size_t table : {std::size_t{0}, attention::default_table_bytes}) {
             const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
             INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den
                          << ", table bytes " << table << ", input "
@@ -595,9 +530,9 @@ TEST_CASE("the certified double kernel prepares row p of every change in its con
         // Every position prepared (the default), none, and six.
         const incremental_influence<numeric::dinterval> all(md, x, ctx53);
         const incremental_influence<numeric::dinterval> direct(
-            md, x, ctx53, incremental_fault::none, analysis::default_table_bytes, &none);
+            md, x, ctx53, incremental_fault::none, attention::default_table_bytes, &none);
         const incremental_influence<numeric::dinterval> six(
-            md, x, ctx53, incremental_fault::none, analysis::default_table_bytes, &some);
+            md, x, ctx53, incremental_fault::none, attention::default_table_bytes, &some);
         const auto rp_all = row_p_heads_check(m, x, all);
         const auto rp_direct = row_p_heads_check(m, x, direct);
         const auto rp_six = row_p_heads_check(m, x, six);
@@ -621,7 +556,7 @@ TEST_CASE("the certified double kernel prepares row p of every change in its con
         const incremental_influence<numeric::dinterval> all_dropped(
             md, x, ctx53, incremental_fault::drop_row_p_bound);
         const incremental_influence<numeric::dinterval> direct_dropped(
-            md, x, ctx53, incremental_fault::drop_row_p_bound, analysis::default_table_bytes,
+            md, x, ctx53, incremental_fault::drop_row_p_bound, attention::default_table_bytes,
             &none);
         const auto d_all = row_p_heads_check(m, x, all_dropped);
         const auto d_direct = row_p_heads_check(m, x, direct_dropped);
@@ -656,7 +591,7 @@ TEST_CASE("the certified double kernel's weights of the pair bound bound the MPF
     for_each_affine_case([&](std::uint64_t seed, int q_scale, int den,
                              const model::model<rational>& m,
                              const model::model<numeric::dinterval>& md) {
-        for (std::size_t table : {std::size_t{0}, analysis::default_table_bytes}) {
+        for (std::size_t table : {std::size_t{0}, attention::default_table_bytes}) {
             const auto x = random_input(m, 17, seed * 7 + static_cast<std::uint64_t>(den));
             INFO("seed " << seed << ", Q scale " << q_scale << ", weights k/" << den
                          << ", table bytes " << table << ", input "
@@ -991,7 +926,7 @@ TEST_CASE("the certified double kernel gives the same intervals with and without
         const auto x = random_input(m, 17, seed);
         INFO("seed " << seed << ", input " << model::format_input(m.sigma, x));
         const incremental_influence<numeric::dinterval> tabled(md, x, ctx53, incremental_fault::none,
-                                                               analysis::default_table_bytes);
+                                                               attention::default_table_bytes);
         const incremental_influence<numeric::dinterval> untabled(md, x, ctx53, incremental_fault::none, 0);
         REQUIRE(tabled.tabled());
         REQUIRE_FALSE(untabled.tabled());
@@ -1003,33 +938,6 @@ TEST_CASE("the certified double kernel gives the same intervals with and without
                 REQUIRE(std::memcmp(&a[c], &b[c], sizeof a[c]) == 0);
             }
         }
-    }
-}
-
-TEST_CASE("the certified double profile encloses the MPFR-512 profile",
-          "[analysis][influence][incremental]") {
-    const numeric::context ctx53{53};
-    const auto m = model::parse_model(affine_model(5, 2, 1, 7), "affine.json");
-    const auto x = random_input(m, 24, 5);
-    INFO("input " << model::format_input(m.sigma, x));
-    analysis::influence_options opt;
-    opt.posterior = true;
-    const auto pd = analysis::influence_profile_of(model::to_scalar<numeric::dinterval>(m, ctx53), m,
-                                                   x, ctx53, opt);
-    analysis::influence_options naive;
-    naive.method = analysis::influence_method::naive;
-    const auto pm = analysis::influence_profile_of(model::to_scalar<mpfr_real>(m, ctx512), m, x,
-                                                   ctx512, naive);
-    REQUIRE(pd.method == analysis::influence_method::incremental);
-    REQUIRE(pd.pairs.size() == pm.pairs.size());
-    for (std::size_t k = 0; k < pd.pairs.size(); ++k) {
-        INFO("pair " << k);
-        REQUIRE(pd.pairs[k].position == pm.pairs[k].position);
-        REQUIRE(numeric::contains(pd.pairs[k].dy, pm.pairs[k].dy));
-        REQUIRE(numeric::contains(*pd.pairs[k].dp_max, *pm.pairs[k].dp_max));
-        REQUIRE(pd.pairs[k].posterior);
-        // The a-posteriori bound bounds the change.
-        REQUIRE(numeric::to_double(pm.pairs[k].dy) <= numeric::to_double(*pd.pairs[k].posterior));
     }
 }
 
@@ -1099,85 +1007,9 @@ TEST_CASE("the same comparison detects a broken incremental update (negative con
                       .mpfr_ok);
 }
 
-TEST_CASE("influence profiles: automatic takes incremental for L <= 2, naive for L = 3",
-          "[analysis][influence][incremental]") {
-    for (int layers = 1; layers <= 3; ++layers) {
-        const auto m = model::parse_model(hand_model(layers), "hand.json");
-        const auto mm = model::to_scalar<mpfr_real>(m, ctx256);
-        const auto x = model::parse_input(m, "0110100");
-        INFO("layers " << layers);
-        analysis::influence_options naive;
-        naive.method = analysis::influence_method::naive;
-        const auto ref = analysis::influence_profile_of(mm, m, x, ctx256, naive);
-        REQUIRE(ref.method == analysis::influence_method::naive);
-        const auto aut = analysis::influence_profile_of(mm, m, x, ctx256);
-        analysis::influence_options inc;
-        inc.method = analysis::influence_method::incremental;
-        if (layers == 3) {
-            REQUIRE_FALSE(analysis::incremental_applies(m));
-            REQUIRE(aut.method == analysis::influence_method::naive);
-            REQUIRE_THROWS_AS(analysis::influence_profile_of(mm, m, x, ctx256, inc),
-                              std::invalid_argument);
-            continue;
-        }
-        REQUIRE(analysis::incremental_applies(m));
-        REQUIRE(aut.method == analysis::influence_method::incremental);
-        REQUIRE(aut.pairs.size() == ref.pairs.size());
-        const rational tol = pow2_inverse(200);
-        for (std::size_t k = 0; k < ref.pairs.size(); ++k) {
-            INFO("pair " << k);
-            REQUIRE(aut.pairs[k].position == ref.pairs[k].position);
-            REQUIRE(close(aut.pairs[k].dy, ref.pairs[k].dy, tol));
-            REQUIRE(close(*aut.pairs[k].dp_max, *ref.pairs[k].dp_max, tol));
-        }
-        // The a-posteriori bound: automatic takes incremental (posterior_cache from x's trace
-        // and each change's states); the naive method computes it from two traces. Both are
-        // sound, and the cached one is at most the naive one (its top cap reads row n only).
-        const auto mb = model::to_scalar<arb_ball>(m, ctx256);
-        analysis::influence_options post;
-        post.posterior = true;
-        const auto cached = analysis::influence_profile_of(mb, m, x, ctx256, post);
-        REQUIRE(cached.method == analysis::influence_method::incremental);
-        post.method = analysis::influence_method::naive;
-        const auto traced = analysis::influence_profile_of(mb, m, x, ctx256, post);
-        REQUIRE(traced.method == analysis::influence_method::naive);
-        REQUIRE(cached.pairs.size() == traced.pairs.size());
-        for (std::size_t k = 0; k < cached.pairs.size(); ++k) {
-            INFO("pair " << k);
-            REQUIRE(cached.pairs[k].posterior);
-            REQUIRE(traced.pairs[k].posterior);
-            const arb_ball& c = *cached.pairs[k].posterior;
-            const arb_ball& t = *traced.pairs[k].posterior;
-            REQUIRE(numeric::compare(cached.pairs[k].dy, c) != numeric::order::greater);
-            REQUIRE(arf_cmp(arb_midref(c.raw()), arb_midref(t.raw())) <= 0);
-        }
-    }
-}
-
-TEST_CASE("automatic weighs the work: a few changes on a long uniform-layer-1 input go naive",
-          "[analysis][influence][incremental]") {
-    // cc-parity's layer 1 is uniform: a pass costs O(n), the incremental set-up O(n^2).
-    const auto m = bundled("cc-parity");
-    const auto mm = model::to_scalar<mpfr_real>(m, ctx256);
-    const auto x = random_input(m, 2000, 99);
-    analysis::influence_options few;
-    few.positions = {0, 1998};
-    const auto a = analysis::influence_profile_of(mm, m, x, ctx256, few);
-    REQUIRE(a.method == analysis::influence_method::naive);
-    few.method = analysis::influence_method::incremental;
-    const auto b = analysis::influence_profile_of(mm, m, x, ctx256, few);
-    REQUIRE(b.method == analysis::influence_method::incremental);
-    const rational tol = pow2_inverse(200);
-    for (std::size_t k = 0; k < a.pairs.size(); ++k) REQUIRE(close(a.pairs[k].dy, b.pairs[k].dy, tol));
-    // The whole profile of a short input stays incremental.
-    const auto y = random_input(m, 64, 98);
-    REQUIRE(analysis::influence_profile_of(mm, m, y, ctx256).method ==
-            analysis::influence_method::incremental);
-}
-
 TEST_CASE("the compact MPFR table gives back every value it stores", "[analysis][incremental]") {
     const long prec = 256;
-    analysis::detail::mpfr_table table(3, 4, prec);
+    attention::detail::mpfr_table table(3, 4, prec);
     std::vector<mpfr_real> values;
     std::mt19937_64 rng(11);
     for (int k = 0; k < 12; ++k) {

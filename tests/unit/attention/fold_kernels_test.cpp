@@ -1,8 +1,8 @@
-// The fold's block kernels (soft_influence/fold_kernels.hpp): the AVX2 set gives the baseline
+// The fold's block kernels (attention/fold_kernels.hpp): the AVX2 set gives the baseline
 // set's bits (NaN as NaN) on random and special inputs (zeros, subnormals, infinities, NaN,
 // huge values), for block sizes up to the capacity; the simple kernels match a loop written out
 // here.
-#include "soft_influence/fold_kernels.hpp"
+#include "attention/fold_kernels.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-namespace fold = attnprop::analysis::fold;
+namespace fold = attnprop::attention::fold;
 
 namespace {
 

@@ -1,0 +1,116 @@
+#pragma once
+/// @file attention_kind.hpp
+/// The attention kinds (docs/theory.md, "The models") as a closed set with one registry: the
+/// enum, and one row of facts per kind that answers every question the rest of attnprop asks
+/// about a kind (how a head's weights come from its scores, the tie rule, whether the kind is
+/// exact over the rationals, which theorems and analyses apply, the model file's name, whether
+/// an incremental one-symbol-change kernel exists). Code outside this file and the kernels of
+/// src/attention/ asks these questions and never compares kinds (tests/attention_kinds.sh
+/// checks it); a switch over attention_kind has no default branch, so the compiler names every
+/// place a new kind must be handled (docs/architecture.md, "Adding an attention kind").
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace attnprop::model {
+
+/// Hard (unique-hard): weight 1 on the leftmost position attaining the maximal score. Soft:
+/// softmax. Average-hard: weight 1/t on each of the t positions attaining the maximal score
+/// (ties decided exactly, as for hard).
+enum class attention_kind { hard, soft, average_hard };
+
+/// How a head's weights come from a row's scores.
+enum class weighting {
+    maximal_score, ///< weight only on keys attaining the maximal score (attention::hard_forward)
+    normaliser,    ///< every key weighted by a normaliser of the scores (attention::soft_forward)
+};
+
+/// Which keys attaining the maximal score a maximal-score kind weighs.
+enum class tie_rule {
+    leftmost, ///< weight 1 on the smallest such position
+    average,  ///< weight 1/t on each of the t such positions
+    none,     ///< a normaliser: no maximal set is selected
+};
+
+/// The facts of one attention kind.
+struct attention_kind_info {
+    attention_kind kind;
+    /// The model file's spelling ("attention": "hard"), also the name messages and reports use.
+    std::string_view name;
+    weighting weights;
+    tie_rule ties;
+    /// The tie rule in words, for messages ("weighs every maximal position"); empty for
+    /// leftmost and none.
+    std::string_view ties_in_words;
+    /// Exact over the rationals: the weights of exact scores are exact rationals, so the exact
+    /// scalar evaluates the kind (when the maps allow it). Otherwise `needs` says what it needs
+    /// (an exact blocker's words: "softmax needs exp").
+    bool exact;
+    std::string_view needs;
+    /// Hahn's Theorem 1 (docs/theory.md): the restriction builder and its certificate,
+    /// `attnprop restrict`, the properties of model_requirement::hard and the double
+    /// disagreement search take the kind. Unique-hard only: the restriction argument is about
+    /// the leftmost maximal score.
+    bool hard_limit;
+    /// Hahn's soft-attention lemma: the influence profiles, the sweep across n, the worst-case
+    /// searches, the differential one-symbol change, the properties of
+    /// model_requirement::soft, and the bound's hypotheses as stated (`attnprop bound` reads
+    /// any other kind by its softmax counterpart and says so).
+    bool soft_influence;
+    /// Soft attention simulating hard attention: `attnprop simulate` and analysis::score_gaps
+    /// take the kind as the hard source whose soft counterpart is compared with it.
+    bool simulate_source;
+    /// attention::incremental_influence (one-symbol changes by updated softmax sums) exists for
+    /// the kind; otherwise an influence profile recomputes every changed input (the generic
+    /// path).
+    bool incremental;
+};
+
+/// The registry: one row per kind, in the enum's order (checked below; the unit test of the
+/// registry checks that every enumerator has its row).
+inline constexpr std::array<attention_kind_info, 3> attention_kinds{{
+    {attention_kind::hard, "hard", weighting::maximal_score, tie_rule::leftmost, "",
+     /*exact=*/true, "", /*hard_limit=*/true, /*soft_influence=*/false,
+     /*simulate_source=*/true, /*incremental=*/false},
+    {attention_kind::soft, "soft", weighting::normaliser, tie_rule::none, "",
+     /*exact=*/false, "softmax needs exp", /*hard_limit=*/false, /*soft_influence=*/true,
+     /*simulate_source=*/false, /*incremental=*/true},
+    {attention_kind::average_hard, "average-hard", weighting::maximal_score, tie_rule::average,
+     "weighs every maximal position",
+     /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,
+     /*simulate_source=*/true, /*incremental=*/false},
+}};
+
+static_assert([] {
+    for (std::size_t k = 0; k < attention_kinds.size(); ++k)
+        if (attention_kinds[k].kind != static_cast<attention_kind>(k)) return false;
+    return true;
+}(), "attention_kinds: one row per kind, in the enum's order");
+
+/// The facts of a kind.
+constexpr const attention_kind_info& info(attention_kind k) {
+    return attention_kinds[static_cast<std::size_t>(k)];
+}
+
+/// "hard", "soft", "average-hard" (the model file's spelling).
+constexpr const char* to_string(attention_kind k) { return info(k).name.data(); }
+
+/// Whether the kind selects keys by the maximal score (hard or average-hard) rather than
+/// weighting every key by a normaliser.
+constexpr bool selects_maximum(attention_kind k) {
+    return info(k).weights == weighting::maximal_score;
+}
+
+/// Whether a maximal-score kind averages the values of every maximal key (average-hard).
+constexpr bool averages_ties(attention_kind k) { return info(k).ties == tie_rule::average; }
+
+/// The kind a model file names, or std::nullopt.
+std::optional<attention_kind> parse_attention_kind(std::string_view name);
+
+/// Every kind's file name for messages: "'hard', 'soft' or 'average-hard'".
+std::string attention_kind_names();
+
+} // namespace attnprop::model

@@ -1,0 +1,123 @@
+// The registry of attention kinds (model/attention_kind.hpp): every enumerator of
+// model::attention_kind has its row, found at compile time (a kind added to the enum without a
+// row does not compile here), the rows' facts agree with each other, and the model file's
+// names round-trip. The recipe of docs/architecture.md, "Adding an attention kind", rests on
+// this: every other question about a kind goes through the registry (tests/attention_kinds.sh).
+#include "model/attention_kind.hpp"
+#include "model/model_file.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+
+using namespace attnprop;
+using model::attention_kind;
+
+namespace {
+
+/// Whether the value V of the enum is one of its enumerators: GCC and Clang print a template
+/// argument of enumeration type as its name when it has one ("... V = attnprop::model::
+/// attention_kind::soft]") and as a cast otherwise ("... V = (attnprop::model::
+/// attention_kind)3]").
+template <attention_kind V> constexpr bool is_enumerator() {
+    constexpr std::string_view f = __PRETTY_FUNCTION__;
+    constexpr std::string_view tag = "V = ";
+    constexpr auto at = f.find(tag);
+    static_assert(at != std::string_view::npos, "unexpected __PRETTY_FUNCTION__ format");
+    return f[at + tag.size()] != '(';
+}
+
+/// How many of the values 0 .. 63 are enumerators (the enum's values are consecutive from 0:
+/// an enumerator is the first value that is not one).
+template <std::size_t... I> constexpr std::size_t count_enumerators(std::index_sequence<I...>) {
+    return (std::size_t{0} + ... + (is_enumerator<static_cast<attention_kind>(I)>() ? 1 : 0));
+}
+template <std::size_t... I> constexpr bool consecutive(std::index_sequence<I...>) {
+    constexpr std::size_t n = count_enumerators(std::index_sequence<I...>{});
+    return ((is_enumerator<static_cast<attention_kind>(I)>() == (I < n)) && ...);
+}
+
+constexpr std::size_t enumerators = count_enumerators(std::make_index_sequence<64>{});
+static_assert(consecutive(std::make_index_sequence<64>{}),
+              "attention_kind's values are consecutive from 0 (the registry is indexed by them)");
+// The negative control of the enumeration itself: a value past the last enumerator is no
+// enumerator, the first one is.
+static_assert(is_enumerator<attention_kind::hard>());
+static_assert(!is_enumerator<static_cast<attention_kind>(63)>());
+// Every enumerator has its row (and no row is left over).
+static_assert(enumerators == model::attention_kinds.size(),
+              "a kind of model::attention_kind has no row in model::attention_kinds");
+
+} // namespace
+
+TEST_CASE("the attention-kind registry has one row per enumerator, in the enum's order",
+          "[model][attention_kind]") {
+    REQUIRE(enumerators == 3);
+    REQUIRE(model::attention_kinds.size() == enumerators);
+    for (std::size_t k = 0; k < model::attention_kinds.size(); ++k) {
+        const auto kind = static_cast<attention_kind>(k);
+        INFO("kind " << k << " (" << model::to_string(kind) << ")");
+        REQUIRE(model::info(kind).kind == kind);
+        REQUIRE(&model::info(kind) == &model::attention_kinds[k]);
+    }
+}
+
+TEST_CASE("the attention kinds' facts agree with each other", "[model][attention_kind]") {
+    for (const auto& a : model::attention_kinds) {
+        INFO(a.name);
+        REQUIRE_FALSE(a.name.empty());
+        // A maximal-score kind has a tie rule, a normaliser none.
+        REQUIRE((a.weights == model::weighting::maximal_score) ==
+                (a.ties != model::tie_rule::none));
+        REQUIRE(model::selects_maximum(a.kind) == (a.weights == model::weighting::maximal_score));
+        REQUIRE(model::averages_ties(a.kind) == (a.ties == model::tie_rule::average));
+        // What a kind that is not exact needs is said, and only then.
+        REQUIRE(a.exact == a.needs.empty());
+        // The words of a tie rule, for every rule but the leftmost one and none.
+        REQUIRE(a.ties_in_words.empty() ==
+                (a.ties == model::tie_rule::leftmost || a.ties == model::tie_rule::none));
+        // Hahn's Theorem 1 is about the leftmost maximal score; the soft-attention lemma, the
+        // incremental kernel and the simulate comparison's soft side about a normaliser
+        // (softmax), simulate's source about a maximal-score kind.
+        if (a.hard_limit) REQUIRE(a.ties == model::tie_rule::leftmost);
+        if (a.hard_limit) REQUIRE(a.exact);
+        if (a.soft_influence) REQUIRE(a.weights == model::weighting::normaliser);
+        if (a.incremental) REQUIRE(a.soft_influence);
+        if (a.simulate_source) REQUIRE(a.weights == model::weighting::maximal_score);
+    }
+    // Today's three kinds, fact by fact.
+    using model::info;
+    REQUIRE(info(attention_kind::hard).hard_limit);
+    REQUIRE_FALSE(info(attention_kind::average_hard).hard_limit);
+    REQUIRE_FALSE(info(attention_kind::soft).hard_limit);
+    REQUIRE(info(attention_kind::soft).soft_influence);
+    REQUIRE(info(attention_kind::soft).incremental);
+    REQUIRE_FALSE(info(attention_kind::soft).exact);
+    REQUIRE(info(attention_kind::hard).simulate_source);
+    REQUIRE(info(attention_kind::average_hard).simulate_source);
+    REQUIRE(info(attention_kind::average_hard).ties_in_words == "weighs every maximal position");
+}
+
+TEST_CASE("the model file's attention names round-trip through the registry",
+          "[model][attention_kind]") {
+    for (const auto& a : model::attention_kinds) {
+        REQUIRE(model::parse_attention_kind(a.name) == a.kind);
+        REQUIRE(std::string(model::to_string(a.kind)) == a.name);
+    }
+    REQUIRE(std::string(model::to_string(attention_kind::average_hard)) == "average-hard");
+    REQUIRE_FALSE(model::parse_attention_kind("Hard"));
+    REQUIRE_FALSE(model::parse_attention_kind("average_hard"));
+    REQUIRE_FALSE(model::parse_attention_kind(""));
+    REQUIRE(model::attention_kind_names() == "'hard', 'soft' or 'average-hard'");
+    // The reader's message lists every name.
+    const std::string text = R"({"format": "attnprop-model", "version": 1, "name": "m",
+        "attention": "sparse", "alphabet": ["0"], "eos": "$", "d": 1,
+        "token_embedding": {"0": [0], "$": [1]}, "input": "add", "layers": [],
+        "readout": {"kind": "threshold", "w": [1], "t": 0}})";
+    REQUIRE_THROWS_WITH(model::parse_model(text, "m.json"),
+                        Catch::Contains("attention must be 'hard', 'soft' or 'average-hard', "
+                                        "got 'sparse'"));
+}
