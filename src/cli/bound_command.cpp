@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "model/json.hpp"
 #include "model/model_file.hpp"
+#include "report/text_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -66,21 +67,9 @@ std::string to_text(const bound_report& r, std::size_t heads_max, std::size_t d)
                             text_number(l.nu), text_number(l.c), text_number(l.alpha),
                             text_number(l.beta), text_number(l.Delta), text_number(l.term)});
         }
-        std::vector<std::size_t> w(head.size());
-        for (std::size_t c = 0; c < head.size(); ++c) {
-            w[c] = head[c].size();
-            for (const auto& row : rows) w[c] = std::max(w[c], row[c].size());
-        }
         os << "per layer (alpha_k at n = " << r.n << "; term_k = beta_k Delta_{k-1} prod_{l>k} "
            << "alpha_l, summing to K(n)):\n";
-        auto line = [&](const std::vector<std::string>& cells) {
-            os << " ";
-            for (std::size_t c = 0; c < cells.size(); ++c)
-                os << " " << std::right << std::setw(static_cast<int>(w[c])) << cells[c];
-            os << "\n";
-        };
-        line(head);
-        for (const auto& row : rows) line(row);
+        report::write_text_table(os, head, rows, report::column_align::right);
     }
     os << "\n";
     if (r.K) {
@@ -202,19 +191,7 @@ std::string every_input_text(const every_input_report& e, const bound_report& r)
                             analysis::bound_decimal(b.n_influence), eta ? analysis::bound_decimal(*eta) : "-",
                             eta && std::isfinite(*eta) ? ce_floor_text(*eta) : "-", e.hahn[t]});
         }
-        std::vector<std::size_t> w(head.size());
-        for (std::size_t c = 0; c < head.size(); ++c) {
-            w[c] = head[c].size();
-            for (const auto& row : rows) w[c] = std::max(w[c], row[c].size());
-        }
-        auto line = [&](const std::vector<std::string>& cells) {
-            os << " ";
-            for (std::size_t c = 0; c < cells.size(); ++c)
-                os << " " << std::left << std::setw(static_cast<int>(w[c])) << cells[c];
-            os << "\n";
-        };
-        line(head);
-        for (const auto& row : rows) line(row);
+        report::write_text_table(os, head, rows);
         for (const auto& b : e.per_n)
             if (!b.reason.empty()) os << "  n = " << b.lengths.lo << ": " << b.reason << "\n";
     }

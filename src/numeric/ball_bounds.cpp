@@ -54,13 +54,16 @@ arb_ball min_upper(const arb_ball& a, const arb_ball& b) {
     return arf_cmp(arb_midref(ua.raw()), arb_midref(ub.raw())) <= 0 ? ua : ub;
 }
 
-std::string upper_decimal(const arb_ball& x, int digits) {
-    arb_ball u = upper(x);
-    if (!finite(u)) return "inf";
-    if (arf_is_zero(arb_midref(u.raw()))) return "0";
+namespace {
+
+/// The decimal of an endpoint `e` of a ball (upper(x) or lower(x)) with `digits` significant
+/// digits, rounded away from the ball (`up`: the printed decimal is >= e, else <= e).
+std::string endpoint_decimal(const arb_ball& e, int digits, bool up) {
+    if (!finite(e)) return up ? "inf" : "-inf";
+    if (arf_is_zero(arb_midref(e.raw()))) return "0";
     mpfr_t r;
     mpfr_init2(r, 64);
-    arf_get_mpfr(r, arb_midref(u.raw()), MPFR_RNDU);
+    arf_get_mpfr(r, arb_midref(e.raw()), up ? MPFR_RNDU : MPFR_RNDD);
     if (mpfr_inf_p(r)) {
         const bool positive = mpfr_sgn(r) > 0;
         mpfr_clear(r);
@@ -68,33 +71,18 @@ std::string upper_decimal(const arb_ball& x, int digits) {
     }
     char* buf = nullptr;
     const int d = std::clamp(digits, 1, 40);
-    // %Rg with upward rounding: the printed decimal is >= the value.
-    mpfr_asprintf(&buf, "%.*RUg", d, r);
+    // %Rg with directed rounding: the printed decimal lies on the safe side of the endpoint.
+    mpfr_asprintf(&buf, up ? "%.*RUg" : "%.*RDg", d, r);
     std::string out(buf);
     mpfr_free_str(buf);
     mpfr_clear(r);
     return out;
 }
 
-std::string lower_decimal(const arb_ball& x, int digits) {
-    arb_ball l = lower(x);
-    if (!finite(l)) return "-inf";
-    if (arf_is_zero(arb_midref(l.raw()))) return "0";
-    mpfr_t r;
-    mpfr_init2(r, 64);
-    arf_get_mpfr(r, arb_midref(l.raw()), MPFR_RNDD);
-    if (mpfr_inf_p(r)) {
-        const bool positive = mpfr_sgn(r) > 0;
-        mpfr_clear(r);
-        return positive ? "inf" : "-inf";
-    }
-    char* buf = nullptr;
-    const int d = std::clamp(digits, 1, 40);
-    mpfr_asprintf(&buf, "%.*RDg", d, r);
-    std::string out(buf);
-    mpfr_free_str(buf);
-    mpfr_clear(r);
-    return out;
-}
+} // namespace
+
+std::string upper_decimal(const arb_ball& x, int digits) { return endpoint_decimal(upper(x), digits, true); }
+
+std::string lower_decimal(const arb_ball& x, int digits) { return endpoint_decimal(lower(x), digits, false); }
 
 } // namespace attnprop::numeric

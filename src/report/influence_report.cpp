@@ -3,6 +3,7 @@
 #include "model/model_file.hpp"
 #include "report/case_record.hpp"
 #include "report/files.hpp"
+#include "report/text_table.hpp"
 #include "report/plot.hpp"
 #include "report/sha256.hpp"
 
@@ -352,19 +353,7 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
                         row.posterior_bound.value_or("-"), row.certified_bound.value_or("-"),
                         row.max_prob_change.value_or("-"), vs});
     }
-    std::vector<std::size_t> w(head.size());
-    for (std::size_t c = 0; c < head.size(); ++c) {
-        w[c] = head[c].size();
-        for (const auto& row : rows) w[c] = std::max(w[c], row[c].size());
-    }
-    auto line = [&](const std::vector<std::string>& cells) {
-        os << " ";
-        for (std::size_t c = 0; c < cells.size(); ++c)
-            os << " " << std::left << std::setw(static_cast<int>(w[c])) << cells[c];
-        os << "\n";
-    };
-    line(head);
-    for (const auto& row : rows) line(row);
+    write_text_table(os, head, rows);
     os << "  (vs bounds: a-priori K(n)/n / a-posteriori pair bound / probability bound / the bound over "
           "every input of length n)\n";
     for (const auto& row : r.rows)

@@ -4,6 +4,7 @@
 #include "soft_influence/cross_entropy.hpp"
 #include "soft_influence/sweep.hpp"
 #include "model/model_file.hpp"
+#include "sweep_fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -17,19 +18,8 @@ using namespace attnprop;
 
 namespace {
 
-model::model<numeric::rational> bundled(const std::string& name) {
-    return model::read_model_file(std::string(ATTNPROP_MODELS_DIR) + "/" + name + ".json");
-}
-
-analysis::sweep_options small(std::vector<long> ns, std::uint64_t seed = 11) {
-    analysis::sweep_options o;
-    o.ns = std::move(ns);
-    o.inputs = 2;
-    o.positions = 4;
-    o.seed = seed;
-    o.threads = 1;
-    return o;
-}
+using test::bundled;
+using test::small;
 
 /// models/soft-recency-2dyck.json: a next-closing-bracket predictor that satisfies every
 /// hypothesis (eos attends with score 8 i/n; value [x_j = (] - [x_j = [] into the logit of ")").

@@ -7,6 +7,7 @@
 #include "model/json.hpp"
 #include "model/model_file.hpp"
 #include "report/influence_report.hpp"
+#include "sweep_fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -20,19 +21,8 @@ using namespace attnprop;
 
 namespace {
 
-model::model<numeric::rational> bundled(const std::string& name) {
-    return model::read_model_file(std::string(ATTNPROP_MODELS_DIR) + "/" + name + ".json");
-}
-
-analysis::sweep_options small(std::vector<long> ns, std::uint64_t seed = 11) {
-    analysis::sweep_options o;
-    o.ns = std::move(ns);
-    o.inputs = 2;
-    o.positions = 4;
-    o.seed = seed;
-    o.threads = 1;
-    return o;
-}
+using test::bundled;
+using test::small;
 
 std::vector<analysis::hypothesis_result> all_hold() {
     std::vector<analysis::hypothesis_result> h;

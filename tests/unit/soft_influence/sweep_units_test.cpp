@@ -5,6 +5,7 @@
 #include "model/json.hpp"
 #include "model/model_file.hpp"
 #include "report/influence_report.hpp"
+#include "sweep_fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -18,19 +19,8 @@ using namespace attnprop;
 
 namespace {
 
-model::model<numeric::rational> bundled(const std::string& name) {
-    return model::read_model_file(std::string(ATTNPROP_MODELS_DIR) + "/" + name + ".json");
-}
-
-analysis::sweep_options small(std::vector<long> ns, std::uint64_t seed = 11) {
-    analysis::sweep_options o;
-    o.ns = std::move(ns);
-    o.inputs = 2;
-    o.positions = 4;
-    o.seed = seed;
-    o.threads = 1;
-    return o;
-}
+using test::bundled;
+using test::small;
 
 /// The row at n measured unit by unit as the distributed sweep does (each unit alone, last unit
 /// first, with `threads` threads), attempt after attempt up to the first that decides it.
