@@ -169,7 +169,9 @@ check_result every_input_check(const test_case& c, const numeric::context& ctx, 
         } catch (const numeric::undefined_error&) {
             mm = measure(mb, ch, ctx, cache_b); // intervals too wide: balls
         }
-        for (const auto& [kind, b] : bounds) {
+        for (const auto& entry : bounds) {
+            const auto& kind = entry.first;
+            const auto& b = entry.second; // not a structured binding: clang 14 cannot capture one
             auto judge = [&](const measured& v) {
                 std::vector<std::pair<const char*, numeric::order>> out;
                 if (std::isfinite(b.n_influence))
