@@ -13,6 +13,8 @@
 #include "report/bound_report.hpp"
 #include "report/influence_report.hpp"
 #include "report/overlay.hpp"
+#include "report/restrict_report.hpp"
+#include "report/simulate_report.hpp"
 #include "soft_influence/sweep.hpp"
 #include "util/precondition.hpp"
 
@@ -151,9 +153,17 @@ auto compute(F&& f, std::shared_ptr<py::object> pending = nullptr) -> decltype(f
 // ---------------------------------------------------------------------------------------------
 // Models.
 
+/// The models of an installation the package belongs to (PREFIX/share/attnprop/models), set by
+/// the package; empty in the build tree.
+std::string package_models_dir;
+
+/// Where bundled names are looked up, as on the command line ($ATTNPROP_MODELS_DIR, the source
+/// tree's models/, the installed ones), with the package's installation first after the
+/// variable: an installed module finds its own models wherever it was installed.
 std::vector<fs::path> model_dirs() {
     std::vector<fs::path> dirs;
     if (const char* env = std::getenv("ATTNPROP_MODELS_DIR"); env && *env) dirs.emplace_back(env);
+    if (!package_models_dir.empty()) dirs.emplace_back(package_models_dir);
     dirs.emplace_back(ATTNPROP_MODELS_DIR);
     dirs.emplace_back(ATTNPROP_INSTALLED_MODELS_DIR);
     return dirs;
@@ -346,6 +356,102 @@ std::pair<std::string, std::string> influence(const py_model& pm, const std::vec
     return {json::dump(report::influence_to_json(r, meta), 2), report::influence_to_text(r, meta)};
 }
 
+std::pair<std::string, std::string> simulate(const py_model& pm, const std::vector<std::string>& betas,
+                                             const std::vector<long>& ns_in,
+                                             const std::vector<std::string>& patterns, bool cube,
+                                             int inputs, std::uint64_t seed, long precision,
+                                             long precision_cap, bool interval, bool every_input,
+                                             const std::string& out, py::object progress) {
+    report::simulate_request q;
+    q.betas = betas;
+    q.ns = lengths(ns_in);
+    q.patterns = patterns;
+    q.cube = cube;
+    q.random_inputs = inputs;
+    q.seed = seed;
+    q.precision = precision;
+    q.precision_cap = precision_cap;
+    q.interval = interval;
+    q.every_input = every_input;
+    auto pending = std::make_shared<py::object>();
+    const py::object* callback = &progress;
+    py::object* raised = pending.get();
+    if (!progress.is_none()) {
+        q.on_length = [callback, raised](long n) {
+            py::gil_scoped_acquire gil;
+            if (*raised) return;
+            try {
+                (*callback)(n);
+            } catch (py::error_already_set& e) {
+                *raised = e.value();
+                numeric::request_stop();
+            }
+        };
+    }
+    const report::simulate_run run = compute(
+        [&] {
+            numeric::require_working_precision(precision);
+            // Between lengths, a stop (Ctrl-C, the callback's exception) ends the run.
+            auto stop_between = q.on_length;
+            q.on_length = [stop_between](long n) {
+                if (stop_between) stop_between(n);
+                numeric::throw_if_stop_requested();
+            };
+            report::simulate_run r = report::run_simulate(*pm.m, q);
+            if (!out.empty()) report::write_simulate_report(out, r);
+            return r;
+        },
+        pending);
+    json::value j = report::simulate_to_json(run);
+    j.set("findings", json::value::number(static_cast<long long>(report::findings(run))));
+    return {json::dump(j, 2), report::simulate_to_text(run)};
+}
+
+std::pair<std::string, std::string> restrict_runs(const py_model& pm, const std::vector<long>& ns_in,
+                                                  const std::string& free_fraction,
+                                                  const std::string& language, std::uint64_t seed,
+                                                  int trials, int samples, bool fan_out, int threads,
+                                                  const std::string& out) {
+    report::restrict_request q;
+    q.ns = lengths(ns_in);
+    if (q.ns.empty()) throw py::value_error("n: give at least one length");
+    std::string err;
+    const auto c = numeric::parse_rational(free_fraction, &err);
+    if (!c) throw py::value_error("free_fraction: '" + free_fraction + "' is not a number");
+    q.free_fraction = *c;
+    if (!language.empty()) {
+        q.language = lang::parse_language(language);
+        if (!q.language)
+            throw py::value_error("unknown language '" + language +
+                                  "' (known: parity, 1dyck, 2dyck, first, contains-one, majority)");
+    }
+    q.seed = seed;
+    q.trials = trials;
+    q.samples = samples;
+    q.fan_out = fan_out;
+    q.threads = threads;
+    const std::vector<report::restrict_run> runs = compute([&] {
+        report::check_restrict(*pm.m, q);
+        std::vector<report::restrict_run> rs;
+        for (long n : q.ns) {
+            numeric::throw_if_stop_requested();
+            rs.push_back(report::run_restrict_length(*pm.m, q, n));
+        }
+        if (!out.empty()) report::write_restrict_sweep(out, *pm.m, rs);
+        return rs;
+    });
+    json::value j = json::value::object();
+    j.set("model", json::value::string(pm.m->name));
+    json::value arr = json::value::array();
+    std::string text;
+    for (const auto& r : runs) {
+        arr.push_back(report::restrict_to_json(*pm.m, r));
+        text += report::restrict_to_text(*pm.m, r);
+    }
+    j.set("runs", std::move(arr));
+    return {json::dump(j, 2), text};
+}
+
 std::pair<std::vector<std::string>, std::vector<std::string>>
 plot(const std::vector<std::string>& dirs, const std::string& out, const std::string& stem,
      const std::string& title, bool caption, double width) {
@@ -377,6 +483,7 @@ PYBIND11_MODULE(_core, mod) {
         undefined_class = py::object();
         limit_class = py::object();
     }));
+    mod.def("set_package_models_dir", [](std::string dir) { package_models_dir = std::move(dir); });
     mod.def("bundled", &bundled, "The bundled models: (name, path) pairs, by name");
     mod.def("scalar_names", [] { return numeric::choice_names(true); });
 
@@ -400,6 +507,13 @@ PYBIND11_MODULE(_core, mod) {
     mod.def("influence", &influence, py::arg("model"), py::arg("n"), py::arg("inputs"),
             py::arg("positions"), py::arg("language"), py::arg("precision"), py::arg("precision_cap"),
             py::arg("scalar"), py::arg("seed"), py::arg("threads"), py::arg("out"), py::arg("progress"));
+    mod.def("simulate", &simulate, py::arg("model"), py::arg("betas"), py::arg("n"), py::arg("patterns"),
+            py::arg("cube"), py::arg("inputs"), py::arg("seed"), py::arg("precision"),
+            py::arg("precision_cap"), py::arg("interval"), py::arg("every_input"), py::arg("out"),
+            py::arg("progress"));
+    mod.def("restrict", &restrict_runs, py::arg("model"), py::arg("n"), py::arg("free_fraction"),
+            py::arg("language"), py::arg("seed"), py::arg("trials"), py::arg("samples"),
+            py::arg("fan_out"), py::arg("threads"), py::arg("out"));
     mod.def("plot", &plot, py::arg("dirs"), py::arg("out"), py::arg("name"), py::arg("title"),
             py::arg("caption"), py::arg("width"));
 }

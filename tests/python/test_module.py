@@ -203,6 +203,54 @@ class Reports(unittest.TestCase):
         self.assertEqual(str(cm.exception), "at n = 16")
 
 
+class Simulate(unittest.TestCase):
+    def test_simulate_is_the_cli_document(self):
+        seen = []
+        rep = attnprop.load("hard-first-one-position").simulate("100", [16, 64], progress=seen.append)
+        self.assertEqual(seen, [16, 64])
+        self.assertEqual(rep["findings"], 0)
+        with support.TempDir() as tmp:
+            code, doc, err = cli_json("simulate", "--model", "hard-first-one-position", "--beta", "100",
+                                      "--n", "16,64", "--json", "--out", os.path.join(tmp, "s"))
+        self.assertEqual(code, 0, err)
+        for key in ("provenance", "report_dir"):
+            doc.pop(key, None)
+        mine = dict(rep)
+        mine.pop("findings")
+        self.assertEqual(mine, doc)
+
+    def test_simulate_refusals_have_the_cli_messages(self):
+        with self.assertRaises(attnprop.Error) as cm:
+            attnprop.load("cc-first").simulate("4", [16])
+        self.assertIn("simulate needs a hard or average-hard model", str(cm.exception))
+        with self.assertRaises(attnprop.Error) as cm:
+            attnprop.load("hard-contains-one").simulate("log(n)-1", [2, 16])
+        code, msg = cli_message("simulate", "--model", "hard-contains-one", "--beta", "log(n)-1", "--n", "2,16")
+        self.assertEqual(code, 2)
+        self.assertEqual(str(cm.exception), msg)
+
+
+class Restrict(unittest.TestCase):
+    def test_restrict_runs_are_the_cli_documents(self):
+        rep = attnprop.load("hard-parity-attempt").restrict([16, 32], language="parity", samples=8)
+        self.assertEqual([r["n"] for r in rep["runs"]], [16, 32])
+        for run in rep["runs"]:
+            with support.TempDir() as tmp:
+                code, doc, err = cli_json("restrict", "--model", "hard-parity-attempt", "--n", str(run["n"]),
+                                          "--language", "parity", "--samples", "8", "--json",
+                                          "--out", os.path.join(tmp, "r"))
+            self.assertIn(code, (0, 1), err)
+            doc.pop("report_dir", None)
+            self.assertEqual(run, doc)
+
+    def test_restrict_refuses_a_soft_model(self):
+        with self.assertRaises(attnprop.Error) as cm:
+            attnprop.load("cc-parity").restrict([16])
+        code, msg = cli_message("restrict", "--model", "cc-parity", "--n", "16")
+        self.assertEqual(code, 2)
+        self.assertEqual(str(cm.exception), msg)
+
+
 class Runtime(unittest.TestCase):
     LONG = dict(n=[256, 512, 1024, 2048, 4096], inputs=8, positions="all", threads=1)
 

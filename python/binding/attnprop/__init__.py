@@ -21,11 +21,13 @@ import decimal
 import fractions
 import html
 import json
+import os
 
 from . import _core
 
 __all__ = ["Error", "UndefinedError", "LimitError", "Interval", "Model", "Evaluation", "Report",
-           "InfluenceReport", "load", "models", "scalars", "evaluate", "bound", "influence", "plot"]
+           "InfluenceReport", "load", "models", "scalars", "evaluate", "bound", "influence", "simulate",
+           "restrict", "plot"]
 
 
 class Error(ValueError):
@@ -41,6 +43,13 @@ class LimitError(Error):
 
 
 _core.set_errors(Error, UndefinedError, LimitError)
+
+# Installed as PREFIX/share/attnprop/python/attnprop: the installation's models are
+# PREFIX/share/attnprop/models.
+_installed_models = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "..", "..", "models"))
+if os.path.basename(os.path.dirname(_installed_models)) == "attnprop" and os.path.isdir(_installed_models):
+    _core.set_package_models_dir(_installed_models)
 
 
 class Interval:
@@ -274,6 +283,33 @@ class Model:
                                     cap, scalar, seed, threads, str(out) if out else "", cb)
         return InfluenceReport(json.loads(doc), text)
 
+    def simulate(self, beta, n, patterns=(), cube=False, inputs=None, seed=1, precision=128,
+                 precision_cap=4096, interval=False, every_input=True, out=None, progress=None):
+        """A hard or average-hard model against its soft counterpart at the inverse temperatures
+        ``beta`` (a formula in n, or a list of them) (``attnprop simulate``). ``inputs``: random
+        inputs per n (default 4, or 0 with ``patterns`` or ``cube``); ``out``: a folder for the
+        report and its figures (leak, and the smallest certified β against n); ``progress``:
+        called with each n when it is done. The report's ``findings`` counts measured values
+        certainly above their certified bound (the command's exit 1)."""
+        betas = [beta] if isinstance(beta, str) else [str(b) for b in beta]
+        patterns = [patterns] if isinstance(patterns, str) else list(patterns)
+        if inputs is None:
+            inputs = 4 if not patterns and not cube else 0
+        doc, text = _core.simulate(self._core, betas, _lengths(n), patterns, cube, inputs, seed,
+                                   precision, precision_cap, interval, every_input,
+                                   str(out) if out else "", progress)
+        return Report(json.loads(doc), text)
+
+    def restrict(self, n, free_fraction="1/2", language=None, seed=1, trials=0, samples=32,
+                 fan_out=False, threads=0, out=None):
+        """Hahn's restriction of a hard model (``attnprop restrict``) at each length of ``n``:
+        the report's ``runs`` hold, per n, what ``restrict --json`` prints (the restriction,
+        its certificate, the language's counterexample). ``out``: a folder for the sweep's
+        report and figure."""
+        doc, text = _core.restrict(self._core, _lengths(n), str(free_fraction), language or "", seed,
+                                   trials, samples, fan_out, threads, str(out) if out else "")
+        return Report(json.loads(doc), text)
+
     def __repr__(self):
         return "<attnprop.Model %s: %s attention, alphabet %s, d = %d, %d layers>" % (
             self.name, self.attention, "".join(self.alphabet), self.d, self.layers)
@@ -319,8 +355,17 @@ def plot(dirs, out, name="influence", title="", caption=False, width=640):
     shared axes, one colour per folder, written as OUT/NAME.svg, .pdf and .png with report.md
     (title, verdicts, notes) beside them. Returns the paths written; a PDF or PNG the renderer
     (rsvg-convert) could not make is named in ``report.md`` and left out."""
-    import os
     if isinstance(dirs, (str, os.PathLike)):
         dirs = [dirs]
     files, _notes = _core.plot([str(d) for d in dirs], str(out), name, title, caption, width)
     return [os.path.join(str(out), f) for f in files]
+
+
+def simulate(model, beta, n, **kw):
+    """``load(model).simulate(beta, n, **kw)``."""
+    return load(model).simulate(beta, n, **kw)
+
+
+def restrict(model, n, **kw):
+    """``load(model).restrict(n, **kw)``."""
+    return load(model).restrict(n, **kw)
