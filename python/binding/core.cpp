@@ -15,6 +15,7 @@
 #include "report/overlay.hpp"
 #include "report/restrict_report.hpp"
 #include "report/simulate_report.hpp"
+#include "soft_influence/all_inputs.hpp"
 #include "soft_influence/sweep.hpp"
 #include "util/precondition.hpp"
 
@@ -299,7 +300,7 @@ std::pair<std::string, std::string> influence(const py_model& pm, const std::vec
                                               std::size_t inputs, std::size_t positions,
                                               const std::string& language, long precision,
                                               long precision_cap, const std::string& scalar,
-                                              std::uint64_t seed, unsigned threads,
+                                              std::uint64_t seed, unsigned threads, bool every_input,
                                               const std::string& out, py::object progress) {
     analysis::sweep_options o;
     o.ns = lengths(ns_in);
@@ -349,6 +350,15 @@ std::pair<std::string, std::string> influence(const py_model& pm, const std::vec
             meta.fingerprint = report::influence_fingerprint(model::write_model(*pm.m), o);
             meta.options = o;
             analysis::sweep_result res = analysis::influence_sweep(*pm.m, o);
+            // The bounds over every input at each measured n, as the command adds them; a stop
+            // during them leaves the rows without them (and the call raises).
+            if (every_input && !res.rows.empty() && !numeric::stop_requested()) {
+                try {
+                    (void)analysis::add_every_input_bounds(*pm.m, res, analysis::all_inputs_options{},
+                                                           o.slope_tolerance);
+                } catch (const numeric::interrupted_error&) {
+                }
+            }
             if (!out.empty()) report::write_influence_report(out, res, meta);
             return res;
         },
@@ -402,9 +412,7 @@ std::pair<std::string, std::string> simulate(const py_model& pm, const std::vect
             return r;
         },
         pending);
-    json::value j = report::simulate_to_json(run);
-    j.set("findings", json::value::number(static_cast<long long>(report::findings(run))));
-    return {json::dump(j, 2), report::simulate_to_text(run)};
+    return {json::dump(report::simulate_to_json(run), 2), report::simulate_to_text(run)};
 }
 
 std::pair<std::string, std::string> restrict_runs(const py_model& pm, const std::vector<long>& ns_in,
@@ -506,7 +514,8 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("every_n"));
     mod.def("influence", &influence, py::arg("model"), py::arg("n"), py::arg("inputs"),
             py::arg("positions"), py::arg("language"), py::arg("precision"), py::arg("precision_cap"),
-            py::arg("scalar"), py::arg("seed"), py::arg("threads"), py::arg("out"), py::arg("progress"));
+            py::arg("scalar"), py::arg("seed"), py::arg("threads"), py::arg("every_input"), py::arg("out"),
+            py::arg("progress"));
     mod.def("simulate", &simulate, py::arg("model"), py::arg("betas"), py::arg("n"), py::arg("patterns"),
             py::arg("cube"), py::arg("inputs"), py::arg("seed"), py::arg("precision"),
             py::arg("precision_cap"), py::arg("interval"), py::arg("every_input"), py::arg("out"),

@@ -113,9 +113,13 @@ plot_figure overlay_figure(const std::vector<overlay_input>& in, const overlay_o
     pc.y_label = "1 − CE (bits)";
     pc.log_y = true;
     double nd_lo = std::numeric_limits<double>::infinity(), nd_hi = 0;
-    // The 1/n reference sits a factor 3 above the highest point at the smallest n of any
-    // folder, so that it runs beside the data instead of on it (a model with slope -1 would hide
-    // a reference through its own first point).
+    // The 1/n reference runs a factor 3 above the model whose fitted slope is closest to -1
+    // (the first one without slopes), beside its data instead of on it: a reference through a
+    // point of a model whose influence falls exactly like 1/n would hide under that model.
+    std::size_t anchor = 0;
+    for (std::size_t i = 0; i < in.size(); ++i)
+        if (in[i].slope && (!in[anchor].slope || std::fabs(*in[i].slope + 1) < std::fabs(*in[anchor].slope + 1)))
+            anchor = i;
     double ref_c = 0;
     long n_min = std::numeric_limits<long>::max(), n_max = 0;
     bool any_ce = false;
@@ -154,16 +158,16 @@ plot_figure overlay_figure(const std::vector<overlay_input>& in, const overlay_o
                 }
             }
         }
-        for (std::size_t t = 0; t < d.x.size(); ++t)
-            if (std::isfinite(d.y[t]) && static_cast<long>(d.x[t]) == s.rows.front().n)
-                ref_c = std::max(ref_c, d.y[t] * d.x[t]);
+        // The anchor's first drawable point.
+        for (std::size_t t = 0; i == anchor && ref_c == 0 && t < d.x.size(); ++t)
+            if (std::isfinite(d.y[t])) ref_c = d.y[t] * d.x[t];
         pa.series.push_back(d);
         pb.series.push_back(nd);
         if (!ce.x.empty()) pc.series.push_back(ce);
         if (!floor.x.empty()) pc.series.push_back(floor);
     }
     if (ref_c > 0 && n_max > n_min) {
-        plot_series ref{"∝ 1/n (reference, set above the data)", {}, {}, "#555555", plot_style::dashed, false};
+        plot_series ref{"∝ 1/n (reference)", {}, {}, "#555555", plot_style::dashed, false};
         for (double n : {static_cast<double>(n_min), static_cast<double>(n_max)}) {
             ref.x.push_back(n);
             ref.y.push_back(3 * ref_c / n);
@@ -180,7 +184,8 @@ plot_figure overlay_figure(const std::vector<overlay_input>& in, const overlay_o
     f.marked_x.assign(undefined_n.begin(), undefined_n.end());
 
     notes.push_back("(a) The largest change of y_n caused by changing one symbol, against n; the dashed grey "
-                    "line falls like 1/n (Lemma 5's rate), drawn a factor 3 above the data.");
+                    "line falls like 1/n (Lemma 5's rate), drawn a factor 3 above the first point of " +
+                    in[anchor].label + " (the fitted slope closest to −1).");
     notes.push_back(std::string("(b) n·Δ(n): bounded when the influence falls like 1/n.") +
                     (any_ce ? " (c) The mean cross-entropy's distance to chance (1 bit), 1 − CE; dashed, in the "
                               "model's colour: the bound its certified floor gives (1 − floor)."

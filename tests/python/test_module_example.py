@@ -42,7 +42,7 @@ class Example(unittest.TestCase):
         self.assertIn("cc-parity: passed", md)
         self.assertIn("cc-parity-ln0: not-applicable", md)
         self.assertIn("1 − CE (bits)", svg)
-        self.assertIn("∝ 1/n (reference, set above the data)", svg)
+        self.assertIn("∝ 1/n (reference)", svg)
         self.assertFalse(re.search(r"\b(nan|inf)\b", svg, re.I))
         self.assertTrue(any("progress" in l or "done" in l for l in lines))
 

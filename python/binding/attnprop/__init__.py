@@ -271,16 +271,18 @@ class Model:
         return Report(json.loads(doc), text)
 
     def influence(self, n, inputs=4, positions=8, language=None, precision=128,
-                  precision_cap=None, scalar="auto", seed=1, threads=0, out=None, progress=None):
+                  precision_cap=None, scalar="auto", seed=1, threads=0, every_input=True, out=None,
+                  progress=None):
         """The one-symbol influence across n (``attnprop influence``). ``positions``: a count or
-        "all"; ``language``: "parity", "2dyck", ...; ``out``: a folder to write the report into
+        "all"; ``language``: "parity", "2dyck", ...; ``every_input``: also the bounds over every
+        input of each n (as the command; ``--no-every-input``); ``out``: a folder to write the report into
         (report.json, report.md, influence.csv and the figures); ``progress``: called with each
         row (a dict) as soon as it is final."""
         pos = 0 if positions == "all" else int(positions)
         cap = precision if precision_cap is None else precision_cap
         cb = None if progress is None else (lambda row: progress(json.loads(row)))
         doc, text = _core.influence(self._core, _lengths(n), inputs, pos, language or "", precision,
-                                    cap, scalar, seed, threads, str(out) if out else "", cb)
+                                    cap, scalar, seed, threads, every_input, str(out) if out else "", cb)
         return InfluenceReport(json.loads(doc), text)
 
     def simulate(self, beta, n, patterns=(), cube=False, inputs=None, seed=1, precision=128,
