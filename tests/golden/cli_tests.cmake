@@ -454,7 +454,7 @@ attnprop_cli_test(format-help 0 "canonical form" format --help)
 
 # plot: influence report folders only; a folder without one, or of another command, is exit 2
 # with the file and the JSON pointer; never into another run's report folder.
-attnprop_cli_test(plot-help 0 "report folders of attnprop influence" plot --help)
+attnprop_cli_test(plot-help 0 "Report folders of attnprop influence" plot --help)
 attnprop_cli_test(plot-no-dir 2 "dirs is required" plot)
 attnprop_cli_test(plot-missing 2 "no-such-folder/report.json: error: an influence report folder holds report.json"
                   plot ${CMAKE_CURRENT_BINARY_DIR}/no-such-folder --out ${CMAKE_CURRENT_BINARY_DIR}/plot-missing)
