@@ -104,7 +104,6 @@ plot_figure overlay_figure(const std::vector<overlay_input>& in, const overlay_o
     plot_figure f;
     f.title = o.title;
     f.width = o.width;
-    f.say_log_scale = false;
     f.x_label = "n (input length, eos included)";
     plot_panel_spec pa, pb, pc;
     pa.y_label = "Δ(n), largest one-symbol change of y_n";

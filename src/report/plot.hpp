@@ -50,7 +50,7 @@ struct plot_reference {
 };
 
 struct plot_panel_spec {
-    std::string y_label;       ///< with its unit; " (log scale)" is appended on log axes
+    std::string y_label;       ///< with its unit
     bool log_y = false;
     std::vector<plot_series> series;
     std::vector<plot_reference> references;
@@ -63,11 +63,11 @@ struct plot_panel_spec {
 
 struct plot_figure {
     std::string title;
-    std::string x_label = "n";  ///< " (log scale)" is appended on log axes (see below)
+    std::string x_label = "n";  ///< with its unit
     bool log_x = true;
-    /// Whether " (log scale)" is appended to the labels of log axes; figures for papers leave
-    /// it out (their ticks, powers of ten, say it).
-    bool say_log_scale = true;
+    /// Whether " (log scale)" is appended to the labels of log axes; off by default: the ticks
+    /// (powers of ten, or of two) say it, and a label in a paper names the quantity and its unit.
+    bool say_log_scale = false;
     std::vector<plot_panel_spec> panels;
     /// x positions marked on every panel's axis with a red cross and `marked_label`.
     std::vector<double> marked_x;
