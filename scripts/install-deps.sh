@@ -20,6 +20,8 @@ packages=(
   libopenmpi-dev openmpi-bin
   libbenchmark-dev
   python3 python3-torch python3-numpy python3-onnx
+  # the Python module attnprop (python/binding, docs/python.md): pybind11 for /usr/bin/python3
+  python3-dev pybind11-dev python3-pybind11
   # figures: rsvg-convert renders the SVGs to PNG, in DejaVu Sans, the font their layout measures
   librsvg2-bin fonts-dejavu-core
 )

@@ -216,8 +216,12 @@ def _cmd_compare(args):
                                                                  len(doc["layers"]), what))
         shown = os.path.relpath(binary) if os.path.abspath(binary).startswith(os.getcwd() + os.sep) \
             else binary
-        print("attnprop   %s eval --scalar ball --precision %d (contains the exact value)" %
-              (shown, args.precision))
+        if os.path.isdir(binary):
+            print("attnprop   the Python module attnprop (%s), Arb balls at %d bits (contain the "
+                  "exact value)" % (shown, args.precision))
+        else:
+            print("attnprop   %s eval --scalar ball --precision %d (contains the exact value)" %
+                  (shown, args.precision))
         print("torch      %s; the original module's forward, parameters %s; run in float64%s" %
               (__import__("torch").__version__, native,
                "" if native == "float64" else " and as it is"))
@@ -286,7 +290,7 @@ def main(argv=None):
     p.add_argument("--name", help="the model's name (default: build()'s 'name')")
     p.set_defaults(run=_cmd_export)
     p = sub.add_parser("compare", help="compare the original module (float64 and its own dtype) "
-                                       "with attnprop eval --scalar ball on the import")
+                                       "with attnprop's balls (eval --scalar ball) on the import")
     p.add_argument("source", metavar="SCRIPT.py|MODEL.onnx")
     p.add_argument("--inputs", nargs="*", metavar="STR", help="input strings (eos is appended)")
     p.add_argument("--n", help="comma-separated lengths n (eos included) of random inputs")
@@ -294,7 +298,8 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=1, help="seed of the random inputs (default 1)")
     p.add_argument("--precision", type=int, default=256, help="attnprop's ball precision in bits "
                                                               "(default 256)")
-    p.add_argument("--attnprop", help="the attnprop binary (default: $ATTNPROP, the checkout's "
+    p.add_argument("--attnprop", help="the attnprop binary (default: the Python module attnprop "
+                                      "when importable, else $ATTNPROP, the checkout's "
                                       "build/bin/attnprop, the installed one, PATH)")
     p.add_argument("--keep", metavar="FILE", help="also write the imported model file here")
     p.add_argument("--tolerance", type=float, help="exit 1 when the float64 relative difference "

@@ -10,8 +10,9 @@ radius is reported beside the differences. The float64 run is the module's own f
 every floating-point value (parameters, tensors it keeps, positions it computes in float32)
 carried in float64 (trace.float64_forward); the native run is the module as it is.
 
-attnprop is run as a program (`attnprop_value`, the one place that does): the result is the same
-whichever way it is reached.
+attnprop is reached in one place, `attnprop_value`: through its Python module `attnprop` when it
+is importable (exact midpoints and radii, no process per input), else by running the attnprop
+binary (`eval --json`); the enclosures are the same whichever way they are reached.
 """
 import json
 import math
@@ -33,12 +34,26 @@ class AttnpropError(RuntimeError):
     """attnprop could not be run, or refused the model or input (its message is included)."""
 
 
+def attnprop_module():
+    """The Python module attnprop, or None when it is not importable (not built, or not on
+    PYTHONPATH: docs/python.md)."""
+    try:
+        import attnprop
+    except ImportError:
+        return None
+    return attnprop
+
+
 def find_attnprop(explicit=None):
-    """The attnprop binary: `explicit`, $ATTNPROP, the build of this checkout
+    """How attnprop is reached: `explicit` (a binary), else the folder of the Python module
+    attnprop when it is importable, else the binary: $ATTNPROP, the build of this checkout
     (build/bin/attnprop), the installation this package belongs to (PREFIX/bin/attnprop), or
-    attnprop on PATH."""
+    attnprop on PATH. attnprop_value takes either."""
     if explicit:
         return explicit
+    mod = attnprop_module()
+    if mod is not None:
+        return os.path.dirname(os.path.abspath(mod.__file__))
     if os.environ.get("ATTNPROP"):
         return os.environ["ATTNPROP"]
     here = os.path.dirname(os.path.abspath(__file__))
@@ -56,7 +71,8 @@ def find_attnprop(explicit=None):
 
 
 def _fraction(text):
-    return Fraction(Decimal(text))
+    """A decimal ("0.25", "1.5e-3") or an exact rational ("1/4"), exactly."""
+    return Fraction(text) if "/" in text else Fraction(Decimal(text))
 
 
 def _decimal(q, digits=25):
@@ -77,8 +93,51 @@ class ExactReadout:
         self.undefined = undefined
 
 
+_loaded = {}
+
+
+def _module_value(mod, model_path, text, precision, scalar):
+    """What `eval --json` prints, from the module: midpoints and radii as exact rationals."""
+    key = (model_path, os.path.getmtime(model_path))
+    try:
+        if key not in _loaded:
+            _loaded.clear()
+            _loaded[key] = mod.load(model_path)
+        r = _loaded[key].eval(text, scalar=scalar, precision=precision)
+    except mod.Error as e:
+        raise AttnpropError("attnprop refused %s on %r: %s" % (model_path, text, e))
+    if r.undefined:
+        return {"undefined": {"message": r.undefined}}
+
+    def parts(values):
+        mids, rads = [], []
+        for v in values:
+            if isinstance(v, mod.Interval):
+                mids.append(str(v.mid))
+                rads.append(str(v.rad))
+            else:
+                mids.append(str(Fraction(v)))
+                rads.append("0")
+        return mids, rads
+
+    out = {}
+    out["y"], out["y_radius"] = parts(r.y)
+    if r.output_symbols:
+        for name, values in (("logits", r.logits), ("probabilities", r.probabilities)):
+            mids, rads = parts(values)
+            out[name] = dict(zip(r.output_symbols, mids))
+            out[name + "_radius"] = dict(zip(r.output_symbols, rads))
+    return out
+
+
 def attnprop_value(binary, model_path, text, precision=256, scalar="ball"):
-    """The parsed JSON of `attnprop eval --json` on one input (exit 0 or 4, undefined)."""
+    """The parsed JSON of `attnprop eval --json` on one input (exit 0 or 4, undefined), or its
+    equivalent from the Python module when `binary` is the module's folder (find_attnprop)."""
+    if os.path.isdir(binary):
+        mod = attnprop_module()
+        if mod is None:
+            raise AttnpropError("the Python module attnprop is not importable from %s" % binary)
+        return _module_value(mod, model_path, text, precision, scalar)
     cmd = [binary, "eval", "--model", model_path, "--input=" + text, "--scalar", scalar,
            "--precision", str(precision), "--json"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -230,5 +289,5 @@ def random_inputs(alphabet, lengths, samples, seed):
     return out
 
 
-__all__ = ["AttnpropError", "find_attnprop", "attnprop_value", "attnprop_eval", "compare",
+__all__ = ["AttnpropError", "attnprop_module", "find_attnprop", "attnprop_value", "attnprop_eval", "compare",
            "Original", "Row", "random_inputs", "relative_difference", "readout_kind", "math"]

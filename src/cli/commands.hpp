@@ -17,5 +17,6 @@ std::unique_ptr<command> make_bound_command(CLI::App& parent);
 std::unique_ptr<command> make_influence_command(CLI::App& parent);
 std::unique_ptr<command> make_simulate_command(CLI::App& parent);
 std::unique_ptr<command> make_format_command(CLI::App& parent);
+std::unique_ptr<command> make_plot_command(CLI::App& parent);
 
 } // namespace attnprop::cli

@@ -45,6 +45,37 @@ template <class S> std::vector<std::string> radii(const vec<S>& v) {
     return out;
 }
 
+// The radius of a ball as the exact rational it is (an upper bound); none when infinite.
+std::optional<rational> exact_radius(const numeric::arb_ball& x) {
+    if (mag_is_inf(arb_radref(x.raw()))) return std::nullopt;
+    numeric::arb_ball r(x.precision());
+    arf_set_mag(arb_midref(r.raw()), arb_radref(x.raw()));
+    return numeric::exact_of(r);
+}
+
+// The exact midpoints and radii (evaluation::y_mid): a rounded kind's value is the exact number
+// it holds; an enclosure is read through the ball of the same reals.
+template <class S>
+void exact_parts(const vec<S>& v, std::vector<std::string>& mid, std::vector<std::string>& rad) {
+    mid.clear();
+    rad.clear();
+    for (const auto& x : v) {
+        std::optional<rational> m, r;
+        if (numeric::is_finite(x)) {
+            if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure) {
+                const numeric::arb_ball b = numeric::to_ball(x);
+                m = numeric::exact_of(numeric::representative(b));
+                r = exact_radius(b);
+            } else {
+                m = numeric::exact_of(numeric::representative(x));
+                r = rational(0);
+            }
+        }
+        mid.push_back(m && r ? numeric::to_exact_string(*m) : "undefined");
+        rad.push_back(m && r ? numeric::to_exact_string(*r) : "undefined");
+    }
+}
+
 template <class S>
 void fill_readout_unlocated(evaluation& ev, const model::model<S>& m, const vec<S>& y,
                             const numeric::context& ctx) {
@@ -58,11 +89,13 @@ void fill_readout_unlocated(evaluation& ev, const model::model<S>& m, const vec<
     ev.logits = show(z, ev.digits);
     ev.logits_text = show_text(z, ev);
     ev.logits_radius = radii(z);
+    exact_parts(z, ev.logits_mid, ev.logits_rad);
     if constexpr (numeric::ExpScalar<S>) {
         vec<S> p = attention::softmax(z, ctx);
         ev.probabilities = show(p, ev.digits);
         ev.probabilities_text = show_text(p, ev);
         ev.probabilities_radius = radii(p);
+        exact_parts(p, ev.probabilities_mid, ev.probabilities_rad);
     } else {
         vec<arb_ball> zb;
         for (const auto& q : z) zb.push_back(arb_ball::from_rational(q, ctx));
@@ -70,6 +103,7 @@ void fill_readout_unlocated(evaluation& ev, const model::model<S>& m, const vec<
         ev.probabilities = show(p, ev.digits);
         ev.probabilities_text = show_text(p, ev);
         ev.probabilities_radius = radii(p);
+        exact_parts(p, ev.probabilities_mid, ev.probabilities_rad);
     }
 }
 
@@ -137,6 +171,7 @@ void run_hard(evaluation& ev, const model::model<rational>& m, const model::inpu
     ev.y = show(r.y, ev.digits);
     ev.y_text = show_text(r.y, ev);
     ev.y_radius = radii(r.y);
+    exact_parts(r.y, ev.y_mid, ev.y_rad);
     fill_readout(ev, ms, r.y, ctx);
     if (r.trace) fill_hard_trace(ev, *r.trace);
 }
@@ -153,6 +188,7 @@ void run_soft(evaluation& ev, const model::model<rational>& m, const model::inpu
     ev.y = show(r.y, ev.digits);
     ev.y_text = show_text(r.y, ev);
     ev.y_radius = radii(r.y);
+    exact_parts(r.y, ev.y_mid, ev.y_rad);
     fill_readout(ev, ms, r.y, ctx);
     if (r.trace) {
         for (std::size_t k = 0; k < r.trace->y.size(); ++k) {
@@ -279,6 +315,9 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
         ev.probabilities.clear();
         ev.probabilities_text.clear();
         ev.probabilities_radius.clear();
+        for (auto* v : {&ev.y_mid, &ev.y_rad, &ev.logits_mid, &ev.logits_rad,
+                        &ev.probabilities_mid, &ev.probabilities_rad})
+            v->clear();
         ev.trace.clear();
     }
     return ev;
@@ -298,6 +337,7 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
             attention::exact_hard_output r = attention::hard_forward_exact(m, x, ctx, opt.trace);
             ev.y = show(r.y, ev.digits);
             ev.y_text = show_text(r.y, ev);
+            exact_parts(r.y, ev.y_mid, ev.y_rad);
             fill_readout(ev, m, r.y, ctx);
             if (r.trace) fill_hard_trace(ev, *r.trace);
             ev.exact_stats = r.stats;

@@ -74,6 +74,13 @@ struct evaluation {
     /// the digits its radius certifies (at most `digits`, exactly `digits` when forced) and the
     /// radius; the other kinds as in y. The fields above keep every digit, for JSON.
     std::vector<std::string> y_text, logits_text, probabilities_text;
+    /// y, logits and probabilities for programs, as exact rationals "p/q": the value itself
+    /// (exact, double and MPFR: the number the kind computed, every bit) or the midpoint of the
+    /// ball of an enclosure kind, and its radius ("0" but for enclosures), so that
+    /// mid - rad <= value <= mid + rad with nothing lost to decimal rounding. "undefined" for a
+    /// value that is not finite.
+    std::vector<std::string> y_mid, y_rad, logits_mid, logits_rad, probabilities_mid,
+        probabilities_rad;
     std::vector<trace_layer> trace;
     std::optional<attention::exact_path_stats> exact_stats;
 };

@@ -39,6 +39,7 @@ int run(int argc, char** argv) {
     commands.push_back(make_bound_command(app));
     commands.push_back(make_models_command(app));
     commands.push_back(make_format_command(app));
+    commands.push_back(make_plot_command(app));
     // Resource limits apply to every command that computes (not to `models`); given after the
     // command's name, so each command's --help lists the option.
     std::vector<std::string> limits;

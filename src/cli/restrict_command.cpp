@@ -227,51 +227,20 @@ public:
         }
         auto path = resolve_model(model_);
         model::model<rational> m = model::read_model_file(path.string());
-        if (const model::attention_kind_info& a = model::info(m.attention); !a.hard_limit) {
-            if (model::selects_maximum(a.kind))
-                throw model::content_error(m.file, "/attention",
-                                           "restrict needs a unique-hard model (Hahn's Theorem 1 "
-                                           "is about the leftmost maximal score); " + m.name +
-                                               " uses " + std::string(a.name) + " attention, which " +
-                                               std::string(a.ties_in_words) + " and is not covered");
-            throw model::content_error(m.file, "/attention",
-                                       "restrict needs a hard-attention model; " + m.name + " is " +
-                                           std::string(a.name));
-        }
-        if (!m.out.is_recognizer())
-            throw model::content_error(m.file, "/readout/kind",
-                                       "restrict needs a recognizer (threshold or map readout)");
-        if (lang) (void)analysis::language_symbols(m, *lang);
-        for (long n : ns) {
-            model::check_length(m, n);
-            attention::check_forward_work(m, static_cast<std::size_t>(n)); // all n, before any work
-        }
-
-        analysis::language_options lo;
-        lo.restrict.free_fraction = *c;
-        lo.restrict.seed = seed_;
-        lo.restrict.trials = trials_;
-        lo.restrict.fan_out_pass = fan_out_;
-        lo.restrict.threads = threads_;
-        lo.certify.seed = seed_;
-        lo.certify.samples = samples_;
-        lo.certify.threads = threads_;
+        report::restrict_request q;
+        q.ns = ns;
+        q.free_fraction = *c;
+        q.language = lang;
+        q.seed = seed_;
+        q.trials = trials_;
+        q.samples = samples_;
+        q.fan_out = fan_out_;
+        q.threads = threads_;
+        report::check_restrict(m, q);
+        const analysis::language_options lo = report::restrict_options(q);
         // One length: the restriction, its certificate and the language run. It depends on
         // the model, the options and n alone.
-        auto head = [&](long n) {
-            report::restrict_run r;
-            r.model_name = m.name;
-            r.n = n;
-            r.params = {{"n", n},
-                        {"seed", static_cast<long>(seed_)},
-                        {"c_num", numerator(*c).convert_to<long>()},
-                        {"c_den", denominator(*c).convert_to<long>()},
-                        {"trials", trials_},
-                        {"samples", samples_},
-                        {"fan_out", fan_out_ ? 1 : 0}};
-            if (lang) r.params["language"] = static_cast<long>(*lang);
-            return r;
-        };
+        auto head = [&](long n) { return report::restrict_head(m, q, n); };
         // The run of a length with its parameters.
         auto with_head = [&](long n, analysis::restrict_length_result x) {
             report::restrict_run r = head(n);

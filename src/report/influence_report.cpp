@@ -497,17 +497,14 @@ struct ce_panel {
     std::vector<double> missing;
     bool any = false;
     std::string statement; ///< the corollary, as the panel shows it
-    bool constant = false; ///< CE is the same at every n: the panel shows CE itself
+    bool constant = false; ///< CE is the same at every n (the caption says so)
 };
 
 ce_panel make_ce_panel(const analysis::sweep_result& r) {
     ce_panel out;
     plot_series floor_gap{"1 − floor = log2(1 + η)", {}, {}, palette[4], plot_style::band, false};
     plot_series gap{"1 − CE", {}, {}, palette[3]};
-    plot_series floor_bits{"floor 1 − log2(1 + η)", {}, {}, palette[4], plot_style::band, false};
-    plot_series ce_bits{"CE", {}, {}, palette[3]};
     plot_series cert_gap{"1 − certified floor (η bounded over every input)", {}, {}, palette[5], plot_style::dashed};
-    plot_series cert_bits{"certified floor (η bounded over every input)", {}, {}, palette[5], plot_style::dashed};
     std::vector<double> ce_values, floor_ratio;
     std::vector<double> not_drawn;
     for (const auto& row : r.rows) {
@@ -524,14 +521,8 @@ ce_panel make_ce_panel(const analysis::sweep_result& r) {
         gap.y.push_back(1 - ce);
         floor_gap.x.push_back(n);
         floor_gap.y.push_back(1 - fl);
-        ce_bits.x.push_back(n);
-        ce_bits.y.push_back(ce);
-        floor_bits.x.push_back(n);
-        floor_bits.y.push_back(fl);
         if (c.certified_floor_bits) {
             const double cf = plot_value(c.certified_floor_bits);
-            cert_bits.x.push_back(n);
-            cert_bits.y.push_back(cf);
             cert_gap.x.push_back(n);
             cert_gap.y.push_back(1 - cf);
         }
@@ -554,19 +545,9 @@ ce_panel make_ce_panel(const analysis::sweep_result& r) {
     if (ce_values.size() >= 2) {
         const auto [mn, mx] = std::minmax_element(ce_values.begin(), ce_values.end());
         if (*mx - *mn <= 1e-9 * std::max(1.0, std::fabs(*mx))) {
-            // A constant CE (a layer norm with eps = 0 keeps its margin): the value itself, in
-            // bits on a linear axis from 0 to chance, says more than a flat gap on a log axis.
+            // A constant CE (a layer norm with eps = 0 keeps its margin): the panel keeps its one
+            // meaning, 1 - CE on a log axis, and the caption gives the value.
             out.constant = true;
-            out.panel.y_label = "mean cross-entropy CE (bits; chance is 1 bit)";
-            out.panel.log_y = false;
-            out.panel.y_min = 0.0;
-            out.panel.y_max = std::max(1.0, *mx);
-            out.panel.series = {floor_bits, ce_bits};
-            if (!cert_bits.x.empty()) out.panel.series.push_back(cert_bits);
-            out.panel.references.push_back({1.0, "chance: 1 bit"});
-            out.statement = "The corollary of Lemma 5: CE ≥ 1 − log2(1 + η) bits, η the largest "
-                            "change of the output distribution; so CE stays at or above the band. "
-                            "It tends to 1 bit (chance) only when η shrinks like 1/n.";
             out.caption.push_back("The cross-entropy does not depend on n: CE = " + short_number(*mn, 9) +
                                   " bits at every n (to 9 digits): the model keeps its margin and "
                                   "never approaches chance.");
@@ -621,7 +602,7 @@ std::string slope_text(const analysis::sweep_result& r) {
 plot_figure influence_figure(const analysis::sweep_result& r) {
     plot_figure f;
     f.title = r.model_name + ": one-symbol influence against the input length n";
-    f.x_label = "input length n (symbols, eos included)";
+    f.x_label = "n (input length, eos included)";
     plot_series measured{"largest measured change Δ(n)", {}, {}, palette[0]};
     plot_series posterior{"largest a-posteriori pair bound", {}, {}, palette[1], plot_style::solid, false};
     plot_series apriori{"K(n)/n (Lemma 5)", {}, {}, palette[2], plot_style::solid, false};
@@ -705,13 +686,14 @@ plot_figure influence_figure(const analysis::sweep_result& r) {
     else if (k_hi > 0)
         p1.notes.push_back("K(n)/n (Lemma 5) lies between " + short_number(k_lo) + " and " +
                            short_number(k_hi) + ", above the panel.");
-    // A dashed 1/n reference through the first measured point.
+    // A dashed 1/n reference a factor 3 above the first measured point: beside the data, not
+    // on it (through a point it would hide under a model whose influence falls exactly like 1/n).
     for (std::size_t t = 0; t < measured.x.size(); ++t)
         if (std::isfinite(measured.y[t]) && measured.y[t] > 0) {
-            plot_series ref{"1/n through the first point", {}, {}, "#555555", plot_style::dashed, false};
+            plot_series ref{"∝ 1/n (reference)", {}, {}, "#555555", plot_style::dashed, false};
             for (double n : measured.x) {
                 ref.x.push_back(n);
-                ref.y.push_back(measured.y[t] * measured.x[t] / n);
+                ref.y.push_back(3 * measured.y[t] * measured.x[t] / n);
             }
             p1.series.push_back(ref);
             break;
@@ -755,9 +737,8 @@ std::optional<plot_figure> cross_entropy_figure(const analysis::sweep_result& r)
     ce_panel ce = make_ce_panel(r);
     if (!ce.any) return std::nullopt;
     plot_figure f;
-    f.title = r.model_name + (ce.constant ? ": mean cross-entropy against n (chance is 1 bit)"
-                                          : ": mean cross-entropy against n, as its distance to chance (1 bit)");
-    f.x_label = "input length n (symbols, eos included)";
+    f.title = r.model_name + ": mean cross-entropy against n, as its distance to chance (1 bit)";
+    f.x_label = "n (input length, eos included)";
     for (const auto& row : r.rows)
         if (row.undefined) f.marked_x.push_back(static_cast<double>(row.n));
     f.missing_x = ce.missing;

@@ -411,11 +411,16 @@ std::string svg_renderer() {
     return "rsvg-convert";
 }
 
-png_result render_png(const std::string& svg, const std::string& png) {
+namespace {
+
+/// Runs the renderer on `svg` with `options` (the output format), writing the file `png` (of
+/// whatever format) through a temporary file in a folder of this process's own making.
+png_result render_with(const std::string& svg, const std::string& png,
+                       const std::vector<std::string>& options, const char* what) {
     png_result r;
     const std::string prog = svg_renderer();
     if (prog.empty()) {
-        r.note = "PNG rendering disabled (ATTNPROP_SVG_RENDERER is empty)";
+        r.note = std::string(what) + " rendering disabled (ATTNPROP_SVG_RENDERER is empty)";
         return r;
     }
     // The renderer opens its output by name, following links and truncating: it writes into
@@ -432,7 +437,9 @@ png_result render_png(const std::string& svg, const std::string& png) {
         std::filesystem::remove_all(folder, ec);
     };
     const std::string tmp = (folder / std::filesystem::path(png).filename()).string();
-    std::vector<std::string> args = {prog, "--zoom", "2", "--output", tmp, svg};
+    std::vector<std::string> args = {prog};
+    args.insert(args.end(), options.begin(), options.end());
+    for (const std::string& a : {std::string("--output"), tmp, svg}) args.push_back(a);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -472,6 +479,16 @@ png_result render_png(const std::string& svg, const std::string& png) {
     drop_folder();
     r.written = true;
     return r;
+}
+
+} // namespace
+
+png_result render_png(const std::string& svg, const std::string& png) {
+    return render_with(svg, png, {"--zoom", "2"}, "PNG");
+}
+
+png_result render_pdf(const std::string& svg, const std::string& pdf) {
+    return render_with(svg, pdf, {"--format", "pdf"}, "PDF");
 }
 
 std::vector<std::string> write_figure(const std::filesystem::path& dir, const std::string& stem,
@@ -547,13 +564,13 @@ std::string render_svg(const plot_figure& f) {
 
     std::size_t colour_next = 0;
     const std::string x_label =
-        fit(f.x_label + (f.log_x ? " (log scale)" : ""), label_size, W - 2 * outer);
+        fit(f.x_label + (f.log_x && f.say_log_scale ? " (log scale)" : ""), label_size, W - 2 * outer);
     for (std::size_t pi = 0; pi < f.panels.size(); ++pi) {
         const auto& p = f.panels[pi];
         const axis& ay = ays[pi];
         const double panel_h = p.height;
         // The y label sits above the panel's top-left corner ("(a) ..." with several panels).
-        std::string ylab = p.y_label + (p.log_y ? " (log scale)" : "");
+        std::string ylab = p.y_label + (p.log_y && f.say_log_scale ? " (log scale)" : "");
         if (f.panels.size() > 1) ylab = "(" + std::string(1, static_cast<char>('a' + pi)) + ") " + ylab;
         for (const auto& line : wrap(ylab, label_size, W - left - outer)) {
             y += label_size * 1.25;

@@ -50,7 +50,7 @@ struct plot_reference {
 };
 
 struct plot_panel_spec {
-    std::string y_label;       ///< with its unit; " (log scale)" is appended on log axes
+    std::string y_label;       ///< with its unit
     bool log_y = false;
     std::vector<plot_series> series;
     std::vector<plot_reference> references;
@@ -63,8 +63,11 @@ struct plot_panel_spec {
 
 struct plot_figure {
     std::string title;
-    std::string x_label = "n";  ///< " (log scale)" is appended on log axes
+    std::string x_label = "n";  ///< with its unit
     bool log_x = true;
+    /// Whether " (log scale)" is appended to the labels of log axes; off by default: the ticks
+    /// (powers of ten, or of two) say it, and a label in a paper names the quantity and its unit.
+    bool say_log_scale = false;
     std::vector<plot_panel_spec> panels;
     /// x positions marked on every panel's axis with a red cross and `marked_label`.
     std::vector<double> marked_x;
@@ -102,6 +105,11 @@ std::string svg_renderer();
 /// `rsvg-convert --zoom 2 --output PNG.tmpPID SVG`, then renamed over `png`. A missing
 /// renderer is not an error: the result says so (and nothing is written).
 png_result render_png(const std::string& svg, const std::string& png);
+
+/// Renders the SVG file `svg` to the PDF `pdf` with svg_renderer(), as render_png does
+/// (`rsvg-convert --format pdf --output PDF.tmp SVG`, then renamed over `pdf`): vector output
+/// with the text as text, in DejaVu Sans.
+png_result render_pdf(const std::string& svg, const std::string& pdf);
 
 /// Writes DIR/STEM.svg (atomically) and, when the renderer runs, DIR/STEM.png beside it; a PNG
 /// of an earlier run is removed when none is rendered now, so the two never disagree. Returns

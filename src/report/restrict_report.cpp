@@ -241,7 +241,7 @@ double log2_slope(const std::vector<double>& x, const std::vector<double>& y) {
 plot_figure restrict_figure(const std::string& model_name, const std::vector<restrict_run>& runs) {
     plot_figure f;
     f.title = model_name + ": restrictions keeping C·n inputs free, against n (Hahn's Theorem 1)";
-    f.x_label = "input length n (symbols, eos included)";
+    f.x_label = "n (input length, eos included)";
     f.marked_label = "invalid";
     f.missing_label = "stopped";
     std::vector<double> ns, fr, cs;

@@ -5,11 +5,13 @@
 /// counterexample folder of an invalid certificate, which `attnprop replay` reproduces through
 /// the property hard-limit/certificate-valid (schema of case.json in docs/reports.md).
 
+#include "hard_limit/restrict_plan.hpp"
 #include "hard_limit/restriction.hpp"
 #include "model/json.hpp"
 #include "report/plot.hpp"
 #include "report/provenance.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -35,6 +37,36 @@ struct restrict_run {
     /// language): written to case.json.
     std::map<std::string, long> params;
 };
+
+/// What `restrict` is asked: the lengths, the free fraction C, the language, and the search's
+/// and the certificate's parameters.
+struct restrict_request {
+    std::vector<long> ns;
+    numeric::rational free_fraction{1, 2};  ///< C, strictly between 0 and 1
+    std::optional<lang::language> language;
+    std::uint64_t seed = 1;
+    int trials = 0;                         ///< random restrictions tried before the greedy
+    int samples = 32;                       ///< sampled assignments of the certificate
+    bool fan_out = false;                   ///< the Stage-1 fan-out pass before each layer
+    int threads = 0;                        ///< 0: up to 2
+};
+
+/// Checks the request against the model before any work: a unique-hard recognizer, a
+/// language its alphabet spells, every n within its tables and the work limit, C in (0, 1).
+/// Throws model::content_error (the model) or precondition_error.
+void check_restrict(const model::model<numeric::rational>& m, const restrict_request& q);
+
+/// The options of analysis::restrict_length for the request.
+analysis::language_options restrict_options(const restrict_request& q);
+
+/// A run at n with the request's parameters and nothing computed yet (the head that
+/// restrict_length's result completes; the parameters are what case.json records).
+restrict_run restrict_head(const model::model<numeric::rational>& m, const restrict_request& q, long n);
+
+/// One length in one piece: restrict_head with analysis::restrict_length's result. Throws as
+/// restrict_length (numeric::interrupted_error on a stop request).
+restrict_run run_restrict_length(const model::model<numeric::rational>& m, const restrict_request& q,
+                                 long n);
 
 /// "valid", "invalid" or "incomplete".
 std::string certificate_verdict(const analysis::certificate& c);

@@ -63,13 +63,14 @@ std::string fixed_or_sci(double v) {
 plot_figure leak_figure(const simulate_run& r) {
     plot_figure fig;
     fig.title = "Attention leak of the softmax counterpart of " + r.model_name;
+    fig.x_label = "n (input length, eos included)";
     plot_panel_spec p;
-    p.y_label = "largest leak 1 - w_T over rows";
+    p.y_label = "largest leak 1 − w_T over rows";
     p.log_y = true;
     for (std::size_t bi = 0; bi < r.betas.size(); ++bi) {
         plot_series measured, bound;
-        measured.name = "beta = " + r.betas[bi] + ", measured";
-        bound.name = "beta = " + r.betas[bi] + ", certified bound";
+        measured.name = "β = " + r.betas[bi] + ", measured";
+        bound.name = "β = " + r.betas[bi] + ", certified bound";
         measured.colour = bound.colour = palette[bi % 7];
         bound.style = plot_style::dashed;
         bound.markers = false;
@@ -86,10 +87,10 @@ plot_figure leak_figure(const simulate_run& r) {
         p.series.push_back(std::move(bound));
     }
     fig.panels.push_back(std::move(p));
-    fig.caption.push_back("Solid: the largest measured leak 1 - w_T over the rows the output depends "
+    fig.caption.push_back("Solid: the largest measured leak 1 − w_T over the rows the output depends "
                           "on and over the inputs (T: the keys attaining the maximal hard score); "
                           "dashed: the largest certified row bound r/(1+r), "
-                          "r = ((n-t)/t) e^(-beta (gamma - 2 eps)). A leak of exactly 0 (every key "
+                          "r = ((n−t)/t) e^(−β (γ − 2ε)). A leak of exactly 0 (every key "
                           "tied) or below the double range is not drawn. " + r.input_note + ".");
     return fig;
 }
@@ -132,7 +133,7 @@ std::vector<std::string> every_input_lines(const simulate_run& r, std::size_t ro
     if (m.on_threshold)
         out.push_back("the hard readout lies exactly on its threshold on " + witness_word(m.slack_input) +
                       selecting(m.slack_key) +
-                      ": no beta certifies that input (the soft readout goes with the leak's direction)");
+                      ": no β certifies that input (the soft readout goes with the leak's direction)");
     else
         out.push_back("smallest readout slack " + (m.slack_q ? numeric::to_exact_string(*m.slack_q) : mid(m.slack, 4)) +
                       (m.slack_input.empty() ? std::string(" (a lower bound on the box of head outputs)")
@@ -162,9 +163,9 @@ std::vector<std::string> every_input_lines(const simulate_run& r, std::size_t ro
 plot_figure beta_figure(const simulate_run& r) {
     plot_figure fig;
     fig.title = "Smallest certified inverse temperature for " + r.model_name;
-    fig.x_label = "input length n (symbols, eos included)";
+    fig.x_label = "n (input length, eos included)";
     plot_panel_spec p;
-    p.y_label = "smallest beta certifying the readout";
+    p.y_label = "smallest β certifying the readout";
     p.log_y = true;
     plot_series every{"every input (certified)", {}, {}, palette[5], plot_style::solid};
     plot_series off{"every input off the readout's threshold (certified)", {}, {}, palette[4], plot_style::dashed};
@@ -198,7 +199,7 @@ plot_figure beta_figure(const simulate_run& r) {
     if (!none.empty()) {
         std::string ns;
         for (double v : none) ns += (ns.empty() ? "" : ", ") + std::to_string(static_cast<long>(v));
-        fig.caption.push_back("No beta up to 2^40 certifies every input at n = " + ns + ".");
+        fig.caption.push_back("No β up to 2^40 certifies every input at n = " + ns + ".");
     }
     return fig;
 }

@@ -8,7 +8,9 @@
 #include "model/json.hpp"
 #include "report/provenance.hpp"
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +48,36 @@ struct simulate_run {
     /// Per row (empty: not computed, simulate --no-every-input).
     std::vector<every_input_row> every_input;
 };
+
+/// What `simulate` is asked: the temperatures, the lengths and the inputs at each n (words
+/// repeated to length n - 1, every input, random ones), and how the soft model is measured.
+struct simulate_request {
+    std::vector<std::string> betas;     ///< formulas in n ("100", "2*log(n)")
+    std::vector<long> ns;
+    std::vector<std::string> patterns;  ///< each repeated to length n - 1
+    bool cube = false;                  ///< every input of length n - 1 (at most 4096 per n)
+    int random_inputs = 4;              ///< uniform over the alphabet
+    std::uint64_t seed = 1;             ///< of the random inputs
+    long precision = 128;
+    long precision_cap = 4096;
+    bool interval = false;              ///< certified double intervals first
+    bool every_input = true;            ///< the margins over every input of each n
+    /// Called after each n (from the calling thread); may be empty.
+    std::function<void(long n)> on_length;
+};
+
+/// Checks the request against the model before any work: a hard or average-hard model, beta
+/// formulas in n alone, certainly positive at every n, patterns in the alphabet, the cube's
+/// budget, some inputs, n within the model's tables and the work limit. Throws
+/// model::content_error (the model) or precondition_error (the request; the messages name
+/// the command's options) and returns the parsed formulas.
+std::vector<model::expr> check_simulate(const model::model<numeric::rational>& m,
+                                        const simulate_request& q);
+
+/// Runs `simulate`: per n the comparison of the hard model with its soft counterpart
+/// (analysis::simulate_at) and, unless q.every_input is false, the margins over every input;
+/// then how far each constant beta stays certified. Throws as check_simulate.
+simulate_run run_simulate(const model::model<numeric::rational>& m, const simulate_request& q);
 
 /// The number of rows or layers whose measured value is certainly above its certified bound
 /// (a contradiction of the derivation: a finding).

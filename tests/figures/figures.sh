@@ -5,13 +5,14 @@
 #                  influence sweeps with a cross-entropy (cc-parity, PARITY), with a constant
 #                  cross-entropy and a growing n * influence (cc-parity-ln0), without one
 #                  (soft-positional-i), with an undefined row (soft-majority-ln0); a restrict
-#                  sweep (hard-parity-attempt); and a restrict run without the renderer, which
+#                  sweep (hard-parity-attempt); plot's overlay of the two cc-parity sweeps; and a
+#                  restrict run without the renderer, which
 #                  writes the SVG, no PNG, and says why in report.md.
 #   MODE=geometry  every SVG passes svg_check (no NaN or infinity, every text inside the
 #                  canvas, no two texts overlapping), and one baseline per kind equals the
 #                  approved one in GOLDEN_DIR after dropping the "made by" line (the version and
 #                  commit). ATTNPROP_APPROVE=1 copies the new figures over the baselines instead.
-#   MODE=png       attnprop rendered every SVG to a PNG with its renderer; exit 77 (skipped)
+#   MODE=png       attnprop rendered every SVG to a PNG (and plot's to a PDF) with its renderer; exit 77 (skipped)
 #                  when the renderer (rsvg-convert) is not installed.
 # POSIX sh.
 set -u
@@ -33,6 +34,16 @@ make)
     run 0 influence --model soft-positional-i --n 8,16,32 --inputs 2 --out "$work/soft-positional-i"
     run 4 influence --model soft-majority-ln0 --n 3,4,6,8 --inputs 2 --out "$work/soft-majority-ln0"
     run 0 restrict --model hard-parity-attempt --n 8:256:x2 --language parity --samples 8 --out "$work/restrict"
+    # plot: two sweeps overlaid (layer norm at eps = 0 against none), for papers.
+    run 0 plot "$work/cc-parity" "$work/cc-parity-ln0" --out "$work/overlay"
+    [ -f "$work/overlay/influence.svg" ] || { echo "plot wrote no overlay/influence.svg"; exit 1; }
+    for m in cc-parity cc-parity-ln0; do
+        grep -q ">$m<" "$work/overlay/influence.svg" || { echo "overlay: no legend entry $m"; exit 1; }
+    done
+    ! grep -q -e 'Verdict' -e 'passed' -e 'log scale' "$work/overlay/influence.svg" ||
+        { echo "overlay: a verdict or '(log scale)' in the image"; exit 1; }
+    grep -q '^| .*cc-parity-ln0 | not-applicable |$' "$work/overlay/report.md" ||
+        { echo "overlay: report.md lacks the verdicts"; cat "$work/overlay/report.md"; exit 1; }
     for f in cc-parity/influence.svg cc-parity/cross_entropy.svg cc-parity-ln0/cross_entropy.svg \
              soft-positional-i/influence.svg soft-majority-ln0/influence.svg restrict/restrict.svg; do
         [ -f "$work/$f" ] || { echo "$f was not written"; exit 1; }
@@ -57,7 +68,8 @@ geometry)
     "$check" $(svgs) || exit 1
     status=0
     for pair in influence:cc-parity/influence.svg cross_entropy:cc-parity-ln0/cross_entropy.svg \
-                restrict:restrict/restrict.svg undefined:soft-majority-ln0/influence.svg; do
+                restrict:restrict/restrict.svg undefined:soft-majority-ln0/influence.svg \
+                overlay:overlay/influence.svg; do
         kind=${pair%%:*} file=$work/${pair#*:}
         grep -v '^<!-- made by ' "$file" >"$work/$kind.normalised"
         if [ "${ATTNPROP_APPROVE:-}" = 1 ]; then
@@ -94,7 +106,11 @@ png)
         dir=$(dirname "$s")
         grep -q "\`$(basename "$p")\`" "$dir/report.md" || { echo "$dir/report.md does not list $(basename "$p")"; status=1; }
     done
-    echo "checked $(svgs | wc -l) PNGs"
+    # plot's PDF, rendered from its SVG by the same renderer.
+    pdf=$work/overlay/influence.pdf
+    [ "$(head -c 5 "$pdf" 2>/dev/null)" = "%PDF-" ] || { echo "$pdf is not a PDF"; status=1; }
+    grep -q '`influence.pdf`' "$work/overlay/report.md" || { echo "overlay/report.md does not list influence.pdf"; status=1; }
+    echo "checked $(svgs | wc -l) PNGs and a PDF"
     exit $status
     ;;
 *)

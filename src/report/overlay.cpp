@@ -1,0 +1,291 @@
+// `attnprop plot`: influence report folders overlaid on shared axes, for papers.
+#include "report/overlay.hpp"
+
+#include "model/model.hpp"
+#include "report/files.hpp"
+#include "util/read_file.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace attnprop::report {
+
+namespace fs = std::filesystem;
+using json::value;
+
+namespace {
+
+constexpr const char* plot_format = "attnprop-plot-report";
+
+[[noreturn]] void bad(const fs::path& file, const std::string& pointer, const std::string& what) {
+    throw model::content_error(file.string(), pointer, what);
+}
+
+/// The approximate double of a member: a JSON number, a decimal string, or null (NaN).
+double number_of(const value* v, const fs::path& file, const std::string& pointer) {
+    if (!v || v->is_null()) return std::numeric_limits<double>::quiet_NaN();
+    const std::string& text = v->is_number() ? v->raw_number() : v->is_string() ? v->as_string() : std::string();
+    char* end = nullptr;
+    const double d = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size()) bad(file, pointer, "expected a number");
+    return d;
+}
+
+std::string member_string(const value& o, const char* key) {
+    const value* v = o.find(key);
+    return v && v->is_string() ? v->as_string() : std::string();
+}
+
+std::string short_number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+}
+
+} // namespace
+
+overlay_input read_overlay_input(const fs::path& dir) {
+    const fs::path file = dir / "report.json";
+    std::string text;
+    if (std::string why = util::read_regular_file(file, text); !why.empty())
+        bad(file, "", "an influence report folder holds report.json; " + file.string() + " " + why);
+    value doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        bad(file, "", e.what());
+    }
+    if (!doc.is_object()) bad(file, "", "expected an influence report (a JSON object)");
+    const std::string format = member_string(doc, "format");
+    if (format != "attnprop-influence-report")
+        bad(file, "/format",
+            "plot draws the reports of `attnprop influence`; this is " +
+                (format.empty() ? std::string("no attnprop report") : "a report of format '" + format + "'"));
+    overlay_input in;
+    in.dir = dir;
+    in.model = member_string(doc, "model");
+    in.verdict = member_string(doc, "verdict");
+    in.explanation = member_string(doc, "explanation");
+    if (const value* s = doc.find("slope"); s && s->is_number()) in.slope = number_of(s, file, "/slope");
+    const value* rows = doc.find("rows");
+    if (!rows || !rows->is_array()) bad(file, "/rows", "expected the array of rows");
+    for (std::size_t i = 0; i < rows->size(); ++i) {
+        const value& r = (*rows)[i];
+        const std::string at = "/rows/" + std::to_string(i);
+        if (!r.is_object()) bad(file, at, "expected a row (an object)");
+        overlay_input::row row;
+        const value* n = r.find("n");
+        if (!n || !n->is_number()) bad(file, at + "/n", "expected the length n");
+        const double nd = number_of(n, file, at + "/n");
+        if (!(nd >= 2 && nd == std::floor(nd) && nd < 9.2e18)) bad(file, at + "/n", "expected a length n >= 2");
+        row.n = static_cast<long>(nd);
+        const value* u = r.find("undefined");
+        row.undefined = u && !u->is_null();
+        row.max_influence = number_of(r.find("max_influence_approx"), file, at + "/max_influence_approx");
+        row.n_max_influence = number_of(r.find("n_max_influence_approx"), file, at + "/n_max_influence_approx");
+        if (const value* ce = r.find("cross_entropy"); ce && ce->is_object()) {
+            row.mean_ce_bits = number_of(ce->find("mean_ce_approx"), file, at + "/cross_entropy/mean_ce_approx");
+            const value* cf = ce->find("certified_floor_bits");
+            const value* f = cf && !cf->is_null() ? cf : ce->find("floor_bits");
+            const double fl = number_of(f, file, at + "/cross_entropy/floor_bits");
+            if (std::isfinite(fl)) row.floor_bits = fl;
+        }
+        in.rows.push_back(row);
+    }
+    return in;
+}
+
+plot_figure overlay_figure(const std::vector<overlay_input>& in, const overlay_options& o,
+                           std::vector<std::string>& notes) {
+    plot_figure f;
+    f.title = o.title;
+    f.width = o.width;
+    f.x_label = "n (input length, eos included)";
+    plot_panel_spec pa, pb, pc;
+    pa.y_label = "Δ(n), largest one-symbol change of y_n";
+    pa.log_y = true;
+    pb.y_label = "n·Δ(n)";
+    pc.y_label = "1 − CE (bits)";
+    pc.log_y = true;
+    double nd_lo = std::numeric_limits<double>::infinity(), nd_hi = 0;
+    // The 1/n reference runs a factor 3 above the model whose fitted slope is closest to -1
+    // (the first one without slopes), beside its data instead of on it: a reference through a
+    // point of a model whose influence falls exactly like 1/n would hide under that model.
+    std::size_t anchor = 0;
+    for (std::size_t i = 0; i < in.size(); ++i)
+        if (in[i].slope && (!in[anchor].slope || std::fabs(*in[i].slope + 1) < std::fabs(*in[anchor].slope + 1)))
+            anchor = i;
+    double ref_c = 0;
+    long n_min = std::numeric_limits<long>::max(), n_max = 0;
+    bool any_ce = false;
+    std::set<double> undefined_n, ce_not_drawn;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        const auto& s = in[i];
+        const std::string colour = palette[i % 7];
+        plot_series d{s.label, {}, {}, colour}, nd{s.label, {}, {}, colour};
+        plot_series ce{s.label, {}, {}, colour};
+        plot_series floor{s.label + ": certified bound", {}, {}, colour, plot_style::dashed, false};
+        for (const auto& r : s.rows) {
+            const double n = static_cast<double>(r.n);
+            n_min = std::min(n_min, r.n);
+            n_max = std::max(n_max, r.n);
+            if (r.undefined) {
+                undefined_n.insert(n);
+                continue;
+            }
+            d.x.push_back(n);
+            d.y.push_back(r.max_influence > 0 ? r.max_influence : std::numeric_limits<double>::quiet_NaN());
+            nd.x.push_back(n);
+            nd.y.push_back(r.n_max_influence);
+            if (std::isfinite(r.n_max_influence) && r.n_max_influence > 0) {
+                nd_lo = std::min(nd_lo, r.n_max_influence);
+                nd_hi = std::max(nd_hi, r.n_max_influence);
+            }
+            if (r.mean_ce_bits) {
+                any_ce = true;
+                const double gap = 1 - *r.mean_ce_bits;
+                ce.x.push_back(n);
+                ce.y.push_back(gap > 0 ? gap : std::numeric_limits<double>::quiet_NaN());
+                if (!(gap > 0)) ce_not_drawn.insert(n);
+                if (r.floor_bits && 1 - *r.floor_bits > 0) {
+                    floor.x.push_back(n);
+                    floor.y.push_back(1 - *r.floor_bits);
+                }
+            }
+        }
+        // The anchor's first drawable point.
+        for (std::size_t t = 0; i == anchor && ref_c == 0 && t < d.x.size(); ++t)
+            if (std::isfinite(d.y[t])) ref_c = d.y[t] * d.x[t];
+        pa.series.push_back(d);
+        pb.series.push_back(nd);
+        if (!ce.x.empty()) pc.series.push_back(ce);
+        if (!floor.x.empty()) pc.series.push_back(floor);
+    }
+    if (ref_c > 0 && n_max > n_min) {
+        plot_series ref{"∝ 1/n (reference)", {}, {}, "#555555", plot_style::dashed, false};
+        for (double n : {static_cast<double>(n_min), static_cast<double>(n_max)}) {
+            ref.x.push_back(n);
+            ref.y.push_back(3 * ref_c / n);
+        }
+        pa.series.push_back(ref);
+    }
+    // n·Δ(n): a linear axis from 0 while it stays within a factor 10, else a log axis.
+    if (nd_hi > 10 * nd_lo) pb.log_y = true;
+    else pb.y_min = 0.0;
+    f.panels.push_back(pa);
+    f.panels.push_back(pb);
+    if (any_ce) f.panels.push_back(pc);
+    for (auto& p : f.panels) p.height = any_ce ? 170 : 220;
+    f.marked_x.assign(undefined_n.begin(), undefined_n.end());
+
+    notes.push_back("(a) The largest change of y_n caused by changing one symbol, against n; the dashed grey "
+                    "line falls like 1/n (Lemma 5's rate), drawn a factor 3 above the first point of " +
+                    in[anchor].label + " (the fitted slope closest to −1).");
+    notes.push_back(std::string("(b) n·Δ(n): bounded when the influence falls like 1/n.") +
+                    (any_ce ? " (c) The mean cross-entropy's distance to chance (1 bit), 1 − CE; dashed, in the "
+                              "model's colour: the bound its certified floor gives (1 − floor)."
+                            : ""));
+    for (const auto& s : in) {
+        std::string line = s.label + ": " + s.verdict;
+        if (s.slope) line += ", fitted slope of log Δ(n) against log n " + short_number(*s.slope);
+        if (!s.explanation.empty()) line += " (" + s.explanation + ")";
+        notes.push_back(line + ".");
+    }
+    if (!undefined_n.empty()) {
+        std::string ns;
+        for (double n : undefined_n) ns += (ns.empty() ? "" : ", ") + short_number(n);
+        notes.push_back("Undefined rows (marked on the axis, not drawn) at n = " + ns + ".");
+    }
+    if (!ce_not_drawn.empty()) {
+        std::string ns;
+        for (double n : ce_not_drawn) ns += (ns.empty() ? "" : ", ") + short_number(n);
+        notes.push_back("CE ≥ 1 bit at n = " + ns + ": not drawn on the log axis.");
+    }
+    if (o.caption) f.caption = notes;
+    return f;
+}
+
+overlay_result write_overlay(const std::vector<fs::path>& dirs, const fs::path& out,
+                             const overlay_options& o) {
+    if (dirs.empty()) throw model::content_error("", "", "plot needs at least one influence report folder");
+    // Never over another command's report (an input folder, say).
+    const fs::path own = out / "report.json";
+    std::string existing;
+    std::error_code ec;
+    if (fs::exists(own, ec) && util::read_regular_file(own, existing).empty()) {
+        bool ours = false;
+        try {
+            const value v = json::parse(existing);
+            ours = v.is_object() && member_string(v, "format") == plot_format;
+        } catch (const json::parse_error&) {
+        }
+        if (!ours)
+            bad(own, "", "the folder holds the report of another run; give plot another --out");
+    }
+    std::vector<overlay_input> in;
+    for (const auto& d : dirs) in.push_back(read_overlay_input(d));
+    // Legend entries: the model's name, or the folder's when two folders hold the same model.
+    for (auto& s : in) {
+        const auto same = std::count_if(in.begin(), in.end(), [&](const overlay_input& t) { return t.model == s.model; });
+        s.label = same > 1 ? s.model + " (" + s.dir.filename().string() + ")" : s.model;
+    }
+    if (fs::exists(out, ec) && !fs::is_directory(out, ec)) bad(out, "", "--out is not a folder");
+    fs::create_directories(out, ec);
+    if (ec) bad(out, "", "cannot create the folder: " + ec.message());
+    std::vector<std::string> notes;
+    const plot_figure fig = overlay_figure(in, o, notes);
+    overlay_result res;
+    res.files = write_figure(out, o.stem, fig, res.notes);
+    const fs::path svg = out / (o.stem + ".svg"), pdf = out / (o.stem + ".pdf");
+    const png_result p = render_pdf(svg.string(), pdf.string());
+    std::vector<std::string> png_notes = res.notes;
+    if (p.written) {
+        res.files.push_back(pdf.filename().string());
+    } else {
+        fs::remove(pdf, ec);
+        res.notes.push_back(p.note);
+    }
+
+    std::ostringstream md;
+    std::string title = o.title;
+    if (title.empty()) {
+        for (const auto& s : in) title += (title.empty() ? "" : " and ") + s.label;
+        title = "One-symbol influence against n: " + title;
+    }
+    md << "# " << title << "\n\n";
+    md << "| folder | model | verdict |\n|---|---|---|\n";
+    for (const auto& s : in) md << "| " << s.dir.string() << " | " << s.model << " | " << s.verdict << " |\n";
+    md << "\n";
+    for (const auto& n : notes) md << n << "\n\n";
+    md << "Figures:";
+    for (const auto& f : res.files) md << " `" << f << "`";
+    md << "\n";
+    for (const auto& n : png_notes) md << "\nNo PNG: " << n << ".\n";
+    if (!p.written) md << "\nNo PDF: " << p.note << ".\n";
+    write_file_atomic(out / "report.md", md.str());
+
+    value j = value::object();
+    j.set("format", json_out::str(plot_format));
+    j.set("version", json_out::num(1));
+    j.set("title", json_out::str(title));
+    value inputs = value::array();
+    for (const auto& s : in) {
+        value e = value::object();
+        e.set("dir", json_out::str(s.dir.string()));
+        e.set("model", json_out::str(s.model));
+        e.set("label", json_out::str(s.label));
+        e.set("verdict", json_out::str(s.verdict));
+        inputs.push_back(std::move(e));
+    }
+    j.set("inputs", std::move(inputs));
+    j.set("figures", json_out::string_array(res.files));
+    j.set("notes", json_out::string_array(notes));
+    write_file_atomic(own, json::dump(j, 2) + "\n");
+    return res;
+}
+
+} // namespace attnprop::report
