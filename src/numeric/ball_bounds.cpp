@@ -3,6 +3,9 @@
 #include <mpfr.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
 
 namespace attnprop::numeric {
 
@@ -84,5 +87,44 @@ std::string endpoint_decimal(const arb_ball& e, int digits, bool up) {
 std::string upper_decimal(const arb_ball& x, int digits) { return endpoint_decimal(upper(x), digits, true); }
 
 std::string lower_decimal(const arb_ball& x, int digits) { return endpoint_decimal(lower(x), digits, false); }
+
+std::string bound_label(std::string_view decimal, bound_side side, bool unicode) {
+    if (decimal.empty() || decimal == "-") return std::string(decimal);
+    const char* mark = side == bound_side::upper ? (unicode ? "≤ " : "<= ") : (unicode ? "≥ " : ">= ");
+    return mark + std::string(decimal);
+}
+
+std::string bound_display(const arb_ball& x, bound_side side, int digits) {
+    return bound_label(side == bound_side::upper ? upper_decimal(x, digits) : lower_decimal(x, digits),
+                       side);
+}
+
+int certified_digits(std::string_view text) {
+    const auto pm = text.find("+/-");
+    // The midpoint's significant digits: those after the leading zeros, up to the exponent.
+    auto significant = [](std::string_view m) {
+        int count = 0;
+        bool leading = true, any = false;
+        for (char c : m) {
+            if (c == 'e' || c == 'E') break;
+            if (!std::isdigit(static_cast<unsigned char>(c))) continue;
+            any = true;
+            if (leading && c == '0') continue;
+            leading = false;
+            ++count;
+        }
+        return any ? count : -1;
+    };
+    if (pm == std::string_view::npos) return significant(text) < 0 ? -1 : exact_digits;
+    std::string_view mid = text.substr(0, pm);
+    while (!mid.empty() && (mid.back() == ' ' || mid.front() == '[')) mid = mid.back() == ' ' ? mid.substr(0, mid.size() - 1) : mid.substr(1);
+    if (!mid.empty()) return significant(mid);
+    // "+/- r": the enclosure holds 0; r <= 10^-D pins D decimals.
+    const std::string r(text.substr(pm + 3));
+    char* end = nullptr;
+    const double rad = std::strtod(r.c_str(), &end);
+    if (end == r.c_str() || !(rad > 0) || !std::isfinite(rad)) return -1;
+    return static_cast<int>(std::floor(-std::log10(rad)));
+}
 
 } // namespace attnprop::numeric
