@@ -40,10 +40,17 @@ template <class S> std::vector<std::string> show_text(const vec<S>& v, const eva
     return out;
 }
 
-template <class S> std::vector<std::string> radii(const vec<S>& v) {
+// The radii of enclosures around their printed midpoints `shown` (numeric::radius_around): a
+// midpoint printed with fewer digits than the enclosure's own moves, and the radius covers that.
+template <class S>
+std::vector<std::string> radii(const vec<S>& v, const std::vector<std::string>& shown,
+                               const numeric::context& ctx) {
     std::vector<std::string> out;
     if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure)
-        for (const auto& x : v) out.push_back(numeric::radius_string(x));
+        for (std::size_t i = 0; i < v.size(); ++i)
+            out.push_back(numeric::is_finite(v[i])
+                              ? numeric::radius_around(numeric::enclosing_ball(v[i], ctx), shown[i])
+                              : numeric::radius_string(v[i]));
     return out;
 }
 
@@ -59,19 +66,19 @@ void fill_readout_unlocated(evaluation& ev, const model::model<S>& m, const vec<
     vec<S> z = attention::readout_logits(m.out, y, ctx);
     ev.logits = show(z, ev.digits);
     ev.logits_text = show_text(z, ev);
-    ev.logits_radius = radii(z);
+    ev.logits_radius = radii(z, ev.logits, ctx);
     if constexpr (numeric::ExpScalar<S>) {
         vec<S> p = attention::softmax(z, ctx);
         ev.probabilities = show(p, ev.digits);
         ev.probabilities_text = show_text(p, ev);
-        ev.probabilities_radius = radii(p);
+        ev.probabilities_radius = radii(p, ev.probabilities, ctx);
     } else {
         vec<arb_ball> zb;
         for (const auto& q : z) zb.push_back(arb_ball::from_rational(q, ctx));
         vec<arb_ball> p = attention::softmax(zb, ctx);
         ev.probabilities = show(p, ev.digits);
         ev.probabilities_text = show_text(p, ev);
-        ev.probabilities_radius = radii(p);
+        ev.probabilities_radius = radii(p, ev.probabilities, ctx);
     }
 }
 
@@ -138,7 +145,7 @@ void run_hard(evaluation& ev, const model::model<rational>& m, const model::inpu
     require_finite_output(r.y, m.layers.size(), x.size());
     ev.y = show(r.y, ev.digits);
     ev.y_text = show_text(r.y, ev);
-    ev.y_radius = radii(r.y);
+    ev.y_radius = radii(r.y, ev.y, ctx);
     fill_readout(ev, ms, r.y, ctx);
     if (r.trace) fill_hard_trace(ev, *r.trace);
 }
@@ -154,7 +161,7 @@ void run_soft(evaluation& ev, const model::model<rational>& m, const model::inpu
     require_finite_output(r.y, m.layers.size(), x.size());
     ev.y = show(r.y, ev.digits);
     ev.y_text = show_text(r.y, ev);
-    ev.y_radius = radii(r.y);
+    ev.y_radius = radii(r.y, ev.y, ctx);
     fill_readout(ev, ms, r.y, ctx);
     if (r.trace) {
         for (std::size_t k = 0; k < r.trace->y.size(); ++k) {
@@ -327,7 +334,6 @@ evaluation evaluate_cheapest(const model::model<rational>& m, const model::input
         [&](const numeric::rung& r, std::size_t) -> std::optional<evaluation> {
             eval_options o = opt;
             o.precision = r.bits;
-            o.digits = want;
             tried.push_back(r.kind.info().variable_precision
                                 ? std::string(to_string(r.kind)) + " " + std::to_string(r.bits)
                                 : std::string(to_string(r.kind)));

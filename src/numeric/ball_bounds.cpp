@@ -99,6 +99,18 @@ std::string bound_display(const arb_ball& x, bound_side side, int digits) {
                        side);
 }
 
+std::string radius_around(const arb_ball& x, std::string_view midpoint) {
+    if (!arb_is_finite(x.raw())) return "inf";
+    const long prec = std::max(x.precision(), 64L) + 64;
+    arb_ball m(prec);
+    if (arb_set_str(m.raw(), std::string(midpoint).c_str(), prec) != 0) return "inf";
+    arb_ball d(prec);
+    arb_sub(d.raw(), x.raw(), m.raw(), prec);
+    arb_ball far(prec);
+    arb_get_abs_ubound_arf(arb_midref(far.raw()), d.raw(), prec);
+    return upper_decimal(far, 4);
+}
+
 int certified_digits(std::string_view text) {
     const auto pm = text.find("+/-");
     // The midpoint's significant digits: those after the leading zeros, up to the exponent.

@@ -49,6 +49,12 @@ std::string bound_display(const arb_ball& x, bound_side side, int digits = 12);
 /// by bytes); "-" and the empty string stay as they are.
 std::string bound_label(std::string_view decimal, bound_side side, bool unicode = true);
 
+/// A radius, rounded up to 4 significant digits, of the ball around the decimal `midpoint` that
+/// contains x: the distance from midpoint to the farthest point of x. A midpoint printed with
+/// fewer digits than x's own keeps x inside "midpoint +/- radius" (machine output: JSON's
+/// midpoint and radius fields). "inf" when x is not finite or midpoint is not a decimal.
+std::string radius_around(const arb_ball& x, std::string_view midpoint);
+
 /// The significant digits a certified text (numeric::certified_string, to_certified_display)
 /// certifies: a large number (exact_digits) for an exact decimal or a plain one, the digits of
 /// the midpoint of "m +/- r", and for "+/- r" (an enclosure of 0) the decimals that r pins to 0

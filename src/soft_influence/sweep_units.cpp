@@ -414,8 +414,10 @@ void fold_units(const model::model<rational>& exact, const sweep_options& opt, l
     row.n_max_influence = dec(nmx);
     if constexpr (numeric::is_enclosure<S>::value) {
         const arb_ball b = as_ball(nmx, ctx);
-        row.n_max_lower = lower_decimal(b, 12);
-        row.n_max_upper = upper_decimal(b, 12);
+        // 15 digits: the certified text of the two bounds (report's certified_influence) then
+        // keeps the 12 digits the ball certifies.
+        row.n_max_lower = lower_decimal(b, 15);
+        row.n_max_upper = upper_decimal(b, 15);
     }
     row.max_influence_approx = numeric::approx_double(mx);
     row.n_max_influence_approx = numeric::approx_double(nmx);
