@@ -111,6 +111,34 @@ std::string radius_around(const arb_ball& x, std::string_view midpoint) {
     return upper_decimal(far, 4);
 }
 
+std::string rounded_display(const arb_ball& x, int digits) {
+    if (!arb_is_finite(x.raw())) return "inf";
+    if (arb_is_zero(x.raw())) return "0";
+    const long prec = std::max(x.precision(), 64L) + 64;
+    for (int d = std::max(1, digits); d >= 1; --d) {
+        const std::string s = midpoint_decimal_string(x, d);
+        // s rounds every point of x when x lies in [s - u/2, s + u/2], u a unit of s's last
+        // digit: |x - s| <= u/2, with u from the digits of s.
+        const auto e = s.find_first_of("eE");
+        const std::string mant = s.substr(0, e);
+        const long exp10 = e == std::string::npos ? 0 : std::strtol(s.c_str() + e + 1, nullptr, 10);
+        const auto dot = mant.find('.');
+        const long decimals = dot == std::string::npos ? 0 : static_cast<long>(mant.size() - dot - 1);
+        arb_ball m(prec), half(prec), d_ball(prec);
+        if (arb_set_str(m.raw(), s.c_str(), prec) != 0) break;
+        // half = 10^(exp10 - decimals) / 2, below the true half-unit (rounded down).
+        const long k = exp10 - decimals;
+        arb_ui_pow_ui(half.raw(), 10, static_cast<ulong>(k < 0 ? -k : k), prec);
+        if (k < 0) arb_inv(half.raw(), half.raw(), prec);
+        arb_mul_2exp_si(half.raw(), half.raw(), -1);
+        arb_sub(d_ball.raw(), x.raw(), m.raw(), prec);
+        arb_abs(d_ball.raw(), d_ball.raw());
+        // Every point of |x - s| below every point of the half-unit, both enclosures.
+        if (arb_lt(d_ball.raw(), half.raw())) return s;
+    }
+    return certified_string(x, std::max(1, digits));
+}
+
 int certified_digits(std::string_view text) {
     const auto pm = text.find("+/-");
     // The midpoint's significant digits: those after the leading zeros, up to the exponent.

@@ -55,6 +55,12 @@ std::string bound_label(std::string_view decimal, bound_side side, bool unicode 
 /// midpoint and radius fields). "inf" when x is not finite or midpoint is not a decimal.
 std::string radius_around(const arb_ball& x, std::string_view midpoint);
 
+/// A short display of an enclosure (tables with narrow columns): the decimal of at most
+/// `digits` significant digits that every point of x rounds to (to nearest), with as many
+/// digits as that allows ("0.00123" for a ball of radius 1e-9 around it); when not even one
+/// digit is shared, certified_string's "m +/- r". "inf" when x is not finite, "0" for exactly 0.
+std::string rounded_display(const arb_ball& x, int digits);
+
 /// The significant digits a certified text (numeric::certified_string, to_certified_display)
 /// certifies: a large number (exact_digits) for an exact decimal or a plain one, the digits of
 /// the midpoint of "m +/- r", and for "+/- r" (an enclosure of 0) the decimals that r pins to 0

@@ -17,7 +17,7 @@ Excluded, said here so that nothing is skipped silently: the least-squares slope
 influence against log n (statistics of doubles, labelled as measurements) and the lines naming
 the scalar, the report's folder and the fingerprint.
 
-Usage: digits_reference.py ATTNPROP MODELS_DIR WORK_DIR [--only eval|influence] [--models a,b]
+Usage: digits_reference.py ATTNPROP MODELS_DIR WORK_DIR [--only eval|influence|simulate] [--models a,b]
 Exit 0 when every number passes, 1 with every failure listed (command, output, both numbers).
 """
 
@@ -155,7 +155,8 @@ class checker:
 SKIP_LINE = re.compile(r"^\s*(scalar|measured in|report:|slope|note|- command:|- options:|- attnprop )|"
                        r"fingerprint|^\s*\(auto|generated|provenance", re.I)
 MEASURED = re.compile(r"\((?:reused, )?(?:interval|ball|mpfr|double)(?:, \d+ bits)?\)|\(\d+ bits\)|"
-                      r"rate \(a measurement\)[^;)]*|slope [^;)]*")
+                      r"rate \(a measurement\)[^;)]*|slope [^;)]*|"
+                      r"(?<![\d.])(?:16|32|53|64|128|256|512|1024|2048|4096) bits")
 
 
 def normalise(text):
@@ -315,6 +316,31 @@ def influence_case(ck, bin_, model, work, extra):
                 ck.pair(f"{w} {f}", c, r)
 
 
+def simulate_case(ck, bin_, model, work, extra):
+    base = [bin_, "simulate", "--model", model] + extra
+    cand_dir, ref_dir = os.path.join(work, model + "-sim"), os.path.join(work, model + "-sim-ref")
+    rc, cand_text, err = run(base + ["--out", cand_dir, "--force"])
+    if rc not in (0, 1, 4):
+        ck.failures.append(f"simulate {model}: {err.strip()}")
+        return
+    rc, ref_text, err = run(base + ["--precision", "512", "--precision-cap", "512", "--out", ref_dir, "--force"])
+    if rc not in (0, 1, 4):
+        ck.failures.append(f"simulate {model} (reference): {err.strip()}")
+        return
+    where = f"simulate --model {model} {' '.join(extra)}"
+    ck.texts(where + " (text)", cand_text, ref_text)
+    with open(os.path.join(cand_dir, "report.md")) as a, open(os.path.join(ref_dir, "report.md")) as b:
+        ck.texts(where + " (report.md)", a.read(), b.read())
+    with open(os.path.join(cand_dir, "simulate.csv")) as a, open(os.path.join(ref_dir, "simulate.csv")) as b:
+        ck.texts(where + " (simulate.csv)", a.read().replace(",", " , "), b.read().replace(",", " , "))
+
+
+SIMULATE_CASES = {
+    "hard-contains-one": ["--beta", "3", "--beta", "2*log(n)", "--n", "8,16", "--inputs", "4"],
+    "hard-first-one-position": ["--beta", "5", "--beta", "n", "--n", "8,16", "--inputs", "4"],
+    "hard-parity-attempt": ["--beta", "4", "--n", "8", "--inputs", "4"],
+}
+
 INFLUENCE_CASES = {
     # The line of the request: eta and CE of a layer norm with eps = 0 (n small: a test).
     "cc-parity-ln0": ["--n", "16,64", "--inputs", "2", "--positions", "4", "--language", "parity"],
@@ -324,7 +350,43 @@ INFLUENCE_CASES = {
 }
 
 
+def self_test():
+    """The negative control: the checker fails on wrong digits, including the line attnprop
+    printed before every printed digit was certified (influence --model cc-parity-ln0 --n 4096
+    --inputs 2 --positions 4 --language parity: eta from the upper end of an interval enclosure,
+    CE wrong in the tenth digit, the floor from the inflated eta), and passes their certified form."""
+    ref = ("  n = 4096: CE 0.0598110247386 +/- 4.54e-14, accuracy 1, eta 0.918779558653 +/- 2.51e-13, "
+           "floor 0.0598110247386 +/- 4.54e-14; over every input eta <= 2.17944947178, so CE >= 0")
+    old = ("  n = 4096: CE 0.0598110248058, accuracy 1.00000000000, eta 0.918834424887, floor "
+           "0.0597697731072; over every input eta <= 2.17944947178, so CE >= 0")
+    wrong = checker()
+    wrong.texts("uncertified", old, ref)
+    good = checker()
+    good.texts("certified", ref, ref)
+    problems = []
+    if len(wrong.failures) != 3:
+        problems.append(f"the uncertified line gave {len(wrong.failures)} failures, not 3 (CE, eta, "
+                        f"floor): {wrong.failures}")
+    if good.failures:
+        problems.append(f"the certified line failed: {good.failures}")
+    R = parse_text("0.918779558653 +/- 2.51e-13")
+    cases = [("0.9188", True), ("0.9187", False), ("0.918779558653", True), ("0.918779558654", False),
+             ("0.91878 +/- 1e-5", True), ("0.91890 +/- 1e-5", False), ("≤ 0.91878", True),
+             ("≤ 0.91877", False), ("≥ 0.91877", True), (">= 0.91879", False), ("1/2", False)]
+    for text, ok in cases:
+        why = check(parse_text(text), R)
+        if (why is None) != ok:
+            problems.append(f"{text!r} against {R.text!r}: {'passed' if why is None else why}, "
+                            f"expected {'pass' if ok else 'failure'}")
+    for p in problems:
+        print("SELF-TEST FAILED " + p)
+    print(f"self-test: {len(cases) + 2} cases, {len(problems)} wrong")
+    sys.exit(1 if problems else 0)
+
+
 def main():
+    if sys.argv[1:2] == ["--self-test"]:
+        self_test()
     bin_, models_dir, work = sys.argv[1:4]
     only = None
     pick = None
@@ -354,6 +416,11 @@ def main():
             if pick and m not in pick:
                 continue
             influence_case(ck, bin_, m, work, extra)
+    if only in (None, "simulate"):
+        for m, extra in SIMULATE_CASES.items():
+            if pick and m not in pick:
+                continue
+            simulate_case(ck, bin_, m, work, extra)
     for f in ck.failures:
         print("FAILED " + f)
     print(f"{ck.checked} numbers checked, {len(ck.failures)} failures")
