@@ -114,6 +114,8 @@ std::string radius_around(const arb_ball& x, std::string_view midpoint) {
 std::string rounded_display(const arb_ball& x, int digits) {
     if (!arb_is_finite(x.raw())) return "inf";
     if (arb_is_zero(x.raw())) return "0";
+    // Around 0 no digit is shared that would not read as an exact 0: midpoint and radius.
+    if (arb_contains_zero(x.raw())) return certified_string(x, std::max(1, digits));
     const long prec = std::max(x.precision(), 64L) + 64;
     for (int d = std::max(1, digits); d >= 1; --d) {
         const std::string s = midpoint_decimal_string(x, d);

@@ -58,7 +58,8 @@ std::string radius_around(const arb_ball& x, std::string_view midpoint);
 /// A short display of an enclosure (tables with narrow columns): the decimal of at most
 /// `digits` significant digits that every point of x rounds to (to nearest), with as many
 /// digits as that allows ("0.00123" for a ball of radius 1e-9 around it); when not even one
-/// digit is shared, certified_string's "m +/- r". "inf" when x is not finite, "0" for exactly 0.
+/// digit is shared, or x contains 0 without being 0, certified_string's "m +/- r". "inf" when
+/// x is not finite, "0" for exactly 0.
 std::string rounded_display(const arb_ball& x, int digits);
 
 /// The significant digits a certified text (numeric::certified_string, to_certified_display)
