@@ -1,8 +1,12 @@
-// The Chiang & Cholak constructions at n = 10^5, one evaluation as `attnprop eval` does it.
+// The Chiang & Cholak constructions at n = 10^5, one evaluation as `attnprop eval` does it; and
+// eval's --scalar auto against one certified-interval pass at n = 4096.
 #include "bench_models.hpp"
 #include "registry.hpp"
 
+#include "attention/soft.hpp"
 #include "cli/evaluate.hpp"
+#include "numeric/dinterval.hpp"
+#include "paired.hpp"
 #include "model/model_file.hpp"
 
 #include <benchmark/benchmark.h>
@@ -28,9 +32,42 @@ void run_cc(benchmark::State& state, const std::string& file, analysis::scalar_c
     }
 }
 
+// eval --scalar auto (12 certified digits: the cheapest kind that certifies them) against one
+// certified-interval forward pass of the same model and input, paired (paired.hpp).
+void run_auto_vs_interval(benchmark::State& state, const std::string& file, std::size_t n) {
+    const auto m = model::read_model_file(std::string(ATTNPROP_MODELS_DIR) + "/" + file);
+    const auto x = random_input(n, input_seed);
+    analysis::eval_options opt; // auto, --digits 12 by default
+    const numeric::context ctx{53};
+    std::string answered;
+    run_paired(
+        state,
+        [&] {
+            auto ev = analysis::evaluate(m, x, opt);
+            benchmark::DoNotOptimize(ev.y.data());
+            answered = ev.scalar;
+        },
+        [&] {
+            const auto mi = model::to_scalar<numeric::dinterval>(m, ctx);
+            auto out = attention::soft_forward(mi, x, ctx, attention::soft_options{});
+            benchmark::DoNotOptimize(out.y.data());
+        });
+    state.SetLabel("auto answered in " + answered);
+}
+
 } // namespace
 
 void register_cc_benchmarks(const bench_config& cfg) {
+    {
+        const std::size_t n = cfg.quick ? 1024 : 4096;
+        const std::string name = "eval-auto/cc-parity/interval-pass/n:" + std::to_string(n);
+        benchmark::RegisterBenchmark(name.c_str(), [n](benchmark::State& st) {
+            run_auto_vs_interval(st, "cc-parity.json", n);
+        })
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(cfg.quick ? 3 : 9);
+        registry().push_back({name, "eval", "auto/intvl", "cc-parity", n});
+    }
     const std::size_t n = cfg.quick ? 10000 : 100000;
     const long p = cfg.precision;
     for (std::string model_name : {"cc-parity", "cc-first"}) {

@@ -20,7 +20,7 @@ struct bench_config {
 /// One registered benchmark.
 struct bench_case {
     std::string name;  ///< the Google Benchmark name
-    std::string group; ///< "soft", "hard", "certified", "cc", "restrict" or "influence"
+    std::string group; ///< "soft", "hard", "certified", "eval", "cc", "restrict" or "influence"
     std::string kind;  ///< "double", "mpfr-256", "arb-256" (soft), "exact/dbl" (hard), ...
     std::string model; ///< the bundled model (cc cases) or what is timed (restrict cases)
     std::size_t n = 0;

@@ -29,7 +29,8 @@ public:
         in_opt_ = in;
         file_opt_ = file;
         app_->add_option("--scalar,-s", scalar_,
-                         "Scalar kind: auto (exact for hard models when possible, else ball), " +
+                         "Scalar kind: auto (exact for hard models when possible, else the cheapest of "
+                         "interval, ball at rising precision that certifies --digits digits), " +
                              numeric::join_choice_names(numeric::choice_names(false), true))
             ->check(CLI::IsMember(numeric::choice_names(true)))
             ->capture_default_str();
@@ -38,6 +39,12 @@ public:
                          "Significant digits printed (default: what the precision supports; a ball's text "
                          "then shows only the digits its radius certifies, --digits D shows D)")
             ->transform(decimal_integer())->check(CLI::Range(1, 100000));
+        app_->add_option("--precision-cap", precision_cap_,
+                         "--scalar auto on a soft model: certified double intervals, then balls at "
+                         "--precision doubled up to BITS, until every printed number certifies "
+                         "--digits digits (default 12)")
+            ->transform(decimal_integer())->check(CLI::Range(16L, 1L << 20))
+            ->capture_default_str();
         app_->add_flag("--trace", trace_, "Print every layer's activations and attention");
         app_->add_flag("--json", json_, "Print one JSON object instead of text");
     }
@@ -56,6 +63,7 @@ public:
         opt.scalar = *analysis::parse_scalar_choice(scalar_);
         opt.precision = precision_;
         opt.digits = digits_;
+        opt.precision_cap = precision_cap_;
         opt.trace = trace_;
         analysis::evaluation ev = analysis::evaluate(m, x, opt);
         if (json_) std::cout << json::dump(report::eval_to_json(ev), 2) << "\n";
@@ -68,7 +76,7 @@ private:
     CLI::Option* in_opt_ = nullptr;
     CLI::Option* file_opt_ = nullptr;
     std::string model_, input_, input_file_, scalar_ = "auto";
-    long precision_ = 256;
+    long precision_ = 256, precision_cap_ = 4096;
     int digits_ = 0;
     bool trace_ = false, json_ = false;
 };

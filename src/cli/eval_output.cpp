@@ -53,6 +53,7 @@ json::value eval_to_json(const analysis::evaluation& ev) {
     o.set("n", json::value::number(static_cast<long long>(ev.n)));
     o.set("scalar", json::value::string(ev.scalar));
     o.set("precision", ev.precision > 0 ? json::value::number(ev.precision) : json::value::null_value());
+    if (!ev.scalar_attempts.empty()) o.set("scalar_attempts", string_array(ev.scalar_attempts));
     if (ev.undefined) {
         o.set("undefined", undefined_to_json(*ev.undefined));
         o.set("y", json::value::null_value());
@@ -67,6 +68,8 @@ json::value eval_to_json(const analysis::evaluation& ev) {
     } else {
         o.set("y", string_array(ev.y));
         if (!ev.y_radius.empty()) o.set("y_radius", string_array(ev.y_radius));
+        // For people: the digits each enclosure certifies (numeric::to_certified_display).
+        o.set("y_text", string_array(ev.y_text));
     }
     if (!ev.notes.empty()) {
         json::value notes = json::value::array();
@@ -87,6 +90,8 @@ json::value eval_to_json(const analysis::evaluation& ev) {
         o.set("probabilities", symbol_object(ev.output_symbols, ev.probabilities));
         if (!ev.probabilities_radius.empty())
             o.set("probabilities_radius", symbol_object(ev.output_symbols, ev.probabilities_radius));
+        o.set("logits_text", symbol_object(ev.output_symbols, ev.logits_text));
+        o.set("probabilities_text", symbol_object(ev.output_symbols, ev.probabilities_text));
     }
     if (ev.exact_stats) {
         json::value s = json::value::object();
@@ -149,6 +154,13 @@ std::string eval_to_text(const analysis::evaluation& ev) {
         os << "input      \"" << ev.input << "\" + eos, n = " << ev.n << "\n";
     os << "scalar     " << ev.scalar;
     if (ev.precision > 0) os << ", " << ev.precision << " bits";
+    if (ev.scalar_attempts.size() > 1) {
+        os << " (auto: tried";
+        for (std::size_t i = 0; i + 1 < ev.scalar_attempts.size(); ++i)
+            os << (i ? ", " : " ") << ev.scalar_attempts[i];
+        os << " first)";
+    } else if (!ev.scalar_attempts.empty())
+        os << " (auto: certifies the digits asked for)";
     os << "\n";
     if (ev.undecided) {
         os << "undecided  layer " << ev.undecided->layer << ", position " << ev.undecided->position

@@ -4,6 +4,8 @@
 
 #include "attention/hard_exact.hpp"
 #include "attention/soft.hpp"
+#include "numeric/ball_bounds.hpp"
+#include "numeric/filter.hpp"
 #include "numeric/kinds.hpp"
 
 #include <algorithm>
@@ -38,10 +40,17 @@ template <class S> std::vector<std::string> show_text(const vec<S>& v, const eva
     return out;
 }
 
-template <class S> std::vector<std::string> radii(const vec<S>& v) {
+// The radii of enclosures around their printed midpoints `shown` (numeric::radius_around): a
+// midpoint printed with fewer digits than the enclosure's own moves, and the radius covers that.
+template <class S>
+std::vector<std::string> radii(const vec<S>& v, const std::vector<std::string>& shown,
+                               const numeric::context& ctx) {
     std::vector<std::string> out;
     if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure)
-        for (const auto& x : v) out.push_back(numeric::radius_string(x));
+        for (std::size_t i = 0; i < v.size(); ++i)
+            out.push_back(numeric::is_finite(v[i])
+                              ? numeric::radius_around(numeric::enclosing_ball(v[i], ctx), shown[i])
+                              : numeric::radius_string(v[i]));
     return out;
 }
 
@@ -88,13 +97,13 @@ void fill_readout_unlocated(evaluation& ev, const model::model<S>& m, const vec<
     vec<S> z = attention::readout_logits(m.out, y, ctx);
     ev.logits = show(z, ev.digits);
     ev.logits_text = show_text(z, ev);
-    ev.logits_radius = radii(z);
+    ev.logits_radius = radii(z, ev.logits, ctx);
     exact_parts(z, ev.logits_mid, ev.logits_rad);
     if constexpr (numeric::ExpScalar<S>) {
         vec<S> p = attention::softmax(z, ctx);
         ev.probabilities = show(p, ev.digits);
         ev.probabilities_text = show_text(p, ev);
-        ev.probabilities_radius = radii(p);
+        ev.probabilities_radius = radii(p, ev.probabilities, ctx);
         exact_parts(p, ev.probabilities_mid, ev.probabilities_rad);
     } else {
         vec<arb_ball> zb;
@@ -102,7 +111,7 @@ void fill_readout_unlocated(evaluation& ev, const model::model<S>& m, const vec<
         vec<arb_ball> p = attention::softmax(zb, ctx);
         ev.probabilities = show(p, ev.digits);
         ev.probabilities_text = show_text(p, ev);
-        ev.probabilities_radius = radii(p);
+        ev.probabilities_radius = radii(p, ev.probabilities, ctx);
         exact_parts(p, ev.probabilities_mid, ev.probabilities_rad);
     }
 }
@@ -170,7 +179,7 @@ void run_hard(evaluation& ev, const model::model<rational>& m, const model::inpu
     require_finite_output(r.y, m.layers.size(), x.size());
     ev.y = show(r.y, ev.digits);
     ev.y_text = show_text(r.y, ev);
-    ev.y_radius = radii(r.y);
+    ev.y_radius = radii(r.y, ev.y, ctx);
     exact_parts(r.y, ev.y_mid, ev.y_rad);
     fill_readout(ev, ms, r.y, ctx);
     if (r.trace) fill_hard_trace(ev, *r.trace);
@@ -187,7 +196,7 @@ void run_soft(evaluation& ev, const model::model<rational>& m, const model::inpu
     require_finite_output(r.y, m.layers.size(), x.size());
     ev.y = show(r.y, ev.digits);
     ev.y_text = show_text(r.y, ev);
-    ev.y_radius = radii(r.y);
+    ev.y_radius = radii(r.y, ev.y, ctx);
     exact_parts(r.y, ev.y_mid, ev.y_rad);
     fill_readout(ev, ms, r.y, ctx);
     if (r.trace) {
@@ -215,8 +224,17 @@ void run_soft(evaluation& ev, const model::model<rational>& m, const model::inpu
 void run_kind(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
               scalar_choice sc, const eval_options& opt, const numeric::context& ctx);
 
-/// Automatic's kind when the model is not one the exact scalar evaluates: Arb balls.
+/// Automatic's kind when the model is not one the exact scalar evaluates: Arb balls (after
+/// certified double intervals when they certify the digits asked for: evaluate_cheapest).
 constexpr scalar_choice rigorous_default = scalar_choice::of<arb_ball>();
+
+/// Significant digits --scalar auto certifies when --digits is not given.
+constexpr int auto_digits = 12;
+
+evaluation evaluate_in(const model::model<rational>& m, const model::input_sequence& x,
+                       scalar_choice sc, const eval_options& opt, evaluation ev);
+evaluation evaluate_cheapest(const model::model<rational>& m, const model::input_sequence& x,
+                             const eval_options& opt, evaluation base);
 
 } // namespace
 
@@ -272,10 +290,17 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
     ev.input = model::format_input(m.sigma, x);
     ev.n = x.size();
     scalar_choice sc = opt.scalar;
-    if (sc.is_automatic())
-        sc = model::info(m.attention).exact && model::exact_blockers(m).empty()
-                 ? scalar_choice::of<rational>()
-                 : rigorous_default;
+    if (sc.is_automatic()) {
+        if (!exact) return evaluate_cheapest(m, x, opt, std::move(ev));
+        sc = scalar_choice::of<rational>();
+    }
+    return evaluate_in(m, x, sc, opt, std::move(ev));
+}
+
+namespace {
+
+evaluation evaluate_in(const model::model<rational>& m, const model::input_sequence& x,
+                       scalar_choice sc, const eval_options& opt, evaluation ev) {
     numeric::context ctx{opt.precision};
     if (sc.info().kind == numeric::scalar_kind::rounded && model::has_singular_layer_norm(m))
         ev.notes.push_back("the model has a layer norm with eps = 0, which is discontinuous at "
@@ -323,7 +348,55 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
     return ev;
 }
 
-namespace {
+/// The fewest significant digits certified among the printed numbers of an evaluation.
+int fewest_certified_digits(const evaluation& ev) {
+    int fewest = numeric::exact_digits;
+    for (const auto* texts : {&ev.y_text, &ev.logits_text, &ev.probabilities_text})
+        for (const auto& t : *texts) fewest = std::min(fewest, numeric::certified_digits(t));
+    return fewest;
+}
+
+evaluation evaluate_cheapest(const model::model<rational>& m, const model::input_sequence& x,
+                             const eval_options& opt, evaluation base) {
+    // The cheapest kind that certifies the digits asked for: certified double intervals, then
+    // Arb balls at --precision doubled up to precision_cap (numeric/filter.hpp).
+    const int want = opt.digits > 0 ? opt.digits : auto_digits;
+    std::vector<numeric::rung> ladder{{scalar_choice::of<numeric::dinterval>(), 53}};
+    for (const auto& r : numeric::doubling_ladder(rigorous_default, opt.precision,
+                                                  std::max(opt.precision, opt.precision_cap)))
+        ladder.push_back(r);
+    // Digits are never forced here: every printed digit is certified, at most `want` of them.
+    base.digits_forced = false;
+    std::vector<std::string> tried;
+    auto f = numeric::run_filter(
+        ladder,
+        [&](const numeric::rung& r, std::size_t) -> std::optional<evaluation> {
+            eval_options o = opt;
+            o.precision = r.bits;
+            tried.push_back(r.kind.info().variable_precision
+                                ? std::string(to_string(r.kind)) + " " + std::to_string(r.bits)
+                                : std::string(to_string(r.kind)));
+            evaluation e = evaluate_in(m, x, r.kind, o, base);
+            e.digits_forced = false;
+            return e;
+        },
+        [&](const evaluation& e, std::size_t) {
+            if (e.undefined)
+                return e.undefined->precision_may_resolve() ? numeric::filter_step::escalate
+                                                            : numeric::filter_step::decided;
+            if (e.accept == attention::verdict::undecided || e.undecided) return numeric::filter_step::escalate;
+            return fewest_certified_digits(e) >= want ? numeric::filter_step::decided
+                                                      : numeric::filter_step::escalate;
+        });
+    evaluation ev = std::move(f.answer);
+    ev.scalar_attempts = tried;
+    if (f.end != numeric::filter_end::decided)
+        ev.notes.push_back("stopped at " + tried.back() + " bits (--precision-cap " +
+                           std::to_string(std::max(opt.precision, opt.precision_cap)) +
+                           "): the enclosures certify fewer than " + std::to_string(want) +
+                           " digits there, and are printed with the digits they certify");
+    return ev;
+}
 
 void run_kind(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
               scalar_choice sc, const eval_options& opt, const numeric::context& ctx) {

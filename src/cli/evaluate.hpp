@@ -32,6 +32,9 @@ struct eval_options {
     scalar_choice scalar = scalar_choice::automatic();
     long precision = 256; ///< bits, for the kinds with a variable precision (mpfr, ball)
     int digits = 0;       ///< significant digits; 0 = what the precision supports
+    /// automatic on a model the exact scalar does not evaluate: balls at `precision` doubled
+    /// up to this while the enclosures certify fewer than `digits` (12 when 0) digits.
+    long precision_cap = 4096;
     bool trace = false;
 };
 
@@ -54,6 +57,9 @@ struct evaluation {
     std::string input;        ///< without eos
     std::size_t n = 0;        ///< positions including eos
     std::string scalar;       ///< the kind's name: "exact", "double", "mpfr", "ball", "interval"
+    /// --scalar auto on a soft model: the rungs tried, cheapest first ("interval", "ball 256");
+    /// the last answered.
+    std::vector<std::string> scalar_attempts;
     long precision = 0;       ///< bits; 0 for exact
     int digits = 0;
     bool digits_forced = false; ///< the user's --digits: print that many, certified or not

@@ -80,8 +80,17 @@ public:
             ->capture_default_str();
         app_->add_option("--precision-cap", precision_cap_,
                          "Balls: measure a row again at doubled precision, up to BITS, while a bound "
-                         "comparison is undecided")
+                         "comparison is undecided or the printed measurements certify fewer than "
+                         "--digits digits")
             ->transform(decimal_integer())->check(CLI::Range(16L, 1L << 20))
+            ->capture_default_str();
+        app_->add_option("--digits", digits_,
+                         "Significant digits the printed measurements must certify (max influence, "
+                         "n*max, max dp, CE, eta, floor): a row whose enclosures are wider is "
+                         "measured again (intervals, then balls up to --precision-cap); 0: no "
+                         "requirement. Every number is printed with the digits it certifies (at "
+                         "most 12) and its radius")
+            ->transform(decimal_integer())->check(CLI::Range(0, 12))
             ->capture_default_str();
         app_->add_option("--search", search_,
                          "Also search each n for the worst one-symbol change: BUDGET inputs "
@@ -143,6 +152,7 @@ public:
             throw usage_error("--precision-cap (" + std::to_string(precision_cap_) +
                               ") must be at least --precision (" + std::to_string(precision_) + ")");
         o.precision_cap = precision_cap_;
+        o.digits = digits_;
 
         const fs::path path = resolve_model(model_);
         const model::model<numeric::rational> m = model::read_model_file(path.string());
@@ -384,7 +394,7 @@ private:
             results[i].clear();
             const analysis::row_attempt& a = ladders[i][round];
             analysis::row_measurement row = analysis::assemble_row(m, unit, o.ns[i], a, all);
-            if (!analysis::attempt_decides(a, row) && round + 1 < ladders[i].size())
+            if (!analysis::attempt_decides(a, row, o.digits) && round + 1 < ladders[i].size())
                 return; // measured again by the next round
             rows[i] = analysis::finish_row(std::move(row));
             pending[i] = false;
@@ -634,6 +644,7 @@ private:
     std::string model_, n_text_, positions_text_ = "8", language_, scalar_ = "auto", out_;
     int inputs_ = 4, threads_ = 0;
     long precision_ = 128, divisor_ = 1, posterior_max_n_ = 4096, precision_cap_ = 1024;
+    int digits_ = 12;
     std::uint64_t seed_ = 1, search_seed_ = 1;
     long search_ = 0;
     bool json_ = false, force_ = false, no_every_input_ = false;

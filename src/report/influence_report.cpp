@@ -1,6 +1,7 @@
 #include "report/influence_report.hpp"
 
 #include "model/model_file.hpp"
+#include "numeric/ball_bounds.hpp"
 #include "report/case_record.hpp"
 #include "report/files.hpp"
 #include "report/text_table.hpp"
@@ -155,6 +156,12 @@ std::pair<std::string, std::string> certified_influence(const sweep_row& row) {
 
 /// What measured a row, for the tables: with --scalar auto the kind (" (interval)" or " (ball,
 /// 256 bits)"); otherwise the precision when it was raised (" (512 bits)"); else nothing.
+/// An upper bound already rounded up, labelled for people ("≤ 0.0194"; "<= " in text tables,
+/// which align by bytes); "-" when absent.
+std::string upper_text(const std::optional<std::string>& b, bool unicode = true) {
+    return numeric::bound_label(b.value_or("-"), numeric::bound_side::upper, unicode);
+}
+
 std::string measured_note(const sweep_row& row, const analysis::sweep_options& op) {
     if (op.scalar.is_automatic() && !row.measured_in.empty()) {
         const auto kind = numeric::kind_choice::parse(row.measured_in, false);
@@ -179,6 +186,8 @@ std::string influence_fingerprint(const std::string& model_bytes, const analysis
       << (o.language ? lang::to_string(*o.language) : "") << ";precision=" << o.precision
       << ";scalar=" << analysis::to_string(o.scalar) << ";seed=" << o.seed
       << ";divisor=" << o.bound_divisor << ";cap=" << o.exhaustive_cap << ";postmax=" << o.posterior_max_n << ";pcap=" << o.precision_cap << ";v1";
+    // Rows since the printed digits are certified: the digits they were measured for.
+    if (o.digits != 12) s << ";digits=" << o.digits;
     // 2DYCK sweeps gained the forced-bracket cross-entropy rows: older checkpoints lack them.
     if (o.language == lang::language::dyck2) s << ";forced";
     h = fnv(h, s.str());
@@ -350,10 +359,12 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
         vs += measured_note(row, op);
         const auto [mx, nmx] = certified_influence(row);
         rows.push_back({std::to_string(row.n), std::to_string(row.pairs), mx, nmx, row.bound.value_or("-"),
-                        row.posterior_bound.value_or("-"), row.certified_bound.value_or("-"),
+                        upper_text(row.posterior_bound, false), upper_text(row.certified_bound, false),
                         row.max_prob_change.value_or("-"), vs});
     }
     write_text_table(os, head, rows);
+    os << "  (max influence, n*max, max dp: the largest over the sampled changes, certified; a lower "
+          "bound on the worst case over every input)\n";
     os << "  (vs bounds: a-priori K(n)/n / a-posteriori pair bound / probability bound / the bound over "
           "every input of length n)\n";
     for (const auto& row : r.rows)
@@ -790,6 +801,9 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     md << "# Influence sweep: " << r.model_name << "\n\n";
     md << "Hahn (2020), Lemma 5: one changed symbol moves y_n^(L) by at most K/n when the five "
           "hypotheses hold (theory.md §2, check S3). Fingerprint `" << meta.fingerprint << "`.\n\n";
+    md << "Max influence, n·max and max Δp are the largest over the sampled changes (certified "
+          "enclosures): lower bounds on the worst case over every input. A bound is printed rounded "
+          "in its safe direction (≤, ≥).\n\n";
     md << "| n | pairs | max influence | n·max | bound K(n)/n | a-posteriori | every input | max Δp | "
           "η over every input | vs bounds |\n";
     md << "|---|---|---|---|---|---|---|---|---|---|\n";
@@ -797,8 +811,8 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
         const auto [mx, nmx] = certified_influence(row);
         md << "| " << row.n << " | " << row.pairs << " | " << mx << " | " << nmx << " | "
            << row.bound.value_or("-") << " | "
-           << row.posterior_bound.value_or("-") << " | " << row.certified_bound.value_or("-") << " | "
-           << row.max_prob_change.value_or("-") << " | " << row.certified_prob_bound.value_or("-") << " | ";
+           << upper_text(row.posterior_bound) << " | " << upper_text(row.certified_bound) << " | "
+           << row.max_prob_change.value_or("-") << " | " << upper_text(row.certified_prob_bound) << " | ";
         if (row.undefined)
             md << "undefined";
         else
@@ -822,8 +836,9 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
         for (const auto& row : r.rows)
             if (const auto& c = row.cross_entropy)
                 md << "| " << c->n << " | " << c->mean_ce_bits << " | " << c->accuracy << " | " << c->eta
-                   << " | " << c->floor_bits << " | " << c->certified_eta.value_or("-") << " | "
-                   << c->certified_floor_bits.value_or("-") << " | " << attnprop::to_string(c->check)
+                   << " | " << c->floor_bits << " | " << upper_text(c->certified_eta) << " | "
+                   << numeric::bound_label(c->certified_floor_bits.value_or("-"), numeric::bound_side::lower)
+                   << " | " << attnprop::to_string(c->check)
                    << " (" << (c->certified ? "certified floor" : ce_kind(*c)) << ")" << " |\n";
     }
     md << "\nHypotheses:\n\n";

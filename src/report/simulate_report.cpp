@@ -20,12 +20,10 @@ namespace {
 value str(const std::string& s) { return value::string(s); }
 value num(long long v) { return value::number(v); }
 
-/// A measured ball as a short decimal (its midpoint).
-std::string mid(const arb_ball& x, int digits = 3) {
-    if (!numeric::finite(x)) return "inf";
-    if (arb_is_zero(x.raw())) return "0";
-    return numeric::to_display_string(x, digits);
-}
+/// A measured ball as a short decimal: the digits (at most `digits`) every point of it rounds
+/// to, or "m +/- r" when it is wider (numeric::rounded_display; docs/reports.md, "Every printed
+/// digit").
+std::string mid(const arb_ball& x, int digits = 3) { return numeric::rounded_display(x, digits); }
 /// An upper point as a short decimal rounded up.
 std::string up(const arb_ball& x, int digits = 3) { return numeric::upper_decimal(x, digits); }
 

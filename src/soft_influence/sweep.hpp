@@ -113,6 +113,12 @@ struct sweep_options {
     /// this; 0 (or <= precision) = never. The cross-entropy check does not trigger it (CE can
     /// equal its floor exactly).
     long precision_cap = 0;
+    /// Significant digits the printed measurements (max influence, n·max, max probability
+    /// change, and the cross-entropy's CE, η and floor) must certify: an enclosure too wide for
+    /// them is measured again along the ladder (intervals, then balls up to precision_cap), and
+    /// the last rung's enclosure is printed with the digits it certifies (docs/reports.md,
+    /// "Every printed digit"). 0 = no requirement.
+    int digits = 12;
     /// The cube is enumerated exhaustively for the cross-entropy when n - 1 <= this.
     std::size_t exhaustive_cap = 12;
     /// Slope tolerance of "influence vanished": slope <= -1 + tol.

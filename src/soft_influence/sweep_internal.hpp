@@ -57,7 +57,9 @@ template <class S> arb_ball as_ball(const S& x, const numeric::context& ctx) {
     return numeric::enclosing_ball(x, ctx);
 }
 
-template <class S> std::string dec(const S& x) { return numeric::to_decimal(x, 12); }
+/// A measurement for people and for the rows: the digits its enclosure certifies (at most 12)
+/// and its radius, or a rounded kind's 12 digits (numeric::to_certified_display).
+template <class S> std::string dec(const S& x) { return numeric::to_certified_display(x, 12); }
 
 /// e with the input it was met on added to its reason (the place stays the same).
 [[noreturn]] inline void rethrow_on_input(const numeric::undefined_error& e, const std::string& what) {

@@ -414,8 +414,10 @@ void fold_units(const model::model<rational>& exact, const sweep_options& opt, l
     row.n_max_influence = dec(nmx);
     if constexpr (numeric::is_enclosure<S>::value) {
         const arb_ball b = as_ball(nmx, ctx);
-        row.n_max_lower = lower_decimal(b, 12);
-        row.n_max_upper = upper_decimal(b, 12);
+        // 15 digits: the certified text of the two bounds (report's certified_influence) then
+        // keeps the 12 digits the ball certifies.
+        row.n_max_lower = lower_decimal(b, 15);
+        row.n_max_upper = upper_decimal(b, 15);
     }
     row.max_influence_approx = numeric::approx_double(mx);
     row.n_max_influence_approx = numeric::approx_double(nmx);
@@ -481,7 +483,7 @@ sweep_row sweep_row_at(const model::model<rational>& exact, const sweep_options&
             return m;
         },
         [&](const row_measurement& m, std::size_t i) {
-            return attempt_decides(ladder[i], m) ? numeric::filter_step::decided : numeric::filter_step::escalate;
+            return attempt_decides(ladder[i], m, opt.digits) ? numeric::filter_step::decided : numeric::filter_step::escalate;
         });
     return finish_row(std::move(f.answer));
 }
@@ -574,8 +576,25 @@ row_measurement assemble_row(const model::model<rational>& exact, const sweep_op
     return m;
 }
 
-bool attempt_decides(const row_attempt& attempt, const row_measurement& m) {
+/// Whether an enclosure's row prints fewer certified digits than asked for (sweep_options::
+/// digits) in a measurement people read: the digits are then worth another rung.
+bool digits_short(const sweep_row& r, int digits) {
+    if (digits <= 0 || r.undefined) return false;
+    auto short_of = [&](const std::string& t) {
+        const int d = numeric::certified_digits(t);
+        return d >= 0 && d < digits;
+    };
+    if (short_of(r.max_influence) || short_of(r.n_max_influence)) return true;
+    if (r.max_prob_change && short_of(*r.max_prob_change)) return true;
+    if (const auto& c = r.cross_entropy)
+        return short_of(c->mean_ce_bits) || short_of(c->eta) || short_of(c->floor_bits);
+    return false;
+}
+
+bool attempt_decides(const row_attempt& attempt, const row_measurement& m, int digits) {
     if (needs_retry(m.row, m.may_resolve)) return false;
+    if (attempt.kind.info().kind == numeric::scalar_kind::enclosure && digits_short(m.row, digits))
+        return false;
     // A 2DYCK forced-pair cross-entropy is a theorem check, which an enclosure of variable
     // precision (balls) may decide where one of fixed precision (intervals) does not. (The
     // enumerated cube is computed in balls already; a sampled PARITY/FIRST check is never more

@@ -98,8 +98,9 @@ row_measurement assemble_row(const model::model<numeric::rational>& exact, const
 
 /// Whether an attempt's row is final (the ladder stops there): it decides every bound
 /// comparison and is defined, or undefined where more precision does not help; after an
-/// interval attempt also a decided 2DYCK cross-entropy.
-bool attempt_decides(const row_attempt& attempt, const row_measurement& m);
+/// interval attempt also a decided 2DYCK cross-entropy; and after an enclosure's attempt, the
+/// printed measurements certify `digits` significant digits (sweep_options::digits).
+bool attempt_decides(const row_attempt& attempt, const row_measurement& m, int digits);
 
 /// The row of the last attempt made, as the sweep reports it (an undefined value that more
 /// precision might have resolved says up to which precision it was tried).

@@ -439,7 +439,7 @@ attnprop_cli_test(simulate-restrict-average 2 "average-hard" restrict --model av
 # The exact gelu and erf ops: every real kind evaluates them, exact refuses them, bound
 # composes their Lipschitz constants.
 set(_gelu ${CMAKE_CURRENT_SOURCE_DIR}/data/ffn-gelu.json)
-attnprop_cli_test(eval-gelu-ball 0 "P.next. +0: 0\\.13346385798394980381.*1: 0\\.86653614201605019618" eval --model ${_gelu} --input 0110)
+attnprop_cli_test(eval-gelu-ball 0 "P.next. +0: 0\\.13346385798394980381.*1: 0\\.86653614201605019618" eval --model ${_gelu} --input 0110 --scalar ball)
 attnprop_cli_test(eval-gelu-interval 0 "\"scalar\": \"interval\"" eval --model ${_gelu} --input 0110 --scalar interval --json)
 attnprop_cli_test(eval-gelu-mpfr 0 "P.next. +0: 0\\.133463857983949803814" eval --model ${_gelu} --input 0110 --scalar mpfr)
 attnprop_cli_test(eval-gelu-double 0 "P.next. +0: 0\\.133463857983949" eval --model ${_gelu} --input 0110 --scalar double)

@@ -75,7 +75,7 @@ for sweep in "cc-first --n 8,16,32 --inputs 2" "cc-parity --n 6,8,10 --language 
 
     # 3. A hand-edited checkpoint with a matching fingerprint: recomputed, never trusted.
     rows="$work/$name-prefix/rows.json"
-    sed -E '0,/"max_influence": "[0-9.e-]+"/s//"max_influence": "0.5"/' "$rows" > "$work/edited" && mv "$work/edited" "$rows"
+    sed -E '0,/"max_influence": "[^"]+"/s//"max_influence": "0.5"/' "$rows" > "$work/edited" && mv "$work/edited" "$rows"
     out=$("$bin" influence $full --out "$work/$name-prefix" 2>&1) || { echo "$name: run over an edited rows.json failed"; exit 1; }
     printf '%s\n' "$out" | grep -q "were edited since attnprop wrote them (their SHA-256 is not the recorded rows_sha256): recomputing every row" ||
         { echo "$name: the edited rows.json was not named"; printf '%s\n' "$out" | head -3; status=1; }

@@ -69,3 +69,48 @@ TEST_CASE("decimal bounds are rounded outward to their digits", "[numeric][ball-
     REQUIRE(numeric::upper_decimal(big, 3) == "1.01e+07");
     REQUIRE(numeric::lower_decimal(big, 3) == "1e+07");
 }
+
+// The display rule (docs/reports.md, "Every printed digit").
+TEST_CASE("bounds print rounded in their safe direction and labelled", "[numeric][ball-bounds][digits]") {
+    const arb_ball x = third(128); // 1/3 +/- 2^-20
+    CHECK(numeric::bound_display(x, numeric::bound_side::upper, 4) == "≤ 0.3334");
+    CHECK(numeric::bound_display(x, numeric::bound_side::lower, 4) == "≥ 0.3333");
+    CHECK(numeric::bound_label("2.5", numeric::bound_side::upper, false) == "<= 2.5");
+    CHECK(numeric::bound_label("-", numeric::bound_side::lower) == "-");
+}
+
+TEST_CASE("certified_digits counts the digits a certified text certifies", "[numeric][ball-bounds][digits]") {
+    CHECK(numeric::certified_digits("0.918779558653 +/- 2.51e-13") == 12);
+    CHECK(numeric::certified_digits("-0.0270452501157 +/- 4.10e-14") == 12);
+    CHECK(numeric::certified_digits("3.6636e+4 +/- 0.931") == 5);
+    CHECK(numeric::certified_digits("+/- 1.46e-73") == 72);
+    CHECK(numeric::certified_digits("1") == numeric::exact_digits);
+    CHECK(numeric::certified_digits("undefined") == -1);
+    CHECK(numeric::certified_digits("-") == -1);
+}
+
+TEST_CASE("rounded_display prints only digits every point of the ball rounds to", "[numeric][ball-bounds][digits]") {
+    const numeric::context ctx{128};
+    // 1/3 +/- 2^-20 (about 9.5e-7): 5 digits are shared (0.33333), 6 are not.
+    CHECK(numeric::rounded_display(third(128), 8) == "0.33333");
+    CHECK(numeric::rounded_display(third(128), 3) == "0.333");
+    // A ball across a rounding boundary: 0.12345 +/- 1e-6 rounds to 0.1234 and 0.1235 at 4
+    // digits, so only 0.123 is printed...
+    arb_ball y = arb_ball::from_rational(numeric::rational(12345, 100000), ctx);
+    mag_set_d(arb_radref(y.raw()), 1e-6);
+    CHECK(numeric::rounded_display(y, 4) == "0.123");
+    // ... and a ball around 0 none: its midpoint and radius.
+    arb_ball z = numeric::zero<arb_ball>(ctx);
+    mag_set_d(arb_radref(z.raw()), 1e-9);
+    CHECK(numeric::rounded_display(z, 3).find("+/-") != std::string::npos);
+    CHECK(numeric::rounded_display(numeric::zero<arb_ball>(ctx), 3) == "0");
+}
+
+TEST_CASE("radius_around covers a midpoint printed with fewer digits", "[numeric][ball-bounds][digits]") {
+    const arb_ball x = arb_ball::from_rational(numeric::rational(1, 3), numeric::context{256});
+    // 0.333 is 3.3e-4 from 1/3: the radius around it must be at least that (rounded up).
+    const std::string r = numeric::radius_around(x, "0.333");
+    CHECK(std::stod(r) >= 1.0 / 3 - 0.333);
+    CHECK(std::stod(r) < 3.4e-4);
+    CHECK(numeric::radius_around(numeric::zero<arb_ball>(numeric::context{64}), "0") == "0");
+}

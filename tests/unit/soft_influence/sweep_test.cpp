@@ -9,6 +9,8 @@
 #include "report/influence_report.hpp"
 #include "sweep_fixtures.hpp"
 
+#include "numeric/ball_bounds.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -292,6 +294,7 @@ TEST_CASE("the interval filter: auto rows are measured in intervals, a-posterior
         auto o = small({8, 16, 64}, 7);
         o.posterior_max_n = 8;
         o.language = lang::language::parity;
+        o.digits = 0; // the comparisons alone: no row measured again for its digits
         INFO(name << ", seed " << o.seed);
         const auto m = bundled(name);
         o.scalar = analysis::sweep_scalar::of<numeric::arb_ball>();
@@ -321,6 +324,34 @@ TEST_CASE("the interval filter: auto rows are measured in intervals, a-posterior
             REQUIRE(a.precision == 53);
         }
     }
+}
+
+TEST_CASE("auto rows whose intervals certify fewer digits than asked for are measured again in "
+          "balls", "[sweep][digits]") {
+    // cc-parity-ln0: its layer norm with eps = 0 widens the intervals of max dp and eta.
+    auto o = small({16}, 7);
+    o.posterior_max_n = 0;
+    o.language = lang::language::parity;
+    o.scalar = analysis::sweep_scalar::automatic();
+    INFO("seed " << o.seed);
+    const auto m = bundled("cc-parity-ln0");
+    o.digits = 0;
+    const auto wide = analysis::influence_sweep(m, o);
+    REQUIRE(wide.rows.front().measured_in == "interval");
+    REQUIRE(wide.rows.front().max_prob_change);
+    // The negative control of the escalation: the interval row's text certifies fewer than 12.
+    REQUIRE(numeric::certified_digits(*wide.rows.front().max_prob_change) < 12);
+    o.digits = 12;
+    const auto r = analysis::influence_sweep(m, o);
+    const auto& row = r.rows.front();
+    REQUIRE(row.measured_in == "ball");
+    REQUIRE(row.max_prob_change);
+    CHECK(numeric::certified_digits(*row.max_prob_change) >= 12);
+    CHECK(numeric::certified_digits(row.max_influence) >= 12);
+    REQUIRE(row.cross_entropy);
+    CHECK(numeric::certified_digits(row.cross_entropy->eta) >= 12);
+    CHECK(numeric::certified_digits(row.cross_entropy->mean_ce_bits) >= 12);
+    CHECK(numeric::certified_digits(row.cross_entropy->floor_bits) >= 12);
 }
 
 TEST_CASE("negative control of the interval filter: a bound divided by 10^9 is exceeded in "

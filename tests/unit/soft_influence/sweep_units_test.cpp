@@ -33,7 +33,7 @@ analysis::sweep_row row_from_units(const model::model<numeric::rational>& m,
         for (std::size_t j = units.size(); j-- > 0;)
             results[j] = analysis::measure_unit(m, o, n, a, units[j], threads);
         meas = analysis::assemble_row(m, o, n, a, results);
-        if (analysis::attempt_decides(a, meas)) break;
+        if (analysis::attempt_decides(a, meas, o.digits)) break;
     }
     return analysis::finish_row(std::move(meas));
 }

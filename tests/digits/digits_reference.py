@@ -1,0 +1,431 @@
+#!/usr/bin/python3
+"""Every printed digit certified (docs/reports.md, "Every printed digit"): runs attnprop's commands
+on the bundled models and checks every number they print (text, report.md, CSV, JSON) against a
+reference computed in Arb balls at 512 bits (or exactly).
+
+The rule checked, for a printed number paired with the reference enclosure R of the same quantity:
+- "m +/- r" (an enclosure): [m - r, m + r] meets R;
+- a plain decimal x with d significant digits: x is the correct rounding (to nearest) of a number
+  in R, i.e. [x - u/2, x + u/2] meets R, u the unit of x's last digit;
+- "<= x" / "≤ x" (an upper bound): x >= min R; ">= x" / "≥ x" (a lower bound): x <= max R.
+A reference printed as "m +/- r" is that enclosure (Arb's text contains the ball it prints); a
+plain reference decimal (a midpoint of a 512-bit ball printed to d digits) stands for
+[x - u, x + u]. A one-sided reference has no value to compare with and is skipped. Integers that
+are counts, lengths or bits are compared the same way (they are exact in both).
+
+Excluded, said here so that nothing is skipped silently: the least-squares slopes of log
+influence against log n (statistics of doubles, labelled as measurements) and the lines naming
+the scalar, the report's folder and the fingerprint.
+
+Usage: digits_reference.py ATTNPROP MODELS_DIR WORK_DIR [--only eval|influence|simulate] [--models a,b]
+Exit 0 when every number passes, 1 with every failure listed (command, output, both numbers).
+"""
+
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from fractions import Fraction
+from decimal import Decimal
+
+NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+TOKEN = re.compile(
+    r"(?<![\w.^/])(?:(?P<bnd>≤|<=|≥|>=)\s*)?(?:(?P<mid>" + NUM + r")(?![\w.]))?"
+    r"(?:\s*(?:\+/-|±)\s*(?P<rad>" + NUM + r"))?")
+
+
+def frac(s):
+    return Fraction(Decimal(s))
+
+
+def unit(s):
+    """The unit of the last digit of the decimal s."""
+    m = re.fullmatch(r"[-+]?(\d*)(?:\.(\d*))?(?:[eE]([-+]?\d+))?", s)
+    decimals = len(m.group(2) or "")
+    exp = int(m.group(3) or 0)
+    return Fraction(10) ** (exp - decimals)
+
+
+class num:
+    """A printed number: kind 'ball' (lo, hi), 'plain' (x, u), 'upper' / 'lower' (x)."""
+
+    def __init__(self, kind, a, b=None, text=""):
+        self.kind, self.a, self.b, self.text = kind, a, b, text
+
+    def __repr__(self):
+        return self.text
+
+
+def parse_token(bnd, mid, rad, text):
+    if bnd:
+        if mid is None:
+            return None
+        return num("upper" if bnd in ("≤", "<=") else "lower", frac(mid), text=text)
+    if rad is not None:
+        m = frac(mid) if mid else Fraction(0)
+        r = frac(rad)
+        return num("ball", m - r, m + r, text)
+    if mid is None:
+        return None
+    return num("plain", frac(mid), unit(mid), text)
+
+
+def parse_text(s):
+    """The numbers of one printed value ("0.33 +/- 1e-3", "≤ 2.1", "0.5", "1/2")."""
+    s = s.strip()
+    if re.fullmatch(r"-?\d+/\d+", s):
+        return num("ball", Fraction(s), Fraction(s), s)
+    m = TOKEN.fullmatch(s)
+    if not m:
+        return None
+    return parse_token(m.group("bnd"), m.group("mid"), m.group("rad"), s)
+
+
+def tokens(text):
+    out = []
+    for m in TOKEN.finditer(text):
+        if not m.group(0).strip() or (m.group("mid") is None and m.group("rad") is None):
+            continue
+        t = parse_token(m.group("bnd"), m.group("mid"), m.group("rad"), m.group(0).strip())
+        if t:
+            out.append(t)
+    return out
+
+
+def reference_interval(r):
+    """The enclosure a reference number stands for, or None (a one-sided reference)."""
+    if r.kind == "ball":
+        return (r.a, r.b)
+    if r.kind == "plain":
+        return (r.a - r.b, r.a + r.b)
+    return None
+
+
+def check(c, r):
+    """None when the printed c is true to the reference r, else the reason."""
+    R = reference_interval(r)
+    if R is None or c is None:
+        return None
+    lo, hi = R
+    if c.kind == "ball":
+        ok = c.a <= hi and c.b >= lo
+        why = "the printed enclosure misses the reference"
+    elif c.kind == "plain":
+        ok = c.a - c.b / 2 <= hi and c.a + c.b / 2 >= lo
+        why = "a printed digit is wrong (not the rounding of a value in the reference)"
+    elif c.kind == "upper":
+        ok = c.a >= lo
+        why = "an upper bound below the true value"
+    else:
+        ok = c.a <= hi
+        why = "a lower bound above the true value"
+    return None if ok else why
+
+
+class checker:
+    def __init__(self):
+        self.failures = []
+        self.checked = 0
+
+    def pair(self, where, c, r):
+        self.checked += 1
+        why = check(c, r)
+        if why:
+            self.failures.append(f"{where}: printed {c.text!r}, reference {r.text!r}: {why}")
+
+    def texts(self, where, cand, ref):
+        """Two outputs of the same shape, number by number, line by line."""
+        cl, rl = normalise(cand), normalise(ref)
+        if len(cl) != len(rl):
+            self.failures.append(f"{where}: {len(cl)} lines against the reference's {len(rl)}")
+            return
+        for i, (a, b) in enumerate(zip(cl, rl)):
+            ta, tb = tokens(a), tokens(b)
+            if len(ta) != len(tb):
+                self.failures.append(f"{where}, line {i + 1}: {len(ta)} numbers against the "
+                                     f"reference's {len(tb)}:\n    {a}\n    {b}")
+                continue
+            for x, y in zip(ta, tb):
+                self.pair(f"{where}, line {i + 1} ({a.strip()[:60]})", x, y)
+
+
+SKIP_LINE = re.compile(r"^\s*(scalar|measured in|report:|slope|note|- command:|- options:|- attnprop )|"
+                       r"fingerprint|^\s*\(auto|generated|provenance", re.I)
+MEASURED = re.compile(r"\((?:reused, )?(?:interval|ball|mpfr|double)(?:, \d+ bits)?\)|\(\d+ bits\)|"
+                      r"rate \(a measurement\)[^;)]*|slope [^;)]*|"
+                      r"(?<![\d.])(?:16|32|53|64|128|256|512|1024|2048|4096) bits")
+
+
+def normalise(text):
+    out = []
+    for line in text.splitlines():
+        if SKIP_LINE.search(line):
+            continue
+        out.append(MEASURED.sub("", line))
+    return out
+
+
+def run(args, cwd=None):
+    p = subprocess.run(args, capture_output=True, text=True, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# eval
+
+EVAL_INPUTS = {"01": "0110", "()[]": "([])", "(": "(()"}
+
+
+def model_alphabet(path):
+    with open(path) as f:
+        m = json.load(f)
+    return m
+
+
+def eval_case(ck, bin_, model, inp, n_long):
+    # The reference: balls at 512 bits, their JSON midpoints with their radii (or exact values).
+    ref_args = [bin_, "eval", "--model", model, "--input", inp, "--json"]
+    rc, out, err = run(ref_args + ["--scalar", "ball", "--precision", "512"])
+    if rc == 2:
+        rc, out, err = run(ref_args + ["--scalar", "exact"])
+    if rc not in (0, 4):
+        ck.failures.append(f"eval {model} {inp[:16]}: the reference failed: {err.strip()}")
+        return
+    ref = json.loads(out)
+    if ref.get("y") is None:
+        return
+
+    def ref_num(mid, rad):
+        if rad is None or "/" in mid:
+            return parse_text(mid)
+        m = frac(mid)
+        r = frac(rad) + unit(mid)
+        return num("ball", m - r, m + r, f"{mid} +/- {rad}")
+
+    def ref_list(key):
+        vals = ref[key]
+        rads = ref.get(key + "_radius")
+        if isinstance(vals, dict):
+            keys = list(vals)
+            return [ref_num(vals[k], rads[k] if rads else None) for k in keys]
+        return [ref_num(v, rads[i] if rads else None) for i, v in enumerate(vals)]
+
+    refs = {k: ref_list(k) for k in ("y", "logits", "probabilities") if k in ref}
+    for scalar, digits in (("auto", None), ("interval", None), ("ball", None), ("exact", None),
+                           ("auto", "12"), ("ball", "12")):
+        args = [bin_, "eval", "--model", model, "--input", inp, "--scalar", scalar]
+        if digits:
+            args += ["--digits", digits]
+        rc, out, err = run(args)
+        if rc == 2:
+            continue  # the kind does not evaluate this model (exact on a soft model)
+        where = (f"eval --model {model} --input {inp[:16]}{'...' if len(inp) > 16 else ''} --scalar {scalar}"
+                 + (f" --digits {digits}" if digits else ""))
+        # text: y_n^(L) [a, b], logits s: v, P(next) s: v
+        for line in out.splitlines():
+            key = {"y_n^(L)": "y", "logits": "logits", "P(next)": "probabilities"}.get(line.split(" ")[0])
+            if not key or key not in refs:
+                continue
+            body = line[len(line.split(" ")[0]):].strip()
+            if key == "y":
+                vals = [v for v in body.strip("[]").split(", ")]
+            else:
+                vals = [v.split(": ", 1)[1] for v in body.split(", ")]
+            if len(vals) != len(refs[key]):
+                ck.failures.append(f"{where} (text): {len(vals)} values of {key} against {len(refs[key])}")
+                continue
+            for v, r in zip(vals, refs[key]):
+                ck.pair(f"{where} (text) {key}", parse_text(v), r)
+        rc, out, err = run(args + ["--json"])
+        j = json.loads(out)
+        for key in refs:
+            for field in (key, key + "_text"):
+                if field not in j or j[field] is None:
+                    continue
+                vals = list(j[field].values()) if isinstance(j[field], dict) else j[field]
+                rads = j.get(key + "_radius") if field == key else None
+                if isinstance(rads, dict):
+                    rads = list(rads.values())
+                for i, (v, r) in enumerate(zip(vals, refs[key])):
+                    c = parse_text(v)
+                    if rads is not None and c is not None and c.kind == "plain":
+                        m, rr = frac(v), frac(rads[i])
+                        c = num("ball", m - rr, m + rr, f"{v} (radius {rads[i]})")
+                    ck.pair(f"{where} (json {field})", c, r)
+
+
+# ---------------------------------------------------------------------------------------------
+# influence
+
+VALUE_FIELDS = ["max_influence", "mean_influence", "n_max_influence", "bound", "max_prob_change",
+                "prob_bound"]
+CE_VALUE_FIELDS = ["mean_ce_bits", "accuracy", "eta", "floor_bits"]
+ONE_SIDED = {"n_max_influence_lower": ("lower", "n_max_influence"),
+             "n_max_influence_upper": ("upper", "n_max_influence")}
+
+
+def field_num(v):
+    if v is None or v == "":
+        return None
+    return parse_text(v)
+
+
+def influence_case(ck, bin_, model, work, extra):
+    base = [bin_, "influence", "--model", model] + extra
+    cand_dir, ref_dir = os.path.join(work, model + "-auto"), os.path.join(work, model + "-ref")
+    rc, cand_text, err = run(base + ["--out", cand_dir, "--force"])
+    if rc not in (0, 1, 4):
+        ck.failures.append(f"influence {model}: {err.strip()}")
+        return
+    rc, ref_text, err = run(base + ["--scalar", "ball", "--precision", "512", "--precision-cap", "512",
+                                    "--out", ref_dir, "--force"])
+    if rc not in (0, 1, 4):
+        ck.failures.append(f"influence {model} (reference): {err.strip()}")
+        return
+    where = f"influence --model {model} {' '.join(extra)}"
+    ck.texts(where + " (text)", cand_text, ref_text)
+    with open(os.path.join(cand_dir, "report.md")) as a, open(os.path.join(ref_dir, "report.md")) as b:
+        ck.texts(where + " (report.md)", a.read(), b.read())
+    with open(os.path.join(cand_dir, "report.json")) as a, open(os.path.join(ref_dir, "report.json")) as b:
+        cj, rj = json.load(a), json.load(b)
+    for cr, rr in zip(cj["rows"], rj["rows"]):
+        w = f"{where} (report.json, n = {cr['n']})"
+        for f in VALUE_FIELDS:
+            c, r = field_num(cr.get(f)), field_num(rr.get(f))
+            if c and r:
+                ck.pair(f"{w} {f}", c, r)
+        for f, (side, of) in ONE_SIDED.items():
+            if cr.get(f) and rr.get(of):
+                ck.pair(f"{w} {f}", num(side, frac(cr[f]), text=cr[f]), field_num(rr[of]))
+        cc, rc_ = cr.get("cross_entropy"), rr.get("cross_entropy")
+        if cc and rc_:
+            for f in CE_VALUE_FIELDS:
+                c, r = field_num(cc.get(f)), field_num(rc_.get(f))
+                if c and r:
+                    ck.pair(f"{w} cross_entropy.{f}", c, r)
+    with open(os.path.join(cand_dir, "influence.csv")) as a, open(os.path.join(ref_dir, "influence.csv")) as b:
+        ca, rb = list(csv.DictReader(a)), list(csv.DictReader(b))
+    for cr, rr in zip(ca, rb):
+        w = f"{where} (influence.csv, n = {cr['n']})"
+        for f in VALUE_FIELDS + ["mean_ce_bits", "accuracy", "eta", "ce_floor_bits"]:
+            c, r = field_num(cr.get(f)), field_num(rr.get(f))
+            if c and r:
+                ck.pair(f"{w} {f}", c, r)
+
+
+def simulate_case(ck, bin_, model, work, extra):
+    base = [bin_, "simulate", "--model", model] + extra
+    cand_dir, ref_dir = os.path.join(work, model + "-sim"), os.path.join(work, model + "-sim-ref")
+    rc, cand_text, err = run(base + ["--out", cand_dir, "--force"])
+    if rc not in (0, 1, 4):
+        ck.failures.append(f"simulate {model}: {err.strip()}")
+        return
+    rc, ref_text, err = run(base + ["--precision", "512", "--precision-cap", "512", "--out", ref_dir, "--force"])
+    if rc not in (0, 1, 4):
+        ck.failures.append(f"simulate {model} (reference): {err.strip()}")
+        return
+    where = f"simulate --model {model} {' '.join(extra)}"
+    ck.texts(where + " (text)", cand_text, ref_text)
+    with open(os.path.join(cand_dir, "report.md")) as a, open(os.path.join(ref_dir, "report.md")) as b:
+        ck.texts(where + " (report.md)", a.read(), b.read())
+    with open(os.path.join(cand_dir, "simulate.csv")) as a, open(os.path.join(ref_dir, "simulate.csv")) as b:
+        ck.texts(where + " (simulate.csv)", a.read().replace(",", " , "), b.read().replace(",", " , "))
+
+
+SIMULATE_CASES = {
+    "hard-contains-one": ["--beta", "3", "--beta", "2*log(n)", "--n", "8,16", "--inputs", "4"],
+    "hard-first-one-position": ["--beta", "5", "--beta", "n", "--n", "8,16", "--inputs", "4"],
+    "hard-parity-attempt": ["--beta", "4", "--n", "8", "--inputs", "4"],
+}
+
+INFLUENCE_CASES = {
+    # The line of the request: eta and CE of a layer norm with eps = 0 (n small: a test).
+    "cc-parity-ln0": ["--n", "16,64", "--inputs", "2", "--positions", "4", "--language", "parity"],
+    "cc-parity": ["--n", "16,64", "--inputs", "2", "--positions", "2", "--language", "parity"],
+    "cc-first": ["--n", "16,32", "--inputs", "2", "--positions", "2", "--language", "first"],
+    "soft-recency-2dyck": ["--n", "16", "--inputs", "2", "--positions", "2", "--language", "2dyck"],
+}
+
+
+def self_test():
+    """The negative control: the checker fails on wrong digits, including the line attnprop
+    printed before every printed digit was certified (influence --model cc-parity-ln0 --n 4096
+    --inputs 2 --positions 4 --language parity: eta from the upper end of an interval enclosure,
+    CE wrong in the tenth digit, the floor from the inflated eta), and passes their certified form."""
+    ref = ("  n = 4096: CE 0.0598110247386 +/- 4.54e-14, accuracy 1, eta 0.918779558653 +/- 2.51e-13, "
+           "floor 0.0598110247386 +/- 4.54e-14; over every input eta <= 2.17944947178, so CE >= 0")
+    old = ("  n = 4096: CE 0.0598110248058, accuracy 1.00000000000, eta 0.918834424887, floor "
+           "0.0597697731072; over every input eta <= 2.17944947178, so CE >= 0")
+    wrong = checker()
+    wrong.texts("uncertified", old, ref)
+    good = checker()
+    good.texts("certified", ref, ref)
+    problems = []
+    if len(wrong.failures) != 3:
+        problems.append(f"the uncertified line gave {len(wrong.failures)} failures, not 3 (CE, eta, "
+                        f"floor): {wrong.failures}")
+    if good.failures:
+        problems.append(f"the certified line failed: {good.failures}")
+    R = parse_text("0.918779558653 +/- 2.51e-13")
+    cases = [("0.9188", True), ("0.9187", False), ("0.918779558653", True), ("0.918779558654", False),
+             ("0.91878 +/- 1e-5", True), ("0.91890 +/- 1e-5", False), ("≤ 0.91878", True),
+             ("≤ 0.91877", False), ("≥ 0.91877", True), (">= 0.91879", False), ("1/2", False)]
+    for text, ok in cases:
+        why = check(parse_text(text), R)
+        if (why is None) != ok:
+            problems.append(f"{text!r} against {R.text!r}: {'passed' if why is None else why}, "
+                            f"expected {'pass' if ok else 'failure'}")
+    for p in problems:
+        print("SELF-TEST FAILED " + p)
+    print(f"self-test: {len(cases) + 2} cases, {len(problems)} wrong")
+    sys.exit(1 if problems else 0)
+
+
+def main():
+    if sys.argv[1:2] == ["--self-test"]:
+        self_test()
+    bin_, models_dir, work = sys.argv[1:4]
+    only = None
+    pick = None
+    rest = sys.argv[4:]
+    while rest:
+        if rest[0] == "--only":
+            only, rest = rest[1], rest[2:]
+        elif rest[0] == "--models":
+            pick, rest = rest[1].split(","), rest[2:]
+        else:
+            sys.exit(f"unknown argument {rest[0]}")
+    os.makedirs(work, exist_ok=True)
+    ck = checker()
+    models = sorted(f[:-5] for f in os.listdir(models_dir) if f.endswith(".json"))
+    if pick:
+        models = [m for m in models if m in pick]
+    if only in (None, "eval"):
+        for m in models:
+            spec = model_alphabet(os.path.join(models_dir, m + ".json"))
+            syms = "".join(spec["alphabet"])
+            inp = EVAL_INPUTS.get(syms, (syms * 4)[:4])
+            eval_case(ck, bin_, m, inp, False)
+            # A longer input: the interval's radius grows with n.
+            eval_case(ck, bin_, m, (inp * 16)[:63], True)
+    if only in (None, "influence"):
+        for m, extra in INFLUENCE_CASES.items():
+            if pick and m not in pick:
+                continue
+            influence_case(ck, bin_, m, work, extra)
+    if only in (None, "simulate"):
+        for m, extra in SIMULATE_CASES.items():
+            if pick and m not in pick:
+                continue
+            simulate_case(ck, bin_, m, work, extra)
+    for f in ck.failures:
+        print("FAILED " + f)
+    print(f"{ck.checked} numbers checked, {len(ck.failures)} failures")
+    sys.exit(1 if ck.failures else 0)
+
+
+if __name__ == "__main__":
+    main()
