@@ -73,6 +73,9 @@ struct head_prep {
     enum class kind { constant, dot, map } type = kind::dot;
     const model::head<rational>* exact = nullptr;
     const model::head<interval>* filter = nullptr;
+    /// The layer's mask: row i ranks the keys [0, model::key_end(mask, i, n)) alone (theory.md
+    /// §1.4: under a causal mask, the keys j <= i).
+    model::mask_kind mask = model::mask_kind::none;
     std::vector<std::size_t> off;          // key j's entries are off[j] .. off[j+1)
     std::vector<std::uint32_t> id;         // entry off[j] + e -> its distinct key id
     // Per distinct id: the key vector (dot heads: K y + k_bias; map heads: y itself), as an
