@@ -37,6 +37,10 @@ const char* holds_text(numeric::uncertain<bool> h) {
 }
 
 std::string verdict(const bound_report& r) {
+    if (r.K && r.masked)
+        return "the masked statement applies (every layer causal, theory.md 2.5): influence <= "
+               "K (1 + ln n)^(L-1)/n with K = " +
+               text_number(*r.K);
     if (r.K) return "Lemma 5 applies: influence <= K/n with K = " + text_number(*r.K);
     if (const auto* f = r.first_failure())
         return "Lemma 5 does not apply: " + f->name + (certainly(!f->holds) ? " fails" : " is undecided");
@@ -72,7 +76,18 @@ std::string to_text(const bound_report& r, std::size_t heads_max, std::size_t d)
         report::write_text_table(os, head, rows, report::column_align::right);
     }
     os << "\n";
-    if (r.K) {
+    if (r.K && r.masked) {
+        os << "every layer causally masked: C_k = (alpha'_k + beta_k) C_{k-1} + beta_k "
+              "Delta_{k-1}, alpha'_k = L_y + 2 sum_h L_h a_h (theory.md 2.5):";
+        for (std::size_t k = 0; k < r.layers.size(); ++k)
+            os << (k ? ", " : " ") << "C_" << k + 1 << " = " << text_number(r.layers[k].C);
+        os << "\n";
+        os << "K = C_L = " << text_number(*r.K)
+           << "  (||y_n^(L)(x) - y_n^(L)(x')|| <= K (1 + ln n)^(L-1)/n for every n and every "
+              "change of one x_i, i < n)\n";
+        os << "at n = " << r.n << ": K (1 + ln n)^(L-1)/n = " << text_number(*r.bound_at_n)
+           << "\n";
+    } else if (r.K) {
         os << "K = " << text_number(*r.K)
            << "  (||y_n^(L)(x) - y_n^(L)(x')|| <= K/n for every n and every change of one x_i, "
               "i < n)\n";
@@ -113,6 +128,7 @@ json::value to_json(const bound_report& r) {
         hyp.set(h.name, std::move(e));
     }
     o.set("hypotheses", std::move(hyp));
+    if (r.masked) o.set("masked", json::value::boolean(true)); // absent: unmasked (Lemma 5)
     o.set("K", json_number(r.K));
     o.set("K_at_n", json_number(r.K_at_n));
     o.set("bound_at_n", json_number(r.bound_at_n));
@@ -135,6 +151,7 @@ json::value to_json(const bound_report& r) {
         e.set("Delta", json_number(l.Delta));
         e.set("delta", json_number(l.delta));
         e.set("term", json_number(l.term));
+        if (r.masked) e.set("C", json_number(l.C));
         layers.push_back(std::move(e));
     }
     o.set("layers", std::move(layers));
