@@ -39,6 +39,10 @@ public:
                          "then shows only the digits its radius certifies, --digits D shows D)")
             ->transform(decimal_integer())->check(CLI::Range(1, 100000));
         app_->add_flag("--trace", trace_, "Print every layer's activations and attention");
+        app_->add_flag("--prefixes", prefixes_,
+                       "Also apply the readout at every position i (the prediction after x_1 .. "
+                       "x_i of a causally masked model) and report the next-token cross-entropy "
+                       "in bits where x_{i+1} is an output symbol");
         app_->add_flag("--json", json_, "Print one JSON object instead of text");
     }
     CLI::App* app() override { return app_; }
@@ -57,6 +61,7 @@ public:
         opt.precision = precision_;
         opt.digits = digits_;
         opt.trace = trace_;
+        opt.prefixes = prefixes_;
         analysis::evaluation ev = analysis::evaluate(m, x, opt);
         if (json_) std::cout << json::dump(report::eval_to_json(ev), 2) << "\n";
         else std::cout << report::eval_to_text(ev);
@@ -70,7 +75,7 @@ private:
     std::string model_, input_, input_file_, scalar_ = "auto";
     long precision_ = 256;
     int digits_ = 0;
-    bool trace_ = false, json_ = false;
+    bool trace_ = false, prefixes_ = false, json_ = false;
 };
 
 } // namespace
