@@ -150,19 +150,31 @@ analysis::restriction_options restriction_options_of(const test_case& c) {
     return o;
 }
 
-runner::property certificate_valid(bool unsound) {
+runner::property certificate_valid(bool unsound, bool masked) {
     runner::property p;
     p.suite = "hard-limit";
-    p.name = "certificate-valid";
-    p.statement = "the restriction certificate of a hard model is valid: the dependency table "
-                  "T_L(n) equals the exact forward pass and y_n^(L) is bit-identical under "
-                  "re-assignments of Free \\ D_L(n); the growth and counting checks hold";
+    p.name = masked ? "masked-certificate-valid" : "certificate-valid";
+    p.statement = masked ? "the restriction certificate of a hard model whose every layer is "
+                           "causally masked is valid (theory.md 1.4): T_L(n) equals the exact "
+                           "masked forward pass and y_n^(L) is bit-identical under re-assignments "
+                           "of Free \\ D_L(n); the growth and counting checks hold"
+                         : "the restriction certificate of a hard model is valid: the dependency "
+                           "table T_L(n) equals the exact forward pass and y_n^(L) is "
+                           "bit-identical under re-assignments of Free \\ D_L(n); the growth and "
+                           "counting checks hold";
     p.kinds = runner::kinds_of<numeric::rational>();
     p.negative_control = "a candidate rule that ignores ties (drops the keys j < p* with "
                          "hi_j = G: restriction_options::unsound_ignore_ties_for_testing)";
-    p.generator = [](const run_config& cfg) {
+    p.generator = [masked](const run_config& cfg) {
+        if (masked) return restriction_case(gen::causally_masked(gen::hard_model()), cfg, 1024);
         return restriction_case(gen::hard_model(), cfg, 256);
     };
+    p.takes_masked = true;
+    if (masked)
+        p.applies = [](const model::model<rational>& m) -> std::optional<std::string> {
+            if (!model::all_causal(m)) return std::string("needs every layer causally masked");
+            return std::nullopt;
+        };
     p.check = [unsound](const test_case& c, const numeric::context&) {
         const long n = param(c, "n", 2);
         auto ro = restriction_options_of(c);
@@ -207,6 +219,7 @@ runner::property free_fraction(restriction_fn builder) {
     runner::property p;
     p.suite = "hard-limit";
     p.name = "free-fraction";
+    p.takes_masked = true; // the builder ranks the keys j <= i of a masked row
     p.statement = "the restriction keeps |Free| >= ceil(C n) free inputs and counts them right "
                   "(|Free| = the number of * in rho); undecided when the size guard had to pin "
                   "below the budget and says so";
