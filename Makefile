@@ -7,8 +7,16 @@ CMAKE_ARGS ?=
 CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= json model formula case
+# One clang build serves the sanitizer tier and the fuzzing tier (docs/reliability.md, "CI
+# time"): AddressSanitizer + UndefinedBehaviorSanitizer, libFuzzer's coverage in every object,
+# the tests and the fuzz targets. SAN_BUILD_TYPE Debug keeps its compile the cheapest.
+SAN_BUILD      ?= $(BUILD)-asan
+SAN_BUILD_TYPE ?= Debug
+SAN_CMAKE = cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=$(SAN_BUILD_TYPE) \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DATTNPROP_SANITIZE=address,undefined -DATTNPROP_FUZZ=ON \
+  $(CMAKE_ARGS)
 
-.PHONY: all deps configure build run test test-nompi test-all sweep bench asan fuzz format clean help
+.PHONY: all deps configure build run test test-nompi test-all sweep bench san-configure asan fuzz format clean help
 
 all: build
 
@@ -18,8 +26,8 @@ help:
 	@echo "make test-nompi  the default test suite in a build that does not find MPI ($(BUILD)-nompi)"
 	@echo "make sweep   long sweeps across n (CTest label 'sweep')"
 	@echo "make bench   build and run the benchmarks (bench/, Google Benchmark)"
-	@echo "make asan    build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
-	@echo "make fuzz    build the libFuzzer targets with clang and run each FUZZ_SECONDS (60) seconds"
+	@echo "make asan    build (clang) and test under AddressSanitizer + UndefinedBehaviorSanitizer"
+	@echo "make fuzz    build the libFuzzer targets in the same build and run each FUZZ_SECONDS (60) seconds"
 	@echo "make clean   remove the build directories"
 
 deps:
@@ -54,21 +62,26 @@ bench:
 	cmake --build $(BUILD)-bench -j$(JOBS) --target attnprop_bench
 	./scripts/run-bench.sh $(BUILD)-bench
 
-asan: deps
-	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DATTNPROP_SANITIZE=address,undefined
-	cmake --build $(BUILD)-asan -j$(JOBS)
-	cd $(BUILD)-asan && ctest --output-on-failure -j$(JOBS) -LE 'sweep|package' $(CTEST_ARGS)
-
-# libFuzzer targets (fuzz/, docs/reliability.md): clang, ASan + UBSan, in build-fuzz.
-fuzz:
+# The sanitizer build: a folder configured otherwise (by g++, as before) is started afresh.
+san-configure:
 	@./scripts/install-deps.sh --fuzz
-	cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
-	  -DATTNPROP_FUZZ=ON -DATTNPROP_SANITIZE=address,undefined -DATTNPROP_BUILD_TESTS=OFF
-	cmake --build $(BUILD)-fuzz -j$(JOBS) --target attnprop_fuzzers
-	./scripts/run-fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	@if [ -f $(SAN_BUILD)/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++-14$$' $(SAN_BUILD)/CMakeCache.txt; then \
+	  echo "make: $(SAN_BUILD) was configured with another compiler; starting it afresh"; rm -rf $(SAN_BUILD); fi
+	$(SAN_CMAKE)
+
+# The tests under AddressSanitizer + UBSan (clang; the build the fuzz targets share).
+asan: san-configure
+	cmake --build $(SAN_BUILD) -j$(JOBS)
+	cd $(SAN_BUILD) && ctest --output-on-failure -j$(JOBS) -LE 'sweep|package' $(CTEST_ARGS)
+
+# libFuzzer targets (fuzz/, docs/reliability.md) in the sanitizer build: after `make asan` only
+# the four targets are compiled.
+fuzz: san-configure
+	cmake --build $(SAN_BUILD) -j$(JOBS) --target attnprop_fuzzers
+	./scripts/run-fuzz.sh $(SAN_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-bench $(BUILD)-fuzz $(BUILD)-nompi
+	rm -rf $(BUILD) $(SAN_BUILD) $(BUILD)-bench $(BUILD)-fuzz $(BUILD)-nompi

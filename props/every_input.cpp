@@ -9,13 +9,15 @@
 // Cases: every-input-bound draws a model from gen::soft_model, n log-uniform up to 256 (the
 // bound is computed in certified double intervals, and in Arb balls up to n = 64), one input
 // and a position; the cube {Σ}^(n-1) is enumerated when it has at most 256 inputs. Every
-// change is measured in certified double intervals, again in Arb balls when they overlap the
+// change is measured in certified double intervals, again in Arb balls (the differential kernel
+// attention::soft_change, which proves a zero change zero) when they overlap the
 // bound. every-input-margin draws one-layer hard or average-hard models (gen::hard_model), n
 // from the length ladder up to 64, one input.
 #include "props/every_input.hpp"
 
 #include "soft_influence/worst_case.hpp"
 #include "attention/soft.hpp"
+#include "attention/soft_change.hpp"
 #include "props/soft_influence.hpp"
 #include "soft_influence/norms.hpp"
 
@@ -63,6 +65,19 @@ output<S> evaluate(const model::model<S>& ms, const model::input_sequence& x, co
     return o;
 }
 
+/// max_r |d_r| of enclosures d_r: it lies between the largest lower end and the largest upper
+/// end of the |d_r|.
+arb_ball max_abs(const std::vector<arb_ball>& ds, const numeric::context& ctx) {
+    arb_ball lo = numeric::zero<arb_ball>(ctx), hi = numeric::zero<arb_ball>(ctx);
+    for (const auto& v : ds) {
+        const arb_ball d = numeric::abs(v);
+        const arb_ball l = analysis::lower(d);
+        if (numeric::compare(l, lo) == numeric::order::greater) lo = l;
+        hi = analysis::max_upper(hi, d);
+    }
+    return numeric::hull(lo, hi);
+}
+
 /// n ||Δy|| and n ||Δp||_∞ of a change, as balls.
 struct measured {
     arb_ball n_dy, n_dp;
@@ -90,18 +105,53 @@ measured measure(const model::model<S>& ms, const change& ch, const numeric::con
     measured m;
     m.n_dy = nb * numeric::sqrt_nonneg(sq);
     if (!a.prob.empty()) {
-        // max_r |Δp_r| lies between the largest lower end and the largest upper end.
         m.has_dp = true;
-        arb_ball lo = numeric::zero<arb_ball>(ctx), hi = numeric::zero<arb_ball>(ctx);
-        for (std::size_t t = 0; t < a.prob.size(); ++t) {
-            const arb_ball d = numeric::abs(numeric::to_ball(b.prob[t] - a.prob[t]));
-            const arb_ball l = analysis::lower(d);
-            if (numeric::compare(l, lo) == numeric::order::greater) lo = l;
-            hi = analysis::max_upper(hi, d);
-        }
-        m.n_dp = nb * numeric::hull(lo, hi);
+        std::vector<arb_ball> dp;
+        for (std::size_t t = 0; t < a.prob.size(); ++t) dp.push_back(numeric::to_ball(b.prob[t] - a.prob[t]));
+        m.n_dp = nb * max_abs(dp, ctx);
     }
     return m;
+}
+
+/// The same from the differential kernel (attention::soft_change): the pair runs once and the
+/// change is propagated by exact difference rules, so a change the model makes exactly zero (a
+/// zero value map, an update blind to the attention output, a readout blind to the coordinates
+/// that move) is the exact point 0 and decides against a bound of 0, which the difference of
+/// two independent passes never does at any precision.
+/// Whether the probabilities provably do not move: every difference of logits z_r - z_0 has
+/// the exact change Σ_t (W_rt - W_0t) Δy_t = 0 (the weights' differences exact rationals, the
+/// Δy_t from the differential kernel). A readout whose rows are equal, or differ only on
+/// coordinates the change leaves exactly unchanged, keeps p fixed although y moves; the
+/// kernel's Δp, computed through exp, would then never exclude a nonzero change.
+bool logits_shift_together(const model::matrix<rational>& W, const std::vector<arb_ball>& dy,
+                           const numeric::context& ctx) {
+    const arb_ball zero = numeric::zero<arb_ball>(ctx);
+    for (std::size_t r = 1; r < W.rows; ++r) {
+        arb_ball acc = zero;
+        for (std::size_t t = 0; t < W.cols; ++t) {
+            const rational w = W.at(r, t) - W.at(0, t);
+            if (w == 0) continue;
+            acc += numeric::from_rational<arb_ball>(w, ctx) * dy[t];
+        }
+        if (!numeric::is_exact(acc) || numeric::compare(acc, zero) != numeric::order::equal) return false;
+    }
+    return true;
+}
+
+measured measure_change(attention::soft_change_model& scm, const model::model<rational>& m, const change& ch,
+                        const numeric::context& ctx) {
+    const auto r = scm.change(ch.x, ch.p, ch.a);
+    const arb_ball nb = numeric::from_int<arb_ball>(static_cast<long>(ch.x.size()), ctx);
+    arb_ball sq = numeric::zero<arb_ball>(ctx);
+    for (const auto& d : r.dy) numeric::fma_acc(sq, d, d);
+    measured out;
+    out.n_dy = nb * numeric::sqrt_nonneg(sq);
+    if (r.dp) {
+        out.has_dp = true;
+        out.n_dp = logits_shift_together(m.out.logits.W, r.dy, ctx) ? numeric::zero<arb_ball>(ctx)
+                                                                      : nb * max_abs(*r.dp, ctx);
+    }
+    return out;
 }
 
 /// The changes a case measures: the drawn input's at the measured positions, the search's
@@ -157,9 +207,8 @@ check_result every_input_check(const test_case& c, const numeric::context& ctx, 
     if (n <= 64) bounds.emplace_back("ball", analysis::all_inputs_bound<arb_ball>(c.model, r, opt, ctx));
     const auto changes = changes_of(c);
     const auto mi = model::to_scalar<dinterval>(c.model, ctx);
-    const auto mb = model::to_scalar<arb_ball>(c.model, ctx);
+    attention::soft_change_model scm(c.model, ctx);
     std::map<model::input_sequence, output<dinterval>> cache_i;
-    std::map<model::input_sequence, output<arb_ball>> cache_b;
     bool undecided = false;
     for (const auto& ch : changes) {
         std::optional<measured> mb_m;
@@ -167,7 +216,7 @@ check_result every_input_check(const test_case& c, const numeric::context& ctx, 
         try {
             mm = measure(mi, ch, ctx, cache_i);
         } catch (const numeric::undefined_error&) {
-            mm = measure(mb, ch, ctx, cache_b); // intervals too wide: balls
+            mm = measure_change(scm, c.model, ch, ctx); // intervals too wide: the pair in balls
         }
         for (const auto& entry : bounds) {
             const auto& kind = entry.first;
@@ -184,7 +233,7 @@ check_result every_input_check(const test_case& c, const numeric::context& ctx, 
             const bool open = std::any_of(verdicts.begin(), verdicts.end(),
                                           [](const auto& o) { return o.second == numeric::order::unknown; });
             if (open) {
-                if (!mb_m) mb_m = measure(mb, ch, ctx, cache_b);
+                if (!mb_m) mb_m = measure_change(scm, c.model, ch, ctx);
                 verdicts = judge(*mb_m);
             }
             for (const auto& [what, o] : verdicts) {

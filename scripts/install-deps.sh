@@ -11,6 +11,9 @@ set -euo pipefail
 # (bench/torch_baseline.py); python3-onnx: its ONNX reader (import_onnx) and the ONNX tests.
 packages=(
   build-essential cmake pkg-config
+  # ccache: the build of `make test-nompi` reuses the objects of `make test`'s (all but the
+  # world of src/dist), also on a machine whose cache starts empty (docs/reliability.md)
+  ccache
   libboost-dev libgmp-dev libmpfr-dev libflint-arb-dev libflint-dev
   librapidcheck-dev catch2 libcli11-dev libfmt-dev
   # MPI: check, influence and restrict over ranks (ATTNPROP_MPI; the C API only) and mpirun

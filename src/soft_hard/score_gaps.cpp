@@ -68,7 +68,6 @@ void keep_min(std::optional<surd>& best, const surd& s) {
 class gap_observer {
 public:
     static constexpr bool active = true;
-    static constexpr bool wants_weights = false;
 
     gap_observer(const model::model<rational>& m, gap_pass& out, const numeric::context& ctx)
         : m_(m), out_(out), ctx_(ctx) {}

@@ -18,7 +18,7 @@ using namespace attnprop::gen_testing;
 
 TEST_CASE("soft_model_violating breaks its hypothesis, and x_1 keeps its influence at every n",
           "[gen][soft]") {
-    const numeric::context ctx{128};
+    const numeric::context ctx128{128};
     for (auto h : {gen::violated_hypothesis::bounded_embeddings,
                    gen::violated_hypothesis::dot_product_scores,
                    gen::violated_hypothesis::lipschitz_updates}) {
@@ -41,15 +41,15 @@ TEST_CASE("soft_model_violating breaks its hypothesis, and x_1 keeps its influen
             }
             REQUIRE(named);
             // Flipping x_1 moves y_n by at least 0.1 at n = 8 and at n = 256.
-            const auto mm = model::to_scalar<numeric::mpfr_real>(m, ctx);
+            const auto mm = model::to_scalar<numeric::mpfr_real>(m, ctx128);
             for (long n : {8L, 256L}) {
                 model::input_sequence x(static_cast<std::size_t>(n), 0);
                 for (long j = 0; j + 1 < n; ++j) x[static_cast<std::size_t>(j)] = (j * 7 + seed) % 3 == 0;
                 x.back() = m.sigma.eos_index();
                 auto flipped = x;
                 flipped[0] = 1 - flipped[0];
-                const auto a = attention::soft_forward(mm, x, ctx).y;
-                const auto b = attention::soft_forward(mm, flipped, ctx).y;
+                const auto a = attention::soft_forward(mm, x, ctx128).y;
+                const auto b = attention::soft_forward(mm, flipped, ctx128).y;
                 double change = 0;
                 for (std::size_t c = 0; c < a.size(); ++c)
                     change = std::max(change, std::fabs(numeric::to_double(a[c] - b[c])));
