@@ -194,7 +194,8 @@ std::string every_input_text(const every_input_report& e, const bound_report& r)
     os << "\nbounds over every input (the soft reading; certified double intervals; docs/bounds.md):\n";
     if (!e.per_n.empty()) {
         const std::vector<std::string> head = {"n", "classes", "Delta(n) <=", "n*Delta(n) <=", "eta(n) <=",
-                                               "CE floor (bits)", "K(n)/n (Hahn)"};
+                                               "CE floor (bits)",
+                                               r.masked ? "K(1+ln n)^(L-1)/n" : "K(n)/n (Hahn)"};
         std::vector<std::vector<std::string>> rows;
         for (std::size_t t = 0; t < e.per_n.size(); ++t) {
             const auto& b = e.per_n[t];
