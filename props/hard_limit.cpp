@@ -259,6 +259,7 @@ runner::property parity_half(bool ignore_precondition) {
     runner::property p;
     p.suite = "hard-limit";
     p.name = "parity-half";
+    p.takes_masked = true; // the restriction and the exact pass honour the mask
     p.statement = "PARITY accuracy of a binary hard model on the rho-subcube over {0,1} is "
                   "exactly 1/2 whenever Free is a proper superset of D_L(n) (exhaustive with the "
                   "exact forward pass on subcubes of at most 1024 inputs)";
@@ -327,6 +328,7 @@ runner::property parity_pair(parity_pair_fn finder) {
     runner::property p;
     p.suite = "hard-limit";
     p.name = "parity-pair";
+    p.takes_masked = true; // the restriction and the exact pass honour the mask
     p.statement = "the reported PARITY counterexample pair has equal outputs (recomputed with the "
                   "exact forward pass) and different parity, and the input named wrong is "
                   "misclassified";
