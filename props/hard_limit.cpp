@@ -13,6 +13,8 @@
 #include "attention/hard_exact.hpp"
 #include "lang/languages.hpp"
 
+#include "hard_limit/restriction_rows.hpp"
+
 #include <limits>
 
 namespace attnprop::props {
@@ -163,8 +165,10 @@ runner::property certificate_valid(bool unsound, bool masked) {
                            "bit-identical under re-assignments of Free \\ D_L(n); the growth and "
                            "counting checks hold";
     p.kinds = runner::kinds_of<numeric::rational>();
-    p.negative_control = "a candidate rule that ignores ties (drops the keys j < p* with "
-                         "hi_j = G: restriction_options::unsound_ignore_ties_for_testing)";
+    p.negative_control = masked ? "a builder that ignores the mask (ranks every key of a masked "
+                                  "row: analysis::detail::ignore_mask_for_testing)"
+                                : "a candidate rule that ignores ties (drops the keys j < p* with "
+                                  "hi_j = G: restriction_options::unsound_ignore_ties_for_testing)";
     p.generator = [masked](const run_config& cfg) {
         if (masked) return restriction_case(gen::causally_masked(gen::hard_model()), cfg, 1024);
         return restriction_case(gen::hard_model(), cfg, 256);
@@ -175,10 +179,20 @@ runner::property certificate_valid(bool unsound, bool masked) {
             if (!model::all_causal(m)) return std::string("needs every layer causally masked");
             return std::nullopt;
         };
-    p.check = [unsound](const test_case& c, const numeric::context&) {
+    p.check = [unsound, masked](const test_case& c, const numeric::context&) {
         const long n = param(c, "n", 2);
         auto ro = restriction_options_of(c);
-        ro.unsound_ignore_ties_for_testing = unsound;
+        // The masked property's control ignores the mask; the other's ignores ties.
+        ro.unsound_ignore_ties_for_testing = unsound && !masked;
+        struct mask_control {
+            bool was;
+            explicit mask_control(bool on) : was(analysis::detail::ignore_mask_for_testing()) {
+                analysis::detail::ignore_mask_for_testing() = on;
+            }
+            ~mask_control() { analysis::detail::ignore_mask_for_testing() = was; }
+            mask_control(const mask_control&) = delete;
+            mask_control& operator=(const mask_control&) = delete;
+        } control(unsound && masked);
         analysis::restriction r;
         analysis::certificate cert;
         if (auto it = c.params.find("language"); it != c.params.end()) {

@@ -22,6 +22,11 @@ interval tight_dot(const vec<interval>& q, const vec<interval>& k) {
 
 } // namespace
 
+bool& ignore_mask_for_testing() {
+    static bool ignore = false;
+    return ignore;
+}
+
 row_outcome row_analyser::analyse(std::size_t i, std::size_t z, bool want_achievers,
                     const std::vector<char>& allowed, bool unsound) {
     row_outcome out;

@@ -177,4 +177,9 @@ private:
     std::vector<std::vector<std::uint32_t>> shared_entries_;
 };
 
+/// Testing only: when set, the builder ranks every key of a masked row, as if the layer had no
+/// mask: the negative control of hard-limit/masked-certificate-valid, which the certificate
+/// (checked against the masked exact pass) must catch.
+bool& ignore_mask_for_testing();
+
 } // namespace attnprop::analysis::detail

@@ -35,7 +35,7 @@ TEST_CASE("negative control: Hahn's rate K/n is exceeded by the masked witnesses
     (void)r;
 }
 
-TEST_CASE("negative control: a candidate rule ignoring ties is caught on masked models",
+TEST_CASE("negative control: a restriction builder ignoring the mask is caught on masked models",
           "[props][negative][mask]") {
     test::require_fails(props::certificate_valid(true, true), test::budget(100, 128, 128));
 }
