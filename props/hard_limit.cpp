@@ -62,6 +62,16 @@ std::string positions(const std::vector<std::size_t>& v) {
     return "{" + s + "}";
 }
 
+/// check --model: the restriction lemma is about a recognizer, whose output is a symbol read
+/// from y_n (a threshold or map readout); a softmax readout gives probabilities, of which the
+/// lemma says nothing.
+std::optional<std::string> recognizer_applies(const model::model<rational>& m) {
+    if (!m.out.is_recognizer())
+        return std::string("the restriction is of a recognizer (threshold or map readout); the "
+                           "model's readout is softmax");
+    return std::nullopt;
+}
+
 /// check --model: PARITY over the model's alphabet, classified by a recognizer readout.
 std::optional<std::string> parity_applies(const model::model<rational>& m) {
     try {
@@ -223,6 +233,7 @@ runner::property certificate_valid(bool unsound, bool masked) {
         }
         return check_result::holds();
     };
+    p.applies = recognizer_applies;
     p.shape = restriction_shape();
     p.tag = case_class;
     return p;
@@ -264,6 +275,7 @@ runner::property free_fraction(restriction_fn builder) {
             .with("free", std::to_string(r.free_count))
             .with("required", std::to_string(r.free_target));
     };
+    p.applies = recognizer_applies;
     p.shape = restriction_shape();
     p.tag = case_class;
     return p;

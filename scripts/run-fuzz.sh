@@ -2,7 +2,7 @@
 # Runs attnprop's libFuzzer targets (fuzz/) one after the other, each for SECONDS seconds (or
 # FUZZ_RUNS executions, when that is set and comes first).
 #   scripts/run-fuzz.sh BUILD_DIR SECONDS [TARGET...]      targets: json model formula case
-#   FUZZ_RUNS=1000000 scripts/run-fuzz.sh build-fuzz 7200 case
+#   FUZZ_RUNS=1000000 scripts/run-fuzz.sh build-asan 7200 case
 # The seed corpora are assembled from the repository (models/, tests/golden/bad_inputs,
 # fuzz/formulas.txt, the counterexample folders under tests/, and fuzz/regressions/TARGET/:
 # inputs that once failed); what a run adds is kept in

@@ -117,6 +117,25 @@ TEST_CASE("check --model: applicability follows attention kind, alphabet, readou
     REQUIRE(why);
     CHECK(why->find("soft-attention") != std::string::npos);
 
+    // A hard model whose readout is a softmax: no recognizer, so the restriction lemma's
+    // properties make no claim (they were run, and refused the model with exit 2).
+    auto soft_read = bundled("hard-first");
+    soft_read.out = model::readout<rational>{};
+    soft_read.out.type = model::readout<rational>::kind::softmax;
+    soft_read.out.symbols = {"no", "yes"};
+    soft_read.out.logits.W = model::make_matrix(2, soft_read.d, std::vector<rational>(2 * soft_read.d, rational(0)));
+    soft_read.out.logits.W.at(1, 0) = 1;
+    const auto read_soft = applicable_to(soft_read);
+    CHECK(has(read_soft, "semantics/hard-filter-equals-exact"));
+    for (const char* name : {"hard-limit/certificate-valid", "hard-limit/free-fraction", "hard-limit/parity-half",
+                             "hard-limit/parity-pair"}) {
+        INFO(name);
+        CHECK_FALSE(has(read_soft, name));
+        const auto why_r = runner::not_applicable(*all_properties().find(name), soft_read);
+        REQUIRE(why_r);
+        CHECK(why_r->find("recognizer") != std::string::npos);
+    }
+
     // Layer norm with eps = 0: no claim by Lemma 5, and the reason names the hypothesis.
     const auto ln0 = bundled("soft-majority-ln0");
     const auto why0 = runner::not_applicable(*p, ln0);
