@@ -184,11 +184,6 @@ runner::property certificate_valid(bool unsound, bool masked) {
         return restriction_case(gen::hard_model(), cfg, 256);
     };
     p.takes_masked = true;
-    if (masked)
-        p.applies = [](const model::model<rational>& m) -> std::optional<std::string> {
-            if (!model::all_causal(m)) return std::string("needs every layer causally masked");
-            return std::nullopt;
-        };
     p.check = [unsound, masked](const test_case& c, const numeric::context&) {
         const long n = param(c, "n", 2);
         auto ro = restriction_options_of(c);
@@ -233,7 +228,13 @@ runner::property certificate_valid(bool unsound, bool masked) {
         }
         return check_result::holds();
     };
-    p.applies = recognizer_applies;
+    if (masked)
+        p.applies = [](const model::model<rational>& m) -> std::optional<std::string> {
+            if (!model::all_causal(m)) return std::string("needs every layer causally masked");
+            return recognizer_applies(m);
+        };
+    else
+        p.applies = recognizer_applies;
     p.shape = restriction_shape();
     p.tag = case_class;
     return p;
