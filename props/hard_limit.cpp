@@ -13,6 +13,8 @@
 #include "attention/hard_exact.hpp"
 #include "lang/languages.hpp"
 
+#include "hard_limit/restriction_rows.hpp"
+
 #include <limits>
 
 namespace attnprop::props {
@@ -160,23 +162,42 @@ analysis::restriction_options restriction_options_of(const test_case& c) {
     return o;
 }
 
-runner::property certificate_valid(bool unsound) {
+runner::property certificate_valid(bool unsound, bool masked) {
     runner::property p;
     p.suite = "hard-limit";
-    p.name = "certificate-valid";
-    p.statement = "the restriction certificate of a hard model is valid: the dependency table "
-                  "T_L(n) equals the exact forward pass and y_n^(L) is bit-identical under "
-                  "re-assignments of Free \\ D_L(n); the growth and counting checks hold";
+    p.name = masked ? "masked-certificate-valid" : "certificate-valid";
+    p.statement = masked ? "the restriction certificate of a hard model whose every layer is "
+                           "causally masked is valid (theory.md 1.4): T_L(n) equals the exact "
+                           "masked forward pass and y_n^(L) is bit-identical under re-assignments "
+                           "of Free \\ D_L(n); the growth and counting checks hold"
+                         : "the restriction certificate of a hard model is valid: the dependency "
+                           "table T_L(n) equals the exact forward pass and y_n^(L) is "
+                           "bit-identical under re-assignments of Free \\ D_L(n); the growth and "
+                           "counting checks hold";
     p.kinds = runner::kinds_of<numeric::rational>();
-    p.negative_control = "a candidate rule that ignores ties (drops the keys j < p* with "
-                         "hi_j = G: restriction_options::unsound_ignore_ties_for_testing)";
-    p.generator = [](const run_config& cfg) {
+    p.negative_control = masked ? "a builder that ignores the mask (ranks every key of a masked "
+                                  "row: analysis::detail::ignore_mask_for_testing)"
+                                : "a candidate rule that ignores ties (drops the keys j < p* with "
+                                  "hi_j = G: restriction_options::unsound_ignore_ties_for_testing)";
+    p.generator = [masked](const run_config& cfg) {
+        if (masked) return restriction_case(gen::causally_masked(gen::hard_model()), cfg, 1024);
         return restriction_case(gen::hard_model(), cfg, 256);
     };
-    p.check = [unsound](const test_case& c, const numeric::context&) {
+    p.takes_masked = true;
+    p.check = [unsound, masked](const test_case& c, const numeric::context&) {
         const long n = param(c, "n", 2);
         auto ro = restriction_options_of(c);
-        ro.unsound_ignore_ties_for_testing = unsound;
+        // The masked property's control ignores the mask; the other's ignores ties.
+        ro.unsound_ignore_ties_for_testing = unsound && !masked;
+        struct mask_control {
+            bool was;
+            explicit mask_control(bool on) : was(analysis::detail::ignore_mask_for_testing()) {
+                analysis::detail::ignore_mask_for_testing() = on;
+            }
+            ~mask_control() { analysis::detail::ignore_mask_for_testing() = was; }
+            mask_control(const mask_control&) = delete;
+            mask_control& operator=(const mask_control&) = delete;
+        } control(unsound && masked);
         analysis::restriction r;
         analysis::certificate cert;
         if (auto it = c.params.find("language"); it != c.params.end()) {
@@ -207,7 +228,13 @@ runner::property certificate_valid(bool unsound) {
         }
         return check_result::holds();
     };
-    p.applies = recognizer_applies;
+    if (masked)
+        p.applies = [](const model::model<rational>& m) -> std::optional<std::string> {
+            if (!model::all_causal(m)) return std::string("needs every layer causally masked");
+            return recognizer_applies(m);
+        };
+    else
+        p.applies = recognizer_applies;
     p.shape = restriction_shape();
     p.tag = case_class;
     return p;
@@ -218,6 +245,7 @@ runner::property free_fraction(restriction_fn builder) {
     runner::property p;
     p.suite = "hard-limit";
     p.name = "free-fraction";
+    p.takes_masked = true; // the builder ranks the keys j <= i of a masked row
     p.statement = "the restriction keeps |Free| >= ceil(C n) free inputs and counts them right "
                   "(|Free| = the number of * in rho); undecided when the size guard had to pin "
                   "below the budget and says so";
@@ -258,6 +286,7 @@ runner::property parity_half(bool ignore_precondition) {
     runner::property p;
     p.suite = "hard-limit";
     p.name = "parity-half";
+    p.takes_masked = true; // the restriction and the exact pass honour the mask
     p.statement = "PARITY accuracy of a binary hard model on the rho-subcube over {0,1} is "
                   "exactly 1/2 whenever Free is a proper superset of D_L(n) (exhaustive with the "
                   "exact forward pass on subcubes of at most 1024 inputs)";
@@ -326,6 +355,7 @@ runner::property parity_pair(parity_pair_fn finder) {
     runner::property p;
     p.suite = "hard-limit";
     p.name = "parity-pair";
+    p.takes_masked = true; // the restriction and the exact pass honour the mask
     p.statement = "the reported PARITY counterexample pair has equal outputs (recomputed with the "
                   "exact forward pass) and different parity, and the input named wrong is "
                   "misclassified";

@@ -44,7 +44,9 @@ runner::case_shape restriction_shape(bool language_required = false, bool parity
 /// pass on every tried input and y_n^(L) is bit-identical under re-assignments of
 /// Free \ D_L(n); the growth and counting checks hold. `unsound` sets
 /// restriction_options::unsound_ignore_ties_for_testing (the negative control).
-runner::property certificate_valid(bool unsound = false);
+/// With `masked`, hard-limit/masked-certificate-valid: the same on causally masked hard models
+/// (gen::causally_masked), n up to 1024.
+runner::property certificate_valid(bool unsound = false, bool masked = false);
 
 /// The free accounting is right and the budget is kept: |Free| is the number of * in ρ and is
 /// at least ⌈C·n⌉, unless the run says that the size guard had to pin below it (then the case

@@ -3,6 +3,7 @@
 #include "props/controls.hpp"
 #include "props/every_input.hpp"
 #include "props/hard_limit.hpp"
+#include "props/masked.hpp"
 #include "props/semantics.hpp"
 #include "props/soft_hard.hpp"
 #include "props/soft_influence.hpp"
@@ -16,6 +17,7 @@ void register_all(registry& r) {
     props::register_soft_influence(r);
     props::register_soft_hard(r);
     props::register_every_input(r);
+    props::register_masked(r);
 }
 
 } // namespace attnprop::runner

@@ -35,11 +35,19 @@ exact_forward_fn default_exact() {
 /// the generator's lookup tables were keyed on unique-hard probes, so some lookups fall back to
 /// their defaults, which is still a valid model).
 rc::Gen<model::model<rational>> hard_or_average(const gen::hard_bounds& b = {}) {
-    return rc::gen::oneOf(gen::hard_model(b),
-                          rc::gen::map(gen::hard_model(b), [](model::model<rational> m) {
-                              m.attention = model::attention_kind::average_hard;
-                              return m;
-                          }));
+    auto average = rc::gen::map(gen::hard_model(b), [](model::model<rational> m) {
+        m.attention = model::attention_kind::average_hard;
+        return m;
+    });
+    // Causally masked ones too (theory.md §1.4): the passes compared honour the mask.
+    return rc::gen::oneOf(gen::hard_model(b), average, gen::causally_masked(gen::hard_model(b)),
+                          gen::causally_masked(average));
+}
+
+/// Soft models, a third of them with every layer causally masked.
+rc::Gen<model::model<rational>> soft_or_masked() {
+    return rc::gen::oneOf(gen::soft_model(), gen::soft_model(),
+                          gen::causally_masked(gen::soft_model()));
 }
 
 rc::Gen<model::model<rational>> any_model() {
@@ -61,6 +69,7 @@ runner::property hard_filter_equals_exact(exact_forward_fn filtered) {
     runner::property p;
     p.suite = "semantics";
     p.name = "hard-filter-equals-exact";
+    p.takes_masked = true; // every pass it compares honours the mask
     p.statement = "the filtered exact hard-attention path equals the plain exact kernel: same "
                   "y_n^(L) and same attention choices (and, for average-hard models, the same "
                   "sets of maximal keys)";
@@ -110,6 +119,7 @@ runner::property hard_ball_encloses_exact(ball_hard_fn ball) {
     runner::property p;
     p.suite = "semantics";
     p.name = "hard-ball-encloses-exact";
+    p.takes_masked = true; // every pass it compares honours the mask
     p.statement = "a hard-attention evaluation in Arb balls either decides every argmax, and "
                   "then encloses the exact y_n^(L) and gives the same accept/reject, or stops at "
                   "an undecided argmax whose candidate positions include the exact choice";
@@ -242,6 +252,7 @@ runner::property double_matches_exact(double_hard_fn dbl, std::optional<rc::Gen<
     runner::property p;
     p.suite = "semantics";
     p.name = "double-matches-exact";
+    p.takes_masked = true; // every pass it compares honours the mask
     p.statement = "evaluating the hard model in double (--scalar double) selects the same "
                   "position as exact arithmetic at every layer, row and head, and a recognizer "
                   "gives the same accept/reject";
@@ -319,11 +330,12 @@ runner::property soft_kinds_agree(ball_soft_fn ball) {
     runner::property p;
     p.suite = "semantics";
     p.name = "soft-kinds-agree";
+    p.takes_masked = true; // every pass it compares honours the mask
     p.statement = "for soft models the Arb ball at p bits contains the MPFR value at 2p + 64 "
                   "bits, and double is within 1e-9 (absolute + relative) of the ball";
     p.kinds = runner::kinds_of<numeric::arb_ball, numeric::mpfr_real, double>();
     p.negative_control = "a ball softmax that drops the radius of the exponentials";
-    p.generator = [](const run_config& cfg) { return model_and_input(gen::soft_model(), cfg, 256); };
+    p.generator = [](const run_config& cfg) { return model_and_input(soft_or_masked(), cfg, 256); };
     p.check = [ball](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
         auto rb = ball(model::to_scalar<arb_ball>(c.model, ctx), x, ctx, {});
@@ -375,12 +387,13 @@ runner::property soft_interval_encloses(interval_soft_fn ivl) {
     runner::property p;
     p.suite = "semantics";
     p.name = "soft-interval-encloses";
+    p.takes_masked = true; // every pass it compares honours the mask
     p.statement = "for soft models the certified double interval of y_n^(L) intersects the Arb "
                   "ball at 512 bits (both contain the exact value); where it reports the value "
                   "undefined without leave to retry, a ball agrees";
     p.kinds = runner::kinds_of<numeric::dinterval, numeric::arb_ball>();
     p.negative_control = "an interval softmax row that drops its error bound";
-    p.generator = [](const run_config& cfg) { return model_and_input(gen::soft_model(), cfg, 256); };
+    p.generator = [](const run_config& cfg) { return model_and_input(soft_or_masked(), cfg, 256); };
     p.check = [ivl](const test_case& c, const numeric::context& ctx) {
         auto x = input_of(c);
         std::optional<attention::soft_output<numeric::dinterval>> ri;
@@ -459,6 +472,7 @@ runner::property leftmost_tie_rule(exact_forward_fn filtered) {
     runner::property p;
     p.suite = "semantics";
     p.name = "leftmost-tie-rule";
+    p.takes_masked = true; // its reference ranks the keys a masked row attends to
     p.statement = "every hard attention choice is the smallest key position attaining the "
                   "maximal exact score, and an average-hard head's set of keys is exactly every "
                   "position attaining it (brute-force reference)";
@@ -473,9 +487,11 @@ runner::property leftmost_tie_rule(exact_forward_fn filtered) {
             const auto& lay = c.model.layers[k - 1];
             for (std::size_t i = 0; i < tr.y[k - 1].size(); ++i)
                 for (std::size_t h = 0; h < lay.heads.size(); ++h) {
+                    // The keys row i ranks: every position, or j <= i under a causal mask.
+                    const std::size_t end = model::key_end(lay.mask, i, tr.y[k - 1].size());
                     std::vector<rational> s;
-                    for (const auto& yj : tr.y[k - 1])
-                        s.push_back(brute_score(lay.heads[h], tr.y[k - 1][i], yj, ctx));
+                    for (std::size_t j = 0; j < end; ++j)
+                        s.push_back(brute_score(lay.heads[h], tr.y[k - 1][i], tr.y[k - 1][j], ctx));
                     std::size_t best = 0;
                     for (std::size_t j = 1; j < s.size(); ++j)
                         if (s[j] > s[best]) best = j;
@@ -515,6 +531,7 @@ runner::property trace_last_row(exact_forward_fn filtered) {
     runner::property p;
     p.suite = "semantics";
     p.name = "trace-last-row";
+    p.takes_masked = true; // every pass it compares honours the mask
     p.statement = "the readout uses position n only: y_n^(L) computed alone equals the last row "
                   "of the full trace (hard: exact, soft: identical balls), and so does the readout";
     p.kinds = runner::kinds_of<numeric::rational, numeric::arb_ball>();
@@ -555,6 +572,7 @@ runner::property model_file_round_trip(writer_fn writer) {
     runner::property p;
     p.suite = "semantics";
     p.name = "model-file-round-trip";
+    p.takes_masked = true; // every pass it compares honours the mask
     p.statement = "writing a model file and reading it back gives the same file and identical "
                   "outputs (exact for hard models, identical balls for soft ones)";
     p.kinds = runner::kinds_of<numeric::rational, numeric::arb_ball>();

@@ -164,6 +164,14 @@ def build(I, base, readout_doc, meta):
             refs[u.id] = g.slice_of("y", off[u.id], u.dim, d) if not (
                 len(prev) == 1 and u.dim == d) else "y"
         heads = []
+        causal = [h.causal for x in attns for h in x.heads]
+        if any(causal) and not all(causal):
+            raise EmitError([(attns[0].where, "heads of one layer with and without a causal "
+                                              "mask (attnprop's mask is per layer)")])
+        if any(causal) and meta.get("eos_position", "last") != "last":
+            raise EmitError([(attns[0].where, "a causal mask with eos first (attnprop puts eos "
+                                              "last, where a causal mask lets it see every "
+                                              "position)")])
         for x in attns:
             names = []
             for h in x.heads:
@@ -181,7 +189,9 @@ def build(I, base, readout_doc, meta):
         if not g.nodes:  # a graph needs a node: the state passes through unchanged
             out = g.add({"op": "scale", "in": out, "factor": 1}, "same")
         update = {"kind": "graph", "nodes": g.nodes, "output": out}
-        layers.append({"heads": heads, "update": update})
+        layer = {"mask": "causal"} if causal and all(causal) else {}
+        layer.update({"heads": heads, "update": update})
+        layers.append(layer)
 
     off, _ = offsets[L]
     readout = readout_doc(off[base.id], d)

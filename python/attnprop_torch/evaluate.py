@@ -207,7 +207,7 @@ class ModelEvaluator:
                 V = _mat(val["V"])
                 vb = _vec(val["bias"]) if "bias" in val else np.zeros(V.shape[0])
                 heads.append((Q, qb, K, kb, scale, beta, V, vb))
-            self.layers.append((heads, layer["update"]))
+            self.layers.append((heads, layer["update"], layer.get("mask", "none") == "causal"))
 
     def positions(self, n):
         if self.pos["kind"] == "formula":
@@ -243,7 +243,7 @@ class ModelEvaluator:
             y = np.concatenate([v, p], axis=1)
         else:
             y = np.array([self.map(inp["map"], {"v": v[i], "p": p[i]}) for i in range(n)])
-        for heads, update in self.layers:
+        for heads, update, causal in self.layers:
             bs = []
             for Q, qb, K, kb, scale, beta, V, vb in heads:
                 q = y @ Q.T + qb
@@ -251,6 +251,8 @@ class ModelEvaluator:
                 a = scale * (q @ k.T)
                 if beta is not None:
                     a = a * fm.evaluate(beta, {"n": n})
+                if causal:  # row i attends to the keys j <= i
+                    a = np.where(np.triu(np.ones((n, n), dtype=bool), 1), -np.inf, a)
                 a = a - a.max(axis=1, keepdims=True)
                 w = np.exp(a)
                 w = w / w.sum(axis=1, keepdims=True)

@@ -19,8 +19,9 @@ class EncoderModel(nn.Module):
     """token embedding + positions -> encoder items -> readout at the last position (eos)."""
 
     def __init__(self, encoder, token_embedding, positional, readout, mask=None,
-                 src_key_padding_mask=None):
+                 src_key_padding_mask=None, is_causal=False):
         super().__init__()
+        self.is_causal = is_causal
         self.token_embedding = token_embedding
         if isinstance(encoder, (list, tuple)):
             encoder = nn.ModuleList(encoder)
@@ -50,12 +51,19 @@ class EncoderModel(nn.Module):
         bf = self._batch_first(m)
         xb = x.unsqueeze(0) if bf else x.unsqueeze(1)
         kw = {}
-        if self.mask is not None:
-            kw["mask" if isinstance(m, nn.TransformerEncoder) else "src_mask"] = self.mask
+        mask = self.mask
+        if self.is_causal:
+            # The causal mask at this length (what is_causal=True stands for, passed as the mask
+            # itself: the flag is only a hint to torch); the importer reads it as attnprop's
+            # "mask": "causal".
+            n = x.shape[0]
+            mask = torch.triu(torch.full((n, n), float("-inf"), dtype=x.dtype), diagonal=1)
+        if mask is not None:
+            kw["mask" if isinstance(m, nn.TransformerEncoder) else "src_mask"] = mask
         if self.src_key_padding_mask is not None:
             kw["src_key_padding_mask"] = self.src_key_padding_mask
         if isinstance(m, nn.MultiheadAttention):
-            mkw = {"attn_mask": self.mask} if self.mask is not None else {}
+            mkw = {"attn_mask": mask} if mask is not None else {}
             yb = xb + m(xb, xb, xb, need_weights=False, **mkw)[0]
         elif isinstance(m, (nn.TransformerEncoder, nn.TransformerEncoderLayer)):
             yb = m(xb, **kw)
@@ -88,9 +96,9 @@ def encoder_model(encoder, token_embedding, *, alphabet, eos, positional=None, r
                   readout_symbols=None, name, description=None, mask=None,
                   src_key_padding_mask=None, is_causal=False):
     """(EncoderModel, import_model's keyword arguments) for export_encoder's arguments."""
-    if is_causal:
-        raise ExportError("is_causal: causal attention is not supported: attnprop's model format "
-                          "has no masked attention yet")
+    if is_causal and mask is not None:
+        raise ExportError("is_causal: give is_causal=True or a mask, not both (with is_causal the "
+                          "causal mask is built at every length)")
     if not isinstance(token_embedding, nn.Embedding):
         raise ExportError("token_embedding: expected nn.Embedding over the alphabet and eos, got %s"
                           % type(token_embedding).__name__)
@@ -106,7 +114,7 @@ def encoder_model(encoder, token_embedding, *, alphabet, eos, positional=None, r
         raise ExportError("readout_symbols: a readout with one output is a threshold (accept iff "
                           "its value > 0); it has no symbols")
     model = EncoderModel(encoder, token_embedding, positional, readout, mask,
-                         src_key_padding_mask)
+                         src_key_padding_mask, is_causal)
     kw = dict(alphabet=alphabet, eos=eos, eos_position="last", name=name,
               description=description)
     if k == 1:

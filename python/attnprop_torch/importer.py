@@ -156,7 +156,7 @@ def import_model(module, *, alphabet, eos, eos_position="last", readout="logit",
     errors = [_located(op, m) for op, m in interp.errors]
     doc = None
     if out is not None and out.kind != "poison":  # what the output needs, even beside errors
-        meta = {"name": name, "alphabet": alphabet, "eos": eos,
+        meta = {"name": name, "alphabet": alphabet, "eos": eos, "eos_position": eos_position,
                 "source": "attnprop_torch import_model (PyTorch %s)" % torch.__version__}
         try:
             base, ro = _readout(interp, out, readout, readout_symbols, alphabet, eos_position)

@@ -184,11 +184,12 @@ def _shown(f):
 class Head:
     """One attention head: softmax over keys of scale * beta(n) * q_i . k_j, value v."""
 
-    def __init__(self, q, k, v, scale, beta, where):
+    def __init__(self, q, k, v, scale, beta, where, causal=False):
         self.q, self.k, self.v = q, k, v
         self.scale = scale
         self.beta = beta
         self.where = where
+        self.causal = causal  # position i attends to the keys j <= i alone
 
 
 def topological(nodes):

@@ -8,8 +8,9 @@ softmax over the key axis gives "weights"; a product of weights with a stream ov
 gives one ir.Head per index, collected in an "attn" node.
 
 Masks are decided on their formulas: one that is zero by construction hides nothing and is
-accepted; any other (causal or not) is refused with what it hides, since attnprop's model format
-has no masked attention yet. A mask is never dropped.
+accepted; a causal one (position i does not see the positions after it, at every length tried)
+becomes the head's causal mask (the layer's "mask": "causal"); any other is refused with what
+it hides, since attnprop's model format has no other mask. A mask is never dropped.
 """
 import inspect
 from fractions import Fraction
@@ -24,6 +25,9 @@ from .interp import Refuse, Scalar
 from .ops import arg, handler, to_pos
 from .ops_linear import fracs
 from .values import Val, fresh_label
+
+
+CAUSAL_MASK = "a causal mask (position i does not see the positions after it)"
 
 
 class ScoreEntry:
@@ -192,27 +196,34 @@ def describe_mask(pred, qlab, klab, tables=None):
         return "an attention mask"
     causal = {(n, q, k) for n in range(1, 9) for q in range(n) for k in range(n) if k > q}
     if hidden == causal:
-        return "a causal mask (position i does not see the positions after it)"
+        return CAUSAL_MASK
     if not hidden:
         return "an attention mask that is not zero by construction"
     return "an attention mask"
 
 
 def check_masks(I, v, op):
+    """True when the scores carry a causal mask (and no other), False when no mask hides
+    anything; refuses any other mask."""
+    causal = False
     for preds, where in v.masks:
         for f in preds.ravel():
             what = describe_mask(f, v.qlab, v.klab, I.tables)
-            if what is not None:
-                raise Refuse("%s is not supported: attnprop's model format has no masked "
-                             "attention yet, and the mask is not dropped" % what, op=where)
+            if what == CAUSAL_MASK:
+                causal = True
+            elif what is not None:
+                raise Refuse("%s is not supported: attnprop's model format has causal masks "
+                             "only, and the mask is not dropped" % what, op=where)
+    return causal
 
 
 def softmax_scores(I, op, v, dim, out):
     if v.seq[dim] != v.klab:
         raise Refuse("a softmax of attention scores over the queries (not the keys)")
-    check_masks(I, v, op)
+    causal = check_masks(I, v, op)
     res = vl.with_ph(v, v.ph, v.seq)
     res.kind = "weights"
+    res.causal = causal
     return res
 
 
@@ -232,7 +243,7 @@ def apply_weights(I, op, w, v, out):
     for o in np.ndindex(*O):
         e = W[o][0, 0]
         vform = ir.canonical(ir.Form(v.node, _sel_rows(V[o][0, :])), hints=False)
-        heads.append(_head(e.q, e.k, vform, w.scale, w.beta, op))
+        heads.append(_head(e.q, e.k, vform, w.scale, w.beta, op, getattr(w, "causal", False)))
     dv = v.ph.shape[-1]
     node = ir.Node("attn", [], len(heads) * dv, op, heads=heads)
     ph = np.arange(node.dim, dtype=np.int64).reshape(O + (1, dv))
@@ -240,7 +251,7 @@ def apply_weights(I, op, w, v, out):
     return Val("stream", ph, seq, node=node, sel=None)
 
 
-def _head(q, k, v, scale, beta, op):
+def _head(q, k, v, scale, beta, op, causal=False):
     q = ir.canonical(q, hints=True)
     k = ir.canonical(k, hints=True)
     for f in (q, k):
@@ -251,7 +262,7 @@ def _head(q, k, v, scale, beta, op):
     k = ir.Form(k.base, k.rows, k.bias, chain=k.chain)
     if v.beta is not None or v.scale != ir.ONE_SCALE:
         raise Refuse("attention values scaled by a number computed from the length")
-    return ir.Head(q, k, v, scale, beta, op)
+    return ir.Head(q, k, v, scale, beta, op, causal)
 
 
 # --- nn.MultiheadAttention --------------------------------------------------------------------
@@ -271,10 +282,11 @@ def h_mha(I, op, args, kwargs, out):
         raise Refuse("add_zero_attn (an extra zero key and value) is not supported")
     if p.get("training") and _num(p.get("dropout_p")):
         raise Refuse("attention dropout in training mode")
+    causal = False
     for key in ("attn_mask", "key_padding_mask"):
         m = p.get(key)
         if m is not None:
-            _mha_mask(I, op, key, m)
+            causal = _mha_mask(I, op, key, m) or causal
     q_in, k_in, v_in = (I.as_stream(p[x], op) for x in ("query", "key", "value"))
     H = int(p["num_heads"].value)
     if p.get("use_separate_proj_weight"):
@@ -321,7 +333,7 @@ def h_mha(I, op, args, kwargs, out):
                                  ((ir._shown(e.node.beta),) * 3))
                 raise
         heads.append(_head(forms[0], forms[1], forms[2], (Fraction(1), Fraction(1, hd)), None,
-                           op))
+                           op, causal))
     attn = ir.Node("attn", [], E, op, heads=heads)
     Wo = fracs(p["out_proj_weight"])
     bo = p.get("out_proj_bias")
@@ -340,6 +352,8 @@ def _num(x):
 
 
 def _mha_mask(I, op, key, m):
+    """True for a causal attn_mask, False for a mask that hides nothing; refuses others."""
+    causal = False
     if m.kind in ("tok", "stream"):
         raise Refuse("a %s computed from the input tokens (padding) is not supported" % key)
     mp = to_pos(m)
@@ -360,9 +374,12 @@ def _mha_mask(I, op, key, m):
                 what = describe_mask(pred, seq[axes[0]], seq[axes[1]], I.tables)
             else:
                 what = describe_mask(pred, seq[axes[0]] if axes else "q", "k", I.tables)
-        if what is not None:
-            raise Refuse("%s (%s=) is not supported: attnprop's model format has no masked "
-                         "attention yet, and the mask is not dropped" % (what, key))
+        if what == CAUSAL_MASK and key == "attn_mask":
+            causal = True
+        elif what is not None:
+            raise Refuse("%s (%s=) is not supported: attnprop's model format has causal masks "
+                         "only, and the mask is not dropped" % (what, key))
+    return causal
 
 
 __all__ = ["make_scores", "apply_weights", "softmax_scores", "scores_binary", "h_mha",

@@ -20,6 +20,9 @@ using model::input_sequence;
 using model::vec;
 using numeric::rational;
 
+/// A row's key range that takes every key (the default of the row kernels' `end`).
+inline constexpr std::size_t all_keys = static_cast<std::size_t>(-1);
+
 /// The place of a step of a forward pass, for numeric::undefined_error::located(): layer k
 /// (0 = input map and embeddings, 1..L, L + 1 = readout), node (nullptr = unknown), 1-based
 /// position and head (0 = unknown). Forward passes catch an undefined_error at layer, row and

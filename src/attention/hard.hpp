@@ -73,8 +73,8 @@ template <class S> struct hard_head_row {
     std::size_t layer = 0; ///< 1-based
     std::size_t row = 0;   ///< 0-based query position
     std::size_t head = 0;  ///< 0-based
-    /// The row's scores against every key (unscaled); nullptr for a head whose scores cannot
-    /// vary (every key ties).
+    /// The row's scores against every key it attends to (unscaled; the keys [0, end) of a
+    /// masked row); nullptr for a head whose scores cannot vary (every key ties).
     const std::vector<S>* scores = nullptr;
     /// The keys the head weighs, 0-based ascending: {j*} (unique-hard), every maximal key
     /// (average-hard).
@@ -94,11 +94,13 @@ template <numeric::Scalar S, class Observer>
 hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, const hard_options& opt, Observer& obs);
 
-/// Scores of one query row against every key (unscaled dot products or the score map).
+/// Scores of one query row against the keys [0, end) (every key by default; a masked row's
+/// key range, model::key_end): unscaled dot products or the score map.
 template <numeric::Scalar S>
 std::vector<S> hard_scores(const model::head<S>& h, const vec<S>& yi,
                            const std::vector<vec<S>>& keys_or_states, bool dot,
-                           const numeric::context& ctx);
+                           const numeric::context& ctx,
+                           std::size_t end = static_cast<std::size_t>(-1));
 
 // Compiled once per kind (instantiate_hard.cpp): every user kind and the interval filter of
 // the exact path.

@@ -88,11 +88,14 @@ private:
         std::vector<interval> s;
         const std::size_t first = all_rows ? 0 : n_ - 1;
         for (std::size_t i = first; i < n_; ++i) {
+            // Row i's keys [0, end): every key, or j <= i under a causal mask.
+            const std::size_t end = model::key_end(lay.mask, i, n_);
             std::vector<vec<interval>> b(H);
             for (std::size_t h = 0; h < H; ++h) {
                 const auto& hd = lay.heads[h];
                 if (average_) {
-                    std::vector<std::size_t> tied = maximal_set(k, i, h, keys[h], fast_keys[h], s);
+                    std::vector<std::size_t> tied =
+                        maximal_set(k, i, h, keys[h], fast_keys[h], s, end);
                     choice_[k - 1][i][h] = tied.front();
                     vec<interval> acc;
                     for (std::size_t j : tied) {
@@ -111,12 +114,13 @@ private:
                 std::size_t jstar = 0;
                 if (!constant_scores(hd)) {
                     if (hd.score.type == score_kind::dot) {
-                        jstar = filtered_dot_argmax(k, i, hd, laye.heads[h], y[i], keys[h], fast_keys[h], s);
+                        jstar = filtered_dot_argmax(k, i, hd, laye.heads[h], y[i], keys[h],
+                                                    fast_keys[h], s, end);
                     } else {
                         argmax_result a;
                         numeric::filter_cascade(
                             &argmax_, numeric::at_rung(rung_outward, [&] {
-                                s = hard_scores(hd, y[i], y, false, ctx_);
+                                s = hard_scores(hd, y[i], y, false, ctx_, end);
                                 a = leftmost_argmax(s);
                                 jstar = a.index;
                                 return a.decided;
@@ -148,19 +152,20 @@ private:
     std::size_t filtered_dot_argmax(std::size_t k, std::size_t i, const model::head<interval>& hd,
                                     const model::head<rational>& hde, const vec<interval>& yq,
                                     const std::vector<vec<interval>>& keys,
-                                    const numeric::dot_rows& fast_keys, std::vector<interval>& s) {
+                                    const numeric::dot_rows& fast_keys, std::vector<interval>& s,
+                                    std::size_t end) {
         const vec<interval> q = query(hd, yq, ctx_);
         std::size_t jstar = 0;
         argmax_result a;
         std::vector<std::size_t> cand;
         numeric::filter_cascade(
             &argmax_, numeric::at_rung(rung_midpoint, [&] {
-                jstar = numeric::dot_argmax(q.data(), fast_keys);
-                return jstar < n_;
+                jstar = numeric::dot_argmax(q.data(), fast_keys, end);
+                return jstar < end;
             }),
             numeric::at_rung(rung_outward, [&] {
-                s.resize(n_);
-                numeric::dot_all(q.data(), fast_keys, s.data());
+                s.resize(end);
+                numeric::dot_all(q.data(), fast_keys, s.data(), end);
                 a = leftmost_argmax(s);
                 jstar = a.index;
                 return a.decided;
@@ -200,12 +205,12 @@ private:
     std::vector<std::size_t> maximal_set(std::size_t k, std::size_t i, std::size_t h,
                                          const std::vector<vec<interval>>& keys,
                                          const numeric::dot_rows& fast_keys,
-                                         std::vector<interval>& s) {
+                                         std::vector<interval>& s, std::size_t end) {
         const auto& hd = mi_.layers[k - 1].heads[h];
         const auto& y = yi_[k - 1];
         if (constant_scores(hd)) {
-            std::vector<std::size_t> all(n_);
-            for (std::size_t j = 0; j < n_; ++j) all[j] = j;
+            std::vector<std::size_t> all(end);
+            for (std::size_t j = 0; j < end; ++j) all[j] = j;
             return all;
         }
         maximal_set_result a;
@@ -214,8 +219,8 @@ private:
             const vec<interval> q = query(hd, y[i], ctx_);
             numeric::filter_cascade(
                 &argmax_, numeric::at_rung(rung_outward, [&] {
-                    s.resize(n_);
-                    numeric::dot_all(q.data(), fast_keys, s.data());
+                    s.resize(end);
+                    numeric::dot_all(q.data(), fast_keys, s.data(), end);
                     a = maximal_positions(s);
                     return a.decided;
                 }),
@@ -237,7 +242,7 @@ private:
         } else {
             numeric::filter_cascade(
                 &argmax_, numeric::at_rung(rung_outward, [&] {
-                    s = hard_scores(hd, y[i], y, false, ctx_);
+                    s = hard_scores(hd, y[i], y, false, ctx_, end);
                     a = maximal_positions(s);
                     return a.decided;
                 }),

@@ -6,14 +6,16 @@ namespace attnprop::attention {
 template <numeric::Scalar S>
 std::vector<S> hard_scores(const model::head<S>& h, const vec<S>& yi,
                            const std::vector<vec<S>>& keys_or_states, bool dot,
-                           const numeric::context& ctx) {
+                           const numeric::context& ctx, std::size_t end) {
+    end = std::min(end, keys_or_states.size());
     std::vector<S> s;
-    s.reserve(keys_or_states.size());
+    s.reserve(end);
     if (dot) {
         vec<S> q = query(h, yi, ctx);
-        for (const auto& k : keys_or_states) s.push_back(model::dot(q.data(), k.data(), q.size(), ctx));
+        for (std::size_t j = 0; j < end; ++j)
+            s.push_back(model::dot(q.data(), keys_or_states[j].data(), q.size(), ctx));
     } else {
-        for (const auto& yj : keys_or_states) s.push_back(map_score(h, yi, yj, ctx));
+        for (std::size_t j = 0; j < end; ++j) s.push_back(map_score(h, yi, keys_or_states[j], ctx));
     }
     return s;
 }
@@ -89,9 +91,10 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
             }
             if constexpr (Observer::active)
                 obs.layer(hard_layer_view<S>{k, &y, &keys, &values});
-            // Row i attends to every key j < n: the place of a per-layer mask, which would give
-            // it the keys [0, end) (docs/architecture.md, "The per-layer mask").
+            // Row i attends to the keys [0, end): every key, or j <= i under a causal mask
+            // (docs/architecture.md, "The per-layer mask").
             for (std::size_t i = first; i < n; ++i) {
+                const std::size_t end = model::key_end(lay.mask, i, n);
                 try {
                     std::vector<vec<S>> b(H);
                     for (std::size_t h = 0; h < H; ++h) {
@@ -104,11 +107,11 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                         std::vector<S> s;              // the row's scores (when they vary)
                         if (average) {
                             if (constant_scores(hd)) {
-                                tied.resize(n);
-                                for (std::size_t j = 0; j < n; ++j) tied[j] = j;
+                                tied.resize(end);
+                                for (std::size_t j = 0; j < end; ++j) tied[j] = j;
                             } else {
                                 const bool dot = hd.score.type == score_kind::dot;
-                                s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx);
+                                s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx, end);
                                 maximal_set_result a = maximal_positions(s);
                                 if (!a.decided) {
                                     undecided_argmax u{k, i + 1, h + 1, {}};
@@ -121,7 +124,7 @@ hard_output<S> hard_forward(const model::model<S>& m, const input_sequence& x,
                             jstar = tied.front();
                         } else if (!constant_scores(hd)) {
                             const bool dot = hd.score.type == score_kind::dot;
-                            s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx);
+                            s = hard_scores(hd, y[i], dot ? keys[h] : y, dot, ctx, end);
                             argmax_result a = leftmost_argmax(s);
                             if (!a.decided) {
                                 undecided_argmax u{k, i + 1, h + 1, {}};

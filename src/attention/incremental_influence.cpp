@@ -20,6 +20,9 @@ using numeric::rational;
 template <class S> bool incremental_supports(const model::model<S>& m) {
     if (!model::info(m.attention).incremental) return false;
     if (m.layers.empty() || m.layers.size() > 2) return false;
+    // A masked layer's rows take a prefix of the keys: the kept sums here are over every key,
+    // so a masked model is measured by full passes.
+    if (model::any_masked(m)) return false;
     for (const auto& l : m.layers)
         for (const auto& h : l.heads) {
             if (h.score.type != model::score_spec<S>::kind::dot ||

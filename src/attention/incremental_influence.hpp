@@ -117,7 +117,8 @@ template <> inline constexpr bool incremental_interval_kernel<numeric::dinterval
 inline constexpr std::size_t default_table_bytes = std::size_t{2} << 30;
 
 /// Whether the kernel supports the model: soft attention, 1 <= L <= 2, every head a dot-product
-/// score with a scale in S and a linear value map (F_k and f_in arbitrary).
+/// score with a scale in S and a linear value map (F_k and f_in arbitrary), no masked layer
+/// (a masked model is measured by full passes).
 template <class S> bool incremental_supports(const model::model<S>& m);
 
 /// The state of one input x kept for one-symbol updates.

@@ -77,12 +77,13 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
 /// (soft_rows<dinterval>::sums), which the incremental kernel and the a-posteriori bound read.
 template <numeric::ExpScalar S> class soft_rows;
 
-/// One attention row: b = sum_j w_j v_j with w = softmax(scale * q . k_j). `keys` and `values`
-/// hold K y_j and V y_j for every j. Writes the weights into `weights` when non-null.
+/// One attention row: b = sum_j w_j v_j with w = softmax(scale * q . k_j) over the keys j <
+/// end (every key by default; a masked row's, model::key_end). `keys` and `values` hold K y_j
+/// and V y_j for every j. Writes the weights into `weights` when non-null.
 template <numeric::ExpScalar S>
 vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
                 const std::vector<vec<S>>& values, const numeric::context& ctx,
-                vec<S>* weights = nullptr);
+                vec<S>* weights = nullptr, std::size_t end = all_keys);
 
 /// The factor a dot-product head multiplies its query by at length n (eos included): the
 /// score scale times the inverse temperature β(n) when the head has one (model::beta_at;

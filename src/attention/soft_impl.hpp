@@ -52,12 +52,13 @@ vec<S> mean_value(const std::vector<vec<S>>& values, const numeric::context& ctx
 namespace detail {
 
 /// The reference row algorithm for any ExpScalar: scores by model::dot, shift by a
-/// representative of the first maximal score, exp (memoised when expensive), weighted sum.
+/// representative of the first maximal score, exp (memoised when expensive), weighted sum;
+/// over the keys [0, min(end, keys.size())) (a masked row's).
 template <numeric::ExpScalar S>
 vec<S> generic_soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
                         const std::vector<vec<S>>& values, const numeric::context& ctx,
-                        vec<S>* weights) {
-    const std::size_t n = keys.size();
+                        vec<S>* weights, std::size_t end = all_keys) {
+    const std::size_t n = std::min(keys.size(), end);
     const std::size_t dk = scaled_query.size();
     std::vector<S> s;
     s.reserve(n);
@@ -102,9 +103,11 @@ public:
     soft_rows(const std::vector<vec<S>>& keys, const std::vector<vec<S>>& values,
               const numeric::context& ctx)
         : keys_(keys), values_(values), ctx_(ctx) {}
-    /// b = sum_j w_j v_j with w = softmax(q . k_j); the weights into `weights` when non-null.
-    vec<S> row(const vec<S>& scaled_query, vec<S>* weights) {
-        return detail::generic_soft_row(scaled_query, keys_, values_, ctx_, weights);
+    /// b = sum_j w_j v_j with w = softmax(q . k_j) over the keys j < end (every key by
+    /// default; a masked row's key range, model::key_end); the weights (end of them) into
+    /// `weights` when non-null.
+    vec<S> row(const vec<S>& scaled_query, vec<S>* weights, std::size_t end = all_keys) {
+        return detail::generic_soft_row(scaled_query, keys_, values_, ctx_, weights, end);
     }
 
 private:
@@ -126,20 +129,21 @@ public:
         for (const auto& v : values) values_.insert(values_.end(), v.begin(), v.end());
     }
 
-    vec<double> row(const vec<double>& q, vec<double>* weights) {
+    vec<double> row(const vec<double>& q, vec<double>* weights, std::size_t end = all_keys) {
         const std::size_t dk = q.size(); // == dk_
-        for (std::size_t j = 0; j < n_; ++j) {
+        const std::size_t n = std::min(n_, end);
+        for (std::size_t j = 0; j < n; ++j) {
             const double* k = &keys_[j * dk_];
             double acc = 0.0;
             for (std::size_t t = 0; t < dk; ++t) numeric::fma_acc(acc, q[t], k[t]);
             s_[j] = acc;
         }
         double shift = s_[0];
-        for (std::size_t j = 1; j < n_; ++j)
+        for (std::size_t j = 1; j < n; ++j)
             if (numeric::compare(s_[j], shift) == numeric::order::greater) shift = s_[j];
         vec<double> num(dv_, 0.0);
         double den = 0.0;
-        for (std::size_t j = 0; j < n_; ++j) {
+        for (std::size_t j = 0; j < n; ++j) {
             const double e = numeric::exp(s_[j] - shift);
             den += e;
             const double* v = &values_[j * dv_];
@@ -148,8 +152,8 @@ public:
         }
         for (auto& v : num) v = v / den;
         if (weights) {
-            weights->resize(n_);
-            for (std::size_t j = 0; j < n_; ++j) (*weights)[j] = s_[j] / den;
+            weights->resize(n);
+            for (std::size_t j = 0; j < n; ++j) (*weights)[j] = s_[j] / den;
         }
         return num;
     }
@@ -174,11 +178,12 @@ public:
         if (fast_) s_.assign(keys.size(), R(prec_));
     }
 
-    vec<R> row(const vec<R>& q, vec<R>* weights) {
+    vec<R> row(const vec<R>& q, vec<R>* weights, std::size_t end = all_keys) {
         if (!fast_ || !uniform_vec(q))
-            return detail::generic_soft_row(q, keys_, values_, ctx_, weights);
+            return detail::generic_soft_row(q, keys_, values_, ctx_, weights, end);
         const auto rnd = MPFR_RNDN;
-        const std::size_t n = keys_.size(), dk = q.size(), dv = values_.front().size();
+        const std::size_t n = std::min(keys_.size(), end), dk = q.size(),
+                          dv = values_.front().size();
         for (std::size_t j = 0; j < n; ++j) {
             mpfr_ptr acc = s_[j].raw();
             mpfr_set_zero(acc, 1);
@@ -268,7 +273,9 @@ public:
     soft_rows(const std::vector<vec<I>>& rows, const double* mid, std::size_t d, const double* m1,
               const double* r1, const double* vrad, const double* vabs,
               const numeric::context& ctx);
-    vec<I> row(const vec<I>& q, vec<I>* weights);
+    /// The row of q over the keys j < end (every key by default; a masked row's): the bound's
+    /// key and value terms stay the maxima over every key (a superset: still a bound).
+    vec<I> row(const vec<I>& q, vec<I>* weights, std::size_t end = all_keys);
 
     /// The unnormalised row of a query, before the quotient: with the shift M (a double, the
     /// largest score midpoint) and e_j = exp(q . k_j - M) exactly, `den` encloses sum_j e_j and
@@ -411,17 +418,18 @@ public:
         }
     }
 
-    vec<B> row(const vec<B>& q, vec<B>* weights) {
+    vec<B> row(const vec<B>& q, vec<B>* weights, std::size_t end = all_keys) {
+        const std::size_t n = std::min(n_, end);
         long p = prec_;
         for (std::size_t t = 0; t < dk_; ++t) {
             arb_set(q_[t], q[t].raw());
             p = std::max(p, q[t].precision());
         }
         const auto sdk = static_cast<slong>(dk_);
-        for (std::size_t j = 0; j < n_; ++j)
+        for (std::size_t j = 0; j < n; ++j)
             arb_dot(s_[j], nullptr, 0, q_[0], 1, keys_[j * dk_], 1, sdk, p);
         std::size_t best = 0;
-        for (std::size_t j = 1; j < n_; ++j) {
+        for (std::size_t j = 1; j < n; ++j) {
             arf_srcptr mj = arb_midref(s_[j]), mb = arb_midref(s_[best]);
             if (!arf_is_nan(mj) && (arf_is_nan(mb) || arf_cmp(mj, mb) > 0)) best = j;
         }
@@ -430,7 +438,7 @@ public:
         std::size_t memo_used = 0;
         bool memo_on = true;
         arb_zero(den_[0]);
-        for (std::size_t j = 0; j < n_; ++j) {
+        for (std::size_t j = 0; j < n; ++j) {
             bool hit = false;
             for (std::size_t m = 0; memo_on && m < memo_used; ++m) {
                 if (arb_equal(memo_[2 * m], s_[j])) {
@@ -457,14 +465,14 @@ public:
         for (std::size_t c = 0; c < dv_; ++c) {
             B b(p);
             arb_dot(b.raw(), nullptr, 0, e_[0], 1, values_[c], static_cast<slong>(dv_),
-                    static_cast<slong>(n_), p);
+                    static_cast<slong>(n), p);
             arb_div(b.raw(), b.raw(), den_[0], p);
             num.push_back(std::move(b));
         }
         if (weights) {
             weights->clear();
-            weights->reserve(n_);
-            for (std::size_t j = 0; j < n_; ++j) {
+            weights->reserve(n);
+            for (std::size_t j = 0; j < n; ++j) {
                 B w(p);
                 arb_div(w.raw(), e_[j], den_[0], p);
                 weights->push_back(std::move(w));
@@ -482,8 +490,9 @@ private:
 
 template <numeric::ExpScalar S>
 vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
-                const std::vector<vec<S>>& values, const numeric::context& ctx, vec<S>* weights) {
-    return soft_rows<S>(keys, values, ctx).row(scaled_query, weights);
+                const std::vector<vec<S>>& values, const numeric::context& ctx, vec<S>* weights,
+                std::size_t end) {
+    return soft_rows<S>(keys, values, ctx).row(scaled_query, weights, end);
 }
 
 template <numeric::ExpScalar S>
@@ -514,6 +523,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
         const std::size_t H = lay.heads.size();
         std::vector<std::vector<vec<S>>> keys(H), values(H);
         std::vector<std::optional<vec<S>>> uniform(H);
+        std::vector<std::vector<vec<S>>> prefix(H); // masked constant scores: sums of values j <= i
         std::vector<std::unique_ptr<soft_rows<S>>> rows(H);
         std::vector<std::optional<S>> qscale(H); // dot: scale·β(n); map: β(n) when set
         std::vector<vec<S>> next(n);
@@ -539,9 +549,20 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                     at_pos = j + 1;
                     values[h].push_back(value(hd, y[j], ctx));
                 }
-                if (constant_scores(hd)) {
+                if (constant_scores(hd) && lay.mask == model::mask_kind::none) {
                     at_pos = 0;
                     uniform[h] = mean_value(values[h], ctx);
+                } else if (constant_scores(hd)) {
+                    // Masked: row i takes the mean of the values j < end, from running sums
+                    // (the row's sum is the one mean_value forms, in the same order).
+                    at_pos = 0;
+                    prefix[h].reserve(n);
+                    vec<S> acc = values[h].front();
+                    prefix[h].push_back(acc);
+                    for (std::size_t j = 1; j < n; ++j) {
+                        for (std::size_t c = 0; c < acc.size(); ++c) acc[c] += values[h][j][c];
+                        prefix[h].push_back(acc);
+                    }
                 } else if (hd.score.type == score_kind::dot) {
                     keys[h].reserve(n);
                     at_node = "key";
@@ -552,9 +573,10 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                     rows[h] = std::make_unique<soft_rows<S>>(keys[h], values[h], ctx);
                 }
             }
-            // Row i attends to every key j < n: the place of a per-layer mask, which would give
-            // it the keys [0, end) (docs/architecture.md, "The per-layer mask").
+            // Row i attends to the keys [0, end): every key, or j <= i under a causal mask
+            // (docs/architecture.md, "The per-layer mask").
             for (std::size_t i = first; i < n; ++i) {
+                const std::size_t end = model::key_end(lay.mask, i, n);
                 try {
                     std::vector<vec<S>> b(H);
                     at_pos = i + 1;
@@ -565,21 +587,24 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                         vec<S>* wout = opt.trace_weights ? &layer_weights[i][h] : nullptr;
                         if constexpr (Observer::wants_weights)
                             if (!wout && !uniform[h]) wout = &observed_weights;
-                        if (uniform[h]) {
-                            b[h] = *uniform[h];
-                            if (wout) {
-                                S w = numeric::one<S>(ctx) / numeric::from_int<S>(static_cast<long>(n), ctx);
-                                wout->assign(n, w);
+                        if (uniform[h] || !prefix[h].empty()) {
+                            const S t = numeric::from_int<S>(static_cast<long>(end), ctx);
+                            if (uniform[h]) {
+                                b[h] = *uniform[h];
+                            } else {
+                                b[h] = prefix[h][end - 1];
+                                for (auto& c : b[h]) c = c / t;
                             }
+                            if (wout) wout->assign(end, numeric::one<S>(ctx) / t);
                         } else if (hd.score.type == score_kind::dot) {
                             vec<S> q = query(hd, y[i], ctx);
                             for (auto& c : q) c = c * *qscale[h];
-                            b[h] = rows[h]->row(q, wout);
+                            b[h] = rows[h]->row(q, wout, end);
                         } else {
                             // Arbitrary score map: scores are not dot products; softmax them directly.
                             std::vector<S> s;
-                            s.reserve(n);
-                            for (std::size_t j = 0; j < n; ++j) {
+                            s.reserve(end);
+                            for (std::size_t j = 0; j < end; ++j) {
                                 s.push_back(map_score(hd, y[i], y[j], ctx));
                                 if (qscale[h]) s.back() = s.back() * *qscale[h]; // β(n)
                             }
@@ -587,7 +612,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             vec<S> w = softmax(s, ctx);
                             const std::size_t dv = values[h].front().size();
                             vec<S> acc(dv, numeric::zero<S>(ctx));
-                            for (std::size_t j = 0; j < n; ++j)
+                            for (std::size_t j = 0; j < end; ++j)
                                 for (std::size_t c = 0; c < dv; ++c) numeric::fma_acc(acc[c], w[j], values[h][j][c]);
                             b[h] = std::move(acc);
                             if (wout) *wout = std::move(w);
@@ -595,8 +620,8 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                         // A score that overflowed (double) leaves NaN in the head's output.
                         model::require_all_finite(b[h]);
                         if constexpr (Observer::active)
-                            obs.head_row(
-                                soft_head_row<S>{k, i, h, uniform[h] ? nullptr : wout, &b[h]});
+                            obs.head_row(soft_head_row<S>{
+                                k, i, h, uniform[h] || !prefix[h].empty() ? nullptr : wout, &b[h]});
                     }
                     at_head = 0;
                     at_node = "update";

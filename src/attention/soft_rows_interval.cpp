@@ -169,10 +169,18 @@ soft_rows<dinterval>::soft_rows(const std::vector<vec<I>>& rows, const double* m
     abs_from_max_ = true;
 }
 
-vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights) {
-    if (!finite_) return detail::generic_soft_row(q, keys_, values_, ctx_, weights);
+vec<dinterval> soft_rows<dinterval>::row(const vec<I>& q, vec<I>* weights, std::size_t end) {
+    if (!finite_) return detail::generic_soft_row(q, keys_, values_, ctx_, weights, end);
+    // A masked row takes the keys [0, end): the sums run over n_ = end keys for this call (the
+    // bound's key and value terms stay the maxima over every key, a superset).
+    struct restore_count {
+        std::size_t& n;
+        std::size_t full;
+        ~restore_count() { n = full; }
+    } restore{n_, n_};
+    n_ = std::min(n_, end);
     row_sums& rs = sums_;
-    if (!sums(q, rs)) return detail::generic_soft_row(q, keys_, values_, ctx_, weights);
+    if (!sums(q, rs)) return detail::generic_soft_row(q, keys_, values_, ctx_, weights, end);
     vec<I> out;
     out.reserve(dv_);
     for (std::size_t c = 0; c < dv_; ++c) out.push_back(dinterval(rs.num[c] / rs.den));

@@ -46,6 +46,10 @@ public:
             ->transform(decimal_integer())->check(CLI::Range(16L, 1L << 20))
             ->capture_default_str();
         app_->add_flag("--trace", trace_, "Print every layer's activations and attention");
+        app_->add_flag("--prefixes", prefixes_,
+                       "Also apply the readout at every position i (the prediction after x_1 .. "
+                       "x_i of a causally masked model) and report the next-token cross-entropy "
+                       "in bits where x_{i+1} is an output symbol");
         app_->add_flag("--json", json_, "Print one JSON object instead of text");
     }
     CLI::App* app() override { return app_; }
@@ -65,6 +69,7 @@ public:
         opt.digits = digits_;
         opt.precision_cap = precision_cap_;
         opt.trace = trace_;
+        opt.prefixes = prefixes_;
         analysis::evaluation ev = analysis::evaluate(m, x, opt);
         if (json_) std::cout << json::dump(report::eval_to_json(ev), 2) << "\n";
         else std::cout << report::eval_to_text(ev);
@@ -78,7 +83,7 @@ private:
     std::string model_, input_, input_file_, scalar_ = "auto";
     long precision_ = 256, precision_cap_ = 4096;
     int digits_ = 0;
-    bool trace_ = false, json_ = false;
+    bool trace_ = false, prefixes_ = false, json_ = false;
 };
 
 } // namespace

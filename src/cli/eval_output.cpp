@@ -45,10 +45,21 @@ json::value undefined_to_json(const numeric::undefined_error& e) {
     return u;
 }
 
+static bool any_mask(const analysis::evaluation& ev) {
+    for (auto mk : ev.masks)
+        if (mk != model::mask_kind::none) return true;
+    return false;
+}
+
 json::value eval_to_json(const analysis::evaluation& ev) {
     json::value o = json::value::object();
     o.set("model", json::value::string(ev.model_name));
     o.set("attention", json::value::string(model::to_string(ev.attention)));
+    if (any_mask(ev)) {
+        json::value ms = json::value::array();
+        for (auto mk : ev.masks) ms.push_back(json::value::string(model::to_string(mk)));
+        o.set("masks", std::move(ms));
+    }
     o.set("input", json::value::string(ev.input));
     o.set("n", json::value::number(static_cast<long long>(ev.n)));
     o.set("scalar", json::value::string(ev.scalar));
@@ -102,12 +113,37 @@ json::value eval_to_json(const analysis::evaluation& ev) {
         s.set("exact_states", json::value::number(static_cast<long long>(ev.exact_stats->exact_states)));
         o.set("exact_path", std::move(s));
     }
+    if (!ev.prefixes.empty()) {
+        json::value ps = json::value::array();
+        for (const auto& p : ev.prefixes) {
+            json::value e = json::value::object();
+            e.set("position", json::value::number(static_cast<long long>(p.position)));
+            e.set("next", p.next.empty() ? json::value::null_value() : json::value::string(p.next));
+            if (p.undefined) e.set("undefined", json::value::string(*p.undefined));
+            if (p.accept) {
+                json::value acc = json::value::null_value();
+                if (*p.accept == attention::verdict::accept) acc = json::value::boolean(true);
+                if (*p.accept == attention::verdict::reject) acc = json::value::boolean(false);
+                e.set("accept", std::move(acc));
+            }
+            if (!p.probabilities.empty()) e.set("probabilities", string_array(p.probabilities));
+            e.set("cross_entropy_bits", p.cross_entropy ? json::value::string(*p.cross_entropy)
+                                                        : json::value::null_value());
+            ps.push_back(std::move(e));
+        }
+        o.set("prefixes", std::move(ps));
+        o.set("mean_cross_entropy_bits", ev.mean_cross_entropy
+                                             ? json::value::string(*ev.mean_cross_entropy)
+                                             : json::value::null_value());
+    }
     if (!ev.trace.empty()) {
         json::value layers = json::value::array();
         for (std::size_t k = 0; k < ev.trace.size(); ++k) {
             const auto& tl = ev.trace[k];
             json::value l = json::value::object();
             l.set("layer", json::value::number(static_cast<long long>(k)));
+            if (k >= 1 && k <= ev.masks.size() && ev.masks[k - 1] != model::mask_kind::none)
+                l.set("mask", json::value::string(model::to_string(ev.masks[k - 1])));
             json::value ys = json::value::array();
             for (const auto& row : tl.y) ys.push_back(string_array(row));
             l.set("y", std::move(ys));
@@ -143,7 +179,13 @@ json::value eval_to_json(const analysis::evaluation& ev) {
 
 std::string eval_to_text(const analysis::evaluation& ev) {
     std::ostringstream os;
-    os << "model      " << ev.model_name << " (" << model::to_string(ev.attention) << " attention)\n";
+    os << "model      " << ev.model_name << " (" << model::to_string(ev.attention) << " attention";
+    if (any_mask(ev)) {
+        os << "; masks";
+        for (std::size_t k = 0; k < ev.masks.size(); ++k)
+            os << (k ? ", " : " ") << "layer " << k + 1 << " " << model::to_string(ev.masks[k]);
+    }
+    os << ")\n";
     // A long input (--input-file) is shown by its ends; --json carries it whole.
     constexpr std::size_t shown = 32;
     if (ev.input.size() > 3 * shown)
@@ -197,9 +239,31 @@ std::string eval_to_text(const analysis::evaluation& ev) {
     if (ev.exact_stats && ev.exact_stats->rows_filtered + ev.exact_stats->rows_exact > 0)
         os << "exact path " << ev.exact_stats->rows_filtered << " argmax rows decided by the interval filter, "
            << ev.exact_stats->rows_exact << " on exact rationals\n";
+    if (!ev.prefixes.empty()) {
+        os << "prefixes   the readout at every position i (after x_1 .. x_i)";
+        if (ev.mean_cross_entropy)
+            os << "; mean next-token cross-entropy " << *ev.mean_cross_entropy << " bits over "
+               << ev.cross_entropy_terms << " positions";
+        os << "\n";
+        for (const auto& p : ev.prefixes) {
+            os << "  position " << p.position;
+            if (!p.next.empty()) os << "  next " << p.next;
+            if (p.undefined) {
+                os << "  undefined: " << *p.undefined << "\n";
+                continue;
+            }
+            if (p.accept) os << "  " << attention::to_string(*p.accept);
+            if (!p.probabilities.empty()) os << "  p = " << join(p.probabilities);
+            if (p.cross_entropy) os << "  CE = " << *p.cross_entropy << " bits";
+            os << "\n";
+        }
+    }
     for (std::size_t k = 0; k < ev.trace.size(); ++k) {
         const auto& tl = ev.trace[k];
-        os << "-- layer " << k << "\n";
+        os << "-- layer " << k;
+        if (k >= 1 && k <= ev.masks.size() && ev.masks[k - 1] == model::mask_kind::causal)
+            os << " (causal mask: position i attends to positions <= i)";
+        os << "\n";
         for (std::size_t j = 0; j < tl.y.size(); ++j) {
             os << "  position " << j + 1;
             if (!tl.choice.empty()) {

@@ -137,6 +137,66 @@ template <class S> void require_finite_output(const vec<S>& y, std::size_t L, st
     }
 }
 
+// p = softmax(z) in P and, for the position's next symbol, -log2 p(next).
+template <class P>
+void prefix_probabilities(evaluation& ev, prefix_readout& pr, const vec<P>& z, long target,
+                          std::optional<P>& ce_sum, const numeric::context& ctx) {
+    vec<P> p = attention::softmax(z, ctx);
+    pr.probabilities = show(p, ev.digits);
+    if (target < 0) return;
+    const P ce = -numeric::log(p[static_cast<std::size_t>(target)]) /
+                 numeric::log(numeric::from_int<P>(2, ctx));
+    model::require_all_finite(vec<P>{ce});
+    pr.cross_entropy = numeric::to_display_string(ce, ev.digits);
+    ce_sum = ce_sum ? *ce_sum + ce : ce;
+    ++ev.cross_entropy_terms;
+}
+
+// The readout at every position of the last layer's rows (the prediction after x_1 .. x_i),
+// and the mean next-token cross-entropy. Exact logits get ball probabilities, as in
+// fill_readout_unlocated. A row without a value is undefined there alone.
+template <class S>
+void fill_prefixes(evaluation& ev, const model::model<S>& m, const std::vector<vec<S>>& rows,
+                   const model::input_sequence& x, const numeric::context& ctx) {
+    using P = std::conditional_t<numeric::ExpScalar<S>, S, arb_ball>;
+    std::optional<P> ce_sum;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        prefix_readout pr;
+        pr.position = i + 1;
+        long target = -1;
+        if (i + 1 < x.size()) {
+            pr.next = m.sigma.name(x[i + 1]);
+            for (std::size_t r = 0; r < m.out.symbols.size(); ++r)
+                if (m.out.symbols[r] == pr.next) target = static_cast<long>(r);
+        }
+        try {
+            model::require_all_finite(rows[i]);
+            if (m.out.is_recognizer()) {
+                pr.accept = attention::recognize(m.out, rows[i], ctx);
+            } else {
+                vec<S> z = attention::readout_logits(m.out, rows[i], ctx);
+                if constexpr (numeric::ExpScalar<S>) {
+                    prefix_probabilities(ev, pr, z, target, ce_sum, ctx);
+                } else {
+                    vec<arb_ball> zb;
+                    for (const auto& q : z) zb.push_back(arb_ball::from_rational(q, ctx));
+                    prefix_probabilities(ev, pr, zb, target, ce_sum, ctx);
+                }
+            }
+        } catch (const numeric::undefined_error& e) {
+            pr.undefined = e.located(attention::place(m.layers.size() + 1, "readout", i + 1)).what();
+            pr.accept.reset();
+            pr.probabilities.clear();
+            pr.cross_entropy.reset();
+        }
+        ev.prefixes.push_back(std::move(pr));
+    }
+    if (ce_sum && ev.cross_entropy_terms > 0)
+        ev.mean_cross_entropy = numeric::to_display_string(
+            *ce_sum / numeric::from_int<P>(static_cast<long>(ev.cross_entropy_terms), ctx),
+            ev.digits);
+}
+
 template <class S>
 void fill_hard_trace(evaluation& ev, const attention::hard_trace<S>& t) {
     for (std::size_t k = 0; k < t.y.size(); ++k) {
@@ -167,9 +227,9 @@ void fill_hard_trace(evaluation& ev, const attention::hard_trace<S>& t) {
 
 template <class S>
 void run_hard(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
-              const numeric::context& ctx, bool trace) {
+              const numeric::context& ctx, bool trace, bool prefixes) {
     model::model<S> ms = model::to_scalar<S>(m, ctx);
-    attention::hard_output<S> r = attention::hard_forward(ms, x, ctx, trace);
+    attention::hard_output<S> r = attention::hard_forward(ms, x, ctx, trace || prefixes);
     if (r.undecided) {
         ev.undecided = r.undecided;
         ev.recognizer = m.out.is_recognizer();
@@ -182,15 +242,16 @@ void run_hard(evaluation& ev, const model::model<rational>& m, const model::inpu
     ev.y_radius = radii(r.y, ev.y, ctx);
     exact_parts(r.y, ev.y_mid, ev.y_rad);
     fill_readout(ev, ms, r.y, ctx);
-    if (r.trace) fill_hard_trace(ev, *r.trace);
+    if (prefixes) fill_prefixes(ev, ms, r.trace->y.back(), x, ctx);
+    if (trace) fill_hard_trace(ev, *r.trace);
 }
 
 template <class S>
 void run_soft(evaluation& ev, const model::model<rational>& m, const model::input_sequence& x,
-              const numeric::context& ctx, bool trace) {
+              const numeric::context& ctx, bool trace, bool prefixes) {
     model::model<S> ms = model::to_scalar<S>(m, ctx);
     attention::soft_options so;
-    so.trace = trace;
+    so.trace = trace || prefixes;
     so.trace_weights = trace;
     attention::soft_output<S> r = attention::soft_forward(ms, x, ctx, so);
     require_finite_output(r.y, m.layers.size(), x.size());
@@ -199,7 +260,8 @@ void run_soft(evaluation& ev, const model::model<rational>& m, const model::inpu
     ev.y_radius = radii(r.y, ev.y, ctx);
     exact_parts(r.y, ev.y_mid, ev.y_rad);
     fill_readout(ev, ms, r.y, ctx);
-    if (r.trace) {
+    if (prefixes) fill_prefixes(ev, ms, r.trace->y.back(), x, ctx);
+    if (trace) {
         for (std::size_t k = 0; k < r.trace->y.size(); ++k) {
             trace_layer tl;
             for (const auto& row : r.trace->y[k]) {
@@ -287,6 +349,7 @@ evaluation evaluate(const model::model<rational>& m, const model::input_sequence
     ev.digits_forced = opt.digits > 0;
     ev.model_name = m.name;
     ev.attention = m.attention;
+    for (const auto& l : m.layers) ev.masks.push_back(l.mask);
     ev.input = model::format_input(m.sigma, x);
     ev.n = x.size();
     scalar_choice sc = opt.scalar;
@@ -344,7 +407,13 @@ evaluation evaluate_in(const model::model<rational>& m, const model::input_seque
                         &ev.probabilities_mid, &ev.probabilities_rad})
             v->clear();
         ev.trace.clear();
+        ev.prefixes.clear();
+        ev.mean_cross_entropy.reset();
     }
+    if (opt.prefixes && !model::all_causal(m))
+        ev.notes.push_back("not every layer is causally masked: the state at position i sees the "
+                           "whole input, so the readouts at the prefixes are not predictions "
+                           "from x_1 .. x_i");
     return ev;
 }
 
@@ -407,12 +476,14 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
         if constexpr (traits::kind == numeric::scalar_kind::exact) {
             ev.precision = 0;
             ev.digits = opt.digits > 0 ? opt.digits : numeric::default_digits<S>(opt.precision);
-            attention::exact_hard_output r = attention::hard_forward_exact(m, x, ctx, opt.trace);
+            attention::exact_hard_output r =
+                attention::hard_forward_exact(m, x, ctx, opt.trace || opt.prefixes);
             ev.y = show(r.y, ev.digits);
             ev.y_text = show_text(r.y, ev);
             exact_parts(r.y, ev.y_mid, ev.y_rad);
             fill_readout(ev, m, r.y, ctx);
-            if (r.trace) fill_hard_trace(ev, *r.trace);
+            if (opt.prefixes) fill_prefixes(ev, m, r.trace->y.back(), x, ctx);
+            if (opt.trace) fill_hard_trace(ev, *r.trace);
             ev.exact_stats = r.stats;
         } else {
             ev.precision = traits::precision(numeric::zero<S>(ctx));
@@ -422,8 +493,12 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
             // infinity there (docs/scalars.md, "MPFR's exponent range"): say so.
             const numeric::mpfr_range_watch range;
             switch (model::info(m.attention).weights) {
-            case model::weighting::maximal_score: run_hard<S>(ev, m, x, ctx, opt.trace); break;
-            case model::weighting::normaliser: run_soft<S>(ev, m, x, ctx, opt.trace); break;
+            case model::weighting::maximal_score:
+                run_hard<S>(ev, m, x, ctx, opt.trace, opt.prefixes);
+                break;
+            case model::weighting::normaliser:
+                run_soft<S>(ev, m, x, ctx, opt.trace, opt.prefixes);
+                break;
             }
             if (traits::kind == numeric::scalar_kind::rounded && range.left_range())
                 ev.notes.push_back(range.reason() +

@@ -36,6 +36,20 @@ struct eval_options {
     /// up to this while the enclosures certify fewer than `digits` (12 when 0) digits.
     long precision_cap = 4096;
     bool trace = false;
+    /// Apply the readout at every position too (evaluation::prefixes).
+    bool prefixes = false;
+};
+
+/// The readout applied to y_i^(L) at one position i: the prediction after x_1 .. x_i (under a
+/// causal mask in every layer; otherwise y_i^(L) sees the whole input).
+struct prefix_readout {
+    std::size_t position = 0;                  ///< i, 1-based
+    std::optional<attention::verdict> accept;  ///< recognizers
+    std::vector<std::string> probabilities;    ///< softmax readouts, per output symbol
+    std::string next;                          ///< x_{i+1} ("" at eos, which has no next)
+    /// -log2 p(x_{i+1}) in bits, when x_{i+1} is an output symbol of the readout
+    std::optional<std::string> cross_entropy;
+    std::optional<std::string> undefined;      ///< why the readout has no value here
 };
 
 /// One layer of a trace, rendered.
@@ -54,6 +68,8 @@ struct trace_layer {
 struct evaluation {
     std::string model_name;
     model::attention_kind attention = model::attention_kind::soft;
+    /// Per layer (1..L at 0..L-1): its mask (docs/model-format.md, "mask").
+    std::vector<model::mask_kind> masks;
     std::string input;        ///< without eos
     std::size_t n = 0;        ///< positions including eos
     std::string scalar;       ///< the kind's name: "exact", "double", "mpfr", "ball", "interval"
@@ -89,6 +105,11 @@ struct evaluation {
         probabilities_rad;
     std::vector<trace_layer> trace;
     std::optional<attention::exact_path_stats> exact_stats;
+    /// --prefixes: the readout at every position, and the mean next-token cross-entropy (bits)
+    /// over the positions whose next symbol is an output symbol (none when there is none).
+    std::vector<prefix_readout> prefixes;
+    std::optional<std::string> mean_cross_entropy;
+    std::size_t cross_entropy_terms = 0;
 };
 
 /// The estimated memory of eval --trace at length n in scalar kind `sc` (not automatic):

@@ -163,6 +163,17 @@ rc::Gen<std::string> input(const model::alphabet& sigma, long n);
 /// seed and picks the uniform sampler (the word stays a sample, not a minimal word).
 rc::Gen<std::string> language_input(lang::language l, const model::alphabet& sigma, long n);
 
+/// The models of `models` with every layer causally masked (docs/model-format.md, "mask"):
+/// the masked statements of theory.md §1.4 and §2.5 are about them. Shrinks as `models` does.
+rc::Gen<model::model<numeric::rational>> causally_masked(rc::Gen<model::model<numeric::rational>> models);
+
+/// The witnesses of the masked rate (docs/constructions.md, "causal-prefix-mean"): L = 2 or 3
+/// causally masked layers of uniform soft attention (Q = K = 0) with value V = v (v = 1 or 2)
+/// and update F(y, b) = b on d = 1, tokens 0 -> 0, 1 -> 1, eos -> 0. Flipping x_1 moves y_n^(L)
+/// by v^L times (1/n) Σ_{i_(L-1) <= ... <= i_1 <= n} 1/(i_1 ... i_(L-1)): H_n/n for L = 2.
+/// Shrinks towards L = 2, v = 1.
+rc::Gen<model::model<numeric::rational>> masked_rate_witness();
+
 /// A short tag for distribution tables: attention kind, L, the largest H, then for hard models
 /// the map kinds used anywhere (score, value, update, readout and input maps) joined by '+'
 /// ("hard L2 H1 graph+table", "hard L1 H1 affine"),

@@ -18,6 +18,7 @@ std::string model_class(const model::model<numeric::rational>& m) {
     for (const auto& l : m.layers) heads = std::max(heads, l.heads.size());
     std::string out = std::string(model::to_string(m.attention)) +
                       " L" + std::to_string(m.layers.size()) + " H" + std::to_string(heads);
+    if (model::any_masked(m)) out += model::all_causal(m) ? " causal" : " part-causal";
     constexpr auto kind_names = model::map_kind_names<numeric::rational>();
     std::array<bool, kind_names.size()> kinds{};
     bool relu = false, tanh = false, gelu = false, ln = false;

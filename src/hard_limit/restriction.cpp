@@ -216,6 +216,7 @@ private:
         const auto& layi = mi_.layers[k - 1];
         for (std::size_t h = 0; h < lay.heads.size(); ++h) {
             head_prep hp;
+            hp.mask = detail::ignore_mask_for_testing() ? model::mask_kind::none : lay.mask;
             hp.exact = &lay.heads[h];
             hp.filter = &layi.heads[h];
             if (attention::constant_scores(lay.heads[h])) {

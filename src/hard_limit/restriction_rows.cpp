@@ -22,6 +22,11 @@ interval tight_dot(const vec<interval>& q, const vec<interval>& k) {
 
 } // namespace
 
+bool& ignore_mask_for_testing() {
+    static bool ignore = false;
+    return ignore;
+}
+
 row_outcome row_analyser::analyse(std::size_t i, std::size_t z, bool want_achievers,
                     const std::vector<char>& allowed, bool unsound) {
     row_outcome out;
@@ -32,14 +37,16 @@ row_outcome row_analyser::analyse(std::size_t i, std::size_t z, bool want_achiev
         return out;
     }
     setup(i, z);
+    // Row i's keys [0, end): every key, or j <= i under a causal mask.
+    const std::size_t end = model::key_end(hp_.mask, i, n_);
     // Level-0 ranges and the lower bound of the largest lo.
     double lam = -std::numeric_limits<double>::infinity();
-    for (std::size_t j = 0; j < n_; ++j) {
+    for (std::size_t j = 0; j < end; ++j) {
         range_at_level(j, hp_.type == head_prep::kind::dot ? 0 : 1);
         lam = std::max(lam, lo_[j].lo());
     }
     std::vector<std::size_t> W;
-    for (std::size_t j = 0; j < n_; ++j) {
+    for (std::size_t j = 0; j < end; ++j) {
         in_u_[j] = hi_[j].hi() >= lam;
         in_r_[j] = lo_[j].hi() >= lam;
         if (in_u_[j] || in_r_[j]) W.push_back(j);

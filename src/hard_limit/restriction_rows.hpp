@@ -73,6 +73,9 @@ struct head_prep {
     enum class kind { constant, dot, map } type = kind::dot;
     const model::head<rational>* exact = nullptr;
     const model::head<interval>* filter = nullptr;
+    /// The layer's mask: row i ranks the keys [0, model::key_end(mask, i, n)) alone (theory.md
+    /// §1.4: under a causal mask, the keys j <= i).
+    model::mask_kind mask = model::mask_kind::none;
     std::vector<std::size_t> off;          // key j's entries are off[j] .. off[j+1)
     std::vector<std::uint32_t> id;         // entry off[j] + e -> its distinct key id
     // Per distinct id: the key vector (dot heads: K y + k_bias; map heads: y itself), as an
@@ -173,5 +176,10 @@ private:
     std::vector<std::size_t> shared_keys_;
     std::vector<std::vector<std::uint32_t>> shared_entries_;
 };
+
+/// Testing only: when set, the builder ranks every key of a masked row, as if the layer had no
+/// mask: the negative control of hard-limit/masked-certificate-valid, which the certificate
+/// (checked against the masked exact pass) must catch.
+bool& ignore_mask_for_testing();
 
 } // namespace attnprop::analysis::detail

@@ -117,11 +117,36 @@ template <class S> struct head {
     value_spec<S> value;
 };
 
+/// Which keys the rows of a layer attend to (docs/model-format.md, "mask"): every key (none:
+/// the bidirectional encoder of Hahn's models) or the keys j <= i (causal: a decoder, row i
+/// attends to x_1 .. x_i). Orthogonal to the attention kind: every kind takes it.
+enum class mask_kind { none, causal };
+
+/// The model file's spelling of a mask ("none", "causal").
+constexpr const char* to_string(mask_kind k) {
+    switch (k) {
+    case mask_kind::none: return "none";
+    case mask_kind::causal: return "causal";
+    }
+    return "none";
+}
+
+/// The end (exclusive, 0-based) of the keys row i (0-based) of a layer attends to among n
+/// keys: n without a mask, i + 1 under a causal one. The one place the kernels read a mask.
+inline std::size_t key_end(mask_kind k, std::size_t i, std::size_t n) {
+    switch (k) {
+    case mask_kind::none: return n;
+    case mask_kind::causal: return i + 1 < n ? i + 1 : n;
+    }
+    return n;
+}
+
 /// One layer: heads, then y_i^(k) = F_k(y_i^(k-1), b_1, ..., b_H), F_k's input being the
-/// concatenation (y, b_1, ..., b_H).
+/// concatenation (y, b_1, ..., b_H). Its heads attend to the keys its mask gives each row.
 template <class S> struct layer {
     std::vector<head<S>> heads;
     map<S> update;
+    mask_kind mask = mask_kind::none;
 };
 
 /// Readout of y_n^(L): a hard recognizer (threshold or map: accept iff value > 0) or a soft
@@ -162,6 +187,23 @@ template <class S> struct model {
     std::size_t token_dim() const { return token.empty() ? 0 : token.front().size(); }
     std::size_t num_layers() const { return layers.size(); }
 };
+
+/// Whether some layer of the model is masked.
+template <class S> bool any_masked(const model<S>& m) {
+    for (const auto& l : m.layers)
+        if (l.mask != mask_kind::none) return true;
+    return false;
+}
+
+/// Whether every layer of the model is causally masked (and there is at least one layer): then
+/// y_i^(k) depends on x_1 .. x_i alone at every layer k, which the masked statements of
+/// docs/theory.md ("Causal masking") need.
+template <class S> bool all_causal(const model<S>& m) {
+    if (m.layers.empty()) return false;
+    for (const auto& l : m.layers)
+        if (l.mask != mask_kind::causal) return false;
+    return true;
+}
 
 /// Where a map sits in a model, for messages: the input map, a head's score or value map, a
 /// layer's update (the FFN), or the readout map.

@@ -369,8 +369,17 @@ head<rational> reader::read_head(const node& n, std::size_t d) const {
 
 layer<rational> reader::read_layer(const node& n, std::size_t d) const {
     expect(n, json::kind::object);
-    check_keys(n, {"heads", "update"});
+    check_keys(n, {"heads", "update", "mask"});
     layer<rational> l;
+    if (auto mk = member(n, "mask")) {
+        const std::string s = string_value(*mk);
+        if (s == "causal")
+            l.mask = mask_kind::causal;
+        else if (s == "none")
+            l.mask = mask_kind::none;
+        else
+            fail(*mk, "unknown mask " + in_quotes(s) + " (expected one of: none, causal)");
+    }
     node heads = required(n, "heads");
     expect(heads, json::kind::array);
     if (heads.v.empty()) fail(heads, "a layer needs at least one head");

@@ -328,6 +328,7 @@ json::value model_to_json(const model<rational>& m) {
     json::value layers = json::value::array();
     for (const auto& l : m.layers) {
         json::value lo = json::value::object();
+        if (l.mask != mask_kind::none) lo.set("mask", str(to_string(l.mask)));
         json::value heads = json::value::array();
         for (const auto& h : l.heads) heads.push_back(head_json(h));
         lo.set("heads", std::move(heads));

@@ -68,6 +68,7 @@ model<S> to_scalar(const model<rational>& m, const numeric::context& ctx) {
     if (m.input_fn) out.input_fn = convert<S>(*m.input_fn, ctx);
     for (const auto& l : m.layers) {
         layer<S> nl;
+        nl.mask = l.mask;
         for (const auto& h : l.heads) {
             head<S> nh;
             nh.score.type = static_cast<typename score_spec<S>::kind>(h.score.type);

@@ -277,8 +277,8 @@ void dot_rows::push_back(const interval* v) {
     rad_terms_.push_back(b);
 }
 
-void dot_all(const interval* q, const dot_rows& rows, interval* out) {
-    const std::size_t w = rows.width(), n = rows.size();
+void dot_all(const interval* q, const dot_rows& rows, interval* out, std::size_t end) {
+    const std::size_t w = rows.width(), n = std::min(rows.size(), end);
     query_form f;
     if (!f.make(q, w)) {
         for (std::size_t j = 0; j < n; ++j) out[j] = interval::entire();
@@ -297,8 +297,8 @@ void dot_all(const interval* q, const dot_rows& rows, interval* out) {
     }
 }
 
-std::size_t dot_argmax(const interval* q, const dot_rows& rows) {
-    const std::size_t w = rows.width(), n = rows.size();
+std::size_t dot_argmax(const interval* q, const dot_rows& rows, std::size_t end) {
+    const std::size_t w = rows.width(), n = std::min(rows.size(), end);
     query_form f;
     if (n == 0 || !f.make(q, w)) return n;
     // The row with the largest lower bound, and the two largest upper bounds (with the index of

@@ -267,13 +267,17 @@ private:
 /// plus O(1): the radius is |q_m|_inf (gamma |k_m|_1 + |k_r|_1) + |q_r|_inf (|k_m|_1 +
 /// |k_r|_1), inflated for its own rounding, plus 2^-1000 for underflow. Never tight: even exact
 /// data give a non-point enclosure (relative width about 1e-15), so exact ties need the
-/// generic interval dot product (which keeps exact points exact) or rationals.
-void dot_all(const interval* q, const dot_rows& rows, interval* out);
+/// generic interval dot product (which keeps exact points exact) or rationals. With `end`, the
+/// rows [0, min(end, rows.size())) alone (a masked row's keys).
+void dot_all(const interval* q, const dot_rows& rows, interval* out,
+             std::size_t end = static_cast<std::size_t>(-1));
 
 /// The index j* when the enclosures of dot_all prove that q . k_j* is larger than every other
-/// q . k_j (then j* is also the leftmost argmax); rows.size() when they do not (then use
-/// dot_all and a candidate scan). One pass, no storage.
-std::size_t dot_argmax(const interval* q, const dot_rows& rows);
+/// q . k_j (then j* is also the leftmost argmax); the number of rows looked at when they do not
+/// (then use dot_all and a candidate scan). One pass, no storage. With `end`, the rows [0,
+/// min(end, rows.size())) alone.
+std::size_t dot_argmax(const interval* q, const dot_rows& rows,
+                       std::size_t end = static_cast<std::size_t>(-1));
 
 // The hooks of scalar.hpp's generic helpers (display, exact values, finiteness).
 inline interval representative(const interval& x) { return interval(to_double(x)); }

@@ -39,6 +39,10 @@ std::string ce_floor_text(double eta) {
 } // namespace
 
 std::string bound_verdict(const bound_report& r) {
+    if (r.K && r.masked)
+        return "the masked statement applies (every layer causal, theory.md 2.5): influence <= "
+               "K (1 + ln n)^(L-1)/n with K = " +
+               text_number(*r.K);
     if (r.K) return "Lemma 5 applies: influence <= K/n with K = " + text_number(*r.K);
     if (const auto* f = r.first_failure())
         return "Lemma 5 does not apply: " + f->name + (certainly(!f->holds) ? " fails" : " is undecided");
@@ -74,7 +78,18 @@ std::string bound_to_text(const bound_report& r, std::size_t heads_max, std::siz
         report::write_text_table(os, head, rows, report::column_align::right);
     }
     os << "\n";
-    if (r.K) {
+    if (r.K && r.masked) {
+        os << "every layer causally masked: C_k = (alpha'_k + beta_k) C_{k-1} + beta_k "
+              "Delta_{k-1}, alpha'_k = L_y + 2 sum_h L_h a_h (theory.md 2.5):";
+        for (std::size_t k = 0; k < r.layers.size(); ++k)
+            os << (k ? ", " : " ") << "C_" << k + 1 << " = " << text_number(r.layers[k].C);
+        os << "\n";
+        os << "K = C_L = " << text_number(*r.K)
+           << "  (||y_n^(L)(x) - y_n^(L)(x')|| <= K (1 + ln n)^(L-1)/n for every n and every "
+              "change of one x_i, i < n)\n";
+        os << "at n = " << r.n << ": K (1 + ln n)^(L-1)/n = " << text_number(*r.bound_at_n)
+           << "\n";
+    } else if (r.K) {
         os << "K = " << text_number(*r.K)
            << "  (||y_n^(L)(x) - y_n^(L)(x')|| <= K/n for every n and every change of one x_i, "
               "i < n)\n";
@@ -115,6 +130,7 @@ json::value bound_to_json(const bound_report& r) {
         hyp.set(h.name, std::move(e));
     }
     o.set("hypotheses", std::move(hyp));
+    if (r.masked) o.set("masked", json::value::boolean(true)); // absent: unmasked (Lemma 5)
     o.set("K", json_number(r.K));
     o.set("K_at_n", json_number(r.K_at_n));
     o.set("bound_at_n", json_number(r.bound_at_n));
@@ -137,6 +153,7 @@ json::value bound_to_json(const bound_report& r) {
         e.set("Delta", json_number(l.Delta));
         e.set("delta", json_number(l.delta));
         e.set("term", json_number(l.term));
+        if (r.masked) e.set("C", json_number(l.C));
         layers.push_back(std::move(e));
     }
     o.set("layers", std::move(layers));
@@ -167,7 +184,8 @@ std::string every_input_text(const every_input_report& e, const bound_report& r)
     os << "\nbounds over every input (the soft reading; certified double intervals; docs/bounds.md):\n";
     if (!e.per_n.empty()) {
         const std::vector<std::string> head = {"n", "classes", "Delta(n) <=", "n*Delta(n) <=", "eta(n) <=",
-                                               "CE floor (bits)", "K(n)/n (Hahn)"};
+                                               "CE floor (bits)",
+                                               r.masked ? "K(1+ln n)^(L-1)/n" : "K(n)/n (Hahn)"};
         std::vector<std::vector<std::string>> rows;
         for (std::size_t t = 0; t < e.per_n.size(); ++t) {
             const auto& b = e.per_n[t];

@@ -190,6 +190,9 @@ std::optional<std::string> not_applicable(const property& p, const model::model<
         if (!blockers.empty())
             return "evaluates hard models exactly; the model needs real arithmetic: " + blockers.front();
     }
+    if (model::any_masked(m) && !p.takes_masked)
+        return std::string("its statement is derived for unmasked layers; the model has a causally "
+                           "masked layer");
     if (p.applies) return p.applies(m);
     return std::nullopt;
 }

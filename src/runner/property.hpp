@@ -187,11 +187,14 @@ struct property {
     /// The shape's attention kind and exact evaluability are checked first (not_applicable);
     /// unset: those alone decide.
     std::function<std::optional<std::string>(const model::model<rational>&)> applies;
+    /// Whether its statement is derived, and its check written, for causally masked layers
+    /// too (theory.md §1.4, §2.5); `check --model` does not run the others on a masked model.
+    bool takes_masked = false;
 };
 
 /// Why property p makes no claim about model m (check --model lists it with this reason), or
 /// nullopt when it applies: the attention kind its shape needs, exact evaluation for hard
-/// models, then p.applies.
+/// models, a masked model for a property without takes_masked, then p.applies.
 std::optional<std::string> not_applicable(const property& p, const model::model<rational>& m);
 
 /// Checks a case against its property's shape: the model's attention kind, the number of

@@ -292,6 +292,11 @@ every_input_margins every_input_margins_at(const model::model<rational>& m, long
         out.reason = "the exact scalar cannot evaluate this model: " + blockers.front();
         return out;
     }
+    if (model::any_masked(m)) {
+        out.reason = "margins over every input are decided for unmasked layers (layer 1 is "
+                     "causally masked)";
+        return out;
+    }
     model::check_length(m, n);
     const bool unique = model::info(m.attention).ties == model::tie_rule::leftmost;
     const std::size_t N = static_cast<std::size_t>(n), sig = m.sigma.symbols.size();

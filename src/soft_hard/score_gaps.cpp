@@ -105,7 +105,9 @@ public:
         head_gaps& hg = lg_->heads[r.head];
         const auto& y = *view_.y;
         const auto& values = (*view_.values)[r.head]; // every value: hard_options::all_values
-        const std::size_t n = y.size(), i = r.row;
+        // The row's keys: every position, or j <= i under a causal mask.
+        const std::size_t i = r.row;
+        const std::size_t n = model::key_end(m_.layers[r.layer - 1].mask, i, y.size());
         row_gap rg;
         rg.position = i + 1;
         if (hg.dot) {

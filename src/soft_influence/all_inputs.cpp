@@ -674,6 +674,11 @@ private:
 /// Why the bound does not apply to m, or empty.
 std::string not_applicable(const model::model<rational>& m) {
     for (std::size_t k = 0; k < m.layers.size(); ++k)
+        if (m.layers[k].mask != model::mask_kind::none)
+            return "layer " + std::to_string(k + 1) +
+                   " is causally masked (the bound over every input is derived for unmasked "
+                   "layers, theory.md §2.4)";
+    for (std::size_t k = 0; k < m.layers.size(); ++k)
         for (std::size_t h = 0; h < m.layers[k].heads.size(); ++h) {
             const auto& hd = m.layers[k].heads[h];
             const std::string where = "layer " + std::to_string(k + 1) + " head " + std::to_string(h + 1);

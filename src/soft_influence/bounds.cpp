@@ -216,6 +216,9 @@ arb_ball map_initial_norm(const model::map<arb_ball>& fb, const std::vector<arb_
 struct recursion_result {
     std::vector<layer_bound> rows;
     arb_ball K; // K(n) = Σ_k term_k
+    /// The masked constant C_L of theory.md §2.5: C_k = (α'_k + β_k) C_{k-1} + β_k Δ_{k-1},
+    /// C_0 = 0, with α'_k = ℓ_y + 2 Σ_h ℓ_h a_h (independent of n).
+    arb_ball K_mask;
 };
 
 recursion_result run_recursion(const std::vector<layer_constants>& lcs, const arb_ball& F0,
@@ -225,6 +228,7 @@ recursion_result run_recursion(const std::vector<layer_constants>& lcs, const ar
     const arb_ball nn = ball(n, ctx);
     recursion_result res;
     arb_ball F = F0, Delta = Delta0, delta = zero_point(prec);
+    arb_ball C = zero_point(prec); // the masked recursion's C_{k-1}
     std::vector<arb_ball> Deltas{Delta0};
     for (const auto& lc : lcs) {
         layer_bound row;
@@ -235,6 +239,7 @@ recursion_result run_recursion(const std::vector<layer_constants>& lcs, const ar
         for (const auto& l : lc.lh) row.L = max_upper(row.L, l);
         row.c = lc.c;
         arb_ball alpha = lc.ly, beta = zero_point(prec), sumP = zero_point(prec);
+        arb_ball alpha_mask = lc.ly;
         for (std::size_t h = 0; h < lc.heads.size(); ++h) {
             const head_constants& hc = lc.heads[h];
             const arb_ball& l = lc.lh[h];
@@ -250,6 +255,7 @@ recursion_result run_recursion(const std::vector<layer_constants>& lcs, const ar
                 alpha = up(alpha + l * (hc.nu + four * a + two * a * E / nn));
                 beta = up(beta + l * (hc.nu + two * a) * E);
                 sumP = up(sumP + l * P);
+                alpha_mask = up(alpha_mask + two * l * a);
             }
         }
         row.E = up(numeric::exp(two * row.A));
@@ -258,12 +264,17 @@ recursion_result run_recursion(const std::vector<layer_constants>& lcs, const ar
         row.F = up(lc.c + lc.ly * F + sumP);
         row.Delta = min_upper(two * row.F, lc.ly * Delta + two * sumP);
         row.delta = up(alpha * delta + beta / nn * Delta);
+        // Δ is still Δ_{k-1} here.
+        C = arb_is_zero(beta.raw()) ? up(alpha_mask * C)
+                                    : up((alpha_mask + beta) * C + beta * Delta);
+        row.C = C;
         F = row.F;
         delta = row.delta;
         Delta = row.Delta;
         Deltas.push_back(Delta);
         res.rows.push_back(std::move(row));
     }
+    res.K_mask = C;
     // Terms of (B): β_k Δ_{k-1} Π_{l>k} α_l.
     res.K = zero_point(prec);
     for (std::size_t k = 0; k < res.rows.size(); ++k) {
@@ -364,6 +375,14 @@ initial_bound initial_state_bound(const rmodel& m, const numeric::context& ctx) 
     return ib;
 }
 
+arb_ball masked_rate(const arb_ball& K, std::size_t layers, long n, const numeric::context& ctx) {
+    if (n < 1) throw precondition_error("masked_rate: n must be at least 1");
+    const arb_ball g = up(ball(1, ctx) + numeric::log(ball(n, ctx)));
+    arb_ball r = K;
+    for (std::size_t k = 1; k < layers; ++k) r = up(r * g);
+    return up(r / ball(n, ctx));
+}
+
 bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx) {
     if (n < 1) throw precondition_error("a_priori_bound: n must be at least 1");
     const long prec = ctx.precision_bits;
@@ -373,6 +392,12 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
     rep.n = n;
     rep.precision = prec;
     rep.hypotheses = check_hypotheses(m);
+    rep.masked = model::all_causal(m);
+    if (model::any_masked(m) && !rep.masked)
+        rep.hypotheses.push_back(
+            {"uniform-mask", numeric::uncertain<bool>(false),
+             "some layers are causally masked and others not: the bound is derived for every layer "
+             "masked (theory.md §2.5) or none (§2.1)"});
     initial_bound ib = initial_state_bound(m, ctx);
     rep.F0 = ib.F0;
     rep.Delta0 = ib.Delta0;
@@ -401,6 +426,17 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
     }
     if (!constants_ok || !finite(rep.F0)) {
         rep.notes.push_back("no K: some constant has no finite bound");
+        return rep;
+    }
+    if (rep.masked) {
+        // theory.md §2.5: ||Δy_n^(L)|| <= K_mask (1 + ln n)^(L-1) / n, K_mask = C_L.
+        if (!finite(at_n.K_mask)) {
+            rep.notes.push_back("no K: the bound exceeds the representable range");
+            return rep;
+        }
+        rep.K = at_n.K_mask;
+        rep.K_at_n = at_n.K_mask;
+        rep.bound_at_n = masked_rate(*rep.K, m.layers.size(), n, ctx);
         return rep;
     }
     recursion_result at_1 = n == 1 ? at_n : run_recursion(lcs, rep.F0, rep.Delta0, 1, ctx);

@@ -47,6 +47,9 @@ struct layer_bound {
     numeric::arb_ball Delta; ///< Δ_k: bound on ||Δy_i^(k)|| at the changed position
     numeric::arb_ball delta; ///< δ_k(n): bound on ||Δy_j^(k)||, j != i, at the report's n
     numeric::arb_ball term;  ///< β_k Δ_{k-1} Π_{l>k} α_l(n): layer k's share of K(n)
+    /// Every layer causally masked (theory.md §2.5): C_k, with ||Δy_m^(k)|| <= C_k (1 +
+    /// ln(m/p))^(k-1) / m at every row m after the changed position p.
+    numeric::arb_ball C;
 };
 
 /// The a-priori bound of Claim 2 and the hypotheses it rests on.
@@ -59,9 +62,15 @@ struct bound_report {
     numeric::arb_ball F0;                         ///< max_{a, i, n} ||f_in(v_a, p_i)||
     numeric::arb_ball Delta0;                     ///< bound on ||Δy_i^(0)|| under a change of x_i
     std::vector<layer_bound> layers;              ///< k = 1..L
-    std::optional<numeric::arb_ball> K;           ///< K(1) = K: influence <= K/n for every n
-    std::optional<numeric::arb_ball> K_at_n;      ///< K(n) <= K(1)
-    std::optional<numeric::arb_ball> bound_at_n;  ///< δ_L(n) = K(n)/n
+    /// Every layer causally masked: the masked statement of theory.md §2.5 (the influence is
+    /// at most K (1 + ln n)^(L-1) / n), not Lemma 5's.
+    bool masked = false;
+    /// K(1) = K: influence <= K/n for every n; masked: K = C_L, influence <= K (1 + ln
+    /// n)^(L-1) / n for every n
+    std::optional<numeric::arb_ball> K;
+    std::optional<numeric::arb_ball> K_at_n;      ///< K(n) <= K(1); masked: K
+    /// δ_L(n) = K(n)/n; masked: K (1 + ln n)^(L-1) / n (masked_rate)
+    std::optional<numeric::arb_ball> bound_at_n;
     /// max_{r,r'} ||W_r - W_r'||_2 of a softmax readout (osc(Δz) <= factor·δ); nullopt for
     /// recognizers.
     std::optional<numeric::arb_ball> probability_factor;
@@ -93,6 +102,10 @@ initial_bound initial_state_bound(const model::model<numeric::rational>& m,
 /// (see notes); the per-layer rows are still filled as far as they can be (+inf elsewhere).
 bound_report a_priori_bound(const model::model<numeric::rational>& m, long n,
                             const numeric::context& ctx);
+
+/// K (1 + ln n)^(layers - 1) / n, rounded up: the masked rate of theory.md §2.5 (n >= 1).
+numeric::arb_ball masked_rate(const numeric::arb_ball& K, std::size_t layers, long n,
+                              const numeric::context& ctx);
 
 /// Readouts with at most this many symbols get the exact pairwise maximum in
 /// logit_oscillation_factor; more would take quadratic time.

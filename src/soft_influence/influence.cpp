@@ -126,7 +126,8 @@ double profile_cost(const model::model<rational>& exact, std::size_t n, double c
 template <numeric::ExpScalar S>
 influence_method chosen_method(const model::model<S>& m, const model::model<rational>& exact,
                                std::size_t n, const influence_options& opt) {
-    const bool posterior = has_posterior_bound<S> && opt.posterior;
+    // The a-posteriori bound is derived for unmasked layers (posterior.hpp): none for a masked one.
+    const bool posterior = has_posterior_bound<S> && opt.posterior && !model::any_masked(exact);
     const bool applies = incremental_applies(exact) && attention::incremental_supports(m);
     if (opt.method == influence_method::incremental && !applies)
         throw precondition_error("the incremental influence method does not apply to this model");
@@ -164,7 +165,8 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                                         " is not before eos (n = " + std::to_string(n) + ")");
     // Changes in the differential model's kind that it cannot resolve are measured again there.
     constexpr bool remeasured = numeric::has_differential<S>;
-    const bool posterior = has_posterior_bound<S> && opt.posterior;
+    // The a-posteriori bound is derived for unmasked layers (posterior.hpp): none for a masked one.
+    const bool posterior = has_posterior_bound<S> && opt.posterior && !model::any_masked(exact);
     const bool softmax = m.out.type == model::readout<S>::kind::softmax;
     influence_options whole = opt;
     whole.positions = positions;

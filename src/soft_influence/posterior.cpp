@@ -23,6 +23,9 @@ arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>&
                          const numeric::context& ctx) {
     const long prec = ctx.precision_bits;
     const std::size_t L = m.layers.size();
+    if (model::any_masked(m))
+        throw precondition_error("posterior_bound: the a-posteriori bound is derived for unmasked "
+                                 "layers (every row attends to every key)");
     if (tx.y.size() != L + 1 || tx2.y.size() != L + 1)
         throw precondition_error("posterior_bound: the traces do not match the model's layers");
     const std::size_t n = tx.y[0].size();
@@ -193,6 +196,9 @@ posterior_cache<S>::posterior_cache(const rmodel& m, const attention::soft_trace
                                     const numeric::context& ctx)
     : m_(m), y0_(first_rows(tx)), ctx_(ctx) {
     const std::size_t L = m.layers.size();
+    if (model::any_masked(m))
+        throw precondition_error("posterior_cache: the a-posteriori bound is derived for unmasked "
+                                 "layers");
     if (L == 0 || L > 2)
         throw precondition_error("posterior_cache: one or two layers, got " + std::to_string(L));
     if (tx.y.size() != L + 1 || tx.y[0].empty() || tx.y[L].size() != tx.y[0].size())
@@ -206,6 +212,9 @@ posterior_cache<S>::posterior_cache(const rmodel& m, const std::vector<model::ve
                                     const numeric::context& ctx)
     : m_(m), y0_(y0), ctx_(ctx) {
     const std::size_t L = m.layers.size();
+    if (model::any_masked(m))
+        throw precondition_error("posterior_cache: the a-posteriori bound is derived for unmasked "
+                                 "layers");
     if (L == 0 || L > 2)
         throw precondition_error("posterior_cache: one or two layers, got " + std::to_string(L));
     if (y0.empty() || (L == 2 && y1.size() != y0.size()))

@@ -218,7 +218,9 @@ void decide_sweep(sweep_result& r, double tol) {
         r.explanation = "no finite a-priori bound at some n";
     } else {
         r.verdict = verdict::passed;
-        r.explanation = "every hypothesis holds and every measurement is below its bounds";
+        r.explanation = r.masked ? "every hypothesis holds and every measurement is below its "
+                                   "bounds (the masked bound K (1 + ln n)^(L-1)/n, theory.md 2.5)"
+                                 : "every hypothesis holds and every measurement is below its bounds";
     }
     if (!ce_undecided.empty() && !ce_above)
         r.explanation += "; the cross-entropy corollary is undecided at n = " + ce_undecided;
@@ -247,6 +249,7 @@ sweep_result sweep_from_rows(const model::model<rational>& exact, const sweep_op
     sweep_result res;
     res.model_name = exact.name;
     res.hypotheses = check_hypotheses(exact);
+    res.masked = model::all_causal(exact);
     res.rows = std::move(rows);
     res.not_measured = std::move(not_measured);
     decide_sweep(res, opt.slope_tolerance);

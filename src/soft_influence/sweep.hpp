@@ -139,6 +139,9 @@ struct sweep_options {
 /// was found: the model does not "vanish" where it is undefined).
 struct sweep_result {
     std::string model_name;
+    /// Every layer causally masked: each row's a-priori bound is the masked statement of
+    /// theory.md §2.5, K (1 + ln n)^(L-1)/n, not Lemma 5's K(n)/n.
+    bool masked = false;
     std::vector<hypothesis_result> hypotheses;
     std::vector<sweep_row> rows;
     std::optional<loglog_fit> fit;          ///< max influence against n, every defined row

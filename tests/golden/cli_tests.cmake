@@ -53,7 +53,7 @@ foreach(_ctl hard-output-ignores-x1 soft-influence-below-1-over-n2 double-equals
                        FIXTURES_REQUIRED controls_report)
 endforeach()
 add_test(NAME "golden: cli replay-ambiguous-dir"
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 2 "holds 8 counterexamples" --
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/expect.sh 2 "holds 9 counterexamples" --
                  $<TARGET_FILE:attnprop_cli> replay ${_ctl_out})
 set_tests_properties("golden: cli replay-ambiguous-dir" PROPERTIES LABELS golden
                      FIXTURES_REQUIRED controls_report)

@@ -13,6 +13,7 @@
 #include "model/model_file.hpp"
 #include "props/every_input.hpp"
 #include "props/hard_limit.hpp"
+#include "props/masked.hpp"
 #include "props/semantics.hpp"
 #include "props/soft_hard.hpp"
 #include "props/soft_influence.hpp"
@@ -366,6 +367,14 @@ TEST_CASE("check --model: each applicable property's negative control fails on a
     }
 }
 
+TEST_CASE("check --model: the masked bound without its log factor fails on causal-prefix-mean",
+          "[props][own-model][negative][mask]") {
+    // Flipping x_1 moves the witness's output by H_n/n > 3/n = K/n from n = 11 on.
+    fails_where_default_does_not(props::masked_influence_below_bound(true),
+                                 props::masked_influence_below_bound(),
+                                 fixed(bundled("causal-prefix-mean"), 30, 256));
+}
+
 TEST_CASE("check --model: every property that applies to a bundled model has a negative control "
           "with a model fixed", "[props][own-model][negative]") {
     // The properties whose controls with a model fixed are above (keep in step with them and
@@ -382,7 +391,8 @@ TEST_CASE("check --model: every property that applies to a bundled model has a n
         "soft-influence/cross-entropy-above-chance", "soft-influence/forced-bracket-cross-entropy",
         "soft-influence/influence-vanishes",       "soft-hard/leak-below-bound",
         "soft-hard/readout-agrees-when-certified", "soft-hard/ties-follow-average",
-        "soft-influence/every-input-bound",        "soft-hard/every-input-margin"};
+        "soft-influence/every-input-bound",        "soft-hard/every-input-margin",
+        "soft-influence/masked-influence-below-bound"};
     std::size_t models = 0;
     for (const auto& entry : std::filesystem::directory_iterator(ATTNPROP_MODELS_DIR)) {
         if (entry.path().extension() != ".json") continue;

@@ -312,6 +312,24 @@ class ZeroPaddingMask(nn.Module):
 
 # --- refused ------------------------------------------------------------------------------------
 
+class AntiCausal(nn.Module):
+    """A mask that hides the positions before i (not causal): refused, never dropped."""
+
+    def __init__(self, seed=12):
+        super().__init__()
+        self.emb = nn.Embedding(3, 4)
+        self.out = nn.Linear(4, 1)
+        randomise(self, seed)
+
+    def forward(self, w):
+        x = self.emb(w)
+        n = w.shape[0]
+        s = (x @ x.T).masked_fill(torch.ones(n, n).tril(-1) == 1, float("-inf"))  # <anticausal>
+        return self.out((s.softmax(-1) @ x)[-1])
+
+
+# --- causal masks (imported) --------------------------------------------------------------------
+
 class CausalInForward(nn.Module):
     """A causal mask applied inside a custom forward (the old exporter dropped it)."""
 
@@ -484,7 +502,8 @@ class ApproximateGelu(nn.Module):
 
 
 class ManyProblems(nn.Module):
-    """Three unsupported operations in one forward: all are named at once."""
+    """Unsupported operations in one forward (beside a causal mask, which is imported): all are
+    named at once."""
 
     def __init__(self, seed=16):
         super().__init__()
@@ -520,7 +539,7 @@ class BufferCausal(nn.Module):
     def __init__(self, seed=20):
         super().__init__()
         self.emb = nn.Embedding(3, 4)
-        self.register_buffer("bias", torch.tril(torch.ones(16, 16)).view(1, 16, 16))
+        self.register_buffer("bias", torch.tril(torch.ones(64, 64)).view(1, 64, 64))
         self.out = nn.Linear(4, 1)
         randomise(self, seed)
 
@@ -557,8 +576,16 @@ IMPORTED = [
     (ConcatFeatures, dict(readout="logits")),
     (ScaledQuery, dict(readout="logit")),
     (ZeroPaddingMask, dict(readout="logit")),
+    # causal masks, imported as "mask": "causal"
+    (CausalInForward, dict(readout="logit")),
+    (CausalSrcMask, dict(readout="logit")),
+    (DynamicCausal, dict(readout="logit")),
+    (BufferCausal, dict(readout="logit")),
 ]
 
-REFUSED = [CausalInForward, CausalSrcMask, SigmoidAttention, PythonTable, FrozenLength,
+#: The modules above whose every layer is imported with a causal mask.
+CAUSAL = [CausalInForward, CausalSrcMask, DynamicCausal, BufferCausal]
+
+REFUSED = [AntiCausal, SigmoidAttention, PythonTable, FrozenLength,
            TokenBranch, LengthBranch, MeanPooling, ReadsFirstPosition, TrainingDropout,
-           RelativeBias, ApproximateGelu, ManyProblems, DynamicCausal, CumulativeSum, NotALayerNorm, BufferCausal]
+           RelativeBias, ApproximateGelu, ManyProblems, CumulativeSum, NotALayerNorm]

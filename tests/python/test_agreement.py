@@ -55,6 +55,36 @@ class Agreement(unittest.TestCase):
             with self.subTest(label):
                 self.check_configuration(label, lambda: kwargs, RANDOM_SEED + k, RANDOM_LENGTHS, 1)
 
+    def causal_encoder(self):
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(41)
+        enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, dim_feedforward=8,
+                                                               dropout=0.0), 2)
+        return dict(encoder=enc, token_embedding=nn.Embedding(3, 4), alphabet=["0", "1"],
+                    eos="$", positional="sinusoidal", readout=nn.Linear(4, 2), name="causal",
+                    is_causal=True)
+
+    def test_causal_encoder_up_to_1024(self):
+        # is_causal=True: every layer imported with "mask": "causal", agreeing with torch's
+        # masked forward in float64 up to n = 1024.
+        rows = self.check_configuration("causal encoder", self.causal_encoder, 4100,
+                                        [1, 2, 9, 64, 1024], 1)
+        self.assertEqual(len(rows), 5)
+
+    def test_negative_control_causal_mask_dropped_is_caught(self):
+        kwargs = self.causal_encoder()
+        model, kw = encoder_model(kwargs.pop("encoder"), kwargs.pop("token_embedding"), **kwargs)
+        doc = import_model(model, **kw)
+        self.assertEqual([l.get("mask") for l in doc["layers"]], ["causal", "causal"])
+        for l in doc["layers"]:
+            del l["mask"]  # the file without its masks: the unmasked encoder
+        with support.TempDir() as tmp:
+            path = support.write_doc(doc, tmp)
+            rows, _ = compare(Original(model, kw["alphabet"], "last", readout_kind(doc)), doc, path,
+                              ["0110101"], support.attnprop_bin(), precision=128)
+        self.assertGreater(rows[0].diff64, TOLERANCE, "a dropped causal mask must be seen")
+
     def test_negative_control_one_ulp_is_caught(self):
         label, build = support.configurations()[0]
         kwargs = build()

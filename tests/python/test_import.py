@@ -50,6 +50,15 @@ class Imported(unittest.TestCase):
                 self.assertLess(r.diff_native, 1e-4, msg)
         return doc
 
+    def test_causal_masks_are_imported(self):
+        # is_causal masks, triu masks (also a buffer sliced to the length) and masked_fill(-inf)
+        # become "mask": "causal" on the layer (their agreement: the test above).
+        for cls in M.CAUSAL:
+            with self.subTest(cls.__name__):
+                _, _, doc = imported(cls, dict(readout="logit"))
+                self.assertTrue(doc["layers"])
+                self.assertEqual({l.get("mask") for l in doc["layers"]}, {"causal"})
+
     def test_every_module_agrees_with_its_forward(self):
         for cls, kw in M.IMPORTED:
             with self.subTest(cls.__name__):
@@ -131,8 +140,6 @@ def refusal(cls, **kw):
 
 
 L = M.line_of
-CAUSAL = ("a causal mask (position i does not see the positions after it) is not supported: "
-          "attnprop's model format has no masked attention yet, and the mask is not dropped")
 SIGMOID = ("sigmoid attention (a sigmoid of attention scores in place of the softmax) is not "
            "supported: attnprop's model format has no sigmoid attention yet; the module is not "
            "imported as softmax attention")
@@ -142,16 +149,10 @@ class Refused(unittest.TestCase):
     def expect(self, cls, text, **kw):
         self.assertEqual(refusal(cls, **kw), text)
 
-    def test_causal_mask_in_forward(self):
-        self.expect(M.CausalInForward, "cannot import CausalInForward: the module "
-                    "(CausalInForward), %s: masked_fill: %s" % (L("causal"), CAUSAL))
-
-    def test_causal_src_mask(self):
-        self.expect(M.CausalSrcMask, "cannot import CausalSrcMask: layer.self_attn "
-                    "(nn.MultiheadAttention), %s: multi_head_attention_forward: a causal mask "
-                    "(position i does not see the positions after it) (attn_mask=) is not "
-                    "supported: attnprop's model format has no masked attention yet, and the "
-                    "mask is not dropped" % L("srcmask"))
+    def test_a_mask_other_than_causal(self):
+        self.expect(M.AntiCausal, "cannot import AntiCausal: the module (AntiCausal), %s: "
+                    "masked_fill: an attention mask is not supported: attnprop's model format has "
+                    "causal masks only, and the mask is not dropped" % L("anticausal"))
 
     def test_sigmoid_attention(self):
         self.expect(M.SigmoidAttention, "cannot import SigmoidAttention: the module "
@@ -207,19 +208,14 @@ class Refused(unittest.TestCase):
                     "(only the exact gelu)" % L("tanhgelu"))
 
     def test_every_refusal_at_once(self):
-        self.expect(M.ManyProblems, "cannot import ManyProblems: 3 unsupported operations:\n"
-                    "  - causal (CausalInForward), %s: masked_fill: %s\n"
+        self.expect(M.ManyProblems, "cannot import ManyProblems: 2 unsupported operations:\n"
                     "  - sigmoid (SigmoidAttention), %s: sigmoid: %s\n"
                     "  - the module (ManyProblems), %s: exp: exp() of a value computed from the "
                     "input is not supported (attnprop's maps have relu, gelu, tanh, sigmoid, erf, "
                     "step, floor, layer norm and affine maps)" %
-                    (L("causal"), CAUSAL, L("sigmoid"), SIGMOID, L("exp")))
+                    (L("sigmoid"), SIGMOID, L("exp")))
 
-    def test_dynamic_causal_and_unknown_operations(self):
-        self.expect(M.DynamicCausal, "cannot import DynamicCausal: the module (DynamicCausal), %s: "
-                    "masked_fill: %s" % (L("dyncausal"), CAUSAL))
-        self.expect(M.BufferCausal, "cannot import BufferCausal: the module (BufferCausal), %s: "
-                    "masked_fill: %s" % (L("buffer"), CAUSAL))
+    def test_unknown_operations(self):
         self.expect(M.CumulativeSum, "cannot import CumulativeSum: the module (CumulativeSum), "
                     "%s: cumsum: cumsum() is not supported" % L("cumsum"))
 

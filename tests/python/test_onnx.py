@@ -4,7 +4,7 @@ dynamic sequence axis (opsets 13 and 17) import and agree with the torch module 
 shaped networks equal the bundled cc-* models (1e-30; 1e-15 with layer norm). Decomposed
 attention (MatMul / Transpose / Softmax / MatMul) becomes heads, Shape / Range arithmetic
 positional formulas, the decomposed layer norm and gelu what they decompose. What the importer
-refuses in a module it refuses in its ONNX file (a causal mask, sigmoid attention), located at
+refuses in a module it refuses in its ONNX file (a mask other than causal, sigmoid attention), located at
 the node; a length fixed in the graph, an unknown operation and an old opset are refused too."""
 import unittest
 import warnings
@@ -128,12 +128,16 @@ class Onnx(unittest.TestCase):
                              "attention scores in place of the softmax) is not supported: "
                              "attnprop's model format has no sigmoid attention yet; the module "
                              "is not imported as softmax attention")
-            path = export(M.DynamicCausal(), ["0", "1"], "last", tmp + "/c.onnx", 14)
+            path = export(M.AntiCausal(), ["0", "1"], "last", tmp + "/c.onnx", 14)
             with self.assertRaises(ImportRefused) as cm:
                 import_onnx(path, alphabet=["0", "1"], eos="$", name="c")
             self.assertRegex(str(cm.exception), r"^cannot import OnnxGraph: the module "
-                             r"\(OnnxGraph\), node /\w+ \(Where\): where: a causal mask \(position "
-                             r"i does not see the positions after it\) is not supported")
+                             r"\(OnnxGraph\), node /\w+ \(Where\): where: an attention mask is "
+                             r"not supported: attnprop's model format has causal masks only")
+            # A causal mask built from the length in the graph is imported as the layer's mask.
+            path = export(M.DynamicCausal(), ["0", "1"], "last", tmp + "/d.onnx", 14)
+            doc = import_onnx(path, alphabet=["0", "1"], eos="$", name="d")
+            self.assertEqual({l.get("mask") for l in doc["layers"]}, {"causal"})
             path = export(M.CumulativeSum(), ["0", "1"], "last", tmp + "/u.onnx", 13)
             with self.assertRaises(ImportRefused) as cm:
                 import_onnx(path, alphabet=["0", "1"], eos="$", name="u")

@@ -55,9 +55,9 @@ OTHER = _line(r"yb = m\(xb\)$")
 IMPORT = "cannot import EncoderModel: "
 
 GOLDEN = [
-    ("is_causal", lambda: base(is_causal=True),
-     "is_causal: causal attention is not supported: attnprop's model format has no masked "
-     "attention yet"),
+    ("is_causal with a mask", lambda: base(is_causal=True, mask=torch.zeros(5, 5)),
+     "is_causal: give is_causal=True or a mask, not both (with is_causal the causal mask is "
+     "built at every length)"),
     ("unknown encoder", lambda: base(encoder=nn.LSTM(4, 4)),
      IMPORT + "encoder (nn.LSTM), %s: lstm: lstm() is not supported" % OTHER),
     ("silu", lambda: base(encoder=[layer(activation=torch.nn.functional.silu)]),
