@@ -47,7 +47,9 @@ target_compile_definitions(attnprop_python PRIVATE
   ATTNPROP_INSTALLED_MODELS_DIR="${CMAKE_INSTALL_FULL_DATADIR}/attnprop/models")
 attnprop_target_warnings(attnprop_python)
 # The pure-Python part of the package, copied next to the extension at every build.
-file(GLOB _attnprop_python_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/binding/attnprop/*.py)
+# Listed one by one (no glob): a new module file is added here.
+set(_attnprop_python_sources
+  ${PROJECT_SOURCE_DIR}/python/binding/attnprop/__init__.py)
 set(_attnprop_python_copies)
 foreach(_src ${_attnprop_python_sources})
   get_filename_component(_name ${_src} NAME)
