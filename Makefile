@@ -3,6 +3,10 @@
 BUILD      ?= build
 JOBS       ?= 2
 BUILD_TYPE ?= RelWithDebInfo
+# RelWithDebInfo with line tables only (-g1): backtraces, perf and the sanitizers name functions,
+# files and lines; full debug information (-g) made the compile a quarter slower (measured on
+# the heaviest translation units). For variables in a debugger: BUILD_TYPE=Debug.
+REL_FLAGS  ?= -O2 -g1 -DNDEBUG
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
@@ -16,7 +20,7 @@ SAN_BUILD      ?= $(BUILD)-asan
 SAN_BUILD_TYPE ?= Debug
 SAN_OPT        ?= -O1
 SAN_CMAKE = cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=$(SAN_BUILD_TYPE) \
-  -DCMAKE_CXX_FLAGS_DEBUG="-g $(SAN_OPT)" \
+  -DCMAKE_CXX_FLAGS_DEBUG="-g1 $(SAN_OPT)" \
   -DCMAKE_CXX_COMPILER=clang++-14 -DATTNPROP_SANITIZE=address,undefined -DATTNPROP_FUZZ=ON \
   $(CMAKE_ARGS)
 
@@ -37,11 +41,14 @@ help:
 deps:
 	@./scripts/install-deps.sh
 
+BUILD_CMAKE = cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(REL_FLAGS)" $(CMAKE_ARGS)
+
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+	$(BUILD_CMAKE)
 
 configure: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+	$(BUILD_CMAKE)
 
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
