@@ -19,6 +19,7 @@
 #include "soft_influence/sweep.hpp"
 #include "util/precondition.hpp"
 
+#include <functional>
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -149,6 +150,28 @@ auto compute(F&& f, std::shared_ptr<py::object> pending = nullptr) -> decltype(f
         throw py::error_already_set();
     }
     return std::move(*out);
+}
+
+/// A progress hook for the library (empty when `progress` is None) that calls `progress` with
+/// convert(args...) under the GIL. An exception the callable raises is kept in *raised, asks the
+/// computation to stop, and is raised by compute(f, pending) after it; later calls do nothing.
+/// The hook may be copied and dropped on worker threads: it holds pointers to Python objects of
+/// the caller's frame, never references it would count.
+template <class... A, class Convert>
+std::function<void(A...)> progress_hook(const py::object& progress, py::object* raised,
+                                        Convert convert) {
+    if (progress.is_none()) return {};
+    const py::object* callback = &progress;
+    return [callback, raised, convert](A... args) {
+        py::gil_scoped_acquire gil;
+        if (*raised) return;
+        try {
+            (*callback)(convert(args...));
+        } catch (py::error_already_set& e) {
+            *raised = e.value();
+            numeric::request_stop();
+        }
+    };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -310,7 +333,7 @@ std::pair<std::string, std::string> influence(const py_model& pm, const std::vec
         o.language = lang::parse_language(language);
         if (!o.language)
             throw py::value_error("unknown language '" + language +
-                                  "' (known: parity, first, majority, contains-one, 1dyck, 2dyck)");
+                                  "' (known: " + lang::language_names() + ")");
     }
     const auto sc = analysis::sweep_scalar::parse(scalar);
     if (!sc) throw py::value_error("scalar: 'auto', 'interval' or 'ball', got '" + scalar + "'");
@@ -319,24 +342,10 @@ std::pair<std::string, std::string> influence(const py_model& pm, const std::vec
     o.precision_cap = precision_cap;
     o.seed = seed;
     o.threads = threads;
-    // The progress callback runs with the GIL held; an exception it raises stops the sweep and
-    // is raised by the call. The options may be copied and dropped on worker threads: they hold
-    // pointers to Python objects of this frame, never references they would count.
     auto pending = std::make_shared<py::object>();
-    const py::object* callback = &progress;
-    py::object* raised = pending.get();
-    if (!progress.is_none()) {
-        o.on_row = [callback, raised](const analysis::sweep_row& row) {
-            py::gil_scoped_acquire gil;
-            if (*raised) return;
-            try {
-                (*callback)(json::dump(report::row_to_json(row), -1));
-            } catch (py::error_already_set& e) {
-                *raised = e.value();
-                numeric::request_stop();
-            }
-        };
-    }
+    o.on_row = progress_hook<const analysis::sweep_row&>(progress, pending.get(), [](const auto& row) {
+        return json::dump(report::row_to_json(row), -1);
+    });
     report::influence_meta meta;
     meta.model_file = pm.source;
     const auto r = compute(
@@ -384,20 +393,7 @@ std::pair<std::string, std::string> simulate(const py_model& pm, const std::vect
     q.interval = interval;
     q.every_input = every_input;
     auto pending = std::make_shared<py::object>();
-    const py::object* callback = &progress;
-    py::object* raised = pending.get();
-    if (!progress.is_none()) {
-        q.on_length = [callback, raised](long n) {
-            py::gil_scoped_acquire gil;
-            if (*raised) return;
-            try {
-                (*callback)(n);
-            } catch (py::error_already_set& e) {
-                *raised = e.value();
-                numeric::request_stop();
-            }
-        };
-    }
+    q.on_length = progress_hook<long>(progress, pending.get(), [](long n) { return n; });
     const report::simulate_run run = compute(
         [&] {
             numeric::require_working_precision(precision);
@@ -431,7 +427,7 @@ std::pair<std::string, std::string> restrict_runs(const py_model& pm, const std:
         q.language = lang::parse_language(language);
         if (!q.language)
             throw py::value_error("unknown language '" + language +
-                                  "' (known: parity, 1dyck, 2dyck, first, contains-one, majority)");
+                                  "' (known: " + lang::language_names() + ")");
     }
     q.seed = seed;
     q.trials = trials;

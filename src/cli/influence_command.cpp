@@ -140,7 +140,7 @@ public:
             o.language = lang::parse_language(language_);
             if (!o.language)
                 throw usage_error("unknown language '" + language_ +
-                                  "' (known: parity, first, majority, contains-one, 1dyck, 2dyck)");
+                                  "' (known: " + lang::language_names() + ")");
         }
         o.precision = precision_;
         o.scalar = *analysis::sweep_scalar::parse(scalar_); // checked by --scalar's IsMember

@@ -223,7 +223,7 @@ public:
             lang = lang::parse_language(language_);
             if (!lang)
                 throw usage_error("unknown language '" + language_ +
-                                  "' (known: parity, 1dyck, 2dyck, first, contains-one, majority)");
+                                  "' (known: " + lang::language_names() + ")");
         }
         auto path = resolve_model(model_);
         model::model<rational> m = model::read_model_file(path.string());

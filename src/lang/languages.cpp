@@ -31,6 +31,15 @@ std::optional<language> parse_language(std::string_view name) {
     return std::nullopt;
 }
 
+std::string language_names() {
+    std::string out;
+    for (auto l : all_languages()) {
+        if (!out.empty()) out += ", ";
+        out += to_string(l);
+    }
+    return out;
+}
+
 std::string alphabet_of(language l) {
     switch (l) {
     case language::dyck1: return "()";

@@ -22,6 +22,9 @@ const std::vector<language>& all_languages();
 const char* to_string(language l);
 std::optional<language> parse_language(std::string_view name);
 
+/// Every language's name for messages, in all_languages()'s order: "parity, first, ..., 2dyck".
+std::string language_names();
+
 /// The language's alphabet as a string of single-character symbols ("01", "()", "()[]").
 std::string alphabet_of(language l);
 

@@ -273,22 +273,32 @@ def field_num(v):
     return parse_text(v)
 
 
-def influence_case(ck, bin_, model, work, extra):
-    base = [bin_, "influence", "--model", model] + extra
-    cand_dir, ref_dir = os.path.join(work, model + "-auto"), os.path.join(work, model + "-ref")
+def command_pair(ck, bin_, command, model, extra, cand_dir, ref_dir, reference):
+    """Runs `command` on the model as the user would (report in cand_dir) and again with the
+    reference options (report in ref_dir), and checks the text and report.md of the first against
+    the second. Returns the place's name for further checks, or None when a run failed (recorded)."""
+    base = [bin_, command, "--model", model] + extra
     rc, cand_text, err = run(base + ["--out", cand_dir, "--force"])
     if rc not in (0, 1, 4):
-        ck.failures.append(f"influence {model}: {err.strip()}")
-        return
-    rc, ref_text, err = run(base + ["--scalar", "ball", "--precision", "512", "--precision-cap", "512",
-                                    "--out", ref_dir, "--force"])
+        ck.failures.append(f"{command} {model}: {err.strip()}")
+        return None
+    rc, ref_text, err = run(base + reference + ["--out", ref_dir, "--force"])
     if rc not in (0, 1, 4):
-        ck.failures.append(f"influence {model} (reference): {err.strip()}")
-        return
-    where = f"influence --model {model} {' '.join(extra)}"
+        ck.failures.append(f"{command} {model} (reference): {err.strip()}")
+        return None
+    where = f"{command} --model {model} {' '.join(extra)}"
     ck.texts(where + " (text)", cand_text, ref_text)
     with open(os.path.join(cand_dir, "report.md")) as a, open(os.path.join(ref_dir, "report.md")) as b:
         ck.texts(where + " (report.md)", a.read(), b.read())
+    return where
+
+
+def influence_case(ck, bin_, model, work, extra):
+    cand_dir, ref_dir = os.path.join(work, model + "-auto"), os.path.join(work, model + "-ref")
+    where = command_pair(ck, bin_, "influence", model, extra, cand_dir, ref_dir,
+                         ["--scalar", "ball", "--precision", "512", "--precision-cap", "512"])
+    if where is None:
+        return
     with open(os.path.join(cand_dir, "report.json")) as a, open(os.path.join(ref_dir, "report.json")) as b:
         cj, rj = json.load(a), json.load(b)
     for cr, rr in zip(cj["rows"], rj["rows"]):
@@ -317,20 +327,11 @@ def influence_case(ck, bin_, model, work, extra):
 
 
 def simulate_case(ck, bin_, model, work, extra):
-    base = [bin_, "simulate", "--model", model] + extra
     cand_dir, ref_dir = os.path.join(work, model + "-sim"), os.path.join(work, model + "-sim-ref")
-    rc, cand_text, err = run(base + ["--out", cand_dir, "--force"])
-    if rc not in (0, 1, 4):
-        ck.failures.append(f"simulate {model}: {err.strip()}")
+    where = command_pair(ck, bin_, "simulate", model, extra, cand_dir, ref_dir,
+                         ["--precision", "512", "--precision-cap", "512"])
+    if where is None:
         return
-    rc, ref_text, err = run(base + ["--precision", "512", "--precision-cap", "512", "--out", ref_dir, "--force"])
-    if rc not in (0, 1, 4):
-        ck.failures.append(f"simulate {model} (reference): {err.strip()}")
-        return
-    where = f"simulate --model {model} {' '.join(extra)}"
-    ck.texts(where + " (text)", cand_text, ref_text)
-    with open(os.path.join(cand_dir, "report.md")) as a, open(os.path.join(ref_dir, "report.md")) as b:
-        ck.texts(where + " (report.md)", a.read(), b.read())
     with open(os.path.join(cand_dir, "simulate.csv")) as a, open(os.path.join(ref_dir, "simulate.csv")) as b:
         ck.texts(where + " (simulate.csv)", a.read().replace(",", " , "), b.read().replace(",", " , "))
 

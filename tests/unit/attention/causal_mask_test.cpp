@@ -32,15 +32,7 @@ std::string random_model(std::mt19937_64& rng, const std::string& attention, lon
         const long q = range > 2 ? std::uniform_int_distribution<long>(1, 4)(rng) : 1;
         return "\"" + std::to_string(p) + "/" + std::to_string(q) + "\"";
     };
-    auto mat = [&](int r, int c) {
-        std::string s = "[";
-        for (int i = 0; i < r; ++i) {
-            s += i ? ", [" : "[";
-            for (int j = 0; j < c; ++j) s += (j ? ", " : "") + num();
-            s += "]";
-        }
-        return s + "]";
-    };
+    auto mat = [&](int r, int c) { return test::json_matrix(r, c, num); };
     auto vec2 = [&] { return "[" + num() + ", " + num() + "]"; };
     std::string layers;
     for (std::size_t k = 0; k < masks.size(); ++k) {

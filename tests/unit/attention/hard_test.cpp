@@ -131,15 +131,7 @@ namespace {
 std::string random_hard_model(std::mt19937_64& rng) {
     std::uniform_int_distribution<int> num(-2, 2), den(1, 3);
     auto q = [&] { return "\"" + std::to_string(num(rng)) + "/" + std::to_string(den(rng)) + "\""; };
-    auto mat = [&](int r, int c) {
-        std::string s = "[";
-        for (int i = 0; i < r; ++i) {
-            s += i ? ", [" : "[";
-            for (int j = 0; j < c; ++j) s += (j ? ", " : "") + q();
-            s += "]";
-        }
-        return s + "]";
-    };
+    auto mat = [&](int r, int c) { return test::json_matrix(r, c, q); };
     auto vecs = [&](int c) {
         std::string s = "[";
         for (int j = 0; j < c; ++j) s += (j ? ", " : "") + q();

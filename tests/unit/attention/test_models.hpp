@@ -2,6 +2,7 @@
 // Small models written inline for the attention tests.
 #include "model/model_file.hpp"
 
+#include <functional>
 #include <string>
 
 namespace attnprop::test {
@@ -9,6 +10,18 @@ namespace attnprop::test {
 /// Parses an inline model file text (test helper).
 inline model::model<numeric::rational> inline_model(const std::string& text) {
     return model::parse_model(text, "inline-test-model");
+}
+
+/// An r x c matrix in the model format's JSON, each entry a call of `entry` (a JSON number or
+/// string), rows in order.
+inline std::string json_matrix(int r, int c, const std::function<std::string()>& entry) {
+    std::string s = "[";
+    for (int i = 0; i < r; ++i) {
+        s += i ? ", [" : "[";
+        for (int j = 0; j < c; ++j) s += (j ? ", " : "") + entry();
+        s += "]";
+    }
+    return s + "]";
 }
 
 /// A one-layer hard model on {0,1}: every key j scores by a positional table entry; the head

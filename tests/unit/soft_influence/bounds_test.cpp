@@ -13,6 +13,8 @@
 #include "model/model_file.hpp"
 #include "hand_model.hpp"
 
+#include "../attention/test_models.hpp"
+
 #include <catch2/catch.hpp>
 #include <rapidcheck.h>
 
@@ -70,15 +72,7 @@ std::string toy_model(std::uint64_t seed) {
         long k = static_cast<long>(rng() % 9) - 4;
         return "\"" + std::to_string(k) + "/4\"";
     };
-    auto mat = [&](int r, int c) {
-        std::string s = "[";
-        for (int i = 0; i < r; ++i) {
-            s += (i ? ", [" : "[");
-            for (int j = 0; j < c; ++j) s += (j ? ", " : "") + w();
-            s += "]";
-        }
-        return s + "]";
-    };
+    auto mat = [&](int r, int c) { return test::json_matrix(r, c, w); };
     auto vec = [&](int c) {
         std::string s = mat(1, c);
         return s.substr(2, s.size() - 4);

@@ -9,6 +9,7 @@
 #include "attention/soft.hpp"
 #include "model/model_file.hpp"
 #include "soft_influence/norms.hpp"
+#include "../attention/test_models.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -140,15 +141,7 @@ TEST_CASE("masked bound: random masked soft models stay below the masked bound",
             const long p = std::uniform_int_distribution<long>(-2, 2)(rng);
             return "\"" + std::to_string(p) + "/8\"";
         };
-        auto mat = [&](int r, int c) {
-            std::string s = "[";
-            for (int i = 0; i < r; ++i) {
-                s += i ? ", [" : "[";
-                for (int j = 0; j < c; ++j) s += (j ? ", " : "") + num();
-                s += "]";
-            }
-            return s + "]";
-        };
+        auto mat = [&](int r, int c) { return test::json_matrix(r, c, num); };
         std::string layers;
         for (int k = 0; k < 2; ++k)
             layers += std::string(k ? ", " : "") +
