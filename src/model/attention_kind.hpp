@@ -95,7 +95,7 @@ inline constexpr std::array<attention_kind_info, 5> attention_kinds{{
     {attention_kind::soft, "soft", weighting::normaliser, tie_rule::none, "",
      /*exact=*/false, "softmax needs exp", /*hard_limit=*/false, /*soft_influence=*/true,
      influence_law::vanishing,
-     "softmax of scores in [-A, A] puts every weight within [e^(-2A) / n, e^(2A) / n]",
+     "softmax of scores in [-M, M] puts every weight within [e^(-2M) / n, e^(2M) / n]",
      /*simulate_source=*/false, /*incremental=*/true},
     {attention_kind::average_hard, "average-hard", weighting::maximal_score, tie_rule::average,
      "weighs every maximal position",
@@ -108,7 +108,7 @@ inline constexpr std::array<attention_kind_info, 5> attention_kinds{{
      /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,
      influence_law::vanishing,
      "s(x) = x + 1 (x >= 0), 1 / (1 - x) (x < 0) is positive and independent of n: scores in "
-     "[-A, A] put every weight within [1 / ((1 + A)^2 n), (1 + A)^2 / n]",
+     "[-M, M] put every weight within [1 / ((1 + M)^2 n), (1 + M)^2 / n]",
      /*simulate_source=*/false, /*incremental=*/false},
     {attention_kind::sparsemax, "sparsemax", weighting::normaliser, tie_rule::none, "",
      /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,

@@ -422,8 +422,8 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
         switch (a.influence) {
         case model::influence_law::vanishing:
             rep.notes.push_back(kind + std::string(a.influence_in_words) +
-                                ", at most softmax's e^(2A): the a-priori K below (computed "
-                                "with e^(2A)) bounds its influence too (theory.md §2.6); the "
+                                ", at most softmax's e^(2M): the a-priori K below (computed "
+                                "with e^(2M)) bounds its influence too (theory.md §2.6); the "
                                 "bounds over every input concern its softmax reading");
             break;
         case model::influence_law::not_vanishing:
