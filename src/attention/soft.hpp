@@ -109,8 +109,8 @@ S dot_scale(const model::head<S>& h, std::size_t n, const numeric::context& ctx)
 /// for StableMax and sparsemax; rigorous for enclosures: sparsemax's tau is computed exactly at
 /// the midpoints and widened by the largest radius (tau is 1-Lipschitz in the sup norm), so the
 /// support is never decided. A maximal-score kind is read by its softmax counterpart (as the
-/// soft pass reads it). A non-finite score is an undefined_error; softmax over a kind without
-/// exp a precondition_error.
+/// soft pass reads it). A non-finite score of StableMax or sparsemax is an undefined_error;
+/// softmax over a kind without exp a precondition_error.
 template <numeric::Scalar S>
 vec<S> normalised_weights(model::attention_kind k, const vec<S>& z, const numeric::context& ctx);
 

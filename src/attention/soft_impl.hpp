@@ -565,10 +565,17 @@ template <numeric::Scalar S> vec<S> sparsemax(const vec<S>& z, const numeric::co
 
 template <numeric::Scalar S>
 vec<S> normalised_weights(model::attention_kind k, const vec<S>& z, const numeric::context& ctx) {
-    for (const S& x : z)
-        if (!numeric::is_finite(x))
-            throw numeric::undefined_error(std::string("a score of ") + model::to_string(k) +
-                                           " attention is not finite");
+    // StableMax and sparsemax decide signs and orders of the scores: a non-finite score (a
+    // double that overflowed, an enclosure that did: more precision may resolve it) is
+    // undefined before it meets a comparison. Softmax keeps its own path (NaN reaches the
+    // head's output, which the pass checks).
+    const auto require_finite = [&] {
+        for (const S& x : z)
+            if (!numeric::is_finite(x))
+                throw numeric::undefined_error(
+                    std::string("a score of ") + model::to_string(k) + " attention is not finite",
+                    {}, numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure);
+    };
     switch (k) {
     case model::attention_kind::soft:
     case model::attention_kind::hard:
@@ -578,6 +585,7 @@ vec<S> normalised_weights(model::attention_kind k, const vec<S>& z, const numeri
         else
             throw precondition_error("softmax needs exp: the exact scalar does not evaluate it");
     case model::attention_kind::stablemax: {
+        require_finite();
         vec<S> w;
         w.reserve(z.size());
         S den = numeric::zero<S>(ctx);
@@ -588,7 +596,7 @@ vec<S> normalised_weights(model::attention_kind k, const vec<S>& z, const numeri
         for (auto& v : w) v = v / den;
         return w;
     }
-    case model::attention_kind::sparsemax: return detail::sparsemax(z, ctx);
+    case model::attention_kind::sparsemax: require_finite(); return detail::sparsemax(z, ctx);
     }
     throw precondition_error("normalised_weights: not an attention kind");
 }
