@@ -1,11 +1,14 @@
 #pragma once
 /// @file soft.hpp
-/// Soft attention (docs/theory.md, "The models"): softmax of the scaled scores over all n keys. Needs exp, so the
-/// kernel requires ExpScalar: over exact rationals it does not compile (the exact reference for
-/// the soft model is an Arb ball enclosure at high precision).
+/// The soft pass (docs/theory.md, "The models"): every key weighted by the model's normaliser of
+/// the scaled scores: softmax, StableMax or sparsemax (docs/theory.md, "Attention variants").
+/// Softmax needs exp: its row kernels require ExpScalar, and over exact rationals a softmax
+/// model is refused (the exact reference for it is an Arb ball enclosure at high precision);
+/// StableMax and sparsemax are exact over the rationals.
 
 #include "attention/common.hpp"
 #include "numeric/kind_list.hpp"
+#include "util/precondition.hpp"
 
 #include <optional>
 #include <vector>
@@ -50,7 +53,7 @@ template <class S> struct soft_head_row {
 /// located at its layer, node, position and head; with a trace, a row of the last layer other
 /// than n that has no value is stored as attention::no_value instead (the output does not read
 /// it).
-template <numeric::ExpScalar S>
+template <numeric::Scalar S>
 soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, soft_options opt = {});
 
@@ -60,8 +63,9 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
 /// after layer, rows ascending, heads in order; with Observer::wants_weights every row's weights
 /// are computed for it. A hook may throw numeric::undefined_error: it is located like the pass's
 /// own (head_row at the head's "score", row at the row's "update"). soft_forward(m, x, ctx, opt)
-/// is this pass with no_observer.
-template <numeric::ExpScalar S, class Observer>
+/// is this pass with no_observer. A softmax model over a kind without exp is a
+/// precondition_error.
+template <numeric::Scalar S, class Observer>
 soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, soft_options opt, Observer& obs);
 
@@ -89,23 +93,42 @@ vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
 /// score scale times the inverse temperature β(n) when the head has one (model::beta_at;
 /// "length_scale": "log" is β = ln n, so at n = 1 every score is 0). Computed in S at the
 /// context's precision: under Arb a ball enclosing scale·β(n). Precondition: h scores by a
-/// dot product and h.score.scale is set.
-template <numeric::ExpScalar S>
+/// dot product and h.score.scale is set (a precondition_error otherwise).
+template <numeric::Scalar S>
 S dot_scale(const model::head<S>& h, std::size_t n, const numeric::context& ctx) {
+    // Exact rationals hold no irrational scale (model::exact_blockers refuses the model first).
+    if (!h.score.scale) throw precondition_error("dot_scale: the score scale is not representable");
     const S& scale = *h.score.scale;
     if (auto beta = model::beta_at<S>(h.score, static_cast<long>(n), ctx)) return scale * *beta;
     return scale;
 }
 
+/// The weights the normaliser `k` gives the scores z (one row's, nonempty): softmax, StableMax
+/// (s(z_j) / sum_k s(z_k), s(x) = x + 1 for x >= 0 and 1 / (1 - x) below) or sparsemax
+/// (max(z_j - tau, 0), tau the root of sum_j max(z_j - tau, 0) = 1). Exact over the rationals
+/// for StableMax and sparsemax; rigorous for enclosures: sparsemax's tau is computed exactly at
+/// the midpoints and widened by the largest radius (tau is 1-Lipschitz in the sup norm), so the
+/// support is never decided. A maximal-score kind is read by its softmax counterpart (as the
+/// soft pass reads it). A non-finite score of StableMax or sparsemax is an undefined_error;
+/// softmax over a kind without exp a precondition_error.
+template <numeric::Scalar S>
+vec<S> normalised_weights(model::attention_kind k, const vec<S>& z, const numeric::context& ctx);
+
+/// Whether the soft pass forms a row of kind k by softmax's row kernels (soft_rows): softmax,
+/// and a maximal-score kind read by its softmax counterpart; any other normaliser forms its
+/// scores and then normalised_weights.
+bool softmax_rows(model::attention_kind k);
+
 /// Mean of the value vectors (a uniform head).
 template <numeric::Scalar S>
 vec<S> mean_value(const std::vector<vec<S>>& values, const numeric::context& ctx);
 
-// Compiled once per kind (instantiate_soft.cpp): every user kind with exp.
+// Compiled once per kind (instantiate_soft.cpp): every user kind (exact rationals for the
+// normalisers that are exact).
 #define ATTNPROP_SOFT_EXTERN(S)                                                                    \
     extern template soft_output<S> soft_forward(const model::model<S>&, const input_sequence&,     \
                                                 const numeric::context&, soft_options);
-ATTNPROP_EXP_USER_KINDS(ATTNPROP_SOFT_EXTERN)
+ATTNPROP_USER_KINDS(ATTNPROP_SOFT_EXTERN)
 #undef ATTNPROP_SOFT_EXTERN
 
 } // namespace attnprop::attention

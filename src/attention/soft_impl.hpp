@@ -488,6 +488,119 @@ private:
     detail::arb_vector keys_, values_, q_, s_, e_, t_, shift_, den_, memo_;
 };
 
+inline bool softmax_rows(model::attention_kind k) {
+    switch (k) {
+    case model::attention_kind::soft:
+    case model::attention_kind::hard:         // read by its softmax counterpart
+    case model::attention_kind::average_hard: // likewise
+        return true;
+    case model::attention_kind::stablemax:
+    case model::attention_kind::sparsemax: return false;
+    }
+    return true;
+}
+
+namespace detail {
+
+/// StableMax's s(x) as 1 / (1 + max(-x, 0)) + max(x, 0): x + 1 for x >= 0 and 1 / (1 - x)
+/// below, in one expression, so that an enclosure straddling 0 gets [s(lo), s(hi)] (s is
+/// increasing) without deciding the sign.
+template <numeric::Scalar S> S stablemax_term(const S& x, const numeric::context& ctx) {
+    const S one = numeric::one<S>(ctx);
+    return one / (one + numeric::relu(-x, ctx)) + numeric::relu(x, ctx);
+}
+
+/// Sparsemax's threshold tau of scores whose comparisons decide (exact or rounded): sorted
+/// descending, the support is the longest prefix with 1 + k z_(k) > z_(1) + ... + z_(k), and
+/// tau = (z_(1) + ... + z_(k) - 1) / k. Ties need no decision: tied scores are both in or both
+/// out of the support.
+template <numeric::Scalar T> T sparsemax_threshold(std::vector<T> z, const numeric::context& ctx) {
+    std::sort(z.begin(), z.end(), [](const T& a, const T& b) {
+        return numeric::compare(a, b) == numeric::order::greater;
+    });
+    const T one = numeric::one<T>(ctx);
+    T cum = numeric::zero<T>(ctx), support_sum = z.front();
+    std::size_t k = 1;
+    for (std::size_t j = 0; j < z.size(); ++j) {
+        cum += z[j];
+        const T lead = one + numeric::from_int<T>(static_cast<long>(j + 1), ctx) * z[j];
+        if (numeric::compare(lead, cum) != numeric::order::greater) break; // the prefix ends
+        k = j + 1;
+        support_sum = cum;
+    }
+    return (support_sum - one) / numeric::from_int<T>(static_cast<long>(k), ctx);
+}
+
+/// Sparsemax's weights max(z_j - tau, 0). For an enclosure kind tau is computed exactly at the
+/// midpoints (exact rationals) and widened by the hull of every score's deviation from its
+/// midpoint, taken with both signs: |tau(z) - tau(mid)| <= max_j |z_j - mid_j|.
+template <numeric::Scalar S> vec<S> sparsemax(const vec<S>& z, const numeric::context& ctx) {
+    const S tau = [&] {
+        if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure) {
+            std::vector<numeric::rational> mid;
+            mid.reserve(z.size());
+            std::optional<S> dev;
+            for (const S& x : z) {
+                const S c = numeric::representative(x);
+                auto q = numeric::exact_of(c);
+                if (!q)
+                    throw numeric::undefined_error("a score of sparsemax has no finite midpoint");
+                mid.push_back(std::move(*q));
+                const S d = x - c;
+                const S both = numeric::hull(d, -d);
+                dev = dev ? numeric::hull(*dev, both) : both;
+            }
+            return numeric::from_rational<S>(sparsemax_threshold(std::move(mid), ctx), ctx) + *dev;
+        } else {
+            return sparsemax_threshold(z, ctx);
+        }
+    }();
+    vec<S> w;
+    w.reserve(z.size());
+    for (const S& x : z) w.push_back(numeric::relu(x - tau, ctx));
+    return w;
+}
+
+} // namespace detail
+
+template <numeric::Scalar S>
+vec<S> normalised_weights(model::attention_kind k, const vec<S>& z, const numeric::context& ctx) {
+    // StableMax and sparsemax decide signs and orders of the scores: a non-finite score (a
+    // double that overflowed, an enclosure that did: more precision may resolve it) is
+    // undefined before it meets a comparison. Softmax keeps its own path (NaN reaches the
+    // head's output, which the pass checks).
+    const auto require_finite = [&] {
+        for (const S& x : z)
+            if (!numeric::is_finite(x))
+                throw numeric::undefined_error(
+                    std::string("a score of ") + model::to_string(k) + " attention is not finite",
+                    {}, numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure);
+    };
+    switch (k) {
+    case model::attention_kind::soft:
+    case model::attention_kind::hard:
+    case model::attention_kind::average_hard:
+        if constexpr (numeric::ExpScalar<S>)
+            return softmax(z, ctx);
+        else
+            throw precondition_error("softmax needs exp: the exact scalar does not evaluate it");
+    case model::attention_kind::stablemax: {
+        require_finite();
+        vec<S> w;
+        w.reserve(z.size());
+        S den = numeric::zero<S>(ctx);
+        for (const S& x : z) {
+            w.push_back(detail::stablemax_term(x, ctx));
+            den += w.back();
+        }
+        for (auto& v : w) v = v / den;
+        return w;
+    }
+    case model::attention_kind::sparsemax: require_finite(); return detail::sparsemax(z, ctx);
+    }
+    throw precondition_error("normalised_weights: not an attention kind");
+}
+
 template <numeric::ExpScalar S>
 vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
                 const std::vector<vec<S>>& values, const numeric::context& ctx, vec<S>* weights,
@@ -495,14 +608,28 @@ vec<S> soft_row(const vec<S>& scaled_query, const std::vector<vec<S>>& keys,
     return soft_rows<S>(keys, values, ctx).row(scaled_query, weights, end);
 }
 
-template <numeric::ExpScalar S>
+template <numeric::Scalar S>
 soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, soft_options opt) {
     no_observer none;
     return soft_forward(m, x, ctx, opt, none);
 }
 
-template <numeric::ExpScalar S, class Observer>
+namespace detail {
+
+/// The row kernels of a softmax head in S: soft_rows<S> for a kind with exp, nothing
+/// otherwise (a kind without exp evaluates only the normalisers that are exact).
+struct no_rows {};
+template <class S> struct softmax_rows_of {
+    using type = no_rows;
+};
+template <numeric::ExpScalar S> struct softmax_rows_of<S> {
+    using type = soft_rows<S>;
+};
+
+} // namespace detail
+
+template <numeric::Scalar S, class Observer>
 soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             const numeric::context& ctx, soft_options opt,
                             [[maybe_unused]] Observer& obs) {
@@ -511,6 +638,15 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
     const bool with_trace = opt.trace || opt.trace_weights;
     const std::size_t n = x.size();
     const std::size_t L = m.layers.size();
+    // Softmax's rows (soft_rows), or the scores then the kind's normalised_weights.
+    const bool by_softmax = softmax_rows(m.attention);
+    if constexpr (!numeric::ExpScalar<S>)
+        if (by_softmax)
+            throw precondition_error(std::string("the soft pass over ") +
+                                     std::string(numeric::scalar_traits<S>::name) +
+                                     " cannot evaluate " +
+                                     model::to_string(m.attention) +
+                                     " attention (softmax needs exp)");
     std::vector<vec<S>> y = initial_states(m, x, ctx);
     if (with_trace) {
         out.trace.emplace();
@@ -524,7 +660,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
         std::vector<std::vector<vec<S>>> keys(H), values(H);
         std::vector<std::optional<vec<S>>> uniform(H);
         std::vector<std::vector<vec<S>>> prefix(H); // masked constant scores: sums of values j <= i
-        std::vector<std::unique_ptr<soft_rows<S>>> rows(H);
+        std::vector<std::unique_ptr<typename detail::softmax_rows_of<S>::type>> rows(H);
         std::vector<std::optional<S>> qscale(H); // dot: scale·β(n); map: β(n) when set
         std::vector<vec<S>> next(n);
         std::vector<std::vector<vec<S>>> layer_weights;
@@ -570,7 +706,9 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                         at_pos = j + 1;
                         keys[h].push_back(key(hd, y[j], ctx));
                     }
-                    rows[h] = std::make_unique<soft_rows<S>>(keys[h], values[h], ctx);
+                    if constexpr (numeric::ExpScalar<S>)
+                        if (by_softmax)
+                            rows[h] = std::make_unique<soft_rows<S>>(keys[h], values[h], ctx);
                 }
             }
             // Row i attends to the keys [0, end): every key, or j <= i under a causal mask
@@ -596,20 +734,28 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                                 for (auto& c : b[h]) c = c / t;
                             }
                             if (wout) wout->assign(end, numeric::one<S>(ctx) / t);
-                        } else if (hd.score.type == score_kind::dot) {
+                        } else if (rows[h]) {
                             vec<S> q = query(hd, y[i], ctx);
                             for (auto& c : q) c = c * *qscale[h];
-                            b[h] = rows[h]->row(q, wout, end);
+                            if constexpr (numeric::ExpScalar<S>) b[h] = rows[h]->row(q, wout, end);
                         } else {
-                            // Arbitrary score map: scores are not dot products; softmax them directly.
+                            // An arbitrary score map (scores are not dot products), or a
+                            // normaliser other than softmax: the row's scores, then its weights.
                             std::vector<S> s;
                             s.reserve(end);
-                            for (std::size_t j = 0; j < end; ++j) {
-                                s.push_back(map_score(hd, y[i], y[j], ctx));
-                                if (qscale[h]) s.back() = s.back() * *qscale[h]; // β(n)
+                            if (hd.score.type == score_kind::dot) {
+                                vec<S> q = query(hd, y[i], ctx);
+                                for (auto& c : q) c = c * *qscale[h];
+                                for (std::size_t j = 0; j < end; ++j)
+                                    s.push_back(model::dot(q.data(), keys[h][j].data(), q.size(), ctx));
+                            } else {
+                                for (std::size_t j = 0; j < end; ++j) {
+                                    s.push_back(map_score(hd, y[i], y[j], ctx));
+                                    if (qscale[h]) s.back() = s.back() * *qscale[h]; // β(n)
+                                }
                             }
-                            at_node = "softmax";
-                            vec<S> w = softmax(s, ctx);
+                            at_node = by_softmax ? "softmax" : model::to_string(m.attention);
+                            vec<S> w = normalised_weights(m.attention, s, ctx);
                             const std::size_t dv = values[h].front().size();
                             vec<S> acc(dv, numeric::zero<S>(ctx));
                             for (std::size_t j = 0; j < end; ++j)

@@ -476,6 +476,13 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
         if constexpr (traits::kind == numeric::scalar_kind::exact) {
             ev.precision = 0;
             ev.digits = opt.digits > 0 ? opt.digits : numeric::default_digits<S>(opt.precision);
+            switch (model::info(m.attention).weights) {
+            case model::weighting::maximal_score: break;
+            case model::weighting::normaliser:
+                // An exact normaliser (StableMax, sparsemax): the soft pass in rationals.
+                run_soft<S>(ev, m, x, ctx, opt.trace, opt.prefixes);
+                return;
+            }
             attention::exact_hard_output r =
                 attention::hard_forward_exact(m, x, ctx, opt.trace || opt.prefixes);
             ev.y = show(r.y, ev.digits);

@@ -19,8 +19,10 @@ namespace attnprop::model {
 
 /// Hard (unique-hard): weight 1 on the leftmost position attaining the maximal score. Soft:
 /// softmax. Average-hard: weight 1/t on each of the t positions attaining the maximal score
-/// (ties decided exactly, as for hard).
-enum class attention_kind { hard, soft, average_hard };
+/// (ties decided exactly, as for hard). StableMax: weights s(z_j) / sum_k s(z_k) with
+/// s(x) = x + 1 for x >= 0 and 1 / (1 - x) for x < 0. Sparsemax: the Euclidean projection of
+/// the scores onto the simplex, max(z_j - tau, 0) (docs/theory.md, "Attention variants").
+enum class attention_kind { hard, soft, average_hard, stablemax, sparsemax };
 
 /// How a head's weights come from a row's scores.
 enum class weighting {
@@ -33,6 +35,14 @@ enum class tie_rule {
     leftmost, ///< weight 1 on the smallest such position
     average,  ///< weight 1/t on each of the t such positions
     none,     ///< a normaliser: no maximal set is selected
+};
+
+/// What becomes of Hahn's soft-attention lemma (one symbol's influence on y_n^(L) is O(1/n))
+/// under a kind (docs/theory.md, "Attention variants").
+enum class influence_law {
+    vanishing,     ///< O(1/n): a positive normaliser independent of n, scores bounded
+    not_vanishing, ///< can stay Theta(1) as n grows (a witness exists)
+    hard_theorem,  ///< a maximal-score kind: Hahn's Theorem 1 is its statement instead
 };
 
 /// The facts of one attention kind.
@@ -60,6 +70,11 @@ struct attention_kind_info {
     /// model_requirement::soft, and the bound's hypotheses as stated (`attnprop bound` reads
     /// any other kind by its softmax counterpart and says so).
     bool soft_influence;
+    /// Whether one symbol's influence vanishes as O(1/n) under the kind, and why (or why not)
+    /// in words for the bound's notes and check's applicability ("weights within
+    /// [g_min / (n g_max), g_max / (n g_min)]").
+    influence_law influence;
+    std::string_view influence_in_words;
     /// Soft attention simulating hard attention: `attnprop simulate` and analysis::score_gaps
     /// take the kind as the hard source whose soft counterpart is compared with it.
     bool simulate_source;
@@ -71,17 +86,36 @@ struct attention_kind_info {
 
 /// The registry: one row per kind, in the enum's order (checked below; the unit test of the
 /// registry checks that every enumerator has its row).
-inline constexpr std::array<attention_kind_info, 3> attention_kinds{{
+inline constexpr std::array<attention_kind_info, 5> attention_kinds{{
     {attention_kind::hard, "hard", weighting::maximal_score, tie_rule::leftmost, "",
      /*exact=*/true, "", /*hard_limit=*/true, /*soft_influence=*/false,
+     influence_law::hard_theorem,
+     "the output depends on at most c positions once a restriction fixes the rest (Theorem 1)",
      /*simulate_source=*/true, /*incremental=*/false},
     {attention_kind::soft, "soft", weighting::normaliser, tie_rule::none, "",
      /*exact=*/false, "softmax needs exp", /*hard_limit=*/false, /*soft_influence=*/true,
+     influence_law::vanishing,
+     "softmax of scores in [-M, M] puts every weight within [e^(-2M) / n, e^(2M) / n]",
      /*simulate_source=*/false, /*incremental=*/true},
     {attention_kind::average_hard, "average-hard", weighting::maximal_score, tie_rule::average,
      "weighs every maximal position",
      /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,
+     influence_law::hard_theorem,
+     "a maximal-score kind: the soft lemma does not apply, and Theorem 1 is about unique-hard "
+     "attention only",
      /*simulate_source=*/true, /*incremental=*/false},
+    {attention_kind::stablemax, "stablemax", weighting::normaliser, tie_rule::none, "",
+     /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,
+     influence_law::vanishing,
+     "s(x) = x + 1 (x >= 0), 1 / (1 - x) (x < 0) is positive and independent of n: scores in "
+     "[-M, M] put every weight within [1 / ((1 + M)^2 n), (1 + M)^2 / n]",
+     /*simulate_source=*/false, /*incremental=*/false},
+    {attention_kind::sparsemax, "sparsemax", weighting::normaliser, tie_rule::none, "",
+     /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,
+     influence_law::not_vanishing,
+     "sparsemax is exactly one-hot once the top score leads the second by 1 or more, so one "
+     "symbol can move the output by Theta(1) at every n",
+     /*simulate_source=*/false, /*incremental=*/false},
 }};
 
 static_assert([] {
@@ -95,7 +129,7 @@ constexpr const attention_kind_info& info(attention_kind k) {
     return attention_kinds[static_cast<std::size_t>(k)];
 }
 
-/// "hard", "soft", "average-hard" (the model file's spelling).
+/// "hard", "soft", "average-hard", "stablemax", "sparsemax" (the model file's spelling).
 constexpr const char* to_string(attention_kind k) { return info(k).name.data(); }
 
 /// Whether the kind selects keys by the maximal score (hard or average-hard) rather than
@@ -110,7 +144,8 @@ constexpr bool averages_ties(attention_kind k) { return info(k).ties == tie_rule
 /// The kind a model file names, or std::nullopt.
 std::optional<attention_kind> parse_attention_kind(std::string_view name);
 
-/// Every kind's file name for messages: "'hard', 'soft' or 'average-hard'".
+/// Every kind's file name for messages: "'hard', 'soft', 'average-hard', 'stablemax' or
+/// 'sparsemax'".
 std::string attention_kind_names();
 
 } // namespace attnprop::model

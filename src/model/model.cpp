@@ -178,6 +178,29 @@ std::vector<std::pair<std::string, std::string>> blockers_at(const model<rationa
     if (const attention_kind_info& a = info(m.attention); !a.exact)
         out.emplace_back("attention is " + std::string(a.name) + " (" + std::string(a.needs) + ")",
                          "/attention");
+    // An exact normaliser (StableMax, sparsemax) weighs every key by its scaled score, so an
+    // irrational scale or β(n) needs real arithmetic; a maximal-score kind ignores both (a
+    // positive factor keeps the maximal set).
+    if (const attention_kind_info& a = info(m.attention);
+        a.exact && a.weights == weighting::normaliser)
+        for (std::size_t k = 0; k < m.layers.size(); ++k)
+            for (std::size_t h = 0; h < m.layers[k].heads.size(); ++h) {
+                const score_spec<rational>& sc = m.layers[k].heads[h].score;
+                if (sc.type != score_spec<rational>::kind::dot) continue;
+                const std::string at = "layer " + std::to_string(k + 1) + " head " +
+                                       std::to_string(h + 1) + ": ";
+                const std::string ptr =
+                    "/layers/" + std::to_string(k) + "/heads/" + std::to_string(h) + "/score";
+                if (sc.scale_inv_sqrt != 1)
+                    out.emplace_back(at + "the score scale divides by sqrt(" +
+                                         numeric::to_exact_string(sc.scale_inv_sqrt) +
+                                         "), irrational; give \"scale\" a rational value",
+                                     ptr);
+                if (sc.beta && !sc.beta->is_rational())
+                    out.emplace_back(at + "the inverse temperature '" + sc.beta->text() +
+                                         "' is irrational",
+                                     ptr);
+            }
     if (m.positional) {
         const positional_spec& p = *m.positional;
         if (p.type == positional_spec::kind::sinusoidal)

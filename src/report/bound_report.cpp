@@ -39,6 +39,17 @@ std::string ce_floor_text(double eta) {
 } // namespace
 
 std::string bound_verdict(const bound_report& r) {
+    // A kind whose influence need not vanish has no bound of its own, whatever its softmax
+    // reading gives (theory.md 2.6).
+    const auto& kind = model::info(r.attention);
+    switch (kind.influence) {
+    case model::influence_law::not_vanishing:
+        return std::string("no bound for ") + kind.name.data() +
+               " attention: one symbol's influence need not vanish (theory.md 2.6)" +
+               (r.K ? "; its softmax reading has K = " + text_number(*r.K) : std::string());
+    case model::influence_law::vanishing:
+    case model::influence_law::hard_theorem: break;
+    }
     if (r.K && r.masked)
         return "the masked statement applies (every layer causal, theory.md 2.5): influence <= "
                "K (1 + ln n)^(L-1)/n with K = " +

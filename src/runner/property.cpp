@@ -93,6 +93,18 @@ namespace {
 /// Longest input a replayed case may have: n = symbols + 1 <= 2^20, the range of --n.
 constexpr long max_case_n = 1L << 20;
 
+/// Why a normaliser other than softmax is refused by a property of the soft lemma as stated:
+/// its statement and bounds are derived for softmax; the kind's own law (theory.md §2.6).
+std::string softmax_only(model::attention_kind kind) {
+    const auto& a = model::info(kind);
+    switch (a.weights) {
+    case model::weighting::maximal_score: return "";
+    case model::weighting::normaliser: break;
+    }
+    return std::string(" (its statement and bounds are derived for softmax; ") +
+           std::string(a.influence_in_words) + ")";
+}
+
 } // namespace
 
 std::optional<case_problem> validate_case(const property& p, const test_case& c) {
@@ -113,7 +125,7 @@ std::optional<case_problem> validate_case(const property& p, const test_case& c)
                                              "model is " + model::to_string(kind)};
     if (shape.model == model_requirement::soft && !model::info(kind).soft_influence)
         return case_problem{"/model", name + " needs a soft-attention model; the model is " +
-                                          model::to_string(kind)};
+                                          model::to_string(kind) + softmax_only(kind)};
     if (model::selects_maximum(kind)) {
         // Every hard-attention check evaluates exactly (its reference, or the restriction).
         const auto blockers = model::exact_blockers(c.model);
@@ -184,7 +196,8 @@ std::optional<std::string> not_applicable(const property& p, const model::model<
         return std::string("needs a hard or average-hard attention model; the model is ") +
                model::to_string(kind);
     if (p.shape.model == model_requirement::soft && !model::info(kind).soft_influence)
-        return std::string("needs a soft-attention model; the model is ") + model::to_string(kind);
+        return std::string("needs a soft-attention model; the model is ") + model::to_string(kind) +
+               softmax_only(kind);
     if (model::selects_maximum(kind) && p.shape.model != model_requirement::soft) {
         const auto blockers = model::exact_blockers(m);
         if (!blockers.empty())

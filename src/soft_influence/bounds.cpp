@@ -414,10 +414,30 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
     if (m.out.type == model::readout<rational>::kind::softmax)
         rep.probability_factor = logit_oscillation_factor(m.out, ctx);
 
-    if (!model::info(m.attention).soft_influence)
-        rep.notes.push_back(std::string("the model uses ") + model::to_string(m.attention) +
-                            " attention: the bound concerns its softmax reading with the same "
-                            "parameters");
+    // What the bound says of the model's own kind (theory.md §2.6): softmax's K is computed with
+    // E = e^(2A); a positive normaliser whose log is 1-Lipschitz has a smaller E, so the same K
+    // bounds it; a kind whose influence need not vanish has no K, only its softmax reading.
+    if (const auto& a = model::info(m.attention); !a.soft_influence) {
+        const std::string kind = std::string("the model uses ") + a.name.data() + " attention: ";
+        switch (a.influence) {
+        case model::influence_law::vanishing:
+            rep.notes.push_back(kind + std::string(a.influence_in_words) +
+                                ", at most softmax's e^(2M): the a-priori K below (computed "
+                                "with e^(2M)) bounds its influence too (theory.md §2.6); the "
+                                "bounds over every input concern its softmax reading");
+            break;
+        case model::influence_law::not_vanishing:
+            rep.notes.push_back(kind + "no bound exists for it: " +
+                                std::string(a.influence_in_words) +
+                                " (theory.md §2.6); the bounds below concern its softmax "
+                                "reading with the same parameters");
+            break;
+        case model::influence_law::hard_theorem:
+            rep.notes.push_back(kind + "the bound concerns its softmax reading with the same "
+                                       "parameters");
+            break;
+        }
+    }
     if (!rep.hypotheses_hold()) {
         const hypothesis_result* f = rep.first_failure();
         rep.notes.push_back("no K: hypothesis " + f->name +

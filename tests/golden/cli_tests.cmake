@@ -146,6 +146,13 @@ attnprop_cli_test(bound-cc-parity-json 0 "\"K\": \"[0-9.e+]+\"" bound --model cc
 attnprop_cli_test(bound-cc-parity-n 0 "at n = 1000: K\\(n\\) = [0-9.e+]+, delta_L\\(n\\) = K\\(n\\)/n" bound --model cc-parity --n 1000)
 attnprop_cli_test(bound-ln0-json 0 "\"K\": null" bound --model cc-parity-ln0 --json)
 attnprop_cli_test(bound-ln0-text 0 "lipschitz-updates +no +layer 1 update: layer norm with eps = 0 is not Lipschitz" bound --model cc-parity-ln0)
+# StableMax keeps Lemma 5 with a smaller E (theory.md 2.6); sparsemax has no bound of its own.
+attnprop_cli_test(bound-stablemax 0 "stablemax attention: .*bounds its influence too" bound --model stablemax-first --no-every-n)
+attnprop_cli_test(bound-sparsemax 0 "verdict: no bound for sparsemax attention: one symbol's influence need not vanish" bound --model sparsemax-first --no-every-n)
+attnprop_cli_test(eval-sparsemax-exact 0 "\"scalar\": \"exact\"" eval --model sparsemax-first --input 1000 --json)
+attnprop_cli_test(eval-stablemax-exact-y 0 "\"y\": \\[\"90/287\", \"2/5\", \"1\"\\]" eval --model stablemax-first --input 1000 --json)
+attnprop_cli_test(check-sparsemax-soft-refused 0 "soft-influence/influence-vanishes: needs a soft-attention model; the model is sparsemax \\(its statement and bounds are derived for softmax; sparsemax is exactly one-hot"
+                  check --model sparsemax-first --suite soft-influence --out ${CMAKE_CURRENT_BINARY_DIR}/golden-sparsemax-check --force)
 attnprop_cli_test(bound-ln0-verdict 0 "verdict: Lemma 5 does not apply: lipschitz-updates fails" bound --model cc-parity-ln0)
 # bound over every input (docs/bounds.md, "Every input, every n"): per n, K* for every n, and
 # no K* with the reason when a positional coordinate grows with n.

@@ -55,7 +55,7 @@ static_assert(enumerators == model::attention_kinds.size(),
 
 TEST_CASE("the attention-kind registry has one row per enumerator, in the enum's order",
           "[model][attention_kind]") {
-    REQUIRE(enumerators == 3);
+    REQUIRE(enumerators == 5);
     REQUIRE(model::attention_kinds.size() == enumerators);
     for (std::size_t k = 0; k < model::attention_kinds.size(); ++k) {
         const auto kind = static_cast<attention_kind>(k);
@@ -87,8 +87,14 @@ TEST_CASE("the attention kinds' facts agree with each other", "[model][attention
         if (a.soft_influence) REQUIRE(a.weights == model::weighting::normaliser);
         if (a.incremental) REQUIRE(a.soft_influence);
         if (a.simulate_source) REQUIRE(a.weights == model::weighting::maximal_score);
+        // The influence law: Theorem 1 for a maximal-score kind, a law of the soft lemma for a
+        // normaliser (softmax's is the lemma itself), with its reason in words.
+        REQUIRE((a.influence == model::influence_law::hard_theorem) ==
+                (a.weights == model::weighting::maximal_score));
+        if (a.soft_influence) REQUIRE(a.influence == model::influence_law::vanishing);
+        REQUIRE_FALSE(a.influence_in_words.empty());
     }
-    // Today's three kinds, fact by fact.
+    // The kinds, fact by fact.
     using model::info;
     REQUIRE(info(attention_kind::hard).hard_limit);
     REQUIRE_FALSE(info(attention_kind::average_hard).hard_limit);
@@ -99,6 +105,17 @@ TEST_CASE("the attention kinds' facts agree with each other", "[model][attention
     REQUIRE(info(attention_kind::hard).simulate_source);
     REQUIRE(info(attention_kind::average_hard).simulate_source);
     REQUIRE(info(attention_kind::average_hard).ties_in_words == "weighs every maximal position");
+    // StableMax and sparsemax: exact normalisers that the softmax analyses do not take; only
+    // StableMax keeps the O(1/n) law.
+    for (auto k : {attention_kind::stablemax, attention_kind::sparsemax}) {
+        REQUIRE(info(k).exact);
+        REQUIRE(info(k).weights == model::weighting::normaliser);
+        REQUIRE_FALSE(info(k).soft_influence);
+        REQUIRE_FALSE(info(k).incremental);
+    }
+    REQUIRE(info(attention_kind::stablemax).influence == model::influence_law::vanishing);
+    REQUIRE(info(attention_kind::sparsemax).influence == model::influence_law::not_vanishing);
+    REQUIRE(info(attention_kind::soft).influence == model::influence_law::vanishing);
 }
 
 TEST_CASE("the model file's attention names round-trip through the registry",
@@ -111,13 +128,14 @@ TEST_CASE("the model file's attention names round-trip through the registry",
     REQUIRE_FALSE(model::parse_attention_kind("Hard"));
     REQUIRE_FALSE(model::parse_attention_kind("average_hard"));
     REQUIRE_FALSE(model::parse_attention_kind(""));
-    REQUIRE(model::attention_kind_names() == "'hard', 'soft' or 'average-hard'");
+    REQUIRE(model::attention_kind_names() ==
+            "'hard', 'soft', 'average-hard', 'stablemax' or 'sparsemax'");
     // The reader's message lists every name.
     const std::string text = R"({"format": "attnprop-model", "version": 1, "name": "m",
         "attention": "sparse", "alphabet": ["0"], "eos": "$", "d": 1,
         "token_embedding": {"0": [0], "$": [1]}, "input": "add", "layers": [],
         "readout": {"kind": "threshold", "w": [1], "t": 0}})";
     REQUIRE_THROWS_WITH(model::parse_model(text, "m.json"),
-                        Catch::Contains("attention must be 'hard', 'soft' or 'average-hard', "
-                                        "got 'sparse'"));
+                        Catch::Contains("attention must be 'hard', 'soft', 'average-hard', "
+                                        "'stablemax' or 'sparsemax', got 'sparse'"));
 }

@@ -1,0 +1,103 @@
+#pragma once
+// Random models and a plain reference pass for the tests of the normaliser kinds (StableMax,
+// sparsemax): every layer's rows by loops, with the weights of a row given by the test's own
+// reference of the kind (never attention::normalised_weights), in exact rationals.
+#include "attention/soft.hpp"
+#include "model/model_file.hpp"
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace attnprop::test {
+
+/// A random two-layer, two-head model on {0, 1} with d = 2 and the given attention kind;
+/// entries p/q with |p| <= range, q in 1 .. 4; the score scale 1/2 (rational, so that the
+/// exact scalar evaluates it). `causal` masks the first layer.
+inline std::string random_normaliser_model(std::mt19937_64& rng, const std::string& attention,
+                                           long range, bool causal) {
+    auto num = [&] {
+        const long p = std::uniform_int_distribution<long>(-range, range)(rng);
+        const long q = std::uniform_int_distribution<long>(1, 4)(rng);
+        return "\"" + std::to_string(p) + "/" + std::to_string(q) + "\"";
+    };
+    auto mat = [&](int r, int c) {
+        std::string s = "[";
+        for (int i = 0; i < r; ++i) {
+            s += i ? ", [" : "[";
+            for (int j = 0; j < c; ++j) s += (j ? ", " : "") + num();
+            s += "]";
+        }
+        return s + "]";
+    };
+    auto vec2 = [&] { return "[" + num() + ", " + num() + "]"; };
+    std::string layers;
+    for (int k = 0; k < 2; ++k) {
+        std::string heads;
+        for (int h = 0; h < 2; ++h)
+            heads += std::string(h ? ", " : "") + R"({"score": {"kind": "dot", "Q": )" + mat(2, 2) +
+                     R"(, "K": )" + mat(2, 2) + R"(, "scale": "1/2"}, "value": {"kind": "linear", "V": )" +
+                     mat(2, 2) + "}}";
+        layers += std::string(k ? ", " : "") + "{" + (causal && k == 0 ? "\"mask\": \"causal\", " : "") +
+                  "\"heads\": [" + heads + R"(], "update": {"kind": "affine", "W": )" + mat(2, 6) +
+                  "}}";
+    }
+    return R"({"format": "attnprop-model", "version": 1, "name": "normaliser", "attention": ")" +
+           attention + R"(", "alphabet": ["0", "1"], "eos": "$", "d": 2,
+      "token_embedding": {"0": )" + vec2() + R"(, "1": )" + vec2() + R"(, "$": )" + vec2() + R"(},
+      "positional": {"kind": "formula", "dim": 2, "coordinates": ["1/i", "0"]},
+      "input": "add", "layers": [)" + layers + R"(],
+      "readout": {"kind": "threshold", "w": [1, 0], "t": 0}})";
+}
+
+inline model::input_sequence random_binary_input(std::mt19937_64& rng, std::size_t n) {
+    model::input_sequence x;
+    for (std::size_t i = 0; i + 1 < n; ++i) x.push_back(static_cast<int>(rng() % 2));
+    x.push_back(2);
+    return x;
+}
+
+using rational_weights =
+    std::function<std::vector<numeric::rational>(const std::vector<numeric::rational>&)>;
+
+/// y_n^(L) by plain loops in exact rationals: row i attends to the keys j < end (end = i + 1
+/// under a causal mask), its scores scaled as the soft pass scales them, its weights `weights`.
+inline model::vec<numeric::rational> reference_output(const model::model<numeric::rational>& m,
+                                                      const model::input_sequence& x,
+                                                      const rational_weights& weights) {
+    using numeric::rational;
+    const numeric::context ctx{64};
+    const std::size_t n = x.size();
+    std::vector<model::vec<rational>> y = attention::initial_states(m, x, ctx);
+    for (const auto& lay : m.layers) {
+        std::vector<model::vec<rational>> next(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t end = lay.mask == model::mask_kind::causal ? i + 1 : n;
+            std::vector<model::vec<rational>> b;
+            for (const auto& hd : lay.heads) {
+                model::vec<rational> q = attention::query(hd, y[i], ctx);
+                const rational f = attention::dot_scale(hd, n, ctx);
+                std::vector<rational> s;
+                for (std::size_t j = 0; j < end; ++j) {
+                    const model::vec<rational> kj = attention::key(hd, y[j], ctx);
+                    rational acc(0);
+                    for (std::size_t t = 0; t < q.size(); ++t) acc += q[t] * kj[t];
+                    s.push_back(acc * f);
+                }
+                const std::vector<rational> w = weights(s);
+                model::vec<rational> acc(hd.value.out_dim(), rational(0));
+                for (std::size_t j = 0; j < end; ++j) {
+                    const model::vec<rational> vj = attention::value(hd, y[j], ctx);
+                    for (std::size_t c = 0; c < acc.size(); ++c) acc[c] += w[j] * vj[c];
+                }
+                b.push_back(std::move(acc));
+            }
+            next[i] = attention::update(lay, y[i], b, ctx);
+        }
+        y = std::move(next);
+    }
+    return y.back();
+}
+
+} // namespace attnprop::test

@@ -1,0 +1,197 @@
+#!/usr/bin/python3
+"""StableMax and sparsemax attention against an independent numpy float64 implementation
+(docs/theory.md, "The models" and §2.6).
+
+For random StableMax and sparsemax models (fixed seeds, one layer causally masked or not) and
+the bundled witnesses sparsemax-first and stablemax-first, on random inputs:
+- `attnprop eval --scalar double` agrees with numpy's float64 forward pass to 1e-12 (relative
+  to max(1, |y|));
+- `attnprop eval --scalar exact` (the exact rational p/q) lies within the enclosure of
+  `--scalar ball --precision 256` widened by 1e-30 (the exact and certified values agree).
+`--self-test` is the negative control: numpy's sparsemax replaced by softmax, and StableMax's
+g by x + 1 everywhere, must each make the double comparison fail.
+
+Usage: normalisers_numpy.py ATTNPROP MODELS_DIR WORK_DIR [--self-test]
+Exit 0 when every comparison passes, 1 with every failure listed (model, seed, input).
+"""
+
+import json
+import os
+import random
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+
+sys.set_int_max_str_digits(0)  # exact values print as p/q with thousands of digits
+
+
+def stablemax(z):
+    g = np.where(z >= 0, z + 1.0, 1.0 / (1.0 - np.minimum(z, 0.0)))
+    return g / g.sum()
+
+
+def sparsemax(z):
+    s = np.sort(z)[::-1]
+    cum = np.cumsum(s)
+    k = np.arange(1, len(z) + 1)
+    support = 1.0 + k * s > cum
+    kz = k[support][-1]
+    tau = (cum[kz - 1] - 1.0) / kz
+    return np.maximum(z - tau, 0.0)
+
+
+def softmax(z):
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+WEIGHTS = {"stablemax": stablemax, "sparsemax": sparsemax}
+
+
+def num(v):
+    return float(Fraction(v)) if isinstance(v, str) else float(v)
+
+
+def mat(a):
+    return np.array([[num(v) for v in row] for row in a], dtype=np.float64)
+
+
+def forward(model, symbols, weights):
+    """y_n^(L) in float64 for the subset of the format these models use."""
+    n = len(symbols) + 1
+    toks = list(symbols) + [model["eos"]]
+    d = model["d"]
+    coords = model["positional"]["coordinates"]
+    y = []
+    for i, t in enumerate(toks, start=1):
+        v = np.array([num(c) for c in model["token_embedding"][t]], dtype=np.float64)
+        p = np.array([float(Fraction(str(c).replace("i", str(i)).replace("n", str(n))))
+                      if isinstance(c, str) else float(c) for c in coords], dtype=np.float64)
+        y.append(v + p)
+    y = np.array(y)
+    for layer in model["layers"]:
+        causal = layer.get("mask") == "causal"
+        outs = []
+        for head in layer["heads"]:
+            Q, K, V = mat(head["score"]["Q"]), mat(head["score"]["K"]), mat(head["value"]["V"])
+            scale = head["score"].get("scale", "default")
+            scale = 1.0 / np.sqrt(Q.shape[0]) if scale == "default" else num(scale)
+            q, k, v = y @ Q.T, y @ K.T, y @ V.T
+            b = np.zeros((n, V.shape[0]))
+            for i in range(n):
+                end = i + 1 if causal else n
+                s = scale * (k[:end] @ q[i])
+                b[i] = weights(s) @ v[:end]
+            outs.append(b)
+        W = mat(layer["update"]["W"])
+        y = np.concatenate([y] + outs, axis=1) @ W.T
+    assert y.shape[1] == d
+    return y[-1]
+
+
+def random_model(rng, kind):
+    def r():
+        return f"{rng.randint(-3, 3)}/{rng.randint(1, 4)}"
+
+    def m(rows, cols):
+        return [[r() for _ in range(cols)] for _ in range(rows)]
+
+    layers = []
+    for k in range(2):
+        heads = [{"score": {"kind": "dot", "Q": m(2, 2), "K": m(2, 2), "scale": "1/2"},
+                  "value": {"kind": "linear", "V": m(2, 2)}} for _ in range(2)]
+        layer = {"heads": heads, "update": {"kind": "affine", "W": m(2, 6)}}
+        if k == 0 and rng.random() < 0.5:
+            layer["mask"] = "causal"
+        layers.append(layer)
+    return {"format": "attnprop-model", "version": 1, "name": f"random-{kind}", "attention": kind,
+            "alphabet": ["0", "1"], "eos": "$", "d": 2,
+            "token_embedding": {"0": [r(), r()], "1": [r(), r()], "$": [r(), r()]},
+            "positional": {"kind": "formula", "dim": 2, "coordinates": ["1/i", "0"]},
+            "input": "add", "layers": layers,
+            "readout": {"kind": "threshold", "w": [1, 0], "t": 0}}
+
+
+def eval_json(attnprop, path, inp, *args):
+    out = subprocess.run([attnprop, "eval", "--model", path, "--input=" + inp, "--json", *args],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"eval {path} {inp} {args}: exit {out.returncode}: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def cases(models_dir, work):
+    """(label, path, model, inputs) for the random and the bundled models."""
+    out = []
+    for kind in ("stablemax", "sparsemax"):
+        for seed in range(1, 9):
+            rng = random.Random(seed)
+            model = random_model(rng, kind)
+            path = os.path.join(work, f"{kind}-{seed}.json")
+            with open(path, "w") as f:
+                json.dump(model, f)
+            inputs = ["".join(rng.choice("01") for _ in range(rng.randint(1, 20))) for _ in range(2)]
+            out.append((f"random {kind} model, seed {seed}", path, model, inputs))
+        path = os.path.join(models_dir, f"{kind}-first.json")
+        with open(path) as f:
+            model = json.load(f)
+        rng = random.Random(99)
+        inputs = ["1" + "0" * 30, "0" * 63, "".join(rng.choice("01") for _ in range(200))]
+        out.append((f"bundled {kind}-first", path, model, inputs))
+    return out
+
+
+def run(attnprop, models_dir, work, weights, exact_too=True):
+    failures = []
+    for label, path, model, inputs in cases(models_dir, work):
+        w = weights[model["attention"]]
+        for inp in inputs:
+            where = f"{label}, input '{inp}'"
+            ref = forward(model, inp, w)
+            dbl = [float(v) for v in eval_json(attnprop, path, inp, "--scalar", "double")["y"]]
+            for c, (a, b) in enumerate(zip(dbl, ref)):
+                if not abs(a - b) <= 1e-12 * max(1.0, abs(b)):
+                    failures.append(f"{where}: y[{c}] double {a!r} against numpy {b!r}")
+            if not exact_too:
+                continue
+            ex = eval_json(attnprop, path, inp, "--scalar", "exact")
+            ball = eval_json(attnprop, path, inp, "--scalar", "ball", "--precision", "256",
+                             "--digits", "45")
+            for c, e in enumerate(ex["y"]):
+                mid, rad = Fraction(ball["y"][c]), Fraction(ball["y_radius"][c])
+                if abs(Fraction(e) - mid) > rad + Fraction(1, 10**30):
+                    failures.append(f"{where}: y[{c}] exact {e} outside ball {mid} +/- {rad}")
+    return failures
+
+
+def main():
+    args = sys.argv[1:]
+    self_test = "--self-test" in args
+    args = [a for a in args if a != "--self-test"]
+    if len(args) != 3:
+        sys.exit(__doc__)
+    attnprop, models_dir, work = args
+    os.makedirs(work, exist_ok=True)
+    if self_test:
+        status = 0
+        for broken, name in (({"stablemax": stablemax, "sparsemax": softmax}, "sparsemax as softmax"),
+                             ({"stablemax": lambda z: (z + 1) / (z + 1).sum(),
+                               "sparsemax": sparsemax}, "StableMax's g as x + 1")):
+            f = run(attnprop, models_dir, work, broken, exact_too=False)
+            if not f:
+                print(f"self-test: the comparison passes with {name}")
+                status = 1
+            else:
+                print(f"self-test: {name} fails as it must ({len(f)} failures)")
+        sys.exit(status)
+    failures = run(attnprop, models_dir, work, WEIGHTS)
+    for f in failures:
+        print("FAILED " + f)
+    print(f"{len(failures)} failures")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
