@@ -126,11 +126,7 @@ std::string shown(std::string_view lexeme) {
     if (lexeme.size() <= max_shown_lexeme) {
         return std::string(lexeme);
     }
-    // Sized first: g++ 12 warns falsely (-Warray-bounds, a copy past a short string's inline
-    // buffer) on `std::string(...) + "..."` here when the system headers come precompiled.
-    std::string out(max_shown_lexeme + 3, '.');
-    lexeme.copy(out.data(), max_shown_lexeme);
-    return out;
+    return std::string(lexeme.substr(0, max_shown_lexeme)) + "...";
 }
 
 std::string format_error(const location& where, const std::string& message) {
