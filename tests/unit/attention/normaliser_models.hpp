@@ -4,7 +4,13 @@
 // reference of the kind (never attention::normalised_weights), in exact rationals.
 #include "attention/soft.hpp"
 #include "model/model_file.hpp"
+#include "test_models.hpp"
 
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <functional>
 #include <random>
 #include <string>
@@ -22,15 +28,7 @@ inline std::string random_normaliser_model(std::mt19937_64& rng, const std::stri
         const long q = std::uniform_int_distribution<long>(1, 4)(rng);
         return "\"" + std::to_string(p) + "/" + std::to_string(q) + "\"";
     };
-    auto mat = [&](int r, int c) {
-        std::string s = "[";
-        for (int i = 0; i < r; ++i) {
-            s += i ? ", [" : "[";
-            for (int j = 0; j < c; ++j) s += (j ? ", " : "") + num();
-            s += "]";
-        }
-        return s + "]";
-    };
+    auto mat = [&](int r, int c) { return json_matrix(r, c, num); };
     auto vec2 = [&] { return "[" + num() + ", " + num() + "]"; };
     std::string layers;
     for (int k = 0; k < 2; ++k) {
@@ -98,6 +96,34 @@ inline model::vec<numeric::rational> reference_output(const model::model<numeric
         y = std::move(next);
     }
     return y.back();
+}
+
+/// The soft pass of twelve random models of `kind` (every other one masked) against
+/// reference_output with the kind's reference weights, in every scalar kind: exact rationals
+/// equal, MPFR at 256 bits within 1e-30, balls and certified intervals containing the exact
+/// values, double within 1e-12 (relative above 1).
+inline void check_every_kind(const std::string& kind, const rational_weights& reference_weights) {
+    const numeric::context ctx{256};
+    for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+        INFO("seed " << seed);
+        std::mt19937_64 rng(seed);
+        const auto m = model::parse_model(random_normaliser_model(rng, kind, 3, seed % 2 == 0),
+                                          kind + "-test");
+        const auto x = random_binary_input(rng, 3 + seed % 6);
+        const auto ref = reference_output(m, x, reference_weights);
+        REQUIRE(attention::soft_forward(m, x, ctx).y == ref);
+        const auto ym = attention::soft_forward(model::to_scalar<numeric::mpfr_real>(m, ctx), x, ctx).y;
+        const auto yb = attention::soft_forward(model::to_scalar<numeric::arb_ball>(m, ctx), x, ctx).y;
+        const auto yi = attention::soft_forward(model::to_scalar<numeric::dinterval>(m, ctx), x, ctx).y;
+        const auto yd = attention::soft_forward(model::to_scalar<double>(m, ctx), x, ctx).y;
+        for (std::size_t c = 0; c < ref.size(); ++c) {
+            REQUIRE(static_cast<double>(abs(*numeric::exact_of(ym[c]) - ref[c])) < 1e-30);
+            REQUIRE(numeric::contains(yb[c], ref[c]));
+            REQUIRE(numeric::contains(yi[c], ref[c]));
+            REQUIRE(std::fabs(yd[c] - numeric::approx_double(ref[c])) <
+                    1e-12 * std::max(1.0, std::fabs(numeric::approx_double(ref[c]))));
+        }
+    }
 }
 
 } // namespace attnprop::test

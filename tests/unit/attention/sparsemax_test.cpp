@@ -154,27 +154,7 @@ TEST_CASE("sparsemax: overlapping enclosures at a tie enclose every choice of th
 
 TEST_CASE("sparsemax: the soft pass of random models equals the reference pass in every kind",
           "[attention][sparsemax]") {
-    const numeric::context ctx{256};
-    for (std::uint64_t seed = 1; seed <= 12; ++seed) {
-        INFO("seed " << seed);
-        std::mt19937_64 rng(seed);
-        const auto m = model::parse_model(
-            test::random_normaliser_model(rng, "sparsemax", 3, seed % 2 == 0), "sparsemax-test");
-        const auto x = test::random_binary_input(rng, 3 + seed % 6);
-        const auto ref = test::reference_output(m, x, reference_weights);
-        REQUIRE(attention::soft_forward(m, x, ctx).y == ref);
-        const auto ym = attention::soft_forward(model::to_scalar<mpfr_real>(m, ctx), x, ctx).y;
-        const auto yb = attention::soft_forward(model::to_scalar<arb_ball>(m, ctx), x, ctx).y;
-        const auto yi = attention::soft_forward(model::to_scalar<dinterval>(m, ctx), x, ctx).y;
-        const auto yd = attention::soft_forward(model::to_scalar<double>(m, ctx), x, ctx).y;
-        for (std::size_t c = 0; c < ref.size(); ++c) {
-            REQUIRE(distance(ym[c], ref[c]) < 1e-30);
-            REQUIRE(numeric::contains(yb[c], ref[c]));
-            REQUIRE(numeric::contains(yi[c], ref[c]));
-            REQUIRE(std::fabs(yd[c] - numeric::approx_double(ref[c])) <
-                    1e-12 * std::max(1.0, std::fabs(numeric::approx_double(ref[c]))));
-        }
-    }
+    test::check_every_kind("sparsemax", reference_weights);
 }
 
 TEST_CASE("sparsemax: the witness sparsemax-first keeps one symbol's influence at 1, exactly, to "

@@ -127,27 +127,7 @@ TEST_CASE("stablemax: an enclosure straddling 0 encloses s at both ends", "[atte
 
 TEST_CASE("stablemax: the soft pass of random models equals the reference pass in every kind",
           "[attention][stablemax]") {
-    const numeric::context ctx{256};
-    for (std::uint64_t seed = 1; seed <= 12; ++seed) {
-        INFO("seed " << seed);
-        std::mt19937_64 rng(seed);
-        const auto m = model::parse_model(
-            test::random_normaliser_model(rng, "stablemax", 3, seed % 2 == 0), "stablemax-test");
-        const auto x = test::random_binary_input(rng, 3 + seed % 6);
-        const auto ref = test::reference_output(m, x, reference_weights);
-        REQUIRE(attention::soft_forward(m, x, ctx).y == ref);
-        const auto ym = attention::soft_forward(model::to_scalar<mpfr_real>(m, ctx), x, ctx).y;
-        const auto yb = attention::soft_forward(model::to_scalar<arb_ball>(m, ctx), x, ctx).y;
-        const auto yi = attention::soft_forward(model::to_scalar<dinterval>(m, ctx), x, ctx).y;
-        const auto yd = attention::soft_forward(model::to_scalar<double>(m, ctx), x, ctx).y;
-        for (std::size_t c = 0; c < ref.size(); ++c) {
-            REQUIRE(distance(ym[c], ref[c]) < 1e-30);
-            REQUIRE(numeric::contains(yb[c], ref[c]));
-            REQUIRE(numeric::contains(yi[c], ref[c]));
-            REQUIRE(std::fabs(yd[c] - numeric::approx_double(ref[c])) <
-                    1e-12 * std::max(1.0, std::fabs(numeric::approx_double(ref[c]))));
-        }
-    }
+    test::check_every_kind("stablemax", reference_weights);
 }
 
 TEST_CASE("stablemax: the witness stablemax-first moves by exactly 3 / (n + 2 H_n), to n = 1024",
