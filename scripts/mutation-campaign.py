@@ -27,6 +27,7 @@ An exit 2 about the model that names neither the file nor a JSON pointer is list
 
 import argparse
 import copy
+import hashlib
 import json
 import os
 import random
@@ -104,10 +105,10 @@ def hostile_models():
     return out
 
 
-def seed_files():
+def seed_files(root=ROOT):
     seeds = []
     for sub in ["models", "tests/golden/bad_inputs", "tests/golden/limits", "tests/data"]:
-        d = os.path.join(ROOT, sub)
+        d = os.path.join(root, sub)
         for name in sorted(os.listdir(d)):
             if name.endswith(".json"):
                 with open(os.path.join(d, name), "rb") as f:
@@ -116,6 +117,34 @@ def seed_files():
         for _ in range(3):  # weighted: each is aimed at a cost
             seeds.append(("hostile/" + name, json.dumps(m).encode()))
     return seeds
+
+
+def seeds_digest(seeds):
+    """The seed list's fingerprint: file k depends on it, the seed and k. Files added to the
+    seed folders change it (and so every file k), which is why a campaign folder records it."""
+    h = hashlib.sha256()
+    for name, data in seeds:
+        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()[:16]
+
+
+def check_campaign(work, seed, digest):
+    """A campaign folder is one seed list and one seed: appending rows of another would mix two
+    numberings of the files. The first run writes WORK/campaign.json; later runs must match."""
+    path = os.path.join(work, "campaign.json")
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            json.dump({"seed": seed, "seeds_digest": digest}, f)
+            f.write("\n")
+        return
+    with open(path) as f:
+        known = json.load(f)
+    if known.get("seed") != seed or known.get("seeds_digest") != digest:
+        print("mutation-campaign: %s was made with seed %s and seed list %s; this run has seed %s "
+                 "and seed list %s (the seed folders changed: give --root a checkout of the "
+                 "campaign's commit, or use a new folder)" % (work, known.get("seed"),
+                 known.get("seeds_digest"), seed, digest), file=sys.stderr)
+        sys.exit(2)
 
 
 # --- mutations -----------------------------------------------------------------------------
@@ -455,6 +484,9 @@ def main():
     ap.add_argument("--time-s", type=float, default=120)
     ap.add_argument("--commands", default=",".join(COMMANDS))
     ap.add_argument("--keep", action="store_true", help="keep every file's folder")
+    ap.add_argument("--root", default=ROOT,
+                    help="the checkout whose seed folders make the files (default: this one); a "
+                         "campaign's file k is rebuilt from the checkout it was run on")
     ap.add_argument("--summary", action="store_true")
     opts = ap.parse_args()
     if opts.summary:
@@ -464,7 +496,8 @@ def main():
     opts.work = os.path.abspath(opts.work)
     opts.commands = [c for c in opts.commands.split(",") if c]
     os.makedirs(opts.work, exist_ok=True)
-    seeds = seed_files()
+    seeds = seed_files(os.path.abspath(opts.root))
+    check_campaign(opts.work, opts.seed, seeds_digest(seeds))
     templates = make_templates(opts) if "replay" in opts.commands else []
     results = os.path.join(opts.work, "results.jsonl")
     done = 0
