@@ -36,8 +36,9 @@ rational f(const std::vector<rational>& z, const rational& tau) {
     return s;
 }
 
-/// Each weight's bracket [lo, hi] from tau bracketed by 400 bisections: f is decreasing, f(top/2
-/// - 1) >= 1 (the top term alone is 1) and f(top/2) = 0.
+/// Each weight's bracket [lo, hi] from tau bracketed by 400 bisections (or found exactly, a
+/// point where f is 1): f is decreasing, f(top/2 - 1) >= 1 (the top term alone is 1) and
+/// f(top/2) = 0.
 struct bracket {
     std::vector<rational> lo, hi;
 };
@@ -45,10 +46,11 @@ bracket reference_weights(const std::vector<rational>& z) {
     rational top = z.front();
     for (const auto& x : z) top = std::max(top, x);
     rational a = top / 2 - 1, b = top / 2; // f(a) >= 1 > f(b)
-    for (int it = 0; it < 400; ++it) {
+    for (int it = 0; it < 400 && f(z, a) != 1; ++it) {
         const rational m = (a + b) / 2;
         (f(z, m) >= 1 ? a : b) = m;
     }
+    if (f(z, a) == 1) b = a; // tau found exactly (a one-hot row: tau = top/2 - 1)
     bracket out;
     for (const auto& x : z) {
         const rational hi = positive_part(x / 2 - a), lo = positive_part(x / 2 - b);
