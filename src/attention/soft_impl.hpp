@@ -495,7 +495,8 @@ inline bool softmax_rows(model::attention_kind k) {
     case model::attention_kind::average_hard: // likewise
         return true;
     case model::attention_kind::stablemax:
-    case model::attention_kind::sparsemax: return false;
+    case model::attention_kind::sparsemax:
+    case model::attention_kind::entmax15: return false;
     }
     return true;
 }
@@ -561,6 +562,89 @@ template <numeric::Scalar S> vec<S> sparsemax(const vec<S>& z, const numeric::co
     return w;
 }
 
+/// 1.5-entmax's support over u = z / 2 sorted descending, in T (exact rationals, or a rounded
+/// kind whose comparisons decide): the weights are (u_j - tau)_+^2 with
+/// f(tau) = sum_j (u_j - tau)_+^2 = 1, f decreasing, so tau >= u_(k+1) exactly when
+/// f(u_(k+1)) = sum_{i <= k} (u_i - u_(k+1))^2 >= 1, and the support is the smallest such k
+/// (every score when none). Tied scores are both in or both out. Returns k and the support's
+/// sums of u and u^2.
+template <numeric::Scalar T> struct entmax_support {
+    std::size_t k = 0;
+    T s1, s2;
+};
+template <numeric::Scalar T> entmax_support<T> entmax15_support(std::vector<T> u, const numeric::context& ctx) {
+    std::sort(u.begin(), u.end(), [](const T& a, const T& b) {
+        return numeric::compare(a, b) == numeric::order::greater;
+    });
+    const T one = numeric::one<T>(ctx), two = numeric::from_int<T>(2, ctx);
+    entmax_support<T> out{0, numeric::zero<T>(ctx), numeric::zero<T>(ctx)};
+    for (std::size_t j = 0; j < u.size(); ++j) {
+        out.s1 += u[j];
+        out.s2 += u[j] * u[j];
+        out.k = j + 1;
+        if (j + 1 == u.size()) break;
+        const T& next = u[j + 1];
+        const T f_next = out.s2 - two * next * out.s1 +
+                         numeric::from_int<T>(static_cast<long>(out.k), ctx) * next * next;
+        if (numeric::compare(f_next, one) != numeric::order::less) break; // tau >= u_(k+1)
+    }
+    return out;
+}
+
+/// The threshold of a support (k, s1, s2): the smaller root of k tau^2 - 2 s1 tau + s2 - 1 = 0,
+/// tau = (s1 - sqrt(s1^2 - k (s2 - 1))) / k. The discriminant is k (1 - V) with V the support's
+/// sum of squared deviations from its mean, below f(u_(k)) < 1: positive; a rounded kind may
+/// round it below 0, which is read as 0.
+template <numeric::ExpScalar S>
+S entmax15_threshold(const S& s1, const S& s2, std::size_t k, const numeric::context& ctx) {
+    const S kk = numeric::from_int<S>(static_cast<long>(k), ctx);
+    const S disc = numeric::relu(s1 * s1 - kk * (s2 - numeric::one<S>(ctx)), ctx);
+    return (s1 - numeric::sqrt_nonneg(disc)) / kk;
+}
+
+/// 1.5-entmax's weights (z_j / 2 - tau)_+^2 (Peters, Niculae and Martins 2019). For an
+/// enclosure kind the support and the sums are taken exactly at the midpoints of u = z / 2,
+/// tau there in S (its square root enclosed), then widened by the hull of every u's deviation
+/// from its midpoint with both signs: tau is increasing in every u_j and tau(u + c) = tau(u) + c,
+/// so |tau(u) - tau(mid)| <= max_j |u_j - mid_j|, without deciding the support at u.
+template <numeric::ExpScalar S> vec<S> entmax15(const vec<S>& z, const numeric::context& ctx) {
+    const S two = numeric::from_int<S>(2, ctx);
+    vec<S> u;
+    u.reserve(z.size());
+    for (const S& x : z) u.push_back(x / two);
+    const S tau = [&] {
+        if constexpr (numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure) {
+            std::vector<numeric::rational> mid;
+            mid.reserve(u.size());
+            std::optional<S> dev;
+            for (const S& x : u) {
+                const S c = numeric::representative(x);
+                auto q = numeric::exact_of(c);
+                if (!q)
+                    throw numeric::undefined_error("a score of 1.5-entmax has no finite midpoint");
+                mid.push_back(std::move(*q));
+                const S d = x - c;
+                const S both = numeric::hull(d, -d);
+                dev = dev ? numeric::hull(*dev, both) : both;
+            }
+            const auto sup = entmax15_support(std::move(mid), ctx);
+            return entmax15_threshold(numeric::from_rational<S>(sup.s1, ctx),
+                                      numeric::from_rational<S>(sup.s2, ctx), sup.k, ctx) +
+                   *dev;
+        } else {
+            const auto sup = entmax15_support(u, ctx);
+            return entmax15_threshold(sup.s1, sup.s2, sup.k, ctx);
+        }
+    }();
+    vec<S> w;
+    w.reserve(u.size());
+    for (const S& x : u) {
+        const S r = numeric::relu(x - tau, ctx);
+        w.push_back(r * r);
+    }
+    return w;
+}
+
 } // namespace detail
 
 template <numeric::Scalar S>
@@ -597,6 +681,14 @@ vec<S> normalised_weights(model::attention_kind k, const vec<S>& z, const numeri
         return w;
     }
     case model::attention_kind::sparsemax: require_finite(); return detail::sparsemax(z, ctx);
+    case model::attention_kind::entmax15:
+        if constexpr (numeric::ExpScalar<S>) {
+            require_finite();
+            return detail::entmax15(z, ctx);
+        } else {
+            throw precondition_error("1.5-entmax's threshold needs a square root: the exact scalar "
+                                     "does not evaluate it");
+        }
     }
     throw precondition_error("normalised_weights: not an attention kind");
 }

@@ -22,7 +22,7 @@ namespace attnprop::model {
 /// (ties decided exactly, as for hard). StableMax: weights s(z_j) / sum_k s(z_k) with
 /// s(x) = x + 1 for x >= 0 and 1 / (1 - x) for x < 0. Sparsemax: the Euclidean projection of
 /// the scores onto the simplex, max(z_j - tau, 0) (docs/theory.md, "Attention variants").
-enum class attention_kind { hard, soft, average_hard, stablemax, sparsemax };
+enum class attention_kind { hard, soft, average_hard, stablemax, sparsemax, entmax15 };
 
 /// How a head's weights come from a row's scores.
 enum class weighting {
@@ -86,7 +86,7 @@ struct attention_kind_info {
 
 /// The registry: one row per kind, in the enum's order (checked below; the unit test of the
 /// registry checks that every enumerator has its row).
-inline constexpr std::array<attention_kind_info, 5> attention_kinds{{
+inline constexpr std::array<attention_kind_info, 6> attention_kinds{{
     {attention_kind::hard, "hard", weighting::maximal_score, tie_rule::leftmost, "",
      /*exact=*/true, "", /*hard_limit=*/true, /*soft_influence=*/false,
      influence_law::hard_theorem,
@@ -116,6 +116,12 @@ inline constexpr std::array<attention_kind_info, 5> attention_kinds{{
      "sparsemax is exactly one-hot once the top score leads the second by 1 or more, so one "
      "symbol can move the output by Theta(1) at every n",
      /*simulate_source=*/false, /*incremental=*/false},
+    {attention_kind::entmax15, "entmax15", weighting::normaliser, tie_rule::none, "",
+     /*exact=*/false, "1.5-entmax's threshold needs a square root", /*hard_limit=*/false,
+     /*soft_influence=*/false, influence_law::not_vanishing,
+     "1.5-entmax, (z / 2 - tau)_+^2, is exactly one-hot once the top score leads the second by 2 "
+     "or more, so one symbol can move the output by Theta(1) at every n",
+     /*simulate_source=*/false, /*incremental=*/false},
 }};
 
 static_assert([] {
@@ -129,7 +135,8 @@ constexpr const attention_kind_info& info(attention_kind k) {
     return attention_kinds[static_cast<std::size_t>(k)];
 }
 
-/// "hard", "soft", "average-hard", "stablemax", "sparsemax" (the model file's spelling).
+/// "hard", "soft", "average-hard", "stablemax", "sparsemax", "entmax15" (the model file's
+/// spelling).
 constexpr const char* to_string(attention_kind k) { return info(k).name.data(); }
 
 /// Whether the kind selects keys by the maximal score (hard or average-hard) rather than

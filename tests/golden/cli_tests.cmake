@@ -149,6 +149,10 @@ attnprop_cli_test(bound-ln0-text 0 "lipschitz-updates +no +layer 1 update: layer
 # StableMax keeps Lemma 5 with a smaller E (theory.md 2.6); sparsemax has no bound of its own.
 attnprop_cli_test(bound-stablemax 0 "stablemax attention: .*bounds its influence too" bound --model stablemax-first --no-every-n)
 attnprop_cli_test(bound-sparsemax 0 "verdict: no bound for sparsemax attention: one symbol's influence need not vanish" bound --model sparsemax-first --no-every-n)
+# 1.5-entmax: no bound of its own either, and its threshold is irrational: exact refuses it.
+attnprop_cli_test(bound-entmax15 0 "verdict: no bound for entmax15 attention: one symbol's influence need not vanish" bound --model entmax15-first --no-every-n)
+attnprop_cli_test(eval-entmax15-exact-refused 2 "cannot evaluate this model \\(attention is entmax15 \\(1\\.5-entmax's threshold needs a square root\\)\\).*at /attention"
+                  eval --model entmax15-first --input 1000 --scalar exact)
 attnprop_cli_test(eval-sparsemax-exact 0 "\"scalar\": \"exact\"" eval --model sparsemax-first --input 1000 --json)
 attnprop_cli_test(eval-stablemax-exact-y 0 "\"y\": \\[\"90/287\", \"2/5\", \"1\"\\]" eval --model stablemax-first --input 1000 --json)
 attnprop_cli_test(check-sparsemax-soft-refused 0 "soft-influence/influence-vanishes: needs a soft-attention model; the model is sparsemax \\(its statement and bounds are derived for softmax; sparsemax is exactly one-hot"

@@ -1,15 +1,19 @@
 #!/usr/bin/python3
-"""StableMax and sparsemax attention against an independent numpy float64 implementation
-(docs/theory.md, "The models" and §2.6).
+"""StableMax, sparsemax and 1.5-entmax attention against an independent numpy float64
+implementation (docs/theory.md, "The models" and §2.6).
 
-For random StableMax and sparsemax models (fixed seeds, one layer causally masked or not) and
-the bundled witnesses sparsemax-first and stablemax-first, on random inputs:
+For random StableMax, sparsemax and 1.5-entmax models (fixed seeds, one layer causally masked
+or not) and the bundled witnesses sparsemax-first, stablemax-first and entmax15-first, on
+random inputs:
 - `attnprop eval --scalar double` agrees with numpy's float64 forward pass to 1e-12 (relative
   to max(1, |y|));
-- `attnprop eval --scalar exact` (the exact rational p/q) lies within the enclosure of
-  `--scalar ball --precision 256` widened by 1e-30 (the exact and certified values agree).
-`--self-test` is the negative control: numpy's sparsemax replaced by softmax, and StableMax's
-g by x + 1 everywhere, must each make the double comparison fail.
+- `attnprop eval --scalar exact` (the exact rational p/q; for 1.5-entmax, whose threshold is
+  irrational, `--scalar mpfr --precision 256`) lies within the enclosure of `--scalar ball
+  --precision 256` widened by 1e-30 (the exact or MPFR and the certified values agree).
+1.5-entmax's numpy threshold is the sorted-cumulative-moments algorithm of Peters, Niculae and
+Martins (2019), not attnprop's support rule. `--self-test` is the negative control: numpy's
+sparsemax replaced by softmax, StableMax's g by x + 1 everywhere, and 1.5-entmax by sparsemax
+must each make the double comparison fail.
 
 Usage: normalisers_numpy.py ATTNPROP MODELS_DIR WORK_DIR [--self-test]
 Exit 0 when every comparison passes, 1 with every failure listed (model, seed, input).
@@ -42,12 +46,26 @@ def sparsemax(z):
     return np.maximum(z - tau, 0.0)
 
 
+def entmax15(z):
+    u = z / 2.0
+    s = np.sort(u)[::-1]
+    k = np.arange(1, len(z) + 1)
+    mean = np.cumsum(s) / k
+    mean_sq = np.cumsum(s * s) / k
+    delta = (1.0 - k * (mean_sq - mean ** 2)) / k
+    tau = mean - np.sqrt(np.maximum(delta, 0.0))
+    support = int((tau <= s).sum())
+    return np.maximum(u - tau[support - 1], 0.0) ** 2
+
+
 def softmax(z):
     e = np.exp(z - z.max())
     return e / e.sum()
 
 
-WEIGHTS = {"stablemax": stablemax, "sparsemax": sparsemax}
+WEIGHTS = {"stablemax": stablemax, "sparsemax": sparsemax, "entmax15": entmax15}
+# The kinds whose values are rational (the second comparison uses --scalar exact).
+EXACT = {"stablemax", "sparsemax"}
 
 
 def num(v):
@@ -125,7 +143,7 @@ def eval_json(attnprop, path, inp, *args):
 def cases(models_dir, work):
     """(label, path, model, inputs) for the random and the bundled models."""
     out = []
-    for kind in ("stablemax", "sparsemax"):
+    for kind in ("stablemax", "sparsemax", "entmax15"):
         for seed in range(1, 9):
             rng = random.Random(seed)
             model = random_model(rng, kind)
@@ -156,13 +174,17 @@ def run(attnprop, models_dir, work, weights, exact_too=True):
                     failures.append(f"{where}: y[{c}] double {a!r} against numpy {b!r}")
             if not exact_too:
                 continue
-            ex = eval_json(attnprop, path, inp, "--scalar", "exact")
+            exact = model["attention"] in EXACT
+            ex = eval_json(attnprop, path, inp, *(["--scalar", "exact"] if exact else
+                                                   ["--scalar", "mpfr", "--precision", "256",
+                                                    "--digits", "60"]))
             ball = eval_json(attnprop, path, inp, "--scalar", "ball", "--precision", "256",
                              "--digits", "45")
+            name = "exact" if exact else "mpfr"
             for c, e in enumerate(ex["y"]):
                 mid, rad = Fraction(ball["y"][c]), Fraction(ball["y_radius"][c])
                 if abs(Fraction(e) - mid) > rad + Fraction(1, 10**30):
-                    failures.append(f"{where}: y[{c}] exact {e} outside ball {mid} +/- {rad}")
+                    failures.append(f"{where}: y[{c}] {name} {e} outside ball {mid} +/- {rad}")
     return failures
 
 
@@ -176,9 +198,10 @@ def main():
     os.makedirs(work, exist_ok=True)
     if self_test:
         status = 0
-        for broken, name in (({"stablemax": stablemax, "sparsemax": softmax}, "sparsemax as softmax"),
-                             ({"stablemax": lambda z: (z + 1) / (z + 1).sum(),
-                               "sparsemax": sparsemax}, "StableMax's g as x + 1")):
+        for broken, name in (({**WEIGHTS, "sparsemax": softmax}, "sparsemax as softmax"),
+                             ({**WEIGHTS, "stablemax": lambda z: (z + 1) / (z + 1).sum()},
+                              "StableMax's g as x + 1"),
+                             ({**WEIGHTS, "entmax15": sparsemax}, "1.5-entmax as sparsemax")):
             f = run(attnprop, models_dir, work, broken, exact_too=False)
             if not f:
                 print(f"self-test: the comparison passes with {name}")
