@@ -69,23 +69,26 @@ model::vec<S> probabilities_of(const model::model<S>& m, const model::vec<S>& y,
 }
 
 /// Work of one forward pass computing only y_n^(L), counted in score evaluations: a layer
-/// below the top costs n when every head's scores are constant (a mean), else n²; the top
-/// layer evaluates row n only (n).
+/// below the top costs n when every head's scores are constant (a mean), else n² (n²/2 under a
+/// causal mask: row i reads i + 1 keys); the top layer evaluates row n only (n).
 double naive_pass_cost(const model::model<rational>& m, double n) {
     double cost = 0;
     for (std::size_t k = 0; k + 1 < m.layers.size(); ++k) {
         bool uniform = true;
         for (const auto& h : m.layers[k].heads) uniform = uniform && attention::constant_scores(h);
-        cost += uniform ? n : n * n;
+        const bool masked = m.layers[k].mask != model::mask_kind::none;
+        cost += uniform ? n : masked ? n * n / 2 : n * n;
     }
     return cost + n;
 }
 
 /// Work of the incremental method: its set-up evaluates every layer-1 row kept (n rows of n
-/// scores for L = 2, row n for L = 1), then O(n) per change for L = 2 and O(1) for L = 1.
+/// scores for L = 2, row n for L = 1), then O(n) per change for L = 2 and O(1) for L = 1; a
+/// causal mask on layer 1 halves both (row i reads i + 1 keys, a change at p the rows i >= p).
 double incremental_cost(const model::model<rational>& m, double n, double changes) {
     if (m.layers.size() == 1) return n + changes;
-    return n * n + changes * n;
+    const double share = m.layers.front().mask != model::mask_kind::none ? 0.5 : 1.0;
+    return share * (n * n + changes * n);
 }
 
 /// A change measured as the difference of two independent balls is not resolved when it has
