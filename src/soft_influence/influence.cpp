@@ -129,9 +129,11 @@ double profile_cost(const model::model<rational>& exact, std::size_t n, double c
 template <numeric::ExpScalar S>
 influence_method chosen_method(const model::model<S>& m, const model::model<rational>& exact,
                                std::size_t n, const influence_options& opt) {
-    // The a-posteriori bound is derived for unmasked layers (posterior.hpp): none for a masked one.
-    const bool posterior = has_posterior_bound<S> && opt.posterior && !model::any_masked(exact);
-    const bool applies = incremental_applies(exact) && attention::incremental_supports(m);
+    const bool posterior = has_posterior_bound<S> && opt.posterior;
+    // posterior_cache (the a-posteriori bound from the incremental kernel's states) is derived
+    // for unmasked layers; a masked model's bound reads two traces (posterior_bound).
+    const bool applies = incremental_applies(exact) && attention::incremental_supports(m) &&
+                         !(posterior && model::any_masked(exact));
     if (opt.method == influence_method::incremental && !applies)
         throw precondition_error("the incremental influence method does not apply to this model");
     if (opt.method != influence_method::automatic) return opt.method;
@@ -168,8 +170,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                                         " is not before eos (n = " + std::to_string(n) + ")");
     // Changes in the differential model's kind that it cannot resolve are measured again there.
     constexpr bool remeasured = numeric::has_differential<S>;
-    // The a-posteriori bound is derived for unmasked layers (posterior.hpp): none for a masked one.
-    const bool posterior = has_posterior_bound<S> && opt.posterior && !model::any_masked(exact);
+    const bool posterior = has_posterior_bound<S> && opt.posterior;
     const bool softmax = m.out.type == model::readout<S>::kind::softmax;
     influence_options whole = opt;
     whole.positions = positions;
