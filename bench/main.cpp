@@ -84,6 +84,8 @@ double budget_of(const bench_case& c) {
         return 0;
     }
     if (c.group == "soft") return c.kind == "double" ? 1.5 : 1.2;
+    // A causal mask against none (masked_bench.cpp): at most 1.1x the unmasked work.
+    if (c.group == "masked") return 1.1;
     // eval --scalar auto (12 certified digits) against one certified-interval pass.
     if (c.group == "eval") return 1.5;
     return 0;
@@ -102,7 +104,9 @@ void print_tables(const std::map<std::string, measurement>& res, std::ofstream* 
     std::printf("%-5s %-9s %6s %12s %12s %7s %7s %6s %6s\n", "group", "kind", "n", "attnprop s",
                 "baseline s", "ratio", "budget", "holds", "pairs");
     for (const auto& c : registry()) {
-        if (c.group != "soft" && c.group != "hard" && c.group != "certified" && c.group != "eval") continue;
+        if (c.group != "soft" && c.group != "hard" && c.group != "certified" && c.group != "eval" &&
+            c.group != "masked")
+            continue;
         auto it = res.find(c.name);
         if (it == res.end() || !it->second.error.empty()) continue;
         const auto& k = it->second.counters;
@@ -115,7 +119,8 @@ void print_tables(const std::map<std::string, measurement>& res, std::ofstream* 
         const char* holds = budget <= 0 ? "-" : ratio <= budget ? "yes" : "NO";
         const std::string kind = c.group == "certified" ? c.model + " " + c.kind : c.kind;
         std::printf("%-5s %-9s %6zu %12.4g %12.4g %7.3f %7.1f %6s %6.0f\n",
-                    c.group == "certified" ? "cert" : c.group.c_str(), kind.c_str(), c.n, a, b,
+                    c.group == "certified" ? "cert" : c.group == "masked" ? "mask" : c.group.c_str(),
+                    kind.c_str(), c.n, a, b,
                     ratio, budget, holds, pairs);
         if (csv)
             *csv << c.group << "," << kind << "," << c.n << "," << fmt("%.6g", a) << ","
@@ -191,7 +196,8 @@ void print_tables(const std::map<std::string, measurement>& res, std::ofstream* 
     bool header = false;
     for (const auto& c : registry()) {
         if (c.group == "soft" || c.group == "hard" || c.group == "restrict" ||
-            c.group == "influence" || c.group == "certified" || c.group == "eval")
+            c.group == "influence" || c.group == "certified" || c.group == "eval" ||
+            c.group == "masked")
             continue;
         auto it = res.find(c.name);
         if (it == res.end() || !it->second.error.empty()) continue;
@@ -240,6 +246,7 @@ int main(int argc, char** argv) {
     register_influence_benchmarks(cfg);
     register_certified_benchmarks(cfg);
     register_every_input_benchmarks(cfg);
+    register_masked_benchmarks(cfg);
     collecting_reporter rep(quiet);
     benchmark::RunSpecifiedBenchmarks(&rep);
     std::ofstream csv;

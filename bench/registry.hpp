@@ -20,7 +20,8 @@ struct bench_config {
 /// One registered benchmark.
 struct bench_case {
     std::string name;  ///< the Google Benchmark name
-    std::string group; ///< "soft", "hard", "certified", "eval", "cc", "restrict" or "influence"
+    std::string group; ///< "soft", "hard", "certified", "eval", "cc", "restrict", "influence" or
+                       ///< "masked"
     std::string kind;  ///< "double", "mpfr-256", "arb-256" (soft), "exact/dbl" (hard), ...
     std::string model; ///< the bundled model (cc cases) or what is timed (restrict cases)
     std::size_t n = 0;
@@ -30,7 +31,8 @@ struct bench_case {
 std::vector<bench_case>& registry();
 
 /// Registration of the groups (soft_bench.cpp, hard_bench.cpp, cc_bench.cpp,
-/// restrict_bench.cpp, influence_bench.cpp, certified_bench.cpp, every_input_bench.cpp).
+/// restrict_bench.cpp, influence_bench.cpp, certified_bench.cpp, every_input_bench.cpp,
+/// masked_bench.cpp).
 void register_soft_benchmarks(const bench_config& cfg);
 void register_hard_benchmarks(const bench_config& cfg);
 void register_cc_benchmarks(const bench_config& cfg);
@@ -38,5 +40,6 @@ void register_restrict_benchmarks(const bench_config& cfg);
 void register_influence_benchmarks(const bench_config& cfg);
 void register_certified_benchmarks(const bench_config& cfg);
 void register_every_input_benchmarks(const bench_config& cfg);
+void register_masked_benchmarks(const bench_config& cfg);
 
 } // namespace attnprop::bench

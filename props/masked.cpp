@@ -8,8 +8,8 @@
 // Cases: a model from gen::causally_masked(gen::soft_model()) or gen::masked_rate_witness()
 // (the control: the witnesses alone), n log-uniform up to 256, one input; every measured
 // position (measured_positions) and replacement is changed and the change measured in Arb
-// balls at the case's precision (two forward passes: the incremental kernel and the
-// a-posteriori bound are derived for unmasked layers).
+// balls at the case's precision by two forward passes (independent of the incremental
+// kernel, which the influence profiles take).
 #include "props/masked.hpp"
 
 #include "attention/soft.hpp"

@@ -20,9 +20,10 @@ using numeric::rational;
 template <class S> bool incremental_supports(const model::model<S>& m) {
     if (!model::info(m.attention).incremental) return false;
     if (m.layers.empty() || m.layers.size() > 2) return false;
-    // A masked layer's rows take a prefix of the keys: the kept sums here are over every key,
-    // so a masked model is measured by full passes.
-    if (model::any_masked(m)) return false;
+    // Masks: a masked layer 1 of L = 2 keeps its rows' sums over their key ranges (row_end);
+    // row n of the top layer attends to every key with or without one.
+    for (const auto& l : m.layers)
+        if (l.mask != model::mask_kind::none && l.mask != model::mask_kind::causal) return false;
     for (const auto& l : m.layers)
         for (const auto& h : l.heads) {
             if (h.score.type != model::score_spec<S>::kind::dot ||
@@ -91,24 +92,26 @@ vec<S> incremental_influence<S>::block_apply(std::size_t h, const vec<S>& x) con
 
 template <numeric::ExpScalar S>
 vec<S> incremental_influence<S>::full_row(std::size_t h, const vec<S>& q, std::size_t p,
-                                          const vec<S>& kp, const vec<S>& vp) const {
+                                          const vec<S>& kp, const vec<S>& vp,
+                                          std::size_t end) const {
     if constexpr (raw_kernels) {
         const long prec = ctx_.precision_bits;
-        if (raw_ && uniform(q, prec) && uniform(kp, prec) && uniform(vp, prec))
+        // raw_ is false for a masked layer 1 (the raw row is over every key).
+        if (raw_ && end == n_ && uniform(q, prec) && uniform(kp, prec) && uniform(vp, prec))
             return full_row_raw(h, q, p, kp, vp);
     }
     const auto& st = heads_[h];
     std::vector<S> s;
-    s.reserve(n_);
-    for (std::size_t j = 0; j < n_; ++j) s.push_back(dot(q, j == p ? kp : st.k[j], ctx_));
+    s.reserve(end);
+    for (std::size_t j = 0; j < end; ++j) s.push_back(dot(q, j == p ? kp : st.k[j], ctx_));
     S mx = s.front();
-    for (std::size_t j = 1; j < n_; ++j)
+    for (std::size_t j = 1; j < end; ++j)
         if (numeric::compare(s[j], mx) == numeric::order::greater) mx = s[j];
     const S shift = numeric::representative(mx);
     const std::size_t dv = vp.size();
     vec<S> num(dv, numeric::zero<S>(ctx_));
     S den = numeric::zero<S>(ctx_);
-    for (std::size_t j = 0; j < n_; ++j) {
+    for (std::size_t j = 0; j < end; ++j) {
         S e = numeric::exp(s[j] - shift);
         den += e;
         const vec<S>& v = j == p ? vp : st.v[j];
@@ -215,6 +218,8 @@ vec<S> incremental_influence<S>::corrected_row_unlocated(const change& ch, std::
     const std::size_t r = i - first_row_;
     if (fault_ == incremental_fault::skip_row_correction && i != p && i + 1 != n_ && !y1_.empty())
         return y1_[i];
+    // A masked layer 1: row i < p does not attend to key p (its range is j <= i).
+    if (mask1_ && i < p && fault_ != incremental_fault::ignore_mask) return y1_[i];
     // The cancellation guard: the rest of the denominator must keep a 2^-16 share.
     const S guard = numeric::from_int<S>(65536, ctx_);
     const bool fold = affine_ != nullptr;
@@ -224,7 +229,7 @@ vec<S> incremental_influence<S>::corrected_row_unlocated(const change& ch, std::
     for (std::size_t h = 0; h < H; ++h) {
         const auto& st = heads_[h];
         if (i == p) {
-            b[h] = full_row(h, ch.qp[h], p, ch.kp[h], ch.vp[h]);
+            b[h] = full_row(h, ch.qp[h], p, ch.kp[h], ch.vp[h], row_end(p));
             continue;
         }
         const std::size_t dv = ch.vp[h].size();
@@ -238,7 +243,7 @@ vec<S> incremental_influence<S>::corrected_row_unlocated(const change& ch, std::
         S rest = keep ? st.den[r] : st.den[r] - e_old;
         if (!finite(e_new) || numeric::possibly_less(numeric::compare(rest * guard, st.den[r]))) {
             ++stats_.recomputed_rows;
-            b[h] = full_row(h, st.q[r], p, ch.kp[h], ch.vp[h]);
+            b[h] = full_row(h, st.q[r], p, ch.kp[h], ch.vp[h], row_end(i));
             folded = false;
             continue;
         }
@@ -285,9 +290,8 @@ vec<S> incremental_influence<S>::corrected_row_unlocated(const change& ch, std::
 
 template <numeric::ExpScalar S>
 vec<S> incremental_influence<S>::changed(std::size_t p, int a) const {
-    // Every layer-1 row attends to key p, so every row is corrected: the place of a per-layer
-    // mask, under which a causal one would correct the rows i >= p alone (docs/architecture.md,
-    // "The per-layer mask").
+    // Every layer-1 row that attends to key p is corrected: every row, or the rows i >= p
+    // under a causal mask (corrected_row returns x's row i < p as it is).
     const change ch = prepare(p, a);
     if constexpr (raw_kernels)
         if (raw_change_ok(ch)) return changed_raw(ch);

@@ -30,6 +30,14 @@
 /// each change recomputes the column and row of p (2 n exponentials per head) with the
 /// constructor's operations, so the results are bit-identical with and without the tables.
 ///
+/// A causal mask (docs/architecture.md, "The per-layer mask") matters in layer 1 of L = 2 alone:
+/// row n of the top layer attends to every key either way. Row i of a masked layer 1 keeps its
+/// sums over the keys j <= i, so a change at p leaves the rows i < p as they are, corrects the
+/// rows i > p by the same rank-1 update (key p is in their range) and recomputes row p over the
+/// keys j <= p: about half the rows of an unmasked change on average. Such a model runs the
+/// generic members in every kind (the raw MPFR kernels and the certified double kernel keep
+/// sums over every key and are not taken).
+///
 /// The query, key, value, update and initial-state helpers of attention/common.hpp are the
 /// ones soft_forward uses, so scales and positional embeddings are the same. A correction
 /// whose subtraction would cancel (the old term holds all but a 2^-16 share of the row's
@@ -68,8 +76,10 @@ enum class incremental_fault {
     drop_moved_radius,   ///< certified double kernel: y1_moved from the midpoints alone
     drop_outward_widening, ///< certified double kernel: a folded row stored as [fl(M - R), fl(M +
                            ///< R)]
-    loose_top_omega        ///< certified double kernel: the top layer's ω as x''s weight of key p
+    loose_top_omega,       ///< certified double kernel: the top layer's ω as x''s weight of key p
                            ///< alone, no minimum with x's (changed_for_bound)
+    ignore_mask            ///< masked layer 1: correct the rows i < p too, as if they attended
+                           ///< to key p
 };
 
 namespace detail {
@@ -117,8 +127,8 @@ template <> inline constexpr bool incremental_interval_kernel<numeric::dinterval
 inline constexpr std::size_t default_table_bytes = std::size_t{2} << 30;
 
 /// Whether the kernel supports the model: soft attention, 1 <= L <= 2, every head a dot-product
-/// score with a scale in S and a linear value map (F_k and f_in arbitrary), no masked layer
-/// (a masked model is measured by full passes).
+/// score with a scale in S and a linear value map (F_k and f_in arbitrary), each layer unmasked
+/// or causally masked.
 template <class S> bool incremental_supports(const model::model<S>& m);
 
 /// The state of one input x kept for one-symbol updates.
@@ -316,9 +326,13 @@ private:
     /// raw kernel.
     model::vec<S> row_p_factored(const change& ch) const;
 
-    /// Full row i of layer-1 head h with position p's key and value replaced.
+    /// Full row i of layer-1 head h with position p's key and value replaced, over the keys
+    /// j < end (row i's range, model::key_end; p < end).
     model::vec<S> full_row(std::size_t h, const model::vec<S>& q, std::size_t p,
-                           const model::vec<S>& kp, const model::vec<S>& vp) const;
+                           const model::vec<S>& kp, const model::vec<S>& vp,
+                           std::size_t end) const;
+    /// Layer 1's key range of row i: [0, end) (i + 1 under a causal mask of L = 2, else n).
+    std::size_t row_end(std::size_t i) const { return mask1_ ? model::key_end(m_.layers.front().mask, i, n_) : n_; }
     /// A_h x for the columns of an affine F_1 that multiply head h's output.
     model::vec<S> block_apply(std::size_t h, const model::vec<S>& x) const;
     /// Layer 2 at row n from every layer-1 state.
@@ -331,6 +345,9 @@ private:
     incremental_fault fault_;
     std::size_t n_;
     std::size_t first_row_; ///< first layer-1 row kept (n - 1 for L = 1, 0 for L = 2)
+    /// L = 2 with a masked layer 1: row i's sums are over its key range (row_end), and only the
+    /// generic members run.
+    bool mask1_ = false;
     std::vector<model::vec<S>> y0_;
     std::vector<model::vec<S>> y1_; ///< L = 2: y^(1) of x for every row
     /// L = 2 with an affine F_1(y, b) = W (y, b_1, ..., b_H) + c: the columns of head h start

@@ -213,7 +213,9 @@ void incremental_influence<dinterval>::init_interval_kernel() {
                           fault_ == incremental_fault::drop_moved_radius ||
                           fault_ == incremental_fault::drop_outward_widening ||
                           fault_ == incremental_fault::loose_top_omega;
-    if (m_.layers.size() != 2 || !affine_ || !fault_ok || heads_.size() > fold_max_heads) return;
+    // A masked layer 1 keeps its rows' sums over their key ranges: the generic members.
+    if (m_.layers.size() != 2 || mask1_ || !affine_ || !fault_ok || heads_.size() > fold_max_heads)
+        return;
     const std::size_t H = heads_.size(), d = y1_.front().size();
     const double g = gamma_of(3 * H + 1);
     y1m_.assign(n_ * d, 0.0);

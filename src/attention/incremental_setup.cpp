@@ -30,6 +30,7 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
     if (n_ < 2) throw precondition_error("incremental influence needs n >= 2");
     const std::size_t L = m.layers.size();
     first_row_ = L == 1 ? n_ - 1 : 0;
+    mask1_ = L == 2 && m.layers.front().mask != model::mask_kind::none;
     y0_ = attention::initial_states(m, x, ctx);
     const auto& lay = m.layers.front();
     heads_.resize(lay.heads.size());
@@ -56,6 +57,7 @@ incremental_influence<S>::incremental_influence(const model::model<S>& m,
 template <numeric::ExpScalar S>
 void incremental_influence<S>::reserve_tables([[maybe_unused]] std::size_t table_bytes) {
     [[maybe_unused]] const std::size_t L = m_.layers.size();
+    if (mask1_) return; // the tables are read by kernels over every key
     if constexpr (raw_kernels) {
         const long prec = ctx_.precision_bits;
         const double need = static_cast<double>(n_) * static_cast<double>(n_) *
@@ -84,7 +86,7 @@ std::vector<unsigned char> incremental_influence<S>::rows_to_prepare(
     // positions are prepared by init_head (every replacement).
     std::vector<unsigned char> prepared_row;
     if constexpr (interval_kernel)
-        if (L == 2 && sigma >= 2 && sigma <= max_prepared_symbols &&
+        if (L == 2 && !mask1_ && sigma >= 2 && sigma <= max_prepared_symbols &&
             (m_.input == model::input_kind::add || m_.input == model::input_kind::concat)) {
             prepared_row.assign(n_, changed_positions ? 0 : 1);
             prepared_row[n_ - 1] = 0; // eos is never changed
@@ -131,7 +133,7 @@ void incremental_influence<S>::init_head(
     using rows_t = attention::soft_rows<S>;
     std::shared_ptr<rows_t> krows;
     if constexpr (interval_kernel)
-        if (L == 2) {
+        if (L == 2 && !mask1_) {
             krows = std::make_shared<rows_t>(st.k, st.v, ctx_);
             krows_.resize(heads_.size());
             krows_[h] = krows; // row p of every change (fold_interval)
@@ -287,16 +289,18 @@ void incremental_influence<S>::init_head(
             etab_.clear();
             etab_.shrink_to_fit();
         }
+        // Row i's keys: j < end (every key, or j <= i under a masked layer 1).
+        const std::size_t end = row_end(i);
         std::vector<S> s;
-        s.reserve(n_);
-        for (std::size_t j = 0; j < n_; ++j) s.push_back(dot(q, st.k[j], ctx_));
+        s.reserve(end);
+        for (std::size_t j = 0; j < end; ++j) s.push_back(dot(q, st.k[j], ctx_));
         S mx = s.front();
-        for (std::size_t j = 1; j < n_; ++j)
+        for (std::size_t j = 1; j < end; ++j)
             if (numeric::compare(s[j], mx) == numeric::order::greater) mx = s[j];
         S shift = numeric::representative(mx);
         vec<S> num(dv, numeric::zero<S>(ctx_));
         S den = numeric::zero<S>(ctx_);
-        for (std::size_t j = 0; j < n_; ++j) {
+        for (std::size_t j = 0; j < end; ++j) {
             S e = numeric::exp(s[j] - shift);
             if constexpr (raw_kernels)
                 if (!tables_.empty()) {
@@ -337,7 +341,7 @@ void incremental_influence<S>::init_ratios(std::size_t h) {
                 // Raw kernels (MPFR), L = 2: the change of p's scaled query, f Q_W
                 // delta, for row p (the certified double kernel prepared its rows p in
                 // init_head).
-                if (!raw_kernels || L != 2) continue;
+                if (!raw_kernels || L != 2 || mask1_) continue;
                 if (st.qratio.empty()) st.qratio.resize(sigma * sigma);
                 const vec<S> dq = scaled_query_change(hd, delta, n_, ctx_);
                 auto& qout = st.qratio[b * sigma + a];
@@ -351,7 +355,7 @@ template <numeric::ExpScalar S>
 void incremental_influence<S>::init_raw() {
     if constexpr (raw_kernels) {
         const long prec = ctx_.precision_bits;
-        raw_ = uniform(y0_, prec);
+        raw_ = !mask1_ && uniform(y0_, prec);
         for (const auto& st : heads_) {
             raw_ = raw_ && uniform(st.q, prec) && uniform(st.k, prec) && uniform(st.v, prec) &&
                    uniform(st.shift, prec) && uniform(st.num, prec) && uniform(st.den, prec) &&

@@ -69,23 +69,26 @@ model::vec<S> probabilities_of(const model::model<S>& m, const model::vec<S>& y,
 }
 
 /// Work of one forward pass computing only y_n^(L), counted in score evaluations: a layer
-/// below the top costs n when every head's scores are constant (a mean), else n²; the top
-/// layer evaluates row n only (n).
+/// below the top costs n when every head's scores are constant (a mean), else n² (n²/2 under a
+/// causal mask: row i reads i + 1 keys); the top layer evaluates row n only (n).
 double naive_pass_cost(const model::model<rational>& m, double n) {
     double cost = 0;
     for (std::size_t k = 0; k + 1 < m.layers.size(); ++k) {
         bool uniform = true;
         for (const auto& h : m.layers[k].heads) uniform = uniform && attention::constant_scores(h);
-        cost += uniform ? n : n * n;
+        const bool masked = m.layers[k].mask != model::mask_kind::none;
+        cost += uniform ? n : masked ? n * n / 2 : n * n;
     }
     return cost + n;
 }
 
 /// Work of the incremental method: its set-up evaluates every layer-1 row kept (n rows of n
-/// scores for L = 2, row n for L = 1), then O(n) per change for L = 2 and O(1) for L = 1.
+/// scores for L = 2, row n for L = 1), then O(n) per change for L = 2 and O(1) for L = 1; a
+/// causal mask on layer 1 halves both (row i reads i + 1 keys, a change at p the rows i >= p).
 double incremental_cost(const model::model<rational>& m, double n, double changes) {
     if (m.layers.size() == 1) return n + changes;
-    return n * n + changes * n;
+    const double share = m.layers.front().mask != model::mask_kind::none ? 0.5 : 1.0;
+    return share * (n * n + changes * n);
 }
 
 /// A change measured as the difference of two independent balls is not resolved when it has
@@ -126,9 +129,11 @@ double profile_cost(const model::model<rational>& exact, std::size_t n, double c
 template <numeric::ExpScalar S>
 influence_method chosen_method(const model::model<S>& m, const model::model<rational>& exact,
                                std::size_t n, const influence_options& opt) {
-    // The a-posteriori bound is derived for unmasked layers (posterior.hpp): none for a masked one.
-    const bool posterior = has_posterior_bound<S> && opt.posterior && !model::any_masked(exact);
-    const bool applies = incremental_applies(exact) && attention::incremental_supports(m);
+    const bool posterior = has_posterior_bound<S> && opt.posterior;
+    // posterior_cache (the a-posteriori bound from the incremental kernel's states) is derived
+    // for unmasked layers; a masked model's bound reads two traces (posterior_bound).
+    const bool applies = incremental_applies(exact) && attention::incremental_supports(m) &&
+                         !(posterior && model::any_masked(exact));
     if (opt.method == influence_method::incremental && !applies)
         throw precondition_error("the incremental influence method does not apply to this model");
     if (opt.method != influence_method::automatic) return opt.method;
@@ -165,8 +170,7 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                                         " is not before eos (n = " + std::to_string(n) + ")");
     // Changes in the differential model's kind that it cannot resolve are measured again there.
     constexpr bool remeasured = numeric::has_differential<S>;
-    // The a-posteriori bound is derived for unmasked layers (posterior.hpp): none for a masked one.
-    const bool posterior = has_posterior_bound<S> && opt.posterior && !model::any_masked(exact);
+    const bool posterior = has_posterior_bound<S> && opt.posterior;
     const bool softmax = m.out.type == model::readout<S>::kind::softmax;
     influence_options whole = opt;
     whole.positions = positions;

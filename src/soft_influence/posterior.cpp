@@ -23,9 +23,8 @@ arb_ball posterior_bound(const rmodel& m, const attention::soft_trace<arb_ball>&
                          const numeric::context& ctx) {
     const long prec = ctx.precision_bits;
     const std::size_t L = m.layers.size();
-    if (model::any_masked(m))
-        throw precondition_error("posterior_bound: the a-posteriori bound is derived for unmasked "
-                                 "layers (every row attends to every key)");
+    // A masked layer: the bound per row and key over each row's key range (theory.md §2.5).
+    if (model::any_masked(m)) return detail::masked_posterior_bound(m, tx, tx2, i, ctx);
     if (tx.y.size() != L + 1 || tx2.y.size() != L + 1)
         throw precondition_error("posterior_bound: the traces do not match the model's layers");
     const std::size_t n = tx.y[0].size();

@@ -33,6 +33,8 @@ namespace attnprop::analysis {
 /// they keep μ_h G P_h with the actual G and P. Returns +inf when the model does not satisfy
 /// the hypotheses (scores, values, Lipschitz updates); if changed_position is n - 1 (eos),
 /// returns the bound on the change at that position.
+/// A model with a masked layer takes detail::masked_posterior_bound instead (the traces must
+/// then hold every row of every layer, as a trace does).
 numeric::arb_ball posterior_bound(const model::model<numeric::rational>& m,
                                   const attention::soft_trace<numeric::arb_ball>& tx,
                                   const attention::soft_trace<numeric::arb_ball>& tx2,
@@ -157,6 +159,22 @@ private:
 };
 
 namespace detail {
+
+/// The a-posteriori pair bound of a model with masked layers (docs/theory.md §2.5, "The
+/// a-posteriori pair bound under a mask"; any mix of masked and unmasked layers): per layer k
+/// and row m an upper bound d_{k,m} of ||y_m^(k)(x') - y_m^(k)(x)||, from d_{0,j} = the
+/// distance of the initial states and, per head,
+///   T_m = min(max_{j<e} d_j, sum_{j<e} ω_mj d_j),  ω_mj = min(1, exp(max(s_mj, s'_mj)) /
+///         sum_{l<e} exp(min(s_ml, s'_ml))),  e = the row's key end (model::key_end),
+///   ||Δb_m|| <= min(2 P, ν T_m + P min(2, 2 μ G (d_m + T_m))),
+///   d_{k,m} = min(2 F_k, ℓ_y d_{k-1,m} + sum_h ℓ_h ||Δb_{m,h}||);
+/// returns d_{L,n}. `ignore_mask` (tests only: the negative control) takes every key in every
+/// row, as an unmasked model would.
+numeric::arb_ball masked_posterior_bound(const model::model<numeric::rational>& m,
+                                         const attention::soft_trace<numeric::arb_ball>& tx,
+                                         const attention::soft_trace<numeric::arb_ball>& tx2,
+                                         std::size_t changed_position, const numeric::context& ctx,
+                                         bool ignore_mask = false);
 
 /// The layer-1 weight ω of posterior_cache<dinterval> on midpoints (docs/scalars.md,
 /// "One-symbol changes in certified double intervals"): an upper bound of

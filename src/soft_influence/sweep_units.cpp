@@ -118,7 +118,8 @@ row_context basic_context(const model::model<rational>& exact, const sweep_optio
     row_context rc;
     rc.n = n;
     rc.positions = sweep_positions(static_cast<std::size_t>(n), opt.positions);
-    // The a-posteriori bound is derived for unmasked layers (posterior.hpp).
+    // posterior_cache is derived for unmasked layers; a masked model's pair bound reads two
+    // traced passes per pair (O(n^3) per input), which a sweep does not ask for.
     rc.posterior = n <= opt.posterior_max_n && !model::any_masked(exact);
     if (opt.language && binary_alphabets(exact) &&
         (*opt.language == lang::language::parity || *opt.language == lang::language::first))
