@@ -1245,6 +1245,44 @@ TEST_CASE("hash_output follows the documented algorithm", "[maps]") {
     REQUIRE(hash_output(h, 3, {1}) != hash_output(h, 3, {2}));
 }
 
+TEST_CASE("hash_output hashes the exact text of numbers of any size", "[maps]") {
+    // The documented algorithm written out with strings: FNV-1a over seed_hex ";" c and
+    // ";" text(x_1) ";" text(x_2) ..., then splitmix64's finaliser, r mod (2 range + 1).
+    auto reference = [](const hash_map& h, std::size_t out_dim, const std::vector<rational>& x) {
+        std::string values;
+        for (const auto& v : x) values += ";" + numeric::to_exact_string(v);
+        char seed_hex[17];
+        std::snprintf(seed_hex, sizeof seed_hex, "%016llx", static_cast<unsigned long long>(h.seed));
+        std::vector<rational> out;
+        for (std::size_t c = 0; c < out_dim; ++c) {
+            std::uint64_t z = 14695981039346656037ULL;
+            for (char ch : std::string(seed_hex) + ";" + std::to_string(c) + values) {
+                z ^= static_cast<unsigned char>(ch);
+                z *= 1099511628211ULL;
+            }
+            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+            z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+            z ^= z >> 31;
+            const long r = static_cast<long>(z % (2 * static_cast<std::uint64_t>(h.range) + 1));
+            out.emplace_back(r - h.range, h.denominator);
+        }
+        return out;
+    };
+    hash_map h;
+    h.seed = 0x0123456789abcdefULL;
+    h.range = 1000;
+    h.denominator = 3;
+    const rational big = q("9223372036854775808"); // 2^63: just outside a long
+    const std::vector<std::vector<rational>> inputs{
+        {0},
+        {-1, rational(-7, 3)},
+        {q("9223372036854775807"), q("-9223372036854775808")},
+        {big, -big, big / 3, rational(1) / big},
+        {q("123456789012345678901234567890/7"), rational(5, 12)},
+    };
+    for (const auto& x : inputs) REQUIRE(hash_output(h, 12, x) == reference(h, 12, x));
+}
+
 TEST_CASE("make_matrix and the map names", "[maps]") {
     matrix<rational> m = make_matrix(2, 3, {0, 1, 0, 0, 0, 0});
     REQUIRE(m.nonzero == std::vector<std::vector<std::size_t>>{{1}, {}});
