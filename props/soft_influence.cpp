@@ -4,6 +4,7 @@
 //  influence-below-bounds     ||Δy_n|| <= a-posteriori pair bound and <= K(n)/n            [interval, ball]
 //  prob-change-below-bound    ||Δp||_∞, TV <= factor·||Δy_n||/4 and <= factor·K(n)/(4n)    [interval, ball]
 //  cross-entropy-above-chance mean PARITY/FIRST CE (bits) >= 1 - log2(1 + η), whole cube [ball]
+//  forced-bracket-cross-entropy  mean 2DYCK forced-pair CE >= 1 - log2(1 + η)           [interval, ball]
 //  influence-vanishes         (props/soft_influence_ladder.cpp) along a ladder of n: Δ <= the
 //                             a-posteriori bound, n·Δ(n) <= K(n);
 //                             the log-log rate is a reported measurement                  [interval, ball]
@@ -591,7 +592,7 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
                   "prefix with its top opener's type flipped) is >= 1 - log2(1 + eta) bits, eta "
                   "the largest ||Δp||_inf over the pairs; under check --model also on the set "
                   "of pairs of smallest margin a search from them finds";
-    p.kinds = runner::kinds_of<numeric::arb_ball>();
+    p.kinds = runner::kinds_of<numeric::dinterval, numeric::arb_ball>();
     p.negative_control = "eta divided by 10^6, on a recency predictor that beats chance on the "
                          "pairs, is violated; on that predictor biased towards ')' the drawn "
                          "pairs miss it and the search finds it";
@@ -628,78 +629,84 @@ runner::property forced_bracket_cross_entropy(long eta_divisor,
         // count (its --inputs) and divisor.
         const auto pairs = static_cast<std::size_t>(c.params.count("pairs") ? c.params.at("pairs") : 8);
         if (pairs < 1) throw std::invalid_argument("pairs must be >= 1");
-        const auto violated = [&](const analysis::cross_entropy_row& ce, const char* found_by) {
-            return check_result::violated("the mean cross-entropy over the forced-bracket pairs "
-                                          "is below 1 - log2(1 + eta)")
-                .with("n", std::to_string(n))
-                .with("cross_entropy_bits", ce.mean_ce_bits)
-                .with("eta", ce.eta)
-                .with("eta_divisor", std::to_string(divisor))
-                .with("floor_bits", ce.floor_bits)
-                .with("accuracy", std::to_string(ce.correct) + "/" + std::to_string(ce.inputs))
-                .with("found_by", found_by);
-        };
-        const auto ce = analysis::forced_pair_cross_entropy<arb_ball>(c.model, n, pairs, seed,
-                                                                       divisor, ctx);
-        if (ce.check == verdict::failed) return violated(ce, "the drawn pairs");
-        std::string undecided;
-        if (ce.check != verdict::passed)
-            undecided = "cross-entropy and its floor overlap at this precision (CE " +
-                        ce.mean_ce_bits + ", floor " + ce.floor_bits + ")";
-        // check --model: the pair set of smallest margin a search from the drawn pairs finds,
-        // judged in balls like the drawn ones.
-        if (const auto b = c.params.find("search_budget"); b != c.params.end() && b->second > 0) {
-            analysis::forced_pair_search_options o;
-            o.budget = static_cast<std::size_t>(b->second);
-            if (auto sd = c.params.find("search_seed"); sd != c.params.end())
-                o.seed = static_cast<std::uint64_t>(sd->second);
-            o.pairs = pairs;
-            o.eta_divisor = divisor;
-            o.start.emplace();
-            for (std::size_t k = 0; k < pairs; ++k)
-                o.start->push_back(analysis::forced_pair(c.model, n, k, seed).x);
-            const auto found = analysis::forced_pair_search(c.model, n, o);
-            // A set of pairs judged in balls (a value that does not exist throws, as for the
-            // drawn pairs): a violation names the pairs and the evaluation that found them.
-            const auto judge = [&](const std::vector<model::input_sequence>& xs,
-                                   const std::string& found_at, bool best) -> std::optional<check_result> {
-                std::vector<analysis::forced_bracket_pair> set;
-                std::string named;
-                for (const auto& x : xs) {
-                    set.push_back(*analysis::forced_pair_of(c.model, x));
-                    named += (named.empty() ? "" : " ") + model::format_input(c.model.sigma, x);
-                }
-                const auto fce = analysis::forced_pairs_cross_entropy<arb_ball>(c.model, set, divisor, ctx);
-                if (fce.check == verdict::failed) {
-                    auto r = violated(fce, "the worst-case search");
-                    r.with("search_pairs", named).with("search_found_at", found_at);
-                    if (best) {
-                        std::ostringstream margin;
-                        margin.precision(6);
-                        margin << found.margin;
-                        r.with("search_margin_double", margin.str());
-                    }
-                    return r;
-                }
-                if (fce.check != verdict::passed && undecided.empty())
-                    undecided = "cross-entropy and its floor overlap at this precision on the pairs "
-                                "the search found (CE " + fce.mean_ce_bits + ", floor " +
-                                fce.floor_bits + ")";
-                return std::nullopt;
+        // Measured in certified double intervals first (interval_first): 16 soft passes at n up
+        // to --max-n cost a few Arb passes' time in intervals; Arb balls only for the cases the
+        // intervals leave undecided. Both are enclosures, so either's verdict is rigorous.
+        return interval_first([&](auto kind) -> check_result {
+            using S = typename decltype(kind)::type;
+            const auto violated = [&](const analysis::cross_entropy_row& ce, const char* found_by) {
+                return check_result::violated("the mean cross-entropy over the forced-bracket pairs "
+                                              "is below 1 - log2(1 + eta)")
+                    .with("n", std::to_string(n))
+                    .with("cross_entropy_bits", ce.mean_ce_bits)
+                    .with("eta", ce.eta)
+                    .with("eta_divisor", std::to_string(divisor))
+                    .with("floor_bits", ce.floor_bits)
+                    .with("accuracy", std::to_string(ce.correct) + "/" + std::to_string(ce.inputs))
+                    .with("found_by", found_by);
             };
-            // A pair whose probabilities double could not compute: measured alone in balls.
-            if (found.undefined)
-                if (auto r = judge({found.undefined_input}, "a pair undefined in double, met by the search",
-                                   false))
-                    return *r;
-            if (found.found)
-                if (auto r = judge(found.pairs, std::to_string(found.found_at) + " of " +
-                                                    std::to_string(found.evaluations) + " evaluations",
-                                   true))
-                    return *r;
-        }
-        if (!undecided.empty()) return check_result::undecided(undecided);
-        return check_result::holds();
+            const auto ce = analysis::forced_pair_cross_entropy<S>(c.model, n, pairs, seed,
+                                                                           divisor, ctx);
+            if (ce.check == verdict::failed) return violated(ce, "the drawn pairs");
+            std::string undecided;
+            if (ce.check != verdict::passed)
+                undecided = "cross-entropy and its floor overlap at this precision (CE " +
+                            ce.mean_ce_bits + ", floor " + ce.floor_bits + ")";
+            // check --model: the pair set of smallest margin a search from the drawn pairs finds,
+            // judged in the same kind as the drawn ones.
+            if (const auto b = c.params.find("search_budget"); b != c.params.end() && b->second > 0) {
+                analysis::forced_pair_search_options o;
+                o.budget = static_cast<std::size_t>(b->second);
+                if (auto sd = c.params.find("search_seed"); sd != c.params.end())
+                    o.seed = static_cast<std::uint64_t>(sd->second);
+                o.pairs = pairs;
+                o.eta_divisor = divisor;
+                o.start.emplace();
+                for (std::size_t k = 0; k < pairs; ++k)
+                    o.start->push_back(analysis::forced_pair(c.model, n, k, seed).x);
+                const auto found = analysis::forced_pair_search(c.model, n, o);
+                // A set of pairs judged in this kind (a value that does not exist throws, as for
+                // the drawn pairs): a violation names the pairs and the evaluation that found them.
+                const auto judge = [&](const std::vector<model::input_sequence>& xs,
+                                       const std::string& found_at, bool best) -> std::optional<check_result> {
+                    std::vector<analysis::forced_bracket_pair> set;
+                    std::string named;
+                    for (const auto& x : xs) {
+                        set.push_back(*analysis::forced_pair_of(c.model, x));
+                        named += (named.empty() ? "" : " ") + model::format_input(c.model.sigma, x);
+                    }
+                    const auto fce = analysis::forced_pairs_cross_entropy<S>(c.model, set, divisor, ctx);
+                    if (fce.check == verdict::failed) {
+                        auto r = violated(fce, "the worst-case search");
+                        r.with("search_pairs", named).with("search_found_at", found_at);
+                        if (best) {
+                            std::ostringstream margin;
+                            margin.precision(6);
+                            margin << found.margin;
+                            r.with("search_margin_double", margin.str());
+                        }
+                        return r;
+                    }
+                    if (fce.check != verdict::passed && undecided.empty())
+                        undecided = "cross-entropy and its floor overlap at this precision on the pairs "
+                                    "the search found (CE " + fce.mean_ce_bits + ", floor " +
+                                    fce.floor_bits + ")";
+                    return std::nullopt;
+                };
+                // A pair whose probabilities double could not compute: measured alone in balls.
+                if (found.undefined)
+                    if (auto r = judge({found.undefined_input}, "a pair undefined in double, met by the search",
+                                       false))
+                        return *r;
+                if (found.found)
+                    if (auto r = judge(found.pairs, std::to_string(found.found_at) + " of " +
+                                                        std::to_string(found.evaluations) + " evaluations",
+                                       true))
+                        return *r;
+            }
+            if (!undecided.empty()) return check_result::undecided(undecided);
+            return check_result::holds();
+        }, stages::filtered, ctx);
     };
     p.shape = forced_pairs_shape();
     p.tag = case_class;
