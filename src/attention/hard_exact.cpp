@@ -2,7 +2,9 @@
 
 #include "numeric/filter.hpp"
 
+#include <algorithm>
 #include <functional>
+#include <map>
 
 namespace attnprop::attention {
 
@@ -20,7 +22,7 @@ public:
                   const numeric::context& ctx)
         : m_(m), mi_(model::to_scalar<interval>(m, ctx)), x_(x), ctx_(ctx), n_(x.size()),
           L_(m.layers.size()), yi_(L_ + 1), ye_(L_ + 1, std::vector<std::optional<vec<rational>>>(n_)),
-          choice_(L_), ties_(L_), average_(model::averages_ties(m.attention)) {}
+          choice_(L_), ties_(L_), exact_keys_(L_), average_(model::averages_ties(m.attention)) {}
 
     exact_hard_output run(bool with_trace) {
         exact_hard_output out;
@@ -62,7 +64,6 @@ private:
 
     void layer(std::size_t k, bool all_rows) {
         const auto& lay = mi_.layers[k - 1];
-        const auto& laye = m_.layers[k - 1];
         const std::size_t H = lay.heads.size();
         const auto& y = yi_[k - 1];
         // Keys of dot heads, as intervals (for the tight second stage) and in midpoint-radius
@@ -79,6 +80,13 @@ private:
                 for (std::size_t j = 0; j < n_; ++j) fast_keys[h].push_back(keys[h][j].data());
             }
         }
+        // Heads whose keys take few distinct exact values are decided per distinct key and
+        // per distinct query state (distinct_plan) instead of per key position.
+        std::vector<std::optional<distinct_plan>> plans(H);
+        std::vector<std::size_t> qid; // exact state ids of layer k - 1, filled on first use
+        if (n_ >= distinct_min_n)
+            for (std::size_t h = 0; h < H; ++h)
+                if (!constant_scores(lay.heads[h])) plans[h] = plan_distinct(k, h, qid);
         // Value vectors on demand, once per (head, key position).
         std::vector<std::vector<std::optional<vec<interval>>>> values(
             H, std::vector<std::optional<vec<interval>>>(n_));
@@ -94,8 +102,11 @@ private:
             for (std::size_t h = 0; h < H; ++h) {
                 const auto& hd = lay.heads[h];
                 if (average_) {
-                    std::vector<std::size_t> tied =
-                        maximal_set(k, i, h, keys[h], fast_keys[h], s, end);
+                    std::vector<std::size_t> tied;
+                    if (plans[h])
+                        distinct_decision(k, i, h, keys[h], *plans[h], qid, end, &tied);
+                    else
+                        tied = maximal_set(k, i, h, keys[h], fast_keys[h], s, end);
                     choice_[k - 1][i][h] = tied.front();
                     vec<interval> acc;
                     for (std::size_t j : tied) {
@@ -112,10 +123,12 @@ private:
                     continue;
                 }
                 std::size_t jstar = 0;
-                if (!constant_scores(hd)) {
+                if (plans[h]) {
+                    jstar = distinct_decision(k, i, h, keys[h], *plans[h], qid, end).jstar;
+                } else if (!constant_scores(hd)) {
                     if (hd.score.type == score_kind::dot) {
-                        jstar = filtered_dot_argmax(k, i, hd, laye.heads[h], y[i], keys[h],
-                                                    fast_keys[h], s, end);
+                        jstar = filtered_dot_argmax(k, i, h, hd, y[i], keys[h], fast_keys[h],
+                                                    s, end);
                     } else {
                         argmax_result a;
                         numeric::filter_cascade(
@@ -126,7 +139,7 @@ private:
                                 return a.decided;
                             }),
                             numeric::at_rung(rung_exact, [&] {
-                                jstar = exact_argmax(k, i, laye.heads[h], a.candidates);
+                                jstar = exact_argmax(k, i, h, a.candidates);
                                 return true;
                             }));
                     }
@@ -149,8 +162,8 @@ private:
     // candidates' scores alone (it attains their maximum, and no candidate left of it does), so
     // a later rung may work on the candidates only. Candidates rung 3 leaves undecided go to
     // exact rationals (exact_argmax).
-    std::size_t filtered_dot_argmax(std::size_t k, std::size_t i, const model::head<interval>& hd,
-                                    const model::head<rational>& hde, const vec<interval>& yq,
+    std::size_t filtered_dot_argmax(std::size_t k, std::size_t i, std::size_t h,
+                                    const model::head<interval>& hd, const vec<interval>& yq,
                                     const std::vector<vec<interval>>& keys,
                                     const numeric::dot_rows& fast_keys, std::vector<interval>& s,
                                     std::size_t end) {
@@ -184,7 +197,7 @@ private:
                 return false;
             }),
             numeric::at_rung(rung_exact, [&] {
-                jstar = exact_argmax(k, i, hde, cand);
+                jstar = exact_argmax(k, i, h, cand);
                 return true;
             }));
         return jstar;
@@ -236,7 +249,7 @@ private:
                     return a.decided;
                 }),
                 numeric::at_rung(rung_exact, [&] {
-                    out = exact_maximal(k, i, m_.layers[k - 1].heads[h], a.positions);
+                    out = exact_maximal(k, i, h, a.positions);
                     return true;
                 }));
         } else {
@@ -247,63 +260,217 @@ private:
                     return a.decided;
                 }),
                 numeric::at_rung(rung_exact, [&] {
-                    out = exact_maximal(k, i, m_.layers[k - 1].heads[h], a.positions);
+                    out = exact_maximal(k, i, h, a.positions);
                     return true;
                 }));
         }
         return a.decided ? std::move(a.positions) : out;
     }
 
-    // The keys among `cand` whose exact score is maximal (cand contains every maximal key).
-    std::vector<std::size_t> exact_maximal(std::size_t k, std::size_t i,
-                                           const model::head<rational>& hd,
-                                           const std::vector<std::size_t>& cand) {
-        const vec<rational>& yq = exact_at(k - 1, i);
-        const bool dot = hd.score.type == model::score_spec<rational>::kind::dot;
-        vec<rational> q;
-        if (dot) q = query(hd, yq, ctx_);
-        std::vector<rational> s;
-        s.reserve(cand.size());
-        for (std::size_t j : cand) {
-            const vec<rational>& yk = exact_at(k - 1, j);
-            if (dot) {
-                vec<rational> kk = key(hd, yk, ctx_);
-                s.push_back(model::dot(q.data(), kk.data(), q.size(), ctx_));
+    // Rows of a head whose keys take few distinct exact values (a small alphabet, states that
+    // repeat: the random models of the property suites) are mostly exact ties, which the
+    // interval filter cannot decide, and scanning every key per row made a pass O(n^2) in
+    // interval and rational dot products. Positions with equal exact keys have equal scores in
+    // every row, and rows with equal exact states (equal queries) and the same keys in reach
+    // have the same decision: so such a head scores its distinct keys once per distinct
+    // (query state, keys in reach), in intervals first and exactly where they overlap, and the
+    // leftmost argmax is the first position of the leftmost maximal key (keys are numbered in
+    // order of first appearance). The exact states of layer k - 1 at every position are the
+    // price (O(n) updates), so it is tried from distinct_min_n on and kept only while the keys
+    // stay few (distinct_max_share).
+    static constexpr std::size_t distinct_min_n = 64;
+    static constexpr std::size_t distinct_max_share = 4; // at most n / 4 distinct keys
+
+    struct distinct_result {
+        std::size_t rung = rung_tight;   // the rung that decided
+        std::size_t jstar = 0;           // unique-hard: the leftmost maximal key position
+        std::vector<std::size_t> ids;    // average-hard: the maximal key ids
+    };
+
+    struct distinct_plan {
+        std::vector<std::size_t> kid;   // key id per position
+        std::vector<std::size_t> first; // first position per key id (ascending)
+        std::map<std::pair<std::size_t, std::size_t>, distinct_result> memo; // (query, reach)
+    };
+
+    std::optional<distinct_plan> plan_distinct(std::size_t k, std::size_t h,
+                                               std::vector<std::size_t>& qid) {
+        auto& layer_keys = exact_keys_[k - 1];
+        if (!layer_keys.empty() && !layer_keys[h].index.empty()) return std::nullopt;
+        distinct_plan p;
+        p.kid.resize(n_);
+        for (std::size_t j = 0; j < n_; ++j) {
+            p.kid[j] = key_id(k, h, j);
+            if (p.kid[j] == p.first.size()) p.first.push_back(j);
+            if (p.first.size() * distinct_max_share > n_) return std::nullopt;
+        }
+        if (qid.empty()) {
+            std::map<vec<rational>, std::size_t> ids;
+            qid.resize(n_);
+            for (std::size_t j = 0; j < n_; ++j)
+                qid[j] = ids.try_emplace(exact_at(k - 1, j), ids.size()).first->second;
+        }
+        return p;
+    }
+
+    // Row i of head h in layer k by its plan: the keys in reach are the ids first met before
+    // `end` (a prefix of the ids). Average-hard: `tied` gets every position before `end`
+    // whose key is maximal, ascending.
+    const distinct_result& distinct_decision(std::size_t k, std::size_t i, std::size_t h,
+                                             const std::vector<vec<interval>>& keys,
+                                             distinct_plan& p, const std::vector<std::size_t>& qid,
+                                             std::size_t end,
+                                             std::vector<std::size_t>* tied = nullptr) {
+        const std::size_t reach = static_cast<std::size_t>(
+            std::lower_bound(p.first.begin(), p.first.end(), end) - p.first.begin());
+        auto [it, added] = p.memo.try_emplace({qid[i], reach});
+        distinct_result& r = it->second;
+        if (added) {
+            const auto& hd = mi_.layers[k - 1].heads[h];
+            const bool dot = hd.score.type == score_kind::dot;
+            const auto& y = yi_[k - 1];
+            vec<interval> q;
+            if (dot) q = query(hd, y[i], ctx_);
+            std::vector<interval> t;
+            t.reserve(reach);
+            for (std::size_t id = 0; id < reach; ++id)
+                t.push_back(dot ? tight_dot(q, keys[p.first[id]])
+                                : map_score(hd, y[i], y[p.first[id]], ctx_));
+            std::vector<std::size_t> cand(reach);
+            for (std::size_t id = 0; id < reach; ++id) cand[id] = id;
+            bool decided = false;
+            if (average_) {
+                maximal_set_result a = maximal_positions(t);
+                decided = a.decided;
+                if (decided) r.ids = std::move(a.positions);
+                else cand = std::move(a.positions);
             } else {
-                s.push_back(map_score(hd, yq, yk, ctx_));
+                argmax_result a = leftmost_argmax(t);
+                decided = a.decided;
+                if (decided) r.jstar = p.first[a.index];
+                else cand = std::move(a.candidates);
+            }
+            if (!decided) {
+                // Exact scores of the candidate keys (each a distinct key).
+                r.rung = rung_exact;
+                const auto& hde = m_.layers[k - 1].heads[h];
+                const vec<rational>& yq = exact_at(k - 1, i);
+                vec<rational> qe;
+                if (dot) qe = query(hde, yq, ctx_);
+                const exact_keys& e = exact_keys_[k - 1][h];
+                std::vector<rational> se;
+                se.reserve(cand.size());
+                for (std::size_t id : cand) {
+                    const vec<rational>& kk = *e.distinct[id];
+                    se.push_back(dot ? model::dot(qe.data(), kk.data(), qe.size(), ctx_)
+                                     : map_score(hde, yq, kk, ctx_));
+                }
+                std::size_t best = 0;
+                for (std::size_t u = 1; u < se.size(); ++u)
+                    if (se[u] > se[best]) best = u;
+                if (average_) {
+                    for (std::size_t u = 0; u < se.size(); ++u)
+                        if (se[u] == se[best]) r.ids.push_back(cand[u]);
+                } else {
+                    r.jstar = p.first[cand[best]];
+                }
             }
         }
-        const maximal_set_result a = maximal_positions(s);
+        argmax_.attempted(rung_tight);
+        if (r.rung == rung_exact) argmax_.attempted(rung_exact);
+        argmax_.decided(r.rung);
+        if (tied) {
+            std::vector<bool> top(reach, false);
+            for (std::size_t id : r.ids) top[id] = true;
+            tied->clear();
+            for (std::size_t j = 0; j < end; ++j)
+                if (p.kid[j] < reach && top[p.kid[j]]) tied->push_back(j);
+        }
+        return r;
+    }
+
+    // The exact rationals behind the filter's undecided rows, per (layer, head): each key
+    // position's exact key (a dot head's K y_j, a map head's y_j itself) computed once, not once
+    // per row, and numbered by its value. Positions with equal keys have equal scores in every
+    // row, so a row scores each distinct key once: the argmax rows the filter leaves undecided
+    // are ties among equal states (equal symbols at equal positions of a periodic table, say),
+    // which made the exact rung O(n) rational dot products per row.
+    struct exact_keys {
+        std::vector<std::size_t> id;                // per key position; `none` until computed
+        std::vector<const vec<rational>*> distinct; // by id, pointing into `index`
+        std::map<vec<rational>, std::size_t> index; // key value -> id
+    };
+    static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+    // The id of key position j of head h in layer k (its exact key computed on first use).
+    std::size_t key_id(std::size_t k, std::size_t h, std::size_t j) {
+        auto& layer_keys = exact_keys_[k - 1];
+        if (layer_keys.empty()) layer_keys.resize(m_.layers[k - 1].heads.size());
+        exact_keys& e = layer_keys[h];
+        if (e.id.empty()) e.id.assign(n_, none);
+        if (e.id[j] != none) return e.id[j];
+        const auto& hd = m_.layers[k - 1].heads[h];
+        const vec<rational>& yk = exact_at(k - 1, j);
+        vec<rational> kk = hd.score.type == model::score_spec<rational>::kind::dot
+                               ? key(hd, yk, ctx_)
+                               : yk;
+        auto [it, added] = e.index.try_emplace(std::move(kk), e.distinct.size());
+        if (added) e.distinct.push_back(&it->first);
+        e.id[j] = it->second;
+        return it->second;
+    }
+
+    // The exact scores of row i of head h in layer k against the distinct keys of `cand`, one
+    // rational per distinct key (ids[t] indexes scores for cand[t]).
+    void exact_scores(std::size_t k, std::size_t i, std::size_t h,
+                      const std::vector<std::size_t>& cand, std::vector<std::size_t>& ids,
+                      std::vector<rational>& scores) {
+        const auto& hd = m_.layers[k - 1].heads[h];
+        const bool dot = hd.score.type == model::score_spec<rational>::kind::dot;
+        const vec<rational>& yq = exact_at(k - 1, i);
+        ids.resize(cand.size());
+        for (std::size_t t = 0; t < cand.size(); ++t) ids[t] = key_id(k, h, cand[t]);
+        vec<rational> q;
+        if (dot) q = query(hd, yq, ctx_);
+        const exact_keys& e = exact_keys_[k - 1][h];
+        std::map<std::size_t, std::size_t> slot; // key id -> index into scores
+        scores.clear();
+        for (auto& id : ids) {
+            auto [it, added] = slot.try_emplace(id, scores.size());
+            if (added) {
+                const vec<rational>& kk = *e.distinct[id];
+                scores.push_back(dot ? model::dot(q.data(), kk.data(), q.size(), ctx_)
+                                     : map_score(hd, yq, kk, ctx_));
+            }
+            id = it->second;
+        }
+    }
+
+    // The keys among `cand` whose exact score is maximal (cand contains every maximal key).
+    std::vector<std::size_t> exact_maximal(std::size_t k, std::size_t i, std::size_t h,
+                                           const std::vector<std::size_t>& cand) {
+        std::vector<std::size_t> ids;
+        std::vector<rational> s;
+        exact_scores(k, i, h, cand, ids, s);
+        std::size_t top = 0;
+        for (std::size_t t = 1; t < s.size(); ++t)
+            if (s[t] > s[top]) top = t;
         std::vector<std::size_t> out;
-        for (std::size_t t : a.positions) out.push_back(cand[t]);
+        for (std::size_t t = 0; t < cand.size(); ++t)
+            if (s[ids[t]] == s[top]) out.push_back(cand[t]);
         return out;
     }
 
     // Decides the leftmost argmax exactly among the filter's candidates (which contain it).
-    std::size_t exact_argmax(std::size_t k, std::size_t i, const model::head<rational>& hd,
+    std::size_t exact_argmax(std::size_t k, std::size_t i, std::size_t h,
                              const std::vector<std::size_t>& cand) {
-        const vec<rational>& yq = exact_at(k - 1, i);
-        const bool dot = hd.score.type == model::score_spec<rational>::kind::dot;
-        vec<rational> q;
-        if (dot) q = query(hd, yq, ctx_);
-        std::size_t best = cand.front();
-        rational best_s;
-        for (std::size_t t = 0; t < cand.size(); ++t) {
-            const std::size_t j = cand[t];
-            const vec<rational>& yk = exact_at(k - 1, j);
-            rational s;
-            if (dot) {
-                vec<rational> kk = key(hd, yk, ctx_);
-                s = model::dot(q.data(), kk.data(), q.size(), ctx_);
-            } else {
-                s = map_score(hd, yq, yk, ctx_);
-            }
-            if (t == 0 || s > best_s) {
-                best = j;
-                best_s = std::move(s);
-            }
-        }
-        return best;
+        std::vector<std::size_t> ids;
+        std::vector<rational> s;
+        exact_scores(k, i, h, cand, ids, s);
+        std::size_t best = 0;
+        for (std::size_t t = 1; t < cand.size(); ++t)
+            if (s[ids[t]] > s[ids[best]]) best = t;
+        return cand[best];
     }
 
     // Exact y_j^(k), from the already-decided choices; memoised. Tightens the filter value.
@@ -423,6 +590,7 @@ private:
     std::vector<std::vector<std::optional<vec<rational>>>> ye_;      // exact values [k][j]
     std::vector<std::vector<std::vector<std::size_t>>> choice_;      // [k-1][j][h]
     std::vector<std::vector<std::vector<std::vector<std::size_t>>>> ties_; // average: [k-1][j][h]
+    std::vector<std::vector<exact_keys>> exact_keys_; // [k-1][h], filled on first use
     bool average_;
     exact_path_stats stats_;
     numeric::filter_stats argmax_{rung_exact + 1}; // the argmax filter's rungs

@@ -155,7 +155,57 @@ std::string random_hard_model(std::mt19937_64& rng) {
       "readout": {"kind": "threshold", "w": )" + vecs(3) + R"(, "t": 0}})";
 }
 
+// The same kind of model with a positional part that repeats ((-1)^i and [i<=2] only): its
+// states, keys and queries take few distinct exact values, so at n >= 64 the filtered path
+// decides whole heads by their distinct keys. `attention` hard or average-hard, `mask` "" or
+// "causal" (every layer).
+std::string repeating_hard_model(std::mt19937_64& rng, const std::string& attention,
+                                 const std::string& mask) {
+    std::string m = random_hard_model(rng);
+    auto replace = [&](const std::string& from, const std::string& to) {
+        const auto at = m.find(from);
+        REQUIRE(at != std::string::npos);
+        m.replace(at, from.size(), to);
+    };
+    replace(R"("coordinates": ["i/n", "(-1)^i", "[i<=2]"])", R"("coordinates": [0, "(-1)^i", "[i<=2]"])");
+    replace(R"("attention": "hard")", "\"attention\": \"" + attention + "\"");
+    if (!mask.empty())
+        for (auto at = m.find(R"({"heads": [)"); at != std::string::npos;
+             at = m.find(R"({"heads": [)", at + 20))
+            m.insert(at + 1, "\"mask\": \"" + mask + "\", ");
+    return m;
+}
+
 } // namespace
+
+TEST_CASE("exact filtered path and exact reference agree at n >= 64 where keys repeat",
+          "[attention][hard]") {
+    const std::uint64_t seed = 20261207;
+    std::mt19937_64 rng(seed);
+    std::size_t by_distinct_keys = 0;
+    for (int t = 0; t < 24; ++t) {
+        const std::string attention = t % 2 ? "average-hard" : "hard";
+        const std::string mask = t % 4 >= 2 ? "causal" : "";
+        auto m = test::inline_model(repeating_hard_model(rng, attention, mask));
+        std::uniform_int_distribution<int> len(64, 200), sym(0, 2);
+        std::string in;
+        for (int i = len(rng); i > 0; --i) in += "abc"[sym(rng)];
+        INFO("seed " << seed << ", trial " << t << ", " << attention << " " << mask << ", input '"
+                     << in << "'");
+        auto x = model::parse_input(m, in);
+        auto ref = attention::hard_forward(m, x, ctx, true);
+        auto fil = attention::hard_forward_exact(m, x, ctx, true);
+        REQUIRE(fil.y == ref.y);
+        REQUIRE(fil.trace->y == ref.trace->y);
+        REQUIRE(fil.trace->choice == ref.trace->choice);
+        REQUIRE(fil.trace->ties == ref.trace->ties);
+        auto last = attention::hard_forward_exact(m, x, ctx);
+        REQUIRE(last.y == ref.y);
+        // A pass whose rows all went by distinct keys never scored every key (rungs 0 and 1).
+        by_distinct_keys += fil.stats.argmax.attempts(0) + fil.stats.argmax.attempts(1) == 0 ? 1 : 0;
+    }
+    REQUIRE(by_distinct_keys > 0);
+}
 
 TEST_CASE("exact filtered path, exact reference, MPFR and balls agree on random models",
           "[attention][hard]") {
