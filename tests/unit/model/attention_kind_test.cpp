@@ -116,6 +116,13 @@ TEST_CASE("the attention kinds' facts agree with each other", "[model][attention
     REQUIRE(info(attention_kind::stablemax).influence == model::influence_law::vanishing);
     REQUIRE(info(attention_kind::sparsemax).influence == model::influence_law::not_vanishing);
     REQUIRE(info(attention_kind::soft).influence == model::influence_law::vanishing);
+    // Sigmoid: elementwise weights that need exp; the registry's law is a constant bias's
+    // (model::influence_of refines it by the bias).
+    REQUIRE(info(attention_kind::sigmoid).weights == model::weighting::elementwise);
+    REQUIRE_FALSE(info(attention_kind::sigmoid).exact);
+    REQUIRE(info(attention_kind::sigmoid).needs == "sigmoid needs exp");
+    REQUIRE_FALSE(info(attention_kind::sigmoid).soft_influence);
+    REQUIRE(info(attention_kind::sigmoid).influence == model::influence_law::not_vanishing);
 }
 
 TEST_CASE("the model file's attention names round-trip through the registry",
@@ -129,7 +136,7 @@ TEST_CASE("the model file's attention names round-trip through the registry",
     REQUIRE_FALSE(model::parse_attention_kind("average_hard"));
     REQUIRE_FALSE(model::parse_attention_kind(""));
     REQUIRE(model::attention_kind_names() ==
-            "'hard', 'soft', 'average-hard', 'stablemax' or 'sparsemax'");
+            "'hard', 'soft', 'average-hard', 'stablemax', 'sparsemax' or 'sigmoid'");
     // The reader's message lists every name.
     const std::string text = R"({"format": "attnprop-model", "version": 1, "name": "m",
         "attention": "sparse", "alphabet": ["0"], "eos": "$", "d": 1,
@@ -137,5 +144,5 @@ TEST_CASE("the model file's attention names round-trip through the registry",
         "readout": {"kind": "threshold", "w": [1], "t": 0}})";
     REQUIRE_THROWS_WITH(model::parse_model(text, "m.json"),
                         Catch::Contains("attention must be 'hard', 'soft', 'average-hard', "
-                                        "'stablemax' or 'sparsemax', got 'sparse'"));
+                                        "'stablemax', 'sparsemax' or 'sigmoid', got 'sparse'"));
 }

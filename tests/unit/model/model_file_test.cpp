@@ -1175,7 +1175,7 @@ TEST_CASE("readout errors", "[model_file][errors]") {
         "the map's output dimension is 2; the readout map must output 1 value", "/readout/map",
         R"({"kind": "affine", "W": [[1, 0], [0, 1]]})");
     require_error_at(replaced(b, R"("attention": "hard")", R"("attention": "sparse")"),
-                     "attention must be 'hard', 'soft', 'average-hard', 'stablemax' or 'sparsemax'",
+                     "attention must be 'hard', 'soft', 'average-hard', 'stablemax', 'sparsemax' or 'sigmoid'",
                      "/attention", R"("sparse")");
     require_error_at(replaced(b, R"("name": "first")", R"("name": 5)"),
                      "expected a string, got a number", "/name", "5,");
