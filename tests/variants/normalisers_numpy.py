@@ -55,7 +55,8 @@ def softmax(z):
 
 
 def sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
+    with np.errstate(over="ignore"):  # e^(-z) = inf for a very negative z: weight 0, the limit
+        return 1.0 / (1.0 + np.exp(-z))
 
 
 WEIGHTS = {"stablemax": stablemax, "sparsemax": sparsemax, "sigmoid": sigmoid}
