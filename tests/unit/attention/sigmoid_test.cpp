@@ -45,8 +45,8 @@ std::string random_sigmoid_model(std::mt19937_64& rng, bool causal, bool constan
     };
     auto mat = [&](int r, int c) { return test::json_matrix(r, c, num); };
     auto vec2 = [&] { return "[" + num() + ", " + num() + "]"; };
-    const char* biases[] = {"", R"("sigmoid_bias": 0, )", R"("sigmoid_bias": "1/2", )",
-                            R"("sigmoid_bias": "-log(n)", )", R"("sigmoid_bias": "1 - log(n)", )"};
+    const char* biases[] = {"", R"b("sigmoid_bias": 0, )b", R"b("sigmoid_bias": "1/2", )b",
+                            R"b("sigmoid_bias": "-log(n)", )b", R"b("sigmoid_bias": "1 - log(n)", )b"};
     std::string layers;
     for (int k = 0; k < 2; ++k) {
         std::string heads;
@@ -237,7 +237,8 @@ TEST_CASE("sigmoid: sigmoid_bias in the model file", "[attention][sigmoid][model
         REQUIRE(what.find("/layers/0/sigmoid_bias") != std::string::npos);
     }
     std::string with_i = once;
-    with_i.replace(with_i.find("-log(n)"), 7, "-log(i)");
+    const std::string field = "\"sigmoid_bias\": \"-log(n)\"";
+    with_i.replace(with_i.find(field), field.size(), "\"sigmoid_bias\": \"-log(i)\"");
     REQUIRE_THROWS_WITH(model::parse_model(with_i, "i.json"),
                         Catch::Contains("sigmoid_bias is a formula in the length n alone"));
 }

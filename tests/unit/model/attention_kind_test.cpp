@@ -55,7 +55,7 @@ static_assert(enumerators == model::attention_kinds.size(),
 
 TEST_CASE("the attention-kind registry has one row per enumerator, in the enum's order",
           "[model][attention_kind]") {
-    REQUIRE(enumerators == 5);
+    REQUIRE(enumerators == 6);
     REQUIRE(model::attention_kinds.size() == enumerators);
     for (std::size_t k = 0; k < model::attention_kinds.size(); ++k) {
         const auto kind = static_cast<attention_kind>(k);
