@@ -1,7 +1,9 @@
 #pragma once
 /// @file soft.hpp
 /// The soft pass (docs/theory.md, "The models"): every key weighted by the model's normaliser of
-/// the scaled scores: softmax, StableMax or sparsemax (docs/theory.md, "Attention variants").
+/// the scaled scores: softmax, StableMax or sparsemax, or elementwise by sigmoid of the scores
+/// plus the layer's bias, weights that need not sum to 1 (docs/theory.md, "Attention
+/// variants").
 /// Softmax needs exp: its row kernels require ExpScalar, and over exact rationals a softmax
 /// model is refused (the exact reference for it is an Arb ball enclosure at high precision);
 /// StableMax and sparsemax are exact over the rationals.
@@ -109,8 +111,10 @@ S dot_scale(const model::head<S>& h, std::size_t n, const numeric::context& ctx)
 /// for StableMax and sparsemax; rigorous for enclosures: sparsemax's tau is computed exactly at
 /// the midpoints and widened by the largest radius (tau is 1-Lipschitz in the sup norm), so the
 /// support is never decided. A maximal-score kind is read by its softmax counterpart (as the
-/// soft pass reads it). A non-finite score of StableMax or sparsemax is an undefined_error;
-/// softmax over a kind without exp a precondition_error.
+/// soft pass reads it). Sigmoid: sigma(z_j), each weight of its own score, not normalised (the
+/// soft pass adds the layer's bias b(n) to the scores first). A non-finite score of StableMax,
+/// sparsemax or sigmoid is an undefined_error; softmax or sigmoid over a kind without exp a
+/// precondition_error.
 template <numeric::Scalar S>
 vec<S> normalised_weights(model::attention_kind k, const vec<S>& z, const numeric::context& ctx);
 

@@ -496,6 +496,7 @@ inline bool softmax_rows(model::attention_kind k) {
         return true;
     case model::attention_kind::stablemax:
     case model::attention_kind::sparsemax:
+    case model::attention_kind::sigmoid:
     case model::attention_kind::entmax15: return false;
     }
     return true;
@@ -681,6 +682,21 @@ vec<S> normalised_weights(model::attention_kind k, const vec<S>& z, const numeri
         return w;
     }
     case model::attention_kind::sparsemax: require_finite(); return detail::sparsemax(z, ctx);
+    case model::attention_kind::sigmoid:
+        // sigma(z) = 1 / (1 + e^(-z)), z already holding the layer's bias: z occurs once, so an
+        // enclosure of z gives the tight enclosure of sigma (increasing). A non-finite score (a
+        // double or an enclosure that overflowed) is undefined, as for the normalisers; e^(-z)
+        // overflowing to +inf for a finite z is weight 0, the correct limit.
+        if constexpr (numeric::ExpScalar<S>) {
+            require_finite();
+            vec<S> w;
+            w.reserve(z.size());
+            const S one = numeric::one<S>(ctx);
+            for (const S& x : z) w.push_back(one / (one + numeric::exp(-x)));
+            return w;
+        } else {
+            throw precondition_error("sigmoid needs exp: the exact scalar does not evaluate it");
+        }
     case model::attention_kind::entmax15:
         if constexpr (numeric::ExpScalar<S>) {
             require_finite();
@@ -732,6 +748,10 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
     const std::size_t L = m.layers.size();
     // Softmax's rows (soft_rows), or the scores then the kind's normalised_weights.
     const bool by_softmax = softmax_rows(m.attention);
+    // An elementwise kind (sigmoid): weights that need not sum to 1, so a head of constant
+    // scores is not the mean of its values (only a kind whose weights sum to 1 averages).
+    const bool elementwise = model::info(m.attention).weights == model::weighting::elementwise;
+    const bool averages = !elementwise;
     if constexpr (!numeric::ExpScalar<S>)
         if (by_softmax)
             throw precondition_error(std::string("the soft pass over ") +
@@ -755,6 +775,8 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
         std::vector<std::unique_ptr<typename detail::softmax_rows_of<S>::type>> rows(H);
         std::vector<std::optional<S>> qscale(H); // dot: scale·β(n); map: β(n) when set
         std::vector<vec<S>> next(n);
+        // Sigmoid's bias b(n), added to every score of the layer (absent: 0); set below.
+        std::optional<S> bias;
         std::vector<std::vector<vec<S>>> layer_weights;
         if (opt.trace_weights) layer_weights.assign(n, std::vector<vec<S>>(H));
         [[maybe_unused]] vec<S> observed_weights; // a row's weights for the observer alone
@@ -762,6 +784,10 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
         std::size_t at_pos = 0, at_head = 0;
         const char* at_node = nullptr;
         try {
+            if (elementwise) {
+                at_node = "sigmoid bias";
+                bias = model::sigmoid_bias_at<S>(lay, static_cast<long>(n), ctx);
+            }
             for (std::size_t h = 0; h < H; ++h) {
                 const auto& hd = lay.heads[h];
                 at_head = h + 1;
@@ -777,10 +803,10 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                     at_pos = j + 1;
                     values[h].push_back(value(hd, y[j], ctx));
                 }
-                if (constant_scores(hd) && lay.mask == model::mask_kind::none) {
+                if (averages && constant_scores(hd) && lay.mask == model::mask_kind::none) {
                     at_pos = 0;
                     uniform[h] = mean_value(values[h], ctx);
-                } else if (constant_scores(hd)) {
+                } else if (averages && constant_scores(hd)) {
                     // Masked: row i takes the mean of the values j < end, from running sums
                     // (the row's sum is the one mean_value forms, in the same order).
                     at_pos = 0;
@@ -846,6 +872,8 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                                     if (qscale[h]) s.back() = s.back() * *qscale[h]; // β(n)
                                 }
                             }
+                            if (bias)
+                                for (auto& z : s) z = z + *bias;
                             at_node = by_softmax ? "softmax" : model::to_string(m.attention);
                             vec<S> w = normalised_weights(m.attention, s, ctx);
                             const std::size_t dv = values[h].front().size();

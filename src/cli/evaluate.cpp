@@ -327,7 +327,8 @@ std::uint64_t trace_bytes(const model::model<rational>& m, std::size_t n, scalar
     for (const auto& lay : m.layers) {
         const long double H = static_cast<long double>(lay.heads.size());
         switch (model::info(m.attention).weights) {
-        case model::weighting::normaliser: numbers += H * nn * nn; break; // every weight a_ij
+        case model::weighting::normaliser:
+        case model::weighting::elementwise: numbers += H * nn * nn; break; // every weight a_ij
         case model::weighting::maximal_score:
             bytes += H * nn * (8 + 16); // the chosen key of every row and head, and its text
             break;
@@ -479,6 +480,7 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
             switch (model::info(m.attention).weights) {
             case model::weighting::maximal_score: break;
             case model::weighting::normaliser:
+            case model::weighting::elementwise: // refused first (model::exact_blockers)
                 // An exact normaliser (StableMax, sparsemax): the soft pass in rationals.
                 run_soft<S>(ev, m, x, ctx, opt.trace, opt.prefixes);
                 return;
@@ -504,6 +506,7 @@ void run_kind(evaluation& ev, const model::model<rational>& m, const model::inpu
                 run_hard<S>(ev, m, x, ctx, opt.trace, opt.prefixes);
                 break;
             case model::weighting::normaliser:
+            case model::weighting::elementwise:
                 run_soft<S>(ev, m, x, ctx, opt.trace, opt.prefixes);
                 break;
             }

@@ -21,26 +21,32 @@ namespace attnprop::model {
 /// softmax. Average-hard: weight 1/t on each of the t positions attaining the maximal score
 /// (ties decided exactly, as for hard). StableMax: weights s(z_j) / sum_k s(z_k) with
 /// s(x) = x + 1 for x >= 0 and 1 / (1 - x) for x < 0. Sparsemax: the Euclidean projection of
-/// the scores onto the simplex, max(z_j - tau, 0) (docs/theory.md, "Attention variants").
-enum class attention_kind { hard, soft, average_hard, stablemax, sparsemax, entmax15 };
+/// the scores onto the simplex, max(z_j - tau, 0). Sigmoid: weights sigma(z_j + b(n)), not
+/// normalised, b(n) the layer's bias. 1.5-entmax: (z_j / 2 - tau)_+^2 with the weights summing
+/// to 1 (docs/theory.md, "Attention variants").
+enum class attention_kind { hard, soft, average_hard, stablemax, sparsemax, sigmoid, entmax15 };
 
 /// How a head's weights come from a row's scores.
 enum class weighting {
     maximal_score, ///< weight only on keys attaining the maximal score (attention::hard_forward)
     normaliser,    ///< every key weighted by a normaliser of the scores (attention::soft_forward)
+    /// every key weighted by a function of its own score alone (attention::soft_forward): the
+    /// weights need not sum to 1, so no shortcut that averages the values applies
+    elementwise,
 };
 
 /// Which keys attaining the maximal score a maximal-score kind weighs.
 enum class tie_rule {
     leftmost, ///< weight 1 on the smallest such position
     average,  ///< weight 1/t on each of the t such positions
-    none,     ///< a normaliser: no maximal set is selected
+    none,     ///< a normaliser or an elementwise kind: no maximal set is selected
 };
 
 /// What becomes of Hahn's soft-attention lemma (one symbol's influence on y_n^(L) is O(1/n))
 /// under a kind (docs/theory.md, "Attention variants").
 enum class influence_law {
-    vanishing,     ///< O(1/n): a positive normaliser independent of n, scores bounded
+    vanishing,     ///< O(1/n): a positive normaliser independent of n, scores bounded (sigmoid:
+                   ///< only for a recognised bias -log(n) + c, model::influence_of)
     not_vanishing, ///< can stay Theta(1) as n grows (a witness exists)
     hard_theorem,  ///< a maximal-score kind: Hahn's Theorem 1 is its statement instead
 };
@@ -86,7 +92,7 @@ struct attention_kind_info {
 
 /// The registry: one row per kind, in the enum's order (checked below; the unit test of the
 /// registry checks that every enumerator has its row).
-inline constexpr std::array<attention_kind_info, 6> attention_kinds{{
+inline constexpr std::array<attention_kind_info, 7> attention_kinds{{
     {attention_kind::hard, "hard", weighting::maximal_score, tie_rule::leftmost, "",
      /*exact=*/true, "", /*hard_limit=*/true, /*soft_influence=*/false,
      influence_law::hard_theorem,
@@ -116,6 +122,15 @@ inline constexpr std::array<attention_kind_info, 6> attention_kinds{{
      "sparsemax is exactly one-hot once the top score leads the second by 1 or more, so one "
      "symbol can move the output by Theta(1) at every n",
      /*simulate_source=*/false, /*incremental=*/false},
+    // The registry's law is sigmoid's with a bias independent of n (the default b = 0);
+    // model::influence_of refines it for a bias recognised as -log(n) + c.
+    {attention_kind::sigmoid, "sigmoid", weighting::elementwise, tie_rule::none, "",
+     /*exact=*/false, "sigmoid needs exp", /*hard_limit=*/false, /*soft_influence=*/false,
+     influence_law::not_vanishing,
+     "sigmoid weights sigma(s + b) are not normalised: with b independent of n and scores in "
+     "[-M, M] each is at least sigma(b - M), so n of them sum to Theta(n) and one symbol can "
+     "move the output by Theta(1) at every n",
+     /*simulate_source=*/false, /*incremental=*/false},
     {attention_kind::entmax15, "entmax15", weighting::normaliser, tie_rule::none, "",
      /*exact=*/false, "1.5-entmax's threshold needs a square root", /*hard_limit=*/false,
      /*soft_influence=*/false, influence_law::not_vanishing,
@@ -135,12 +150,12 @@ constexpr const attention_kind_info& info(attention_kind k) {
     return attention_kinds[static_cast<std::size_t>(k)];
 }
 
-/// "hard", "soft", "average-hard", "stablemax", "sparsemax", "entmax15" (the model file's
-/// spelling).
+/// "hard", "soft", "average-hard", "stablemax", "sparsemax", "sigmoid", "entmax15" (the model
+/// file's spelling).
 constexpr const char* to_string(attention_kind k) { return info(k).name.data(); }
 
 /// Whether the kind selects keys by the maximal score (hard or average-hard) rather than
-/// weighting every key by a normaliser.
+/// weighting every key (by a normaliser or elementwise).
 constexpr bool selects_maximum(attention_kind k) {
     return info(k).weights == weighting::maximal_score;
 }
@@ -151,8 +166,8 @@ constexpr bool averages_ties(attention_kind k) { return info(k).ties == tie_rule
 /// The kind a model file names, or std::nullopt.
 std::optional<attention_kind> parse_attention_kind(std::string_view name);
 
-/// Every kind's file name for messages: "'hard', 'soft', 'average-hard', 'stablemax' or
-/// 'sparsemax'".
+/// Every kind's file name for messages: "'hard', 'soft', 'average-hard', 'stablemax',
+/// 'sparsemax' or 'sigmoid'".
 std::string attention_kind_names();
 
 } // namespace attnprop::model

@@ -21,6 +21,85 @@ std::string attention_kind_names() {
     return out;
 }
 
+namespace {
+
+/// Whether node idx is -log(n).
+bool is_minus_log_n(const formula::tree& t, std::uint32_t idx) {
+    const formula::node& nd = t[idx];
+    if (nd.op != formula::op::neg) return false;
+    const formula::node& lg = t[nd.lhs];
+    return lg.op == formula::op::log && t[lg.lhs].op == formula::op::var_n;
+}
+
+/// Whether node idx is log(n).
+bool is_log_n(const formula::tree& t, std::uint32_t idx) {
+    const formula::node& nd = t[idx];
+    return nd.op == formula::op::log && t[nd.lhs].op == formula::op::var_n;
+}
+
+/// The exact value of a constant rational subformula, else std::nullopt.
+std::optional<rational> constant_at(const formula::tree& t, std::uint32_t idx) {
+    const formula::node& nd = t[idx];
+    if (nd.constant && nd.rational && nd.value) return *nd.value;
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<rational> minus_log_n_offset(const expr& bias) {
+    const formula::tree& t = bias.ast();
+    const formula::node& r = t.top();
+    if (is_minus_log_n(t, t.root)) return rational(0);
+    switch (r.op) {
+    case formula::op::sub:
+        if (is_log_n(t, r.rhs)) return constant_at(t, r.lhs); // c - log(n)
+        if (is_minus_log_n(t, r.lhs))                          // -log(n) - c
+            if (auto c = constant_at(t, r.rhs)) return rational(-*c);
+        return std::nullopt;
+    case formula::op::add:
+        if (is_minus_log_n(t, r.lhs)) return constant_at(t, r.rhs); // -log(n) + c
+        if (is_minus_log_n(t, r.rhs)) return constant_at(t, r.lhs); // c + -log(n)
+        return std::nullopt;
+    default: return std::nullopt;
+    }
+}
+
+std::optional<influence_law> influence_of(const model<rational>& m) {
+    const attention_kind_info& a = info(m.attention);
+    if (a.weights != weighting::elementwise) return a.influence;
+    // Sigmoid: every bias constant is the registry's law (not vanishing); every bias
+    // -log(n) + c makes every weight Theta(1/n) (theory.md §2.6); a mixture, or a bias of
+    // neither form, asserts nothing.
+    bool all_constant = true, all_log = true;
+    for (const auto& l : m.layers) {
+        const bool constant = !l.sigmoid_bias || l.sigmoid_bias->is_constant();
+        const bool log = l.sigmoid_bias && minus_log_n_offset(*l.sigmoid_bias).has_value();
+        all_constant = all_constant && constant;
+        all_log = all_log && log;
+    }
+    if (all_log && !m.layers.empty()) return influence_law::vanishing;
+    if (all_constant) return a.influence;
+    return std::nullopt;
+}
+
+std::string influence_in_words(const model<rational>& m) {
+    const attention_kind_info& a = info(m.attention);
+    if (a.weights != weighting::elementwise) return std::string(a.influence_in_words);
+    const auto law = influence_of(m);
+    if (!law)
+        return "sigmoid attention whose biases are neither all constant nor all of the form "
+               "-log(n) + c: no law is asserted";
+    switch (*law) {
+    case influence_law::vanishing:
+        return "sigmoid weights with the bias -log(n) + c are sigma(s - log n + c) = "
+               "1 / (1 + n e^(-(s + c))): scores in [-M, M] put every weight within "
+               "[1 / ((1 + e^(M - c)) n), e^(M + c) / n]";
+    case influence_law::not_vanishing:
+    case influence_law::hard_theorem: break;
+    }
+    return std::string(a.influence_in_words);
+}
+
 int alphabet::index_of(std::string_view s) const {
     for (std::size_t k = 0; k < symbols.size(); ++k)
         if (symbols[k] == s) return static_cast<int>(k);

@@ -147,6 +147,10 @@ template <class S> struct layer {
     std::vector<head<S>> heads;
     map<S> update;
     mask_kind mask = mask_kind::none;
+    /// Sigmoid attention's bias b(n) ("sigmoid_bias": a number or a formula in n alone): the
+    /// layer's weights are sigma(s_ij + b(n)). Absent = 0; only a sigmoid model has it (the
+    /// reader refuses it elsewhere).
+    std::optional<expr> sigmoid_bias;
 };
 
 /// Readout of y_n^(L): a hard recognizer (threshold or map: accept iff value > 0) or a soft
@@ -244,6 +248,32 @@ std::optional<T> beta_at(const score_spec<S>& s, long n, const numeric::context&
     if (!s.beta) return std::nullopt;
     return s.beta->template eval<T>(1, n, ctx);
 }
+
+/// Sigmoid attention's bias b(n) of a layer in T at length n (eos included): 0 when the layer
+/// has none. Under Arb a ball enclosing b(n); a formula without a value at n throws
+/// numeric::undefined_error (rounded kinds) or gives an indeterminate ball.
+template <numeric::Scalar T, class S>
+T sigmoid_bias_at(const layer<S>& l, long n, const numeric::context& ctx) {
+    if (!l.sigmoid_bias) return numeric::zero<T>(ctx);
+    return l.sigmoid_bias->template eval<T>(1, n, ctx);
+}
+
+/// The constant c when the bias formula is recognised as -log(n) + c with c rational: the forms
+/// "-log(n)", "c - log(n)", "-log(n) + c", "-log(n) - c" and "c + -log(n)" (c a constant
+/// rational subformula); std::nullopt for any other formula (not recognised, which asserts
+/// nothing about it).
+std::optional<rational> minus_log_n_offset(const expr& bias);
+
+/// What becomes of Hahn's soft-attention lemma for the model (docs/theory.md §2.6): the
+/// registry's law of its kind, refined for sigmoid attention by its biases: vanishing when every
+/// layer's bias is recognised as -log(n) + c (minus_log_n_offset), not_vanishing when every
+/// bias is a constant (or absent), and std::nullopt when some bias is neither (no law is
+/// asserted).
+std::optional<influence_law> influence_of(const model<rational>& m);
+
+/// The reason for influence_of(m) in words (the registry's words of the kind, or sigmoid's
+/// refined by its biases).
+std::string influence_in_words(const model<rational>& m);
 
 /// Converts every parameter with from_rational<S> at the context's precision.
 template <numeric::Scalar S> model<S> to_scalar(const model<rational>& m, const numeric::context& ctx);

@@ -93,6 +93,11 @@ model<rational> reader::read(const value& root) {
     for (std::size_t k = 0; k < layers.v.size(); ++k) {
         hold(layers.at(k), part_numbers);
         m.layers.push_back(read_layer(layers.at(k), m.d));
+        if (const attention_kind_info& kind = info(m.attention);
+            kind.weights != weighting::elementwise)
+            if (auto b = member(layers.at(k), "sigmoid_bias"))
+                fail(*b, "sigmoid_bias belongs to sigmoid attention; the model's attention is " +
+                             in_quotes(std::string(kind.name)));
     }
 
     read_readout(required(top, "readout"), m);
@@ -173,7 +178,7 @@ std::optional<expr> reader::read_formula(const node& n) const {
 }
 
 // An inverse temperature: a number (kept exactly, 0 included) or a formula in n alone.
-expr reader::read_beta(const node& n) const {
+expr reader::read_beta(const node& n, std::string_view what) const {
     std::optional<expr> e;
     if (n.v.is_number()) {
         (void)number(n); // a malformed number is reported as such
@@ -186,8 +191,9 @@ expr reader::read_beta(const node& n) const {
         e = read_formula(n);
     }
     if (e->uses_i())
-        fail(n, "beta is a formula in the length n alone; the position i is not defined here, "
-                "got " + in_quotes(e->text()));
+        fail(n, std::string(what) +
+                    " is a formula in the length n alone; the position i is not defined here, "
+                    "got " + in_quotes(e->text()));
     return std::move(*e);
 }
 
@@ -369,8 +375,10 @@ head<rational> reader::read_head(const node& n, std::size_t d) const {
 
 layer<rational> reader::read_layer(const node& n, std::size_t d) const {
     expect(n, json::kind::object);
-    check_keys(n, {"heads", "update", "mask"});
+    check_keys(n, {"heads", "update", "mask", "sigmoid_bias"});
     layer<rational> l;
+    // Only a sigmoid model may have it: the caller refuses it elsewhere, knowing the kind.
+    if (auto b = member(n, "sigmoid_bias")) l.sigmoid_bias = read_beta(*b, "sigmoid_bias");
     if (auto mk = member(n, "mask")) {
         const std::string s = string_value(*mk);
         if (s == "causal")

@@ -345,7 +345,9 @@ private:
     void read_tokens(const node& n, model<rational>& m) const;
     std::shared_ptr<const positional_spec> read_positional(const node& n) const;
     std::optional<expr> read_formula(const node& n) const;
-    expr read_beta(const node& n) const;
+    /// A number (kept exactly) or a formula in n alone: an inverse temperature ("beta") or
+    /// sigmoid attention's bias ("sigmoid_bias"), `what` naming it in messages.
+    expr read_beta(const node& n, std::string_view what = "beta") const;
     void read_input(const node& n, model<rational>& m) const;
     layer<rational> read_layer(const node& n, std::size_t d) const;
     head<rational> read_head(const node& n, std::size_t d) const;

@@ -329,6 +329,12 @@ json::value model_to_json(const model<rational>& m) {
     for (const auto& l : m.layers) {
         json::value lo = json::value::object();
         if (l.mask != mask_kind::none) lo.set("mask", str(to_string(l.mask)));
+        if (l.sigmoid_bias) {
+            if (auto c = l.sigmoid_bias->constant_value())
+                lo.set("sigmoid_bias", num(*c));
+            else
+                lo.set("sigmoid_bias", str(l.sigmoid_bias->text()));
+        }
         json::value heads = json::value::array();
         for (const auto& h : l.heads) heads.push_back(head_json(h));
         lo.set("heads", std::move(heads));

@@ -69,6 +69,7 @@ model<S> to_scalar(const model<rational>& m, const numeric::context& ctx) {
     for (const auto& l : m.layers) {
         layer<S> nl;
         nl.mask = l.mask;
+        nl.sigmoid_bias = l.sigmoid_bias;
         for (const auto& h : l.heads) {
             head<S> nh;
             nh.score.type = static_cast<typename score_spec<S>::kind>(h.score.type);

@@ -42,6 +42,23 @@ std::string bound_verdict(const bound_report& r) {
     // A kind whose influence need not vanish has no bound of its own, whatever its softmax
     // reading gives (theory.md 2.6).
     const auto& kind = model::info(r.attention);
+    // An elementwise kind (sigmoid): its law depends on its biases, and no K is computed for it
+    // either way (its weights need not sum to 1).
+    if (kind.weights == model::weighting::elementwise) {
+        const std::string reading =
+            r.K ? "; its softmax reading has K = " + text_number(*r.K) : std::string();
+        if (!r.influence)
+            return std::string("no bound for ") + kind.name.data() +
+                   " attention: its biases are neither all constant nor all -log(n) + c, so no "
+                   "law is asserted (theory.md 2.6)" + reading;
+        if (*r.influence == model::influence_law::vanishing)
+            return std::string("no explicit bound for ") + kind.name.data() +
+                   " attention: with the bias -log(n) + c one symbol's influence is O(1/n) "
+                   "(theory.md 2.6), but attnprop computes no constant for it" + reading;
+        return std::string("no bound for ") + kind.name.data() +
+               " attention: with a bias independent of n one symbol's influence need not vanish "
+               "(theory.md 2.6)" + reading;
+    }
     switch (kind.influence) {
     case model::influence_law::not_vanishing:
         return std::string("no bound for ") + kind.name.data() +

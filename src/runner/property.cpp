@@ -93,16 +93,17 @@ namespace {
 /// Longest input a replayed case may have: n = symbols + 1 <= 2^20, the range of --n.
 constexpr long max_case_n = 1L << 20;
 
-/// Why a normaliser other than softmax is refused by a property of the soft lemma as stated:
-/// its statement and bounds are derived for softmax; the kind's own law (theory.md §2.6).
-std::string softmax_only(model::attention_kind kind) {
-    const auto& a = model::info(kind);
-    switch (a.weights) {
+/// Why a normaliser other than softmax (or an elementwise kind) is refused by a property of
+/// the soft lemma as stated: its statement and bounds are derived for softmax; the model's own
+/// law (theory.md §2.6; for sigmoid it depends on the biases).
+std::string softmax_only(const model::model<rational>& m) {
+    switch (model::info(m.attention).weights) {
     case model::weighting::maximal_score: return "";
-    case model::weighting::normaliser: break;
+    case model::weighting::normaliser:
+    case model::weighting::elementwise: break;
     }
-    return std::string(" (its statement and bounds are derived for softmax; ") +
-           std::string(a.influence_in_words) + ")";
+    return " (its statement and bounds are derived for softmax; " + model::influence_in_words(m) +
+           ")";
 }
 
 } // namespace
@@ -125,7 +126,7 @@ std::optional<case_problem> validate_case(const property& p, const test_case& c)
                                              "model is " + model::to_string(kind)};
     if (shape.model == model_requirement::soft && !model::info(kind).soft_influence)
         return case_problem{"/model", name + " needs a soft-attention model; the model is " +
-                                          model::to_string(kind) + softmax_only(kind)};
+                                          model::to_string(kind) + softmax_only(c.model)};
     if (model::selects_maximum(kind)) {
         // Every hard-attention check evaluates exactly (its reference, or the restriction).
         const auto blockers = model::exact_blockers(c.model);
@@ -197,7 +198,7 @@ std::optional<std::string> not_applicable(const property& p, const model::model<
                model::to_string(kind);
     if (p.shape.model == model_requirement::soft && !model::info(kind).soft_influence)
         return std::string("needs a soft-attention model; the model is ") + model::to_string(kind) +
-               softmax_only(kind);
+               softmax_only(m);
     if (model::selects_maximum(kind) && p.shape.model != model_requirement::soft) {
         const auto blockers = model::exact_blockers(m);
         if (!blockers.empty())

@@ -389,6 +389,8 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
     bound_report rep;
     rep.model_name = m.name;
     rep.attention = m.attention;
+    rep.influence = model::influence_of(m);
+    rep.influence_in_words = model::influence_in_words(m);
     rep.n = n;
     rep.precision = prec;
     rep.hypotheses = check_hypotheses(m);
@@ -417,7 +419,24 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
     // What the bound says of the model's own kind (theory.md §2.6): softmax's K is computed with
     // E = e^(2A); a positive normaliser whose log is 1-Lipschitz has a smaller E, so the same K
     // bounds it; a kind whose influence need not vanish has no K, only its softmax reading.
-    if (const auto& a = model::info(m.attention); !a.soft_influence) {
+    // An elementwise kind (sigmoid) has no K of its own even where its influence vanishes: its
+    // head outputs are not convex combinations of the values, which softmax's K assumes.
+    if (const auto& a = model::info(m.attention);
+        !a.soft_influence && a.weights == model::weighting::elementwise) {
+        const std::string kind = std::string("the model uses ") + a.name.data() + " attention: ";
+        if (!rep.influence)
+            rep.notes.push_back(kind + rep.influence_in_words + " (theory.md §2.6)");
+        else if (*rep.influence == model::influence_law::vanishing)
+            rep.notes.push_back(kind + rep.influence_in_words +
+                                ", so one symbol's influence is O(1/n) (theory.md §2.6); "
+                                "attnprop computes no constant for it (its weights need not sum "
+                                "to 1, which the K below assumes); the bounds below concern its "
+                                "softmax reading with the same parameters");
+        else
+            rep.notes.push_back(kind + "no bound exists for it: " + rep.influence_in_words +
+                                " (theory.md §2.6); the bounds below concern its softmax "
+                                "reading with the same parameters");
+    } else if (!a.soft_influence) {
         const std::string kind = std::string("the model uses ") + a.name.data() + " attention: ";
         switch (a.influence) {
         case model::influence_law::vanishing:

@@ -56,6 +56,10 @@ struct layer_bound {
 struct bound_report {
     std::string model_name;
     model::attention_kind attention = model::attention_kind::soft;
+    /// The model's influence law (model::influence_of: the kind's, refined for sigmoid by its
+    /// biases; std::nullopt when none is asserted) and its reason in words.
+    std::optional<model::influence_law> influence = model::influence_law::vanishing;
+    std::string influence_in_words;
     long n = 1;                                   ///< the length the report was made for
     long precision = 0;                           ///< bits
     std::vector<hypothesis_result> hypotheses;    ///< check_hypotheses(m)

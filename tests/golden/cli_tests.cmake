@@ -157,6 +157,14 @@ attnprop_cli_test(eval-sparsemax-exact 0 "\"scalar\": \"exact\"" eval --model sp
 attnprop_cli_test(eval-stablemax-exact-y 0 "\"y\": \\[\"90/287\", \"2/5\", \"1\"\\]" eval --model stablemax-first --input 1000 --json)
 attnprop_cli_test(check-sparsemax-soft-refused 0 "soft-influence/influence-vanishes: needs a soft-attention model; the model is sparsemax \\(its statement and bounds are derived for softmax; sparsemax is exactly one-hot"
                   check --model sparsemax-first --suite soft-influence --out ${CMAKE_CURRENT_BINARY_DIR}/golden-sparsemax-check --force)
+# Sigmoid attention (theory.md 2.6): the law follows the bias; no constant either way; the
+# exact scalar refused; the soft lemma's properties refused with the law in words.
+attnprop_cli_test(bound-sigmoid-const 0 "verdict: no bound for sigmoid attention: with a bias independent of n one symbol's influence need not vanish" bound --model sigmoid-const --no-every-n)
+attnprop_cli_test(bound-sigmoid-logn 0 "verdict: no explicit bound for sigmoid attention: with the bias -log\\(n\\) \\+ c one symbol's influence is O\\(1/n\\)" bound --model sigmoid-logn --no-every-n)
+attnprop_cli_test(eval-sigmoid-exact-refused 2 "sigmoid needs exp" eval --model sigmoid-const --input 1000 --scalar exact)
+attnprop_cli_test(eval-sigmoid-auto 0 "\"scalar\": \"interval\"" eval --model sigmoid-logn --input 1000 --json)
+attnprop_cli_test(check-sigmoid-logn-soft-refused 0 "soft-influence/influence-vanishes: needs a soft-attention model; the model is sigmoid \\(its statement and bounds are derived for softmax; sigmoid weights with the bias -log\\(n\\) \\+ c"
+                  check --model sigmoid-logn --suite soft-influence --out ${CMAKE_CURRENT_BINARY_DIR}/golden-sigmoid-check --force)
 attnprop_cli_test(bound-ln0-verdict 0 "verdict: Lemma 5 does not apply: lipschitz-updates fails" bound --model cc-parity-ln0)
 # bound over every input (docs/bounds.md, "Every input, every n"): per n, K* for every n, and
 # no K* with the reason when a positional coordinate grows with n.

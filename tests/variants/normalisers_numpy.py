@@ -1,26 +1,31 @@
 #!/usr/bin/python3
-"""StableMax, sparsemax and 1.5-entmax attention against an independent numpy float64
-implementation (docs/theory.md, "The models" and §2.6).
+"""StableMax, sparsemax, sigmoid and 1.5-entmax attention against an independent numpy
+float64 implementation (docs/theory.md, "The models" and §2.6).
 
-For random StableMax, sparsemax and 1.5-entmax models (fixed seeds, one layer causally masked
-or not) and the bundled witnesses sparsemax-first, stablemax-first and entmax15-first, on
-random inputs:
+For random StableMax, sparsemax, sigmoid and 1.5-entmax models (fixed seeds, one layer causally
+masked or not; sigmoid with random biases, constant or -log(n) + c, and a head of constant
+scores) and the bundled witnesses sparsemax-first, stablemax-first, sigmoid-const,
+sigmoid-logn and entmax15-first, on random inputs:
 - `attnprop eval --scalar double` agrees with numpy's float64 forward pass to 1e-12 (relative
   to max(1, |y|));
-- `attnprop eval --scalar exact` (the exact rational p/q; for 1.5-entmax, whose threshold is
-  irrational, `--scalar mpfr --precision 256`) lies within the enclosure of `--scalar ball
-  --precision 256` widened by 1e-30 (the exact or MPFR and the certified values agree).
+- StableMax and sparsemax: `attnprop eval --scalar exact` (the exact rational p/q) lies within
+  the enclosure of `--scalar ball --precision 256` widened by 1e-30 (the exact and certified
+  values agree); 1.5-entmax (an irrational threshold): `--scalar mpfr --precision 256` lies
+  within that enclosure widened by 1e-30; sigmoid (no exact value: it needs exp): the midpoints
+  of that enclosure agree with numpy to 1e-12.
 1.5-entmax's numpy threshold is the sorted-cumulative-moments algorithm of Peters, Niculae and
 Martins (2019), not attnprop's support rule. `--self-test` is the negative control: numpy's
-sparsemax replaced by softmax, StableMax's g by x + 1 everywhere, and 1.5-entmax by sparsemax
-must each make the double comparison fail.
+sparsemax replaced by softmax, StableMax's g by x + 1 everywhere, sigmoid's weights normalised
+(softmax), and 1.5-entmax by sparsemax, must each make the double comparison fail.
 
 Usage: normalisers_numpy.py ATTNPROP MODELS_DIR WORK_DIR [--self-test]
 Exit 0 when every comparison passes, 1 with every failure listed (model, seed, input).
 """
 
 import json
+import math
 import os
+import re
 import random
 import subprocess
 import sys
@@ -46,6 +51,11 @@ def sparsemax(z):
     return np.maximum(z - tau, 0.0)
 
 
+def softmax(z):
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
 def entmax15(z):
     u = z / 2.0
     s = np.sort(u)[::-1]
@@ -58,14 +68,21 @@ def entmax15(z):
     return np.maximum(u - tau[support - 1], 0.0) ** 2
 
 
-def softmax(z):
-    e = np.exp(z - z.max())
-    return e / e.sum()
+def sigmoid(z):
+    with np.errstate(over="ignore"):  # e^(-z) = inf for a very negative z: weight 0, the limit
+        return 1.0 / (1.0 + np.exp(-z))
 
 
-WEIGHTS = {"stablemax": stablemax, "sparsemax": sparsemax, "entmax15": entmax15}
-# The kinds whose values are rational (the second comparison uses --scalar exact).
-EXACT = {"stablemax", "sparsemax"}
+WEIGHTS = {"stablemax": stablemax, "sparsemax": sparsemax, "sigmoid": sigmoid, "entmax15": entmax15}
+
+
+def bias_at(layer, n):
+    """A layer's sigmoid_bias at n: a number, or a formula of the forms the tests write."""
+    b = layer.get("sigmoid_bias", 0)
+    if not isinstance(b, str):
+        return float(b)
+    text = re.sub(r"\bn\b", str(n), b)
+    return float(eval(text, {"__builtins__": {}}, {"log": math.log}))
 
 
 def num(v):
@@ -91,6 +108,7 @@ def forward(model, symbols, weights):
     y = np.array(y)
     for layer in model["layers"]:
         causal = layer.get("mask") == "causal"
+        bias = bias_at(layer, n)  # 0 but for sigmoid
         outs = []
         for head in layer["heads"]:
             Q, K, V = mat(head["score"]["Q"]), mat(head["score"]["K"]), mat(head["value"]["V"])
@@ -100,7 +118,7 @@ def forward(model, symbols, weights):
             b = np.zeros((n, V.shape[0]))
             for i in range(n):
                 end = i + 1 if causal else n
-                s = scale * (k[:end] @ q[i])
+                s = scale * (k[:end] @ q[i]) + bias
                 b[i] = weights(s) @ v[:end]
             outs.append(b)
         W = mat(layer["update"]["W"])
@@ -123,6 +141,12 @@ def random_model(rng, kind):
         layer = {"heads": heads, "update": {"kind": "affine", "W": m(2, 6)}}
         if k == 0 and rng.random() < 0.5:
             layer["mask"] = "causal"
+        if kind == "sigmoid":
+            b = rng.choice([None, 0, "1/2", "-log(n)", "1 - log(n)"])
+            if b is not None:
+                layer["sigmoid_bias"] = b
+            if k == 0 and rng.random() < 0.5:
+                heads[0]["score"]["Q"] = [[0, 0], [0, 0]]  # constant scores: no mean shortcut
         layers.append(layer)
     return {"format": "attnprop-model", "version": 1, "name": f"random-{kind}", "attention": kind,
             "alphabet": ["0", "1"], "eos": "$", "d": 2,
@@ -143,7 +167,7 @@ def eval_json(attnprop, path, inp, *args):
 def cases(models_dir, work):
     """(label, path, model, inputs) for the random and the bundled models."""
     out = []
-    for kind in ("stablemax", "sparsemax", "entmax15"):
+    for kind in ("stablemax", "sparsemax", "sigmoid", "entmax15"):
         for seed in range(1, 9):
             rng = random.Random(seed)
             model = random_model(rng, kind)
@@ -152,12 +176,13 @@ def cases(models_dir, work):
                 json.dump(model, f)
             inputs = ["".join(rng.choice("01") for _ in range(rng.randint(1, 20))) for _ in range(2)]
             out.append((f"random {kind} model, seed {seed}", path, model, inputs))
-        path = os.path.join(models_dir, f"{kind}-first.json")
-        with open(path) as f:
-            model = json.load(f)
-        rng = random.Random(99)
-        inputs = ["1" + "0" * 30, "0" * 63, "".join(rng.choice("01") for _ in range(200))]
-        out.append((f"bundled {kind}-first", path, model, inputs))
+        for name in {"sigmoid": ("sigmoid-const", "sigmoid-logn")}.get(kind, (f"{kind}-first",)):
+            path = os.path.join(models_dir, f"{name}.json")
+            with open(path) as f:
+                model = json.load(f)
+            rng = random.Random(99)
+            inputs = ["1" + "0" * 30, "0" * 63, "".join(rng.choice("01") for _ in range(200))]
+            out.append((f"bundled {name}", path, model, inputs))
     return out
 
 
@@ -174,12 +199,17 @@ def run(attnprop, models_dir, work, weights, exact_too=True):
                     failures.append(f"{where}: y[{c}] double {a!r} against numpy {b!r}")
             if not exact_too:
                 continue
-            exact = model["attention"] in EXACT
+            ball = eval_json(attnprop, path, inp, "--scalar", "ball", "--precision", "256",
+                             "--digits", "45")
+            if model["attention"] == "sigmoid":  # no exact value: exp
+                for c, (a, b) in enumerate(zip(ball["y"], ref)):
+                    if not abs(float(Fraction(a)) - b) <= 1e-12 * max(1.0, abs(b)):
+                        failures.append(f"{where}: y[{c}] ball {a} against numpy {b!r}")
+                continue
+            exact = model["attention"] != "entmax15"  # 1.5-entmax: a square root
             ex = eval_json(attnprop, path, inp, *(["--scalar", "exact"] if exact else
                                                    ["--scalar", "mpfr", "--precision", "256",
                                                     "--digits", "60"]))
-            ball = eval_json(attnprop, path, inp, "--scalar", "ball", "--precision", "256",
-                             "--digits", "45")
             name = "exact" if exact else "mpfr"
             for c, e in enumerate(ex["y"]):
                 mid, rad = Fraction(ball["y"][c]), Fraction(ball["y_radius"][c])
@@ -201,6 +231,7 @@ def main():
         for broken, name in (({**WEIGHTS, "sparsemax": softmax}, "sparsemax as softmax"),
                              ({**WEIGHTS, "stablemax": lambda z: (z + 1) / (z + 1).sum()},
                               "StableMax's g as x + 1"),
+                             ({**WEIGHTS, "sigmoid": softmax}, "sigmoid normalised (softmax)"),
                              ({**WEIGHTS, "entmax15": sparsemax}, "1.5-entmax as sparsemax")):
             f = run(attnprop, models_dir, work, broken, exact_too=False)
             if not f:

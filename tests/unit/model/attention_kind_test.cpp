@@ -118,6 +118,13 @@ TEST_CASE("the attention kinds' facts agree with each other", "[model][attention
     REQUIRE(info(attention_kind::stablemax).influence == model::influence_law::vanishing);
     REQUIRE(info(attention_kind::sparsemax).influence == model::influence_law::not_vanishing);
     REQUIRE(info(attention_kind::soft).influence == model::influence_law::vanishing);
+    // Sigmoid: elementwise weights that need exp; the registry's law is a constant bias's
+    // (model::influence_of refines it by the bias).
+    REQUIRE(info(attention_kind::sigmoid).weights == model::weighting::elementwise);
+    REQUIRE_FALSE(info(attention_kind::sigmoid).exact);
+    REQUIRE(info(attention_kind::sigmoid).needs == "sigmoid needs exp");
+    REQUIRE_FALSE(info(attention_kind::sigmoid).soft_influence);
+    REQUIRE(info(attention_kind::sigmoid).influence == model::influence_law::not_vanishing);
 }
 
 TEST_CASE("the model file's attention names round-trip through the registry",
