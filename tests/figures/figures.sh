@@ -44,6 +44,21 @@ make)
         { echo "overlay: a verdict or '(log scale)' in the image"; exit 1; }
     grep -q '^| .*cc-parity-ln0 | not-applicable |$' "$work/overlay/report.md" ||
         { echo "overlay: report.md lacks the verdicts"; cat "$work/overlay/report.md"; exit 1; }
+    # A report's figures carry no title or caption: report.md has them; --figure-text draws them.
+    grep -q 'one-symbol influence against the input length n' "$work/cc-parity/influence.svg" &&
+        { echo "cc-parity/influence.svg: a title in the image"; exit 1; }
+    grep -q 'restrictions keeping' "$work/restrict/restrict.svg" &&
+        { echo "restrict/restrict.svg: a title in the image"; exit 1; }
+    grep -q '^Figure `influence`: cc-parity: one-symbol influence against the input length n\.$' "$work/cc-parity/report.md" ||
+        { echo "cc-parity/report.md lacks the figure's title"; cat "$work/cc-parity/report.md"; exit 1; }
+    grep -q '^Figure `restrict`: hard-parity-attempt: restrictions keeping' "$work/restrict/report.md" ||
+        { echo "restrict/report.md lacks the figure's title"; exit 1; }
+    texts=$work/../figures-with-text
+    rm -rf "$texts"
+    "$bin" restrict --model hard-parity-attempt --n 8,16 --samples 8 --figure-text --out "$texts" >"$work/last.log" 2>&1 ||
+        { echo "restrict --figure-text failed:"; cat "$work/last.log"; exit 1; }
+    grep -q 'restrictions keeping' "$texts/restrict.svg" ||
+        { echo "restrict --figure-text: no title in the image"; exit 1; }
     for f in cc-parity/influence.svg cc-parity/cross_entropy.svg cc-parity-ln0/cross_entropy.svg \
              soft-positional-i/influence.svg soft-majority-ln0/influence.svg restrict/restrict.svg; do
         [ -f "$work/$f" ] || { echo "$f was not written"; exit 1; }
