@@ -526,7 +526,7 @@ void write_simulate_report(const fs::path& dir, const simulate_run& r, const pro
             for (auto& name : write_figure(dir, "beta", bf, figure_notes)) names.push_back(name);
         }
         figures_md = "\nFigures: ";
-        for (std::size_t t = 0; t < names.size(); ++t) figures_md += (t ? ", " : "") + names[t];
+        for (std::size_t t = 0; t < names.size(); ++t) figures_md += (t ? ", `" : "`") + names[t] + "`";
         figures_md += "\n\n" + texts;
         for (const auto& note : figure_notes) figures_md += "\nNo PNG: " + note + ".\n";
     }
