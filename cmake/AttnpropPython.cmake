@@ -32,8 +32,10 @@ if(NOT ATTNPROP_PYTHON)
 endif()
 
 # The module is a shared object: the libraries it links are compiled position independent
+# (check and replay bring the property engine, attnprop_props, and RapidCheck's static library,
+# which Debian builds position independent)
 # (-fPIC costs nothing measurable beside the PIE code the compiler makes by default).
-set_target_properties(attnprop_numeric attnprop_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
+set_target_properties(attnprop_numeric attnprop_core attnprop_props PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 set(ATTNPROP_PYTHON_DIR ${PROJECT_BINARY_DIR}/python/attnprop)
 pybind11_add_module(attnprop_python MODULE python/binding/core.cpp)
@@ -41,7 +43,7 @@ set_target_properties(attnprop_python PROPERTIES
   OUTPUT_NAME _core
   LIBRARY_OUTPUT_DIRECTORY ${ATTNPROP_PYTHON_DIR})
 target_include_directories(attnprop_python PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(attnprop_python PRIVATE attnprop_core)
+target_link_libraries(attnprop_python PRIVATE attnprop_props)
 target_compile_definitions(attnprop_python PRIVATE
   ATTNPROP_MODELS_DIR="${PROJECT_SOURCE_DIR}/models"
   ATTNPROP_INSTALLED_MODELS_DIR="${CMAKE_INSTALL_FULL_DATADIR}/attnprop/models")

@@ -15,6 +15,8 @@
 #include "report/overlay.hpp"
 #include "report/restrict_report.hpp"
 #include "report/simulate_report.hpp"
+#include "runner/check_session.hpp"
+#include "runner/replay.hpp"
 #include "soft_influence/all_inputs.hpp"
 #include "soft_influence/sweep.hpp"
 #include "util/precondition.hpp"
@@ -30,6 +32,7 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,7 +65,7 @@ void raise_python(std::exception_ptr e) {
         PyErr_SetString(PyExc_MemoryError, "out of memory; the input is too large for the memory available");
     } catch (const numeric::undefined_error& x) {
         raise(undefined_class, x.message());
-    } catch (const model::model_file_error& x) {
+    } catch (const model::model_file_error& x) { // report::case_file_error too
         raise(error_class, x.what());
     } catch (const model::content_error& x) {
         raise(error_class, x.what());
@@ -324,7 +327,8 @@ std::pair<std::string, std::string> influence(const py_model& pm, const std::vec
                                               const std::string& language, long precision,
                                               long precision_cap, const std::string& scalar,
                                               std::uint64_t seed, unsigned threads, bool every_input,
-                                              const std::string& out, py::object progress) {
+                                              const std::string& out, bool figure_text,
+                                              py::object progress) {
     analysis::sweep_options o;
     o.ns = lengths(ns_in);
     o.inputs = inputs;
@@ -348,6 +352,7 @@ std::pair<std::string, std::string> influence(const py_model& pm, const std::vec
     });
     report::influence_meta meta;
     meta.model_file = pm.source;
+    meta.figure_text = figure_text;
     const auto r = compute(
         [&] {
             numeric::require_working_precision(precision);
@@ -380,7 +385,8 @@ std::pair<std::string, std::string> simulate(const py_model& pm, const std::vect
                                              const std::vector<std::string>& patterns, bool cube,
                                              int inputs, std::uint64_t seed, long precision,
                                              long precision_cap, bool interval, bool every_input,
-                                             const std::string& out, py::object progress) {
+                                             const std::string& out, bool figure_text,
+                                             py::object progress) {
     report::simulate_request q;
     q.betas = betas;
     q.ns = lengths(ns_in);
@@ -404,7 +410,7 @@ std::pair<std::string, std::string> simulate(const py_model& pm, const std::vect
                 numeric::throw_if_stop_requested();
             };
             report::simulate_run r = report::run_simulate(*pm.m, q);
-            if (!out.empty()) report::write_simulate_report(out, r);
+            if (!out.empty()) report::write_simulate_report(out, r, {}, figure_text);
             return r;
         },
         pending);
@@ -415,7 +421,7 @@ std::pair<std::string, std::string> restrict_runs(const py_model& pm, const std:
                                                   const std::string& free_fraction,
                                                   const std::string& language, std::uint64_t seed,
                                                   int trials, int samples, bool fan_out, int threads,
-                                                  const std::string& out) {
+                                                  const std::string& out, bool figure_text) {
     report::restrict_request q;
     q.ns = lengths(ns_in);
     if (q.ns.empty()) throw py::value_error("n: give at least one length");
@@ -441,7 +447,7 @@ std::pair<std::string, std::string> restrict_runs(const py_model& pm, const std:
             numeric::throw_if_stop_requested();
             rs.push_back(report::run_restrict_length(*pm.m, q, n));
         }
-        if (!out.empty()) report::write_restrict_sweep(out, *pm.m, rs);
+        if (!out.empty()) report::write_restrict_sweep(out, *pm.m, rs, {}, figure_text);
         return rs;
     });
     json::value j = json::value::object();
@@ -460,7 +466,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>>
 plot(const std::vector<std::string>& dirs, const std::string& out, const std::string& stem,
      const std::string& title, bool caption, double width) {
     if (width < 360 || width > 2000) throw py::value_error("width: between 360 and 2000 pixels");
-    if (stem.empty() || stem.find('/') != std::string::npos || stem[0] == '.')
+    if (stem.find('/') != std::string::npos || (!stem.empty() && stem[0] == '.'))
         throw py::value_error("name: a file name without a folder, got '" + stem + "'");
     report::overlay_options o;
     o.stem = stem;
@@ -470,6 +476,83 @@ plot(const std::vector<std::string>& dirs, const std::string& out, const std::st
     std::vector<fs::path> paths(dirs.begin(), dirs.end());
     const auto r = compute([&] { return report::write_overlay(paths, out, o); });
     return {r.files, r.notes};
+}
+
+// ---------------------------------------------------------------------------------------------
+// check and replay: runner::run_check and runner::replay_folder, the command line's work.
+
+/// RapidCheck keeps global state: one check runs at a time in a process (another Python thread
+/// waits here, with the GIL released).
+std::mutex check_mutex;
+
+struct check_out {
+    std::string document, text, verdict;
+};
+
+check_out check(const std::optional<py_model>& pm, const std::vector<std::string>& suites,
+                const std::vector<std::string>& properties, int tests, long max_n, std::uint64_t seed,
+                long precision, long precision_cap, long search, const std::string& out,
+                py::object progress) {
+    if (tests < 1 || tests > 1000000) throw py::value_error("tests: between 1 and 1000000");
+    if (max_n < 1 || max_n > (1L << 24)) throw py::value_error("max_n: between 1 and 2^24");
+    if (search < 0 || search > (1L << 30)) throw py::value_error("search: between 0 and 2^30");
+    runner::check_request q;
+    q.suites = suites;
+    q.properties = properties;
+    q.cfg.tests = tests;
+    q.cfg.max_n = max_n;
+    q.cfg.seed = seed;
+    q.cfg.precision = precision;
+    q.cfg.precision_cap = precision_cap;
+    if (pm) {
+        q.cfg.fixed_model = pm->m;
+        q.cfg.search_budget = search;
+        q.model_file = pm->source;
+    }
+    auto pending = std::make_shared<py::object>();
+    runner::check_hooks hooks;
+    hooks.on_report = progress_hook<const runner::property_report&, bool>(
+        progress, pending.get(), [](const runner::property_report& r, bool reused) {
+            py::dict d;
+            d["property"] = r.suite + "/" + r.name;
+            d["status"] = r.status();
+            d["passed"] = r.passed;
+            d["failed"] = r.failed();
+            d["undecided"] = r.undecided;
+            d["undefined"] = r.undefined;
+            d["reused"] = reused;
+            return d;
+        });
+    const runner::check_run run = compute(
+        [&] {
+            numeric::require_working_precision(precision);
+            numeric::require_working_precision(precision_cap);
+            const std::lock_guard<std::mutex> one_at_a_time(check_mutex);
+            return runner::run_check(q, report::provenance{}, out, hooks);
+        },
+        pending);
+    return {json::dump(runner::check_to_json(run), 2), runner::check_to_text(run),
+            runner::check_verdict(run)};
+}
+
+std::pair<std::string, std::string> replay(const std::string& dir, bool allow_edited) {
+    return compute([&] {
+        runner::registry reg;
+        runner::register_all(reg);
+        const std::lock_guard<std::mutex> one_at_a_time(check_mutex);
+        const runner::replay_outcome o =
+            runner::replay_folder(runner::counterexample_dir(dir), allow_edited, reg);
+        return std::pair<std::string, std::string>(json::dump(runner::replay_to_json(o), 2),
+                                                   runner::replay_to_text(o));
+    });
+}
+
+std::vector<std::pair<std::string, std::string>> check_properties() {
+    runner::registry reg;
+    runner::register_all(reg);
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& p : reg.all()) out.emplace_back(p.suite + "/" + p.name, p.statement);
+    return out;
 }
 
 } // namespace
@@ -511,14 +594,28 @@ PYBIND11_MODULE(_core, mod) {
     mod.def("influence", &influence, py::arg("model"), py::arg("n"), py::arg("inputs"),
             py::arg("positions"), py::arg("language"), py::arg("precision"), py::arg("precision_cap"),
             py::arg("scalar"), py::arg("seed"), py::arg("threads"), py::arg("every_input"), py::arg("out"),
-            py::arg("progress"));
+            py::arg("figure_text"), py::arg("progress"));
     mod.def("simulate", &simulate, py::arg("model"), py::arg("betas"), py::arg("n"), py::arg("patterns"),
             py::arg("cube"), py::arg("inputs"), py::arg("seed"), py::arg("precision"),
             py::arg("precision_cap"), py::arg("interval"), py::arg("every_input"), py::arg("out"),
-            py::arg("progress"));
+            py::arg("figure_text"), py::arg("progress"));
     mod.def("restrict", &restrict_runs, py::arg("model"), py::arg("n"), py::arg("free_fraction"),
             py::arg("language"), py::arg("seed"), py::arg("trials"), py::arg("samples"),
-            py::arg("fan_out"), py::arg("threads"), py::arg("out"));
+            py::arg("fan_out"), py::arg("threads"), py::arg("out"), py::arg("figure_text"));
+    mod.def("check", [](const std::optional<py_model>& pm, const std::vector<std::string>& suites,
+                        const std::vector<std::string>& properties, int tests, long max_n,
+                        std::uint64_t seed, long precision, long precision_cap, long search,
+                        const std::string& out, py::object progress) {
+                const check_out r = check(pm, suites, properties, tests, max_n, seed, precision,
+                                          precision_cap, search, out, std::move(progress));
+                return py::make_tuple(r.document, r.text, r.verdict);
+            },
+            py::arg("model"), py::arg("suites"), py::arg("properties"), py::arg("tests"),
+            py::arg("max_n"), py::arg("seed"), py::arg("precision"), py::arg("precision_cap"),
+            py::arg("search"), py::arg("out"), py::arg("progress"));
+    mod.def("replay", &replay, py::arg("dir"), py::arg("allow_edited"));
+    mod.def("check_properties", &check_properties,
+            "The properties of check: (suite/name, statement) pairs, in registration order");
     mod.def("plot", &plot, py::arg("dirs"), py::arg("out"), py::arg("name"), py::arg("title"),
             py::arg("caption"), py::arg("width"));
 }

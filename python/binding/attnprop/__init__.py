@@ -27,7 +27,7 @@ from . import _core
 
 __all__ = ["Error", "UndefinedError", "LimitError", "Interval", "Model", "Evaluation", "Report",
            "InfluenceReport", "load", "models", "scalars", "evaluate", "bound", "influence", "simulate",
-           "restrict", "plot"]
+           "restrict", "plot", "check", "replay", "properties", "CheckReport", "Counterexample"]
 
 
 class Error(ValueError):
@@ -231,6 +231,73 @@ class InfluenceReport(Report):
         return "".join(out)
 
 
+class Counterexample:
+    """A failed property's counterexample in a check report: ``property`` ("suite/name"),
+    ``message``, ``inputs``, ``numbers`` (exact strings), ``precision``, ``reproduce`` (the
+    command that reruns the property), ``folder`` (the counterexample folder, with case.json
+    and model.json); :meth:`replay` reruns it from that folder alone."""
+
+    def __init__(self, prop, entry, folder):
+        self.property = prop
+        self.message = entry["message"]
+        self.inputs = list(entry["inputs"])
+        self.numbers = dict(entry["numbers"])
+        self.precision = entry["precision"]
+        self.reproduce = entry["reproduce"]
+        self.shrink_steps = entry["shrink_steps"]
+        self.folder = folder
+
+    def replay(self, allow_edited=False):
+        """``attnprop replay FOLDER``: the case rerun from its folder (a :class:`Report`)."""
+        return replay(self.folder, allow_edited=allow_edited)
+
+    def __repr__(self):
+        return "<attnprop.Counterexample %s: %s>" % (self.property, self.message)
+
+
+class CheckReport(Report):
+    """The report of property suites (``attnprop check``): the document report.json holds
+    (``properties``, ``summary``, ...), ``verdict`` ("failed", "error", "undefined" or
+    "passed"), ``folder`` (where the report was written) and :attr:`counterexamples`."""
+
+    def __init__(self, document, text, verdict, folder, keep=None):
+        super().__init__(document, text)
+        self._verdict = verdict
+        self.folder = folder
+        self._keep = keep  # a temporary folder that lives as long as the report
+
+    @property
+    def verdict(self):
+        return self._verdict
+
+    @property
+    def counterexamples(self):
+        """The counterexamples of the failed properties, in report order."""
+        out = []
+        for p in self.get("properties", []):
+            cx = p.get("counterexample")
+            if cx:
+                out.append(Counterexample(p["suite"] + "/" + p["name"], cx,
+                                          os.path.join(self.folder, cx["folder"])))
+        return out
+
+    def __repr__(self):
+        return "<attnprop.CheckReport %s: %s, %d properties>" % (
+            self.get("model", {}).get("name", "random models") if isinstance(self.get("model"), dict)
+            else "random models", self.verdict, len(self.get("properties", [])))
+
+    def _repr_html_(self):
+        head = ["property", "status", "passed", "undecided", "undefined", "counterexample"]
+        out = ["<table><tr>" + "".join("<th>%s</th>" % h for h in head) + "</tr>"]
+        for p in self.get("properties", []):
+            cx = p.get("counterexample")
+            cells = [p["suite"] + "/" + p["name"], p["status"], p["passed"], p["undecided"],
+                     p["undefined"], cx["message"] if cx else ""]
+            out.append("<tr>" + "".join("<td>%s</td>" % html.escape(str(c)) for c in cells) + "</tr>")
+        out.append("</table><p>verdict: %s</p>" % html.escape(str(self.verdict)))
+        return "".join(out)
+
+
 def _lengths(n):
     if n is None:
         return []
@@ -272,25 +339,29 @@ class Model:
 
     def influence(self, n, inputs=4, positions=8, language=None, precision=128,
                   precision_cap=None, scalar="auto", seed=1, threads=0, every_input=True, out=None,
-                  progress=None):
+                  progress=None, figure_text=False):
         """The one-symbol influence across n (``attnprop influence``). ``positions``: a count or
         "all"; ``language``: "parity", "2dyck", ...; ``every_input``: also the bounds over every
         input of each n (as the command; ``--no-every-input``); ``out``: a folder to write the report into
-        (report.json, report.md, influence.csv and the figures); ``progress``: called with each
+        (report.json, report.md, influence.csv and the figures; their titles and captions in
+        report.md, in the images too with ``figure_text``); ``progress``: called with each
         row (a dict) as soon as it is final."""
         pos = 0 if positions == "all" else int(positions)
         cap = precision if precision_cap is None else precision_cap
         cb = None if progress is None else (lambda row: progress(json.loads(row)))
         doc, text = _core.influence(self._core, _lengths(n), inputs, pos, language or "", precision,
-                                    cap, scalar, seed, threads, every_input, str(out) if out else "", cb)
+                                    cap, scalar, seed, threads, every_input, str(out) if out else "",
+                                    figure_text, cb)
         return InfluenceReport(json.loads(doc), text)
 
     def simulate(self, beta, n, patterns=(), cube=False, inputs=None, seed=1, precision=128,
-                 precision_cap=4096, interval=False, every_input=True, out=None, progress=None):
+                 precision_cap=4096, interval=False, every_input=True, out=None, progress=None,
+                 figure_text=False):
         """A hard or average-hard model against its soft counterpart at the inverse temperatures
         ``beta`` (a formula in n, or a list of them) (``attnprop simulate``). ``inputs``: random
         inputs per n (default 4, or 0 with ``patterns`` or ``cube``); ``out``: a folder for the
-        report and its figures (leak, and the smallest certified β against n); ``progress``:
+        report and its figures (leak, and the smallest certified β against n; titles and
+        captions in report.md, in the images too with ``figure_text``); ``progress``:
         called with each n when it is done. The report's ``findings`` counts measured values
         certainly above their certified bound (the command's exit 1)."""
         betas = [beta] if isinstance(beta, str) else [str(b) for b in beta]
@@ -299,18 +370,24 @@ class Model:
             inputs = 4 if not patterns and not cube else 0
         doc, text = _core.simulate(self._core, betas, _lengths(n), patterns, cube, inputs, seed,
                                    precision, precision_cap, interval, every_input,
-                                   str(out) if out else "", progress)
+                                   str(out) if out else "", figure_text, progress)
         return Report(json.loads(doc), text)
 
     def restrict(self, n, free_fraction="1/2", language=None, seed=1, trials=0, samples=32,
-                 fan_out=False, threads=0, out=None):
+                 fan_out=False, threads=0, out=None, figure_text=False):
         """Hahn's restriction of a hard model (``attnprop restrict``) at each length of ``n``:
         the report's ``runs`` hold, per n, what ``restrict --json`` prints (the restriction,
         its certificate, the language's counterexample). ``out``: a folder for the sweep's
-        report and figure."""
+        report and figure (its title and caption in report.md, in the image too with
+        ``figure_text``)."""
         doc, text = _core.restrict(self._core, _lengths(n), str(free_fraction), language or "", seed,
-                                   trials, samples, fan_out, threads, str(out) if out else "")
+                                   trials, samples, fan_out, threads, str(out) if out else "",
+                                   figure_text)
         return Report(json.loads(doc), text)
+
+    def check(self, properties=None, **kw):
+        """``check(self, properties, **kw)``: the properties that make a claim about this model."""
+        return check(self, properties, **kw)
 
     def __repr__(self):
         return "<attnprop.Model %s: %s attention, alphabet %s, d = %d, %d layers>" % (
@@ -352,14 +429,16 @@ def influence(model, n, **kw):
     return load(model).influence(n, **kw)
 
 
-def plot(dirs, out, name="influence", title="", caption=False, width=640):
-    """``attnprop plot``: influence report folders (``influence(..., out=DIR)``) overlaid on
-    shared axes, one colour per folder, written as OUT/NAME.svg, .pdf and .png with report.md
-    (title, verdicts, notes) beside them. Returns the paths written; a PDF or PNG the renderer
+def plot(dirs, out, name=None, title="", caption=False, width=640):
+    """``attnprop plot``: report folders of one command (``influence``, ``simulate`` or
+    ``restrict`` with ``out=DIR``) overlaid on shared axes, one colour per folder, written as
+    OUT/NAME.svg, .pdf and .png with report.md (title, verdicts, notes) beside them; ``name``
+    defaults to "influence", "beta" (simulate: the smallest certified β against n) or
+    "restrict". Returns the paths written; a PDF or PNG the renderer
     (rsvg-convert) could not make is named in ``report.md`` and left out."""
     if isinstance(dirs, (str, os.PathLike)):
         dirs = [dirs]
-    files, _notes = _core.plot([str(d) for d in dirs], str(out), name, title, caption, width)
+    files, _notes = _core.plot([str(d) for d in dirs], str(out), name or "", title, caption, width)
     return [os.path.join(str(out), f) for f in files]
 
 
@@ -371,3 +450,54 @@ def simulate(model, beta, n, **kw):
 def restrict(model, n, **kw):
     """``load(model).restrict(n, **kw)``."""
     return load(model).restrict(n, **kw)
+
+
+def properties():
+    """The properties ``check`` knows: a dict "suite/name" -> statement, in registration order."""
+    return dict(_core.check_properties())
+
+
+def check(model=None, properties=None, tests=100, max_n=256, seed=1, precision=128,
+          precision_cap=4096, search=16, out=None, progress=None):
+    """``attnprop check``: property suites with RapidCheck on random models, or with ``model``
+    (a :class:`Model` or what :func:`load` takes) on that model (n, inputs and positions drawn;
+    the properties that make no claim about it are listed under ``not_applicable``).
+
+    ``properties``: a suite name ("soft-influence"), a property ("suite/name") or a list of
+    both; None: every suite but "controls". ``search``: with a model, inputs searched per case
+    for the largest one-symbol change (0: none). ``out``: the report folder (report.json,
+    report.md, counterexamples/); None: a temporary folder that lives as long as the report.
+    ``progress``: called with a dict (property, status, passed, failed, undecided, undefined,
+    reused) as each property finishes. Returns a :class:`CheckReport`; a failure is a result
+    (``verdict`` "failed", with :attr:`CheckReport.counterexamples`), never an exception."""
+    if isinstance(properties, str):
+        properties = [properties]
+    suites, props = [], []
+    if properties is not None:
+        known_suites = {name.split("/")[0] for name, _ in _core.check_properties()}
+        for p in properties:
+            (props if "/" in p or p not in known_suites else suites).append(p)
+        if not suites and not props:
+            raise Error("properties: name at least one suite or property (None: every suite)")
+    keep = None
+    if out is None:
+        import tempfile
+        keep = tempfile.TemporaryDirectory(prefix="attnprop-check-")
+        folder = keep.name
+    else:
+        folder = str(out)
+    core = None if model is None else load(model)._core
+    doc, text, verdict = _core.check(core, suites, props, int(tests), int(max_n), int(seed),
+                                     int(precision), int(precision_cap),
+                                     int(search) if model is not None else 0, folder, progress)
+    return CheckReport(json.loads(doc), text, verdict, folder, keep)
+
+
+def replay(path, allow_edited=False):
+    """``attnprop replay``: reruns a counterexample folder (or a report folder holding exactly
+    one) and compares with its record. Returns a :class:`Report` (what ``replay --json``
+    prints): ``verdict`` now, ``recorded_verdict``, ``reproduced``, ``numbers``, ``replay`` (one
+    line). A folder that cannot be read, or was edited (unless ``allow_edited``), raises
+    :class:`Error`."""
+    doc, text = _core.replay(str(path), bool(allow_edited))
+    return Report(json.loads(doc), text)
