@@ -79,7 +79,8 @@ std::vector<property_report> run_selected(const std::vector<const property*>& se
 
 /// A whole check in this process: selects (select_properties), runs (run_selected) and, when
 /// `out` is not empty, writes the report folder (write_check_report: report.json, report.md,
-/// one folder per counterexample) replacing the report files there, unless a stop was requested
+/// one folder per counterexample) replacing the report files there (a folder whose report.json
+/// is another command's is refused before the run: precondition_error), unless a stop was requested
 /// (numeric::stop_requested: the run is partial and nothing is written). Returns the run.
 check_run run_check(const check_request& q, const report::provenance& made_by,
                     const std::filesystem::path& out, const check_hooks& hooks = {});

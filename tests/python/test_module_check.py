@@ -123,6 +123,19 @@ class Check(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d, self.assertRaises(attnprop.Error) as e:
             attnprop.replay(d)
         self.assertIn("is not a counterexample folder", str(e.exception))
+        # Never over another command's report (negative control: a check report is replaced).
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "report.json"), "w") as f:
+                json.dump({"format": "attnprop-influence-report"}, f)
+            with self.assertRaises(attnprop.Error) as e:
+                attnprop.check("hard-first", PROPERTY, tests=2, max_n=4, search=0, out=d)
+            self.assertIn("holds a report.json that is not a check report", str(e.exception))
+            with open(os.path.join(d, "report.json")) as f:
+                self.assertEqual(json.load(f)["format"], "attnprop-influence-report")
+        with tempfile.TemporaryDirectory() as d:
+            for _ in range(2):
+                r = attnprop.check("hard-first", PROPERTY, tests=2, max_n=4, search=0, out=d)
+                self.assertEqual(r.verdict, "passed", r.text)
 
     def test_properties_lists_the_registry(self):
         ps = attnprop.properties()
