@@ -32,10 +32,11 @@ if(NOT ATTNPROP_PYTHON)
 endif()
 
 # The module is a shared object: the libraries it links are compiled position independent
-# (check and replay bring the property engine, attnprop_props, and RapidCheck's static library,
-# which Debian builds position independent)
-# (-fPIC costs nothing measurable beside the PIE code the compiler makes by default).
-set_target_properties(attnprop_numeric attnprop_core attnprop_props PROPERTIES POSITION_INDEPENDENT_CODE ON)
+# (-fPIC costs nothing measurable beside the PIE code the compiler makes by default). The
+# property engine (attnprop_props) is not among them: Debian's librapidcheck.a is not position
+# independent, so check and replay run in the attnprop executable the module names
+# (attnprop._core.binaries).
+set_target_properties(attnprop_numeric attnprop_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 set(ATTNPROP_PYTHON_DIR ${PROJECT_BINARY_DIR}/python/attnprop)
 pybind11_add_module(attnprop_python MODULE python/binding/core.cpp)
@@ -43,10 +44,12 @@ set_target_properties(attnprop_python PROPERTIES
   OUTPUT_NAME _core
   LIBRARY_OUTPUT_DIRECTORY ${ATTNPROP_PYTHON_DIR})
 target_include_directories(attnprop_python PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(attnprop_python PRIVATE attnprop_props)
+target_link_libraries(attnprop_python PRIVATE attnprop_core)
 target_compile_definitions(attnprop_python PRIVATE
   ATTNPROP_MODELS_DIR="${PROJECT_SOURCE_DIR}/models"
-  ATTNPROP_INSTALLED_MODELS_DIR="${CMAKE_INSTALL_FULL_DATADIR}/attnprop/models")
+  ATTNPROP_INSTALLED_MODELS_DIR="${CMAKE_INSTALL_FULL_DATADIR}/attnprop/models"
+  ATTNPROP_BUILD_BINARY="$<TARGET_FILE:attnprop_cli>"
+  ATTNPROP_INSTALLED_BINARY="${CMAKE_INSTALL_FULL_BINDIR}/attnprop")
 attnprop_target_warnings(attnprop_python)
 # The pure-Python part of the package, copied next to the extension at every build.
 # Listed one by one (no glob): a new module file is added here.

@@ -15,8 +15,6 @@
 #include "report/overlay.hpp"
 #include "report/restrict_report.hpp"
 #include "report/simulate_report.hpp"
-#include "runner/check_session.hpp"
-#include "runner/replay.hpp"
 #include "soft_influence/all_inputs.hpp"
 #include "soft_influence/sweep.hpp"
 #include "util/precondition.hpp"
@@ -32,7 +30,6 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,7 +62,7 @@ void raise_python(std::exception_ptr e) {
         PyErr_SetString(PyExc_MemoryError, "out of memory; the input is too large for the memory available");
     } catch (const numeric::undefined_error& x) {
         raise(undefined_class, x.message());
-    } catch (const model::model_file_error& x) { // report::case_file_error too
+    } catch (const model::model_file_error& x) {
         raise(error_class, x.what());
     } catch (const model::content_error& x) {
         raise(error_class, x.what());
@@ -478,83 +475,6 @@ plot(const std::vector<std::string>& dirs, const std::string& out, const std::st
     return {r.files, r.notes};
 }
 
-// ---------------------------------------------------------------------------------------------
-// check and replay: runner::run_check and runner::replay_folder, the command line's work.
-
-/// RapidCheck keeps global state: one check runs at a time in a process (another Python thread
-/// waits here, with the GIL released).
-std::mutex check_mutex;
-
-struct check_out {
-    std::string document, text, verdict;
-};
-
-check_out check(const std::optional<py_model>& pm, const std::vector<std::string>& suites,
-                const std::vector<std::string>& properties, int tests, long max_n, std::uint64_t seed,
-                long precision, long precision_cap, long search, const std::string& out,
-                py::object progress) {
-    if (tests < 1 || tests > 1000000) throw py::value_error("tests: between 1 and 1000000");
-    if (max_n < 1 || max_n > (1L << 24)) throw py::value_error("max_n: between 1 and 2^24");
-    if (search < 0 || search > (1L << 30)) throw py::value_error("search: between 0 and 2^30");
-    runner::check_request q;
-    q.suites = suites;
-    q.properties = properties;
-    q.cfg.tests = tests;
-    q.cfg.max_n = max_n;
-    q.cfg.seed = seed;
-    q.cfg.precision = precision;
-    q.cfg.precision_cap = precision_cap;
-    if (pm) {
-        q.cfg.fixed_model = pm->m;
-        q.cfg.search_budget = search;
-        q.model_file = pm->source;
-    }
-    auto pending = std::make_shared<py::object>();
-    runner::check_hooks hooks;
-    hooks.on_report = progress_hook<const runner::property_report&, bool>(
-        progress, pending.get(), [](const runner::property_report& r, bool reused) {
-            py::dict d;
-            d["property"] = r.suite + "/" + r.name;
-            d["status"] = r.status();
-            d["passed"] = r.passed;
-            d["failed"] = r.failed();
-            d["undecided"] = r.undecided;
-            d["undefined"] = r.undefined;
-            d["reused"] = reused;
-            return d;
-        });
-    const runner::check_run run = compute(
-        [&] {
-            numeric::require_working_precision(precision);
-            numeric::require_working_precision(precision_cap);
-            const std::lock_guard<std::mutex> one_at_a_time(check_mutex);
-            return runner::run_check(q, report::provenance{}, out, hooks);
-        },
-        pending);
-    return {json::dump(runner::check_to_json(run), 2), runner::check_to_text(run),
-            runner::check_verdict(run)};
-}
-
-std::pair<std::string, std::string> replay(const std::string& dir, bool allow_edited) {
-    return compute([&] {
-        runner::registry reg;
-        runner::register_all(reg);
-        const std::lock_guard<std::mutex> one_at_a_time(check_mutex);
-        const runner::replay_outcome o =
-            runner::replay_folder(runner::counterexample_dir(dir), allow_edited, reg);
-        return std::pair<std::string, std::string>(json::dump(runner::replay_to_json(o), 2),
-                                                   runner::replay_to_text(o));
-    });
-}
-
-std::vector<std::pair<std::string, std::string>> check_properties() {
-    runner::registry reg;
-    runner::register_all(reg);
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& p : reg.all()) out.emplace_back(p.suite + "/" + p.name, p.statement);
-    return out;
-}
-
 } // namespace
 
 PYBIND11_MODULE(_core, mod) {
@@ -602,20 +522,10 @@ PYBIND11_MODULE(_core, mod) {
     mod.def("restrict", &restrict_runs, py::arg("model"), py::arg("n"), py::arg("free_fraction"),
             py::arg("language"), py::arg("seed"), py::arg("trials"), py::arg("samples"),
             py::arg("fan_out"), py::arg("threads"), py::arg("out"), py::arg("figure_text"));
-    mod.def("check", [](const std::optional<py_model>& pm, const std::vector<std::string>& suites,
-                        const std::vector<std::string>& properties, int tests, long max_n,
-                        std::uint64_t seed, long precision, long precision_cap, long search,
-                        const std::string& out, py::object progress) {
-                const check_out r = check(pm, suites, properties, tests, max_n, seed, precision,
-                                          precision_cap, search, out, std::move(progress));
-                return py::make_tuple(r.document, r.text, r.verdict);
-            },
-            py::arg("model"), py::arg("suites"), py::arg("properties"), py::arg("tests"),
-            py::arg("max_n"), py::arg("seed"), py::arg("precision"), py::arg("precision_cap"),
-            py::arg("search"), py::arg("out"), py::arg("progress"));
-    mod.def("replay", &replay, py::arg("dir"), py::arg("allow_edited"));
-    mod.def("check_properties", &check_properties,
-            "The properties of check: (suite/name, statement) pairs, in registration order");
+    // check and replay run in the attnprop executable (the package starts it): the property
+    // engine links Debian's RapidCheck, a static library that is not position independent.
+    mod.def("binaries", [] { return std::vector<std::string>{ATTNPROP_BUILD_BINARY, ATTNPROP_INSTALLED_BINARY}; },
+            "Where the attnprop executable of this module is: the build tree's, the installed one");
     mod.def("plot", &plot, py::arg("dirs"), py::arg("out"), py::arg("name"), py::arg("title"),
             py::arg("caption"), py::arg("width"));
 }

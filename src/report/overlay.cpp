@@ -383,12 +383,15 @@ overlay_result write_runs_overlay(const std::vector<fs::path>& dirs, const fs::p
         const auto same = std::count_if(in.begin(), in.end(), [&](const run_input& t) { return t.model == s.model; });
         s.label = same > 1 ? s.model + " (" + s.dir.filename().string() + ")" : s.model;
     }
+    std::error_code ec;
+    if (fs::exists(out, ec) && !fs::is_directory(out, ec)) bad(out, "", "--out is not a folder");
+    fs::create_directories(out, ec);
+    if (ec) bad(out, "", "cannot create the folder: " + ec.message());
     const std::string stem = !o.stem.empty() ? o.stem : kind == "simulate" ? "beta" : "restrict";
     std::vector<std::string> notes;
     const plot_figure fig = runs_figure(in, kind, o, notes);
     overlay_result res;
     res.files = write_figure(out, stem, fig, res.notes);
-    std::error_code ec;
     const fs::path svg = out / (stem + ".svg"), pdf = out / (stem + ".pdf");
     const png_result p = render_pdf(svg.string(), pdf.string());
     const std::vector<std::string> png_notes = res.notes;

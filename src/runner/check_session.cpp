@@ -1,12 +1,9 @@
 #include "runner/check_session.hpp"
 
-#include "model/model_file.hpp"
 #include "numeric/interrupt.hpp"
 #include "util/precondition.hpp"
-#include "util/read_file.hpp"
 
 #include <algorithm>
-#include <system_error>
 
 namespace attnprop::runner {
 
@@ -109,69 +106,6 @@ std::vector<property_report> run_selected(const std::vector<const property*>& se
         if (hooks.on_report) hooks.on_report(out.back(), false);
     }
     return out;
-}
-
-namespace {
-
-/// Refuses (precondition_error) a folder whose report.json is not a check report: another
-/// command's folder, whose report the check would replace.
-void refuse_other_report(const fs::path& dir) {
-    std::error_code ec;
-    if (fs::exists(dir / "report.json", ec)) {
-        std::string text;
-        bool check_report = false;
-        if (util::read_regular_file(dir / "report.json", text).empty()) {
-            try {
-                const json::value doc = json::parse(text);
-                const json::value* f = doc.is_object() ? doc.find("format") : nullptr;
-                check_report = f && f->is_string() && f->as_string() == "attnprop-check-report";
-            } catch (const json::parse_error&) {
-            }
-        }
-        if (!check_report)
-            throw precondition_error(dir.string() + " holds a report.json that is not a check report; "
-                                     "give check another folder");
-    }
-}
-
-/// Removes what an earlier check wrote into `dir` that the new report replaces: report.json,
-/// report.md and the counterexample folders (those holding case.json), so that no stale
-/// counterexample stays beside the new report. Other files are left alone.
-void remove_earlier_report(const fs::path& dir) {
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return;
-    std::vector<fs::path> doomed;
-    for (const char* f : {"report.json", "report.md"})
-        if (fs::is_regular_file(dir / f, ec)) doomed.push_back(dir / f);
-    const fs::path cx = dir / "counterexamples";
-    if (fs::is_directory(cx, ec))
-        for (const auto& e : fs::directory_iterator(cx, ec))
-            if (e.is_directory(ec) && fs::is_regular_file(e.path() / "case.json", ec))
-                doomed.push_back(e.path());
-    for (const auto& p : doomed) {
-        fs::remove_all(p, ec);
-        if (ec) throw precondition_error("cannot remove " + p.string() + " (" + ec.message() + ")");
-    }
-}
-
-} // namespace
-
-check_run run_check(const check_request& q, const report::provenance& made_by,
-                    const fs::path& out, const check_hooks& hooks) {
-    registry reg;
-    register_all(reg);
-    const check_selection s = select_properties(reg, q);
-    check_run run = start_check(q, s, made_by);
-    if (!out.empty()) {
-        refuse_other_report(out); // before the work
-        run.made_by.set_option("--out", out.string());
-    }
-    run.reports = run_selected(s.properties, q.cfg, hooks);
-    if (!out.empty() && !numeric::stop_requested()) {
-        remove_earlier_report(out);
-        write_check_report(out, run);
-    }
-    return run;
 }
 
 std::string check_verdict(const check_run& run) {

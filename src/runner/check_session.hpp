@@ -1,10 +1,10 @@
 #pragma once
 /// @file check_session.hpp
-/// The work of `attnprop check` as a library call: which properties a request selects (and,
+/// The work of `attnprop check` as library calls: which properties a request selects (and,
 /// with a given model, which of them make no claim about it), running them in this process with
-/// progress hooks and reused results, and the check_run that write_check_report turns into the
-/// report folder. The command line (src/cli/check_command.cpp) adds its options, the report
-/// folder's ownership and journal, and the MPI ranks; the Python module calls run_check.
+/// progress hooks and reused results, the check_run that write_check_report turns into the
+/// report folder, and its verdict. The command line (src/cli/check_command.cpp) adds its
+/// options, the report folder's ownership and journal, the MPI ranks and its output.
 
 #include "report/provenance.hpp"
 #include "runner/check_report.hpp"
@@ -76,14 +76,6 @@ bool whole_report(const property_report& r);
 std::vector<property_report> run_selected(const std::vector<const property*>& selected,
                                           const run_config& cfg, const check_hooks& hooks,
                                           const std::vector<std::optional<property_report>>& reused = {});
-
-/// A whole check in this process: selects (select_properties), runs (run_selected) and, when
-/// `out` is not empty, writes the report folder (write_check_report: report.json, report.md,
-/// one folder per counterexample) replacing the report files there (a folder whose report.json
-/// is another command's is refused before the run: precondition_error), unless a stop was requested
-/// (numeric::stop_requested: the run is partial and nothing is written). Returns the run.
-check_run run_check(const check_request& q, const report::provenance& made_by,
-                    const std::filesystem::path& out, const check_hooks& hooks = {});
 
 /// The verdict of a run, worst first: "failed" (a property failed: a counterexample),
 /// "error" (a property ended with an error), "undefined" (undefined cases), else "passed"

@@ -51,7 +51,7 @@ make)
     run 0 simulate --model hard-first --beta 100 --n 8,16,32 --out "$work/simulate-b"
     run 0 plot "$work/simulate-a" "$work/simulate-b" --out "$work/overlay-simulate"
     for m in hard-first-one-position hard-first; do
-        grep -q ">$m<" "$work/overlay-simulate/beta.svg" || { echo "overlay-simulate: no legend entry $m"; exit 1; }
+        grep -q ">$m" "$work/overlay-simulate/beta.svg" || { echo "overlay-simulate: no legend entry $m"; exit 1; }
     done
     run 0 restrict --model hard-first --n 8:64:x2 --samples 8 --out "$work/restrict-first"
     run 0 plot "$work/restrict" "$work/restrict-first" --out "$work/overlay-restrict"

@@ -1,5 +1,5 @@
-"""check and replay from the Python module attnprop (python/binding, docs/python.md): the report
-document is the one `attnprop check` writes to report.json, a property that fails on a given
+"""check and replay from the Python module attnprop (python/binding, docs/python.md; they run the
+attnprop executable): the report document is the one `attnprop check` writes to report.json, a property that fails on a given
 model yields a counterexample whose replay reproduces it (the failing control), and the refusals
 are the command line's messages. The figures' titles in report.md (and in the image when asked),
 and plot of simulate folders."""
@@ -129,7 +129,7 @@ class Check(unittest.TestCase):
                 json.dump({"format": "attnprop-influence-report"}, f)
             with self.assertRaises(attnprop.Error) as e:
                 attnprop.check("hard-first", PROPERTY, tests=2, max_n=4, search=0, out=d)
-            self.assertIn("holds a report.json that is not a check report", str(e.exception))
+            self.assertIn("holds no attnprop check report", str(e.exception))
             with open(os.path.join(d, "report.json")) as f:
                 self.assertEqual(json.load(f)["format"], "attnprop-influence-report")
         with tempfile.TemporaryDirectory() as d:
@@ -168,7 +168,7 @@ class Figures(unittest.TestCase):
             with open(svg) as f:
                 text = f.read()
             for name in ("hard-first-one-position", "hard-contains-one"):
-                self.assertIn(">%s<" % name, text)
+                self.assertIn(">%s" % name, text)  # a legend entry
             r = os.path.join(d, "r")
             attnprop.load("hard-parity-attempt").restrict([8], samples=8, out=r)
             with self.assertRaises(attnprop.Error) as e:

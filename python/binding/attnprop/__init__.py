@@ -282,9 +282,10 @@ class CheckReport(Report):
         return out
 
     def __repr__(self):
+        model = self.get("model")
+        name = model["name"] if isinstance(model, dict) else "random models"
         return "<attnprop.CheckReport %s: %s, %d properties>" % (
-            self.get("model", {}).get("name", "random models") if isinstance(self.get("model"), dict)
-            else "random models", self.verdict, len(self.get("properties", [])))
+            name, self.verdict, len(self.get("properties", [])))
 
     def _repr_html_(self):
         head = ["property", "status", "passed", "undecided", "undefined", "counterexample"]
@@ -452,13 +453,71 @@ def restrict(model, n, **kw):
     return load(model).restrict(n, **kw)
 
 
+def _binary():
+    """The attnprop executable check and replay run in: $ATTNPROP, else the build tree's or the
+    installed one of this module."""
+    env = os.environ.get("ATTNPROP")
+    if env:
+        return env
+    for path in _core.binaries():
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    raise Error("check and replay run the attnprop executable, which is not at %s; set ATTNPROP "
+                "to its path" % " or ".join(_core.binaries()))
+
+
+def _run(args, on_line=None):
+    """(exit code, standard output) of the executable with `args`; `on_line` is called with each
+    line of its standard error as it comes. Ctrl-C (KeyboardInterrupt) is passed on to it, and
+    raised once it has stopped; exit 2 raises Error with its message."""
+    import subprocess
+    import threading
+    proc = subprocess.Popen([_binary()] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    out = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()))
+    reader.start()
+    err = []
+    try:
+        for line in proc.stderr:
+            err.append(line)
+            if on_line is not None:
+                on_line(line.rstrip("\n"))
+        proc.wait()
+    except BaseException:
+        import signal
+        proc.send_signal(signal.SIGINT)
+        proc.wait()
+        raise
+    finally:
+        reader.join()
+    if proc.returncode == 130:
+        raise KeyboardInterrupt
+    if proc.returncode == 2:
+        text = "".join(err).strip()
+        for prefix in ("attnprop: error: ", "attnprop: "):
+            if text.startswith(prefix):
+                text = text[len(prefix):]
+        raise Error(text)
+    return proc.returncode, "".join(out)
+
+
+_PROGRESS = __import__("re").compile(
+    r"^\[(\d+)/(\d+)\] (\S+): (\S+) \((\d+) passed, (\d+) undecided(?:, (\d+) undefined)?(, reused)?")
+
+
 def properties():
-    """The properties ``check`` knows: a dict "suite/name" -> statement, in registration order."""
-    return dict(_core.check_properties())
+    """The properties ``check`` knows: a dict "suite/name" -> statement, in registration order
+    (``attnprop check --list``)."""
+    _, out = _run(["check", "--list"])
+    names, lines = {}, out.splitlines()
+    for name, statement in zip(lines[0::2], lines[1::2]):
+        names[name.split()[0]] = statement.strip()
+    return names
 
 
 def check(model=None, properties=None, tests=100, max_n=256, seed=1, precision=128,
-          precision_cap=4096, search=16, out=None, progress=None):
+          precision_cap=4096, search=16, out=None, force=False, progress=None):
     """``attnprop check``: property suites with RapidCheck on random models, or with ``model``
     (a :class:`Model` or what :func:`load` takes) on that model (n, inputs and positions drawn;
     the properties that make no claim about it are listed under ``not_applicable``).
@@ -466,30 +525,60 @@ def check(model=None, properties=None, tests=100, max_n=256, seed=1, precision=1
     ``properties``: a suite name ("soft-influence"), a property ("suite/name") or a list of
     both; None: every suite but "controls". ``search``: with a model, inputs searched per case
     for the largest one-symbol change (0: none). ``out``: the report folder (report.json,
-    report.md, counterexamples/); None: a temporary folder that lives as long as the report.
-    ``progress``: called with a dict (property, status, passed, failed, undecided, undefined,
-    reused) as each property finishes. Returns a :class:`CheckReport`; a failure is a result
-    (``verdict`` "failed", with :attr:`CheckReport.counterexamples`), never an exception."""
+    report.md, counterexamples/), under the command's rules for ``--out`` (``force``:
+    ``--force``); None: a temporary folder that lives as long as the report. ``progress``:
+    called with a dict (property, index, of, status, passed, undecided, undefined, reused) as
+    each property finishes. Returns a :class:`CheckReport`; a failure is a result (``verdict``
+    "failed", with :attr:`CheckReport.counterexamples`), never an exception."""
+    import tempfile
     if isinstance(properties, str):
         properties = [properties]
-    suites, props = [], []
-    if properties is not None:
-        known_suites = {name.split("/")[0] for name, _ in _core.check_properties()}
-        for p in properties:
-            (props if "/" in p or p not in known_suites else suites).append(p)
-        if not suites and not props:
-            raise Error("properties: name at least one suite or property (None: every suite)")
     keep = None
     if out is None:
-        import tempfile
         keep = tempfile.TemporaryDirectory(prefix="attnprop-check-")
-        folder = keep.name
+        folder = os.path.join(keep.name, "report")
     else:
         folder = str(out)
-    core = None if model is None else load(model)._core
-    doc, text, verdict = _core.check(core, suites, props, int(tests), int(max_n), int(seed),
-                                     int(precision), int(precision_cap),
-                                     int(search) if model is not None else 0, folder, progress)
+    args = ["check", "--json", "--tests", str(int(tests)), "--max-n", str(int(max_n)),
+            "--seed", str(int(seed)), "--precision", str(int(precision)),
+            "--precision-cap", str(int(precision_cap)), "--out", folder]
+    if force:
+        args.append("--force")
+    if properties is not None:
+        if not properties:
+            raise Error("properties: name at least one suite or property (None: every suite)")
+        for p in properties:
+            args += ["--property" if "/" in p else "--suite", p]
+    if model is not None:
+        m = load(model)
+        source = m.source
+        if not os.path.isfile(source):
+            # A model from a dict: its canonical file, beside the report.
+            if keep is None:
+                keep = tempfile.TemporaryDirectory(prefix="attnprop-check-")
+            source = os.path.join(keep.name, "%s.json" % m.name)
+            with open(source, "w") as f:
+                f.write(m._core.to_json())
+        args += ["--model", source, "--search", str(int(search))]
+
+    def on_line(line):
+        hit = _PROGRESS.match(line)
+        if hit and progress is not None:
+            progress({"property": hit.group(3), "index": int(hit.group(1)), "of": int(hit.group(2)),
+                      "status": hit.group(4), "passed": int(hit.group(5)),
+                      "undecided": int(hit.group(6)), "undefined": int(hit.group(7) or 0),
+                      "reused": bool(hit.group(8))})
+
+    code, doc = _run(args, on_line)
+    verdict = {0: "passed", 1: "failed", 3: "error", 4: "undefined"}.get(code)
+    if verdict is None or not doc.strip().startswith("{"):
+        raise Error("attnprop check ended with exit %d" % code)
+    text = ""
+    try:
+        with open(os.path.join(folder, "report.md")) as f:
+            text = f.read()
+    except OSError:
+        pass
     return CheckReport(json.loads(doc), text, verdict, folder, keep)
 
 
@@ -499,5 +588,11 @@ def replay(path, allow_edited=False):
     prints): ``verdict`` now, ``recorded_verdict``, ``reproduced``, ``numbers``, ``replay`` (one
     line). A folder that cannot be read, or was edited (unless ``allow_edited``), raises
     :class:`Error`."""
-    doc, text = _core.replay(str(path), bool(allow_edited))
-    return Report(json.loads(doc), text)
+    args = ["replay", str(path), "--json"] + (["--allow-edited"] if allow_edited else [])
+    code, doc = _run(args)
+    if code not in (0, 1, 4, 5) or not doc.strip().startswith("{"):
+        raise Error("attnprop replay ended with exit %d" % code)
+    d = json.loads(doc)
+    text = "property   %s\nverdict    %s (recorded: %s)\nreplay     %s\n" % (
+        d["property"], d["verdict"], d["recorded_verdict"], d["replay"])
+    return Report(d, text)
