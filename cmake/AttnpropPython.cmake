@@ -32,7 +32,10 @@ if(NOT ATTNPROP_PYTHON)
 endif()
 
 # The module is a shared object: the libraries it links are compiled position independent
-# (-fPIC costs nothing measurable beside the PIE code the compiler makes by default).
+# (-fPIC costs nothing measurable beside the PIE code the compiler makes by default). The
+# property engine (attnprop_props) is not among them: Debian's librapidcheck.a is not position
+# independent, so check and replay run in the attnprop executable the module names
+# (attnprop._core.binaries).
 set_target_properties(attnprop_numeric attnprop_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 set(ATTNPROP_PYTHON_DIR ${PROJECT_BINARY_DIR}/python/attnprop)
@@ -44,7 +47,9 @@ target_include_directories(attnprop_python PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(attnprop_python PRIVATE attnprop_core)
 target_compile_definitions(attnprop_python PRIVATE
   ATTNPROP_MODELS_DIR="${PROJECT_SOURCE_DIR}/models"
-  ATTNPROP_INSTALLED_MODELS_DIR="${CMAKE_INSTALL_FULL_DATADIR}/attnprop/models")
+  ATTNPROP_INSTALLED_MODELS_DIR="${CMAKE_INSTALL_FULL_DATADIR}/attnprop/models"
+  ATTNPROP_BUILD_BINARY="$<TARGET_FILE:attnprop_cli>"
+  ATTNPROP_INSTALLED_BINARY="${CMAKE_INSTALL_FULL_BINDIR}/attnprop")
 attnprop_target_warnings(attnprop_python)
 # The pure-Python part of the package, copied next to the extension at every build.
 # Listed one by one (no glob): a new module file is added here.

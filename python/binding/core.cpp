@@ -324,7 +324,8 @@ std::pair<std::string, std::string> influence(const py_model& pm, const std::vec
                                               const std::string& language, long precision,
                                               long precision_cap, const std::string& scalar,
                                               std::uint64_t seed, unsigned threads, bool every_input,
-                                              const std::string& out, py::object progress) {
+                                              const std::string& out, bool figure_text,
+                                              py::object progress) {
     analysis::sweep_options o;
     o.ns = lengths(ns_in);
     o.inputs = inputs;
@@ -348,6 +349,7 @@ std::pair<std::string, std::string> influence(const py_model& pm, const std::vec
     });
     report::influence_meta meta;
     meta.model_file = pm.source;
+    meta.figure_text = figure_text;
     const auto r = compute(
         [&] {
             numeric::require_working_precision(precision);
@@ -380,7 +382,8 @@ std::pair<std::string, std::string> simulate(const py_model& pm, const std::vect
                                              const std::vector<std::string>& patterns, bool cube,
                                              int inputs, std::uint64_t seed, long precision,
                                              long precision_cap, bool interval, bool every_input,
-                                             const std::string& out, py::object progress) {
+                                             const std::string& out, bool figure_text,
+                                             py::object progress) {
     report::simulate_request q;
     q.betas = betas;
     q.ns = lengths(ns_in);
@@ -404,7 +407,7 @@ std::pair<std::string, std::string> simulate(const py_model& pm, const std::vect
                 numeric::throw_if_stop_requested();
             };
             report::simulate_run r = report::run_simulate(*pm.m, q);
-            if (!out.empty()) report::write_simulate_report(out, r);
+            if (!out.empty()) report::write_simulate_report(out, r, {}, figure_text);
             return r;
         },
         pending);
@@ -415,7 +418,7 @@ std::pair<std::string, std::string> restrict_runs(const py_model& pm, const std:
                                                   const std::string& free_fraction,
                                                   const std::string& language, std::uint64_t seed,
                                                   int trials, int samples, bool fan_out, int threads,
-                                                  const std::string& out) {
+                                                  const std::string& out, bool figure_text) {
     report::restrict_request q;
     q.ns = lengths(ns_in);
     if (q.ns.empty()) throw py::value_error("n: give at least one length");
@@ -441,7 +444,7 @@ std::pair<std::string, std::string> restrict_runs(const py_model& pm, const std:
             numeric::throw_if_stop_requested();
             rs.push_back(report::run_restrict_length(*pm.m, q, n));
         }
-        if (!out.empty()) report::write_restrict_sweep(out, *pm.m, rs);
+        if (!out.empty()) report::write_restrict_sweep(out, *pm.m, rs, {}, figure_text);
         return rs;
     });
     json::value j = json::value::object();
@@ -460,7 +463,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>>
 plot(const std::vector<std::string>& dirs, const std::string& out, const std::string& stem,
      const std::string& title, bool caption, double width) {
     if (width < 360 || width > 2000) throw py::value_error("width: between 360 and 2000 pixels");
-    if (stem.empty() || stem.find('/') != std::string::npos || stem[0] == '.')
+    if (stem.find('/') != std::string::npos || (!stem.empty() && stem[0] == '.'))
         throw py::value_error("name: a file name without a folder, got '" + stem + "'");
     report::overlay_options o;
     o.stem = stem;
@@ -511,14 +514,18 @@ PYBIND11_MODULE(_core, mod) {
     mod.def("influence", &influence, py::arg("model"), py::arg("n"), py::arg("inputs"),
             py::arg("positions"), py::arg("language"), py::arg("precision"), py::arg("precision_cap"),
             py::arg("scalar"), py::arg("seed"), py::arg("threads"), py::arg("every_input"), py::arg("out"),
-            py::arg("progress"));
+            py::arg("figure_text"), py::arg("progress"));
     mod.def("simulate", &simulate, py::arg("model"), py::arg("betas"), py::arg("n"), py::arg("patterns"),
             py::arg("cube"), py::arg("inputs"), py::arg("seed"), py::arg("precision"),
             py::arg("precision_cap"), py::arg("interval"), py::arg("every_input"), py::arg("out"),
-            py::arg("progress"));
+            py::arg("figure_text"), py::arg("progress"));
     mod.def("restrict", &restrict_runs, py::arg("model"), py::arg("n"), py::arg("free_fraction"),
             py::arg("language"), py::arg("seed"), py::arg("trials"), py::arg("samples"),
-            py::arg("fan_out"), py::arg("threads"), py::arg("out"));
+            py::arg("fan_out"), py::arg("threads"), py::arg("out"), py::arg("figure_text"));
+    // check and replay run in the attnprop executable (the package starts it): the property
+    // engine links Debian's RapidCheck, a static library that is not position independent.
+    mod.def("binaries", [] { return std::vector<std::string>{ATTNPROP_BUILD_BINARY, ATTNPROP_INSTALLED_BINARY}; },
+            "Where the attnprop executable of this module is: the build tree's, the installed one");
     mod.def("plot", &plot, py::arg("dirs"), py::arg("out"), py::arg("name"), py::arg("title"),
             py::arg("caption"), py::arg("width"));
 }

@@ -8,6 +8,7 @@
 #include "numeric/interrupt.hpp"
 #include "report/sha256.hpp"
 #include "runner/check_report.hpp"
+#include "runner/check_session.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -81,69 +82,23 @@ public:
                           << "\n    " << p.statement << "\n";
             return exit_ok;
         }
-        if (cfg_.precision_cap < cfg_.precision)
-            throw usage_error("--precision-cap must be at least --precision");
-        std::vector<const runner::property*> selected;
-        std::vector<std::string> suites = suites_;
-        for (const auto& s : suites) {
-            auto all = reg.suites();
-            if (std::find(all.begin(), all.end(), s) == all.end()) {
-                std::string known;
-                for (const auto& k : all) known += (known.empty() ? "" : ", ") + k;
-                throw usage_error("unknown suite '" + s + "' (known: " + known + ")");
-            }
-        }
-        for (const auto& name : properties_) {
-            const runner::property* p = reg.find(name);
-            if (!p) throw usage_error("unknown property '" + name + "' (see attnprop check --list)");
-            selected.push_back(p);
-        }
-        if (suites.empty() && properties_.empty())
-            for (const auto& s : reg.suites())
-                if (s != "controls") suites.push_back(s);
-        for (const auto& p : reg.all())
-            if (std::find(suites.begin(), suites.end(), p.suite) != suites.end() &&
-                std::find(selected.begin(), selected.end(), &p) == selected.end())
-                selected.push_back(&p);
-
-        report::provenance made_by = invocation;
-        if (suites_.empty() && properties_.empty()) {
-            std::string all;
-            for (const auto& s : suites) all += (all.empty() ? "" : ",") + s;
-            made_by.set_option("--suite", all); // the default, as run
-        }
-        runner::check_run run;
+        runner::check_request q;
+        q.suites = suites_;
+        q.properties = properties_;
         if (model_.empty() && search_opt_->count() > 0)
             throw usage_error("--search needs --model (random models are searched by RapidCheck)");
         if (!model_.empty()) {
             cfg_.search_budget = search_budget_;
-            const auto path = resolve_model(model_);
-            auto m = std::make_shared<const model::model<numeric::rational>>(
-                model::read_model_file(path.string()));
-            run.model_name = m->name;
-            run.model_file = model_;
-            // Controls are false on purpose about random models; the others run when they
-            // make a claim about this model.
-            std::vector<const runner::property*> applicable;
-            for (const auto* p : selected) {
-                std::optional<std::string> why =
-                    p->expected_to_fail
-                        ? std::optional<std::string>("a deliberately false statement about random "
-                                                     "models (a control of the machinery)")
-                        : runner::not_applicable(*p, *m);
-                if (why)
-                    run.not_applicable.emplace_back(p->suite + "/" + p->name, *why);
-                else
-                    applicable.push_back(p);
-            }
-            selected = std::move(applicable);
-            cfg_.fixed_model = std::move(m);
+            cfg_.fixed_model = std::make_shared<const model::model<numeric::rational>>(
+                model::read_model_file(resolve_model(model_).string()));
+            q.model_file = model_;
         }
-        const std::string dir =
-            !out_.empty()      ? out_
-            : model_.empty()   ? "out/check-" + std::to_string(cfg_.seed)
-                               : "out/check-" + std::filesystem::path(model_).stem().string() + "-" +
-                                   std::to_string(cfg_.seed);
+        q.cfg = cfg_;
+        const runner::check_selection selection = runner::select_properties(reg, q);
+        const std::vector<const runner::property*>& selected = selection.properties;
+        runner::check_run run = runner::start_check(q, selection, invocation);
+        report::provenance& made_by = run.made_by;
+        const std::string dir = !out_.empty() ? out_ : runner::default_check_dir(q);
         made_by.set_option("--out", dir);
         const out_policy policy = check_out_policy();
         if (dist::launched() && !dist::is_root()) {
@@ -168,6 +123,9 @@ public:
             std::cerr << "check: reused " << reused_count << " of " << selected.size()
                       << " properties from " << journal.path().string() << "\n";
 
+        auto record = [&journal](const runner::property& p, const runner::property_report& r) {
+            journal.record(p.suite + "/" + p.name, dist::encode_property_report(r));
+        };
         const bool tty = isatty(fileno(stderr));
         std::size_t done = 0;
         progress_line line;
@@ -187,15 +145,10 @@ public:
             else if (tty) std::cerr << ", " << std::fixed << std::setprecision(1) << r.seconds << " s";
             std::cerr << ")\n";
         };
-        run.cfg = cfg_;
-        run.made_by = made_by;
-        for (const auto* p : selected)
-            if (std::find(run.suites.begin(), run.suites.end(), p->suite) == run.suites.end())
-                run.suites.push_back(p->suite);
         set_activity("checking properties with up to n = " + std::to_string(cfg_.max_n));
         stop_on_interrupt();
         run.reports = dist::launched() ? properties_over_ranks(selected, progress, reused, &journal)
-                                       : properties_here(selected, progress, on_case, reused, journal);
+                                       : runner::run_selected(selected, cfg_, {on_case, progress, record}, reused);
         line.clear();
         const bool interrupted = numeric::stop_requested();
         if (interrupted && run.reports.empty() && !selected.empty()) {
@@ -215,20 +168,15 @@ public:
             std::cout << runner::check_to_text(run);
             if (not_written.empty()) std::cout << "report: " << dir << "/report.md (and report.json)\n";
         }
-        bool failed = false, errored = false, undefined = false;
-        for (const auto& r : run.reports) {
-            failed = failed || r.failed() > 0;
-            errored = errored || !r.error().empty();
-            undefined = undefined || r.undefined > 0;
-        }
-        int code = failed ? exit_failed : exit_ok;
-        if (!failed && interrupted) {
+        const std::string verdict = runner::check_verdict(run);
+        int code = verdict == "failed" ? exit_failed : exit_ok;
+        if (verdict != "failed" && interrupted) {
             std::cerr << "check: interrupted; the report holds the " << run.reports.size() << " of "
                       << selected.size() << " properties run (the last one with the cases "
                       << "checked before the stop)\n";
             code = exit_interrupted;
-        } else if (!failed) {
-            code = errored ? exit_internal : undefined ? exit_undefined : exit_ok;
+        } else if (verdict != "failed") {
+            code = verdict == "error" ? exit_internal : verdict == "undefined" ? exit_undefined : exit_ok;
         }
         return not_written.empty() ? code : report_not_written(code, not_written);
     }
@@ -260,38 +208,6 @@ private:
         } catch (const std::exception& e) {
             journal.discard_found(std::string("a record cannot be read (") + e.what() + ")");
             out.assign(names.size(), std::nullopt);
-        }
-        return out;
-    }
-
-    /// Whether a report may go into the journal: the property ran every case and shrank its
-    /// failure to the end. After a stop request it may have done neither (a shrink attempt
-    /// after the stop is rejected), so such a report is run again by the next run.
-    static bool whole(const runner::property_report& r) {
-        return !r.interrupted() && !numeric::stop_requested();
-    }
-
-    /// The properties in this process, in selection order: reused ones from `reused`, the
-    /// others run and journaled as each finishes; after a stop request no further property
-    /// starts (the reused ones are still reported).
-    std::vector<runner::property_report>
-    properties_here(const std::vector<const runner::property*>& selected, const report_fn& progress,
-                    const runner::case_progress_fn& on_case,
-                    const std::vector<std::optional<runner::property_report>>& reused,
-                    unit_journal& journal) const {
-        std::vector<runner::property_report> out;
-        for (std::size_t i = 0; i < selected.size(); ++i) {
-            if (reused[i]) {
-                out.push_back(*reused[i]);
-                progress(out.back(), true);
-                continue;
-            }
-            if (numeric::stop_requested()) continue;
-            out.push_back(runner::run_property(*selected[i], cfg_, on_case));
-            if (whole(out.back()))
-                journal.record(selected[i]->suite + "/" + selected[i]->name,
-                               dist::encode_property_report(out.back()));
-            progress(out.back(), false);
         }
         return out;
     }

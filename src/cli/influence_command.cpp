@@ -112,6 +112,8 @@ public:
                        "Do not bound the influence over every input at each n (docs/bounds.md): no "
                        "certified bound column, and the cross-entropy corollary stays decided on "
                        "the measured eta only");
+        app_->add_flag("--figure-text", figure_text_,
+                       "Draw each figure's title and caption in the image too (by default they are in report.md only)");
         app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
@@ -170,6 +172,7 @@ public:
         meta.fingerprint = report::influence_fingerprint(bytes, o);
         const fs::path dir = out_dir();
         meta.made_by = invocation;
+        meta.figure_text = figure_text_;
         meta.made_by.set_option("--out", dir.string());
         const out_policy policy = influence_out_policy();
         if (dist::launched() && !dist::is_root()) {
@@ -469,7 +472,8 @@ private:
         p.markers = {{"rows.json", "attnprop-influence-rows"},
                      {"report.json", "attnprop-influence-report"},
                      {journal_file, "attnprop-influence-journal", true}};
-        p.ignored = {"--n", "--threads", "--json", "--out", "--force", "--search", "--search-seed"};
+        p.ignored = {"--n", "--threads", "--json", "--out", "--force", "--search", "--search-seed",
+                     "--figure-text"};
         p.owned_files = {"search.json", "report.json", "report.md", "influence.csv", "influence.svg",
                          "influence.png",     "cross_entropy.svg", "cross_entropy.png", "rows.json",
                          journal_file};
@@ -647,7 +651,7 @@ private:
     int digits_ = 12;
     std::uint64_t seed_ = 1, search_seed_ = 1;
     long search_ = 0;
-    bool json_ = false, force_ = false, no_every_input_ = false;
+    bool json_ = false, force_ = false, no_every_input_ = false, figure_text_ = false;
 };
 
 } // namespace

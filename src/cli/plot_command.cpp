@@ -12,14 +12,15 @@ class plot_command final : public command {
 public:
     explicit plot_command(CLI::App& parent) {
         app_ = parent.add_subcommand(
-            "plot", "Draw influence report folders (attnprop influence --out DIR) on shared axes, "
-                    "one colour per folder with a legend, as SVG, PDF and PNG for papers; the "
-                    "title, verdicts and notes go into report.md");
-        app_->add_option("dirs", dirs_, "Report folders of attnprop influence")->required();
+            "plot", "Draw report folders of attnprop influence, simulate or restrict (--out DIR) on "
+                    "shared axes, one colour per folder with a legend, as SVG, PDF and PNG for "
+                    "papers; the title, verdicts and notes go into report.md");
+        app_->add_option("dirs", dirs_, "Report folders of one command: influence, simulate or restrict")
+            ->required();
         app_->add_option("--out", out_, "The folder of the figures and report.md")
             ->capture_default_str();
-        app_->add_option("--name", stem_, "The figures' file name without extension")
-            ->capture_default_str();
+        app_->add_option("--name", stem_, "The figures' file name without extension (default: "
+                                          "influence, beta for simulate folders, restrict)");
         app_->add_option("--title", title_, "A title drawn at the top of the image (default: none; "
                                             "report.md has one)");
         app_->add_flag("--caption", caption_, "Also draw the verdicts and notes under the image");
@@ -30,7 +31,7 @@ public:
     CLI::App* app() override { return app_; }
 
     int run(const report::provenance& /*made_by*/) override {
-        if (stem_.empty() || stem_.find('/') != std::string::npos || stem_[0] == '.')
+        if (stem_given() && (stem_.empty() || stem_.find('/') != std::string::npos || stem_[0] == '.'))
             throw usage_error("--name: a file name without a folder, got '" + stem_ + "'");
         std::vector<std::filesystem::path> dirs(dirs_.begin(), dirs_.end());
         report::overlay_options o;
@@ -47,9 +48,11 @@ public:
     }
 
 private:
+    bool stem_given() const { return app_->count("--name") > 0; }
+
     CLI::App* app_ = nullptr;
     std::vector<std::string> dirs_;
-    std::string out_ = "out/plot", stem_ = "influence", title_;
+    std::string out_ = "out/plot", stem_, title_;
     bool caption_ = false;
     double width_ = 640;
 };

@@ -204,6 +204,8 @@ public:
                          "several n or a counterexample); refused before the run when it holds a "
                          "report made with other options or cannot be written; the lengths "
                          "journaled by an unfinished run of the same command are reused");
+        app_->add_flag("--figure-text", figure_text_,
+                       "Draw each figure's title and caption in the image too (by default they are in report.md only)");
         app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
@@ -475,7 +477,7 @@ public:
             const auto dir = out_dir();
             write([&] {
                 prepare_out();
-                report::write_restrict_sweep(dir, m, runs, made_by);
+                report::write_restrict_sweep(dir, m, runs, made_by, figure_text_);
             });
             if (!json_) {
                 std::vector<double> x, y;
@@ -556,7 +558,7 @@ private:
         // The journal first: after a run with --force was killed, it is newer than report.json.
         p.markers = {{journal_file, "attnprop-restrict-journal", true},
                      {"report.json", "attnprop-restrict-report"}};
-        p.ignored = {"--out", "--json", "--threads", "--force"};
+        p.ignored = {"--out", "--json", "--threads", "--force", "--figure-text"};
         p.owned_files = {"report.json", "report.md", "restrict.csv", "restrict.svg", "restrict.png",
                          journal_file};
         p.owned_folder_prefixes = {"counterexample-n", "language-counterexample-n"};
@@ -577,7 +579,7 @@ private:
     std::string model_, n_text_, c_text_ = "0.5", language_, out_;
     std::uint64_t seed_ = 1;
     int trials_ = 0, samples_ = 32, threads_ = 0;
-    bool fan_out_ = false, json_ = false, force_ = false;
+    bool fan_out_ = false, json_ = false, force_ = false, figure_text_ = false;
     std::optional<long> single_n_; ///< the length when --n names one
 };
 

@@ -60,6 +60,8 @@ public:
         app_->add_flag("--no-every-input", no_every_input_,
                        "Do not decide the margins and the certified beta over every input of each n "
                        "(docs/theory.md, section 4.5)");
+        app_->add_flag("--figure-text", figure_text_,
+                       "Draw each figure's title and caption in the image too (by default they are in report.md only)");
         app_->add_flag("--force", force_, "Replace a report in --out made with other options");
         app_->add_flag("--json", json_, "Print JSON instead of text");
     }
@@ -90,7 +92,7 @@ public:
         if (::isatty(2) != 0) q.on_length = [](long n) { std::cerr << "simulate: n = " << n << " done\n"; };
         const report::simulate_run run = report::run_simulate(m, q);
         const std::string not_written =
-            try_write([&] { report::write_simulate_report(dir, run, made_by); });
+            try_write([&] { report::write_simulate_report(dir, run, made_by, figure_text_); });
         const int code = report::findings(run) ? exit_failed : exit_ok;
         if (json_) {
             json::value j = report::simulate_to_json(run, made_by);
@@ -114,7 +116,7 @@ private:
         out_policy p;
         p.command = "simulate";
         p.markers = {{"report.json", "attnprop-simulate-report"}};
-        p.ignored = {"--out", "--json", "--force"};
+        p.ignored = {"--out", "--json", "--force", "--figure-text"};
         p.owned_files = {"report.json", "report.md", "simulate.csv", "leak.svg", "leak.png", "beta.svg", "beta.png"};
         return p;
     }
@@ -130,7 +132,8 @@ private:
     std::string model_, n_text_, out_;
     std::vector<std::string> betas_, patterns_;
     int inputs_ = -1;
-    bool cube_ = false, interval_ = false, json_ = false, force_ = false, no_every_input_ = false;
+    bool cube_ = false, interval_ = false, json_ = false, force_ = false, no_every_input_ = false,
+         figure_text_ = false;
     std::uint64_t seed_ = 1;
     long precision_ = 128, precision_cap_ = 4096;
 };

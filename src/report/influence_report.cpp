@@ -800,12 +800,15 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
     }
     write_file_atomic(dir / "influence.csv", csv.str());
     std::vector<std::string> figures, figure_notes;
+    std::string figure_text;
     if (!r.rows.empty()) {
         plot_figure inf = influence_figure(r);
         inf.generator = figure_generator(meta.made_by);
+        figure_text += take_figure_text(inf, "influence", meta.figure_text);
         for (auto& name : write_figure(dir, "influence", inf, figure_notes)) figures.push_back(name);
         if (auto ce = cross_entropy_figure(r)) {
             ce->generator = inf.generator;
+            figure_text += take_figure_text(*ce, "cross_entropy", meta.figure_text);
             for (auto& name : write_figure(dir, "cross_entropy", *ce, figure_notes)) figures.push_back(name);
         }
     }
@@ -877,6 +880,7 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
                      "panel alone"
                    : "")
            << ".\n";
+    if (!figure_text.empty()) md << "\n" << figure_text;
     for (const auto& note : figure_notes) md << "\nNo PNG: " << note << ".\n";
     if (!meta.made_by.empty()) md << "\n" << provenance_to_markdown(meta.made_by);
     write_file_atomic(dir / "report.md", md.str());

@@ -37,6 +37,9 @@ struct influence_meta {
     /// Who made the sweep: written to report.json, report.md, rows.json and case.json unless
     /// empty; never part of the fingerprint.
     provenance made_by;
+    /// The figures' titles and captions drawn in the images too (--figure-text); by default
+    /// they are in report.md only (take_figure_text).
+    bool figure_text = false;
 };
 
 /// Fingerprint: FNV-1a 64 of the model file's bytes and the options that change rows

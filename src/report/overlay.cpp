@@ -48,6 +48,36 @@ std::string short_number(double v) {
 
 } // namespace
 
+namespace {
+
+/// DIR/report.json parsed (an object), or content_error naming it.
+value read_report(const fs::path& dir) {
+    const fs::path file = dir / "report.json";
+    std::string text;
+    if (std::string why = util::read_regular_file(file, text); !why.empty())
+        bad(file, "", "a report folder holds report.json; " + file.string() + " " + why);
+    value doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        bad(file, "", e.what());
+    }
+    if (!doc.is_object()) bad(file, "", "expected an attnprop report (a JSON object)");
+    return doc;
+}
+
+} // namespace
+
+std::string overlay_kind(const fs::path& dir) {
+    const value doc = read_report(dir);
+    const std::string format = member_string(doc, "format");
+    for (const char* k : {"influence", "simulate", "restrict"})
+        if (format == std::string("attnprop-") + k + "-report") return k;
+    bad(dir / "report.json", "/format",
+        "plot draws the reports of `attnprop influence`, `simulate` and `restrict`; this is " +
+            (format.empty() ? std::string("no attnprop report") : "a report of format '" + format + "'"));
+}
+
 overlay_input read_overlay_input(const fs::path& dir) {
     const fs::path file = dir / "report.json";
     std::string text;
@@ -209,6 +239,209 @@ plot_figure overlay_figure(const std::vector<overlay_input>& in, const overlay_o
     return f;
 }
 
+namespace {
+
+/// A simulate or restrict report as its overlay draws it: per n, two values (simulate: the
+/// smallest β certified over every input and over the sampled inputs; restrict: |Free|/n and
+/// c_obs; NaN where there is none) and the n marked on the axis (simulate: no β up to 2^40
+/// certifies every input; restrict: the search stopped).
+struct run_input {
+    fs::path dir;
+    std::string model, label;
+    std::vector<double> n, a, b, marked;
+};
+
+/// The length n of a row (an integer >= 2).
+double length_of(const value& r, const fs::path& file, const std::string& at) {
+    const value* n = r.find("n");
+    if (!n || !n->is_number()) bad(file, at + "/n", "expected the length n");
+    const double nd = number_of(n, file, at + "/n");
+    if (!(nd >= 2 && nd == std::floor(nd) && nd < 9.2e18)) bad(file, at + "/n", "expected a length n >= 2");
+    return nd;
+}
+
+/// An exact fraction "p/q" (or a number) as a double.
+double fraction_of(const value* v, const fs::path& file, const std::string& pointer) {
+    if (!v || !v->is_string()) return number_of(v, file, pointer);
+    const std::string& t = v->as_string();
+    const auto slash = t.find('/');
+    if (slash == std::string::npos) return number_of(v, file, pointer);
+    const value p = value::string(t.substr(0, slash)), q = value::string(t.substr(slash + 1));
+    const double den = number_of(&q, file, pointer);
+    if (!(den > 0)) bad(file, pointer, "expected a fraction with a positive denominator");
+    return number_of(&p, file, pointer) / den;
+}
+
+run_input read_run_input(const fs::path& dir, const std::string& kind) {
+    const value doc = read_report(dir);
+    const fs::path file = dir / "report.json";
+    run_input in;
+    in.dir = dir;
+    in.model = member_string(doc, "model");
+    const char* member = kind == "simulate" ? "rows" : "runs";
+    const value* rows = doc.find(member);
+    if (!rows || !rows->is_array()) bad(file, std::string("/") + member, std::string("expected the array of ") + member);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (std::size_t i = 0; i < rows->size(); ++i) {
+        const value& r = (*rows)[i];
+        const std::string at = std::string("/") + member + "/" + std::to_string(i);
+        if (!r.is_object()) bad(file, at, "expected an object");
+        const double n = length_of(r, file, at);
+        double a = nan, b = nan;
+        if (kind == "simulate") {
+            b = number_of(r.find("smallest_certified_beta"), file, at + "/smallest_certified_beta");
+            if (const value* ev = r.find("every_input"); ev && ev->is_object()) {
+                a = number_of(ev->find("smallest_certified_beta"), file, at + "/every_input/smallest_certified_beta");
+                if (!std::isfinite(a)) in.marked.push_back(n);
+            }
+        } else if (member_string(r, "status") != "complete") {
+            in.marked.push_back(n);
+        } else {
+            a = fraction_of(r.find("free_ratio"), file, at + "/free_ratio");
+            b = number_of(r.find("c_obs"), file, at + "/c_obs");
+        }
+        in.n.push_back(n);
+        in.a.push_back(a);
+        in.b.push_back(b);
+    }
+    return in;
+}
+
+std::string n_text(const std::vector<double>& ns) {
+    std::string out;
+    for (double n : ns) out += (out.empty() ? "" : ", ") + short_number(n);
+    return out;
+}
+
+/// The overlay of simulate folders (the smallest certified β against n) or of restrict folders
+/// (|Free|/n and c_obs against n); `notes` receives the caption's lines.
+plot_figure runs_figure(const std::vector<run_input>& in, const std::string& kind,
+                        const overlay_options& o, std::vector<std::string>& notes) {
+    plot_figure f;
+    f.title = o.title;
+    f.width = o.width;
+    f.x_label = "n (input length, eos included)";
+    plot_panel_spec pa, pb;
+    if (kind == "simulate") {
+        pa.y_label = "smallest β certifying the readout";
+        pa.log_y = true;
+    } else {
+        pa.y_label = "free inputs |Free| / n (fraction of n)";
+        pa.y_min = 0.0;
+        pa.y_max = 1.0;
+        pb.y_label = "c_obs = |D_L(n)| (inputs)";
+        pb.y_min = 0.0;
+    }
+    std::set<double> marked;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        const auto& s = in[i];
+        const std::string colour = palette[i % 7];
+        plot_series a{s.label, {}, {}, colour};
+        plot_series b{kind == "simulate" ? s.label + ": the sampled inputs" : s.label, {}, {}, colour,
+                      kind == "simulate" ? plot_style::dashed : plot_style::solid, kind != "simulate"};
+        for (std::size_t t = 0; t < s.n.size(); ++t) {
+            if (std::isfinite(s.a[t])) {
+                a.x.push_back(s.n[t]);
+                a.y.push_back(s.a[t]);
+            }
+            if (std::isfinite(s.b[t])) {
+                b.x.push_back(s.n[t]);
+                b.y.push_back(s.b[t]);
+            }
+        }
+        marked.insert(s.marked.begin(), s.marked.end());
+        if (!a.x.empty()) pa.series.push_back(a);
+        if (!b.x.empty()) (kind == "simulate" ? pa : pb).series.push_back(b);
+        if (!s.marked.empty())
+            notes.push_back(s.label + (kind == "simulate" ? ": no β up to 2^40 certifies every input at n = "
+                                                          : ": the search stopped at n = ") +
+                            n_text(s.marked) + " (marked on the axis).");
+    }
+    f.panels.push_back(pa);
+    if (kind != "simulate") f.panels.push_back(pb);
+    f.marked_x.assign(marked.begin(), marked.end());
+    f.marked_label = kind == "simulate" ? "none" : "stopped";
+    if (kind == "simulate")
+        notes.insert(notes.begin(),
+                     "Solid: the smallest β that certifies the soft counterpart's readout on every input of "
+                     "length n (docs/theory.md §4.5); dashed, in the model's colour: on the sampled inputs "
+                     "only, at or below it.");
+    else
+        notes.insert(notes.begin(),
+                     "(a) The fraction of inputs the restriction leaves free (Hahn's Theorem 1: at least C·n "
+                     "for every C < 1). (b) c_obs, the inputs the output still depends on (Theorem 1: at "
+                     "most a constant c).");
+    if (o.caption) f.caption = notes;
+    return f;
+}
+
+overlay_result write_runs_overlay(const std::vector<fs::path>& dirs, const fs::path& out,
+                                  const overlay_options& o, const std::string& kind) {
+    std::vector<run_input> in;
+    for (const auto& d : dirs) in.push_back(read_run_input(d, kind));
+    for (auto& s : in) {
+        const auto same = std::count_if(in.begin(), in.end(), [&](const run_input& t) { return t.model == s.model; });
+        s.label = same > 1 ? s.model + " (" + s.dir.filename().string() + ")" : s.model;
+    }
+    std::error_code ec;
+    if (fs::exists(out, ec) && !fs::is_directory(out, ec)) bad(out, "", "--out is not a folder");
+    fs::create_directories(out, ec);
+    if (ec) bad(out, "", "cannot create the folder: " + ec.message());
+    const std::string stem = !o.stem.empty() ? o.stem : kind == "simulate" ? "beta" : "restrict";
+    std::vector<std::string> notes;
+    const plot_figure fig = runs_figure(in, kind, o, notes);
+    overlay_result res;
+    res.files = write_figure(out, stem, fig, res.notes);
+    const fs::path svg = out / (stem + ".svg"), pdf = out / (stem + ".pdf");
+    const png_result p = render_pdf(svg.string(), pdf.string());
+    const std::vector<std::string> png_notes = res.notes;
+    if (p.written) {
+        res.files.push_back(pdf.filename().string());
+    } else {
+        fs::remove(pdf, ec);
+        res.notes.push_back(p.note);
+    }
+    std::string title = o.title;
+    if (title.empty()) {
+        for (const auto& s : in) title += (title.empty() ? "" : " and ") + s.label;
+        title = (kind == "simulate" ? "Smallest certified inverse temperature against n: "
+                                    : "Restrictions keeping C·n inputs free, against n: ") + title;
+    }
+    std::ostringstream md;
+    md << "# " << title << "\n\n";
+    md << "| folder | model | lengths |\n|---|---|---|\n";
+    for (const auto& s : in) md << "| " << s.dir.string() << " | " << s.model << " | " << n_text(s.n) << " |\n";
+    md << "\n";
+    for (const auto& n : notes) md << n << "\n\n";
+    md << "Figures:";
+    for (const auto& f : res.files) md << " `" << f << "`";
+    md << "\n";
+    for (const auto& n : png_notes) md << "\nNo PNG: " << n << ".\n";
+    if (!p.written) md << "\nNo PDF: " << p.note << ".\n";
+    write_file_atomic(out / "report.md", md.str());
+
+    value j = value::object();
+    j.set("format", json_out::str(plot_format));
+    j.set("version", json_out::num(1));
+    j.set("kind", json_out::str(kind));
+    j.set("title", json_out::str(title));
+    value inputs = value::array();
+    for (const auto& s : in) {
+        value e = value::object();
+        e.set("dir", json_out::str(s.dir.string()));
+        e.set("model", json_out::str(s.model));
+        e.set("label", json_out::str(s.label));
+        inputs.push_back(std::move(e));
+    }
+    j.set("inputs", std::move(inputs));
+    j.set("figures", json_out::string_array(res.files));
+    j.set("notes", json_out::string_array(notes));
+    write_file_atomic(out / "report.json", json::dump(j, 2) + "\n");
+    return res;
+}
+
+} // namespace
+
 overlay_result write_overlay(const std::vector<fs::path>& dirs, const fs::path& out,
                              const overlay_options& o) {
     if (dirs.empty()) throw model::content_error("", "", "plot needs at least one influence report folder");
@@ -226,6 +459,15 @@ overlay_result write_overlay(const std::vector<fs::path>& dirs, const fs::path& 
         if (!ours)
             bad(own, "", "the folder holds the report of another run; give plot another --out");
     }
+    const std::string kind = overlay_kind(dirs.front());
+    for (const auto& d : dirs)
+        if (const std::string k = overlay_kind(d); k != kind)
+            bad(d / "report.json", "/format",
+                "plot overlays the reports of one command; this is a report of `attnprop " + k + "`, " +
+                    dirs.front().string() + " one of `attnprop " + kind + "`");
+    if (kind != "influence") return write_runs_overlay(dirs, out, o, kind);
+    overlay_options oi = o;
+    if (oi.stem.empty()) oi.stem = "influence";
     std::vector<overlay_input> in;
     for (const auto& d : dirs) in.push_back(read_overlay_input(d));
     // Legend entries: the model's name, or the folder's when two folders hold the same model.
@@ -237,10 +479,10 @@ overlay_result write_overlay(const std::vector<fs::path>& dirs, const fs::path& 
     fs::create_directories(out, ec);
     if (ec) bad(out, "", "cannot create the folder: " + ec.message());
     std::vector<std::string> notes;
-    const plot_figure fig = overlay_figure(in, o, notes);
+    const plot_figure fig = overlay_figure(in, oi, notes);
     overlay_result res;
-    res.files = write_figure(out, o.stem, fig, res.notes);
-    const fs::path svg = out / (o.stem + ".svg"), pdf = out / (o.stem + ".pdf");
+    res.files = write_figure(out, oi.stem, fig, res.notes);
+    const fs::path svg = out / (oi.stem + ".svg"), pdf = out / (oi.stem + ".pdf");
     const png_result p = render_pdf(svg.string(), pdf.string());
     std::vector<std::string> png_notes = res.notes;
     if (p.written) {
@@ -251,7 +493,7 @@ overlay_result write_overlay(const std::vector<fs::path>& dirs, const fs::path& 
     }
 
     std::ostringstream md;
-    std::string title = o.title;
+    std::string title = oi.title;
     if (title.empty()) {
         for (const auto& s : in) title += (title.empty() ? "" : " and ") + s.label;
         title = "One-symbol influence against n: " + title;

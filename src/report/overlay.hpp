@@ -1,10 +1,13 @@
 #pragma once
 /// @file overlay.hpp
-/// Figures for papers (`attnprop plot`): several influence report folders drawn on shared axes,
-/// one colour per folder with a legend, written as SVG, PDF and PNG. One meaning per panel
-/// whatever the models: (a) the largest one-symbol change Δ(n) with a 1/n reference set above
-/// the data, (b) n·Δ(n), (c) 1 − CE in bits (when a folder has a cross-entropy), all against n
-/// on log axes. Title, verdicts and captions go into report.md, into the image only when asked.
+/// Figures for papers (`attnprop plot`): several report folders of one command drawn on shared
+/// axes, one colour per folder with a legend, written as SVG, PDF and PNG. One meaning per panel
+/// whatever the models. Influence folders: (a) the largest one-symbol change Δ(n) with a 1/n
+/// reference set above the data, (b) n·Δ(n), (c) 1 − CE in bits (when a folder has a
+/// cross-entropy), all against n on log axes. Simulate folders: the smallest β certifying the
+/// readout on every input (solid) and on the sampled inputs (dashed) against n. Restrict
+/// folders: (a) |Free|/n, (b) c_obs against n. Title, verdicts and captions go into report.md,
+/// into the image only when asked.
 
 #include "model/json.hpp"
 #include "report/plot.hpp"
@@ -34,13 +37,20 @@ struct overlay_input {
     std::vector<row> rows;
 };
 
+/// The command whose report DIR/report.json holds: "influence", "simulate" or "restrict".
+/// Throws model::content_error (located) for a folder without one, or a report of another
+/// command.
+std::string overlay_kind(const std::filesystem::path& dir);
+
 /// Reads DIR/report.json of an influence run. Throws model::content_error (located: the file
 /// and the JSON pointer) for a folder without one, a report of another command or a malformed
 /// row.
 overlay_input read_overlay_input(const std::filesystem::path& dir);
 
 struct overlay_options {
-    std::string stem = "influence";     ///< the figures' file names: STEM.svg, STEM.pdf, STEM.png
+    /// The figures' file names: STEM.svg, STEM.pdf, STEM.png; empty: by the folders' command
+    /// (influence, beta for simulate, restrict).
+    std::string stem;
     /// Drawn at the top of the image (empty: none; the title is in report.md either way).
     std::string title;
     bool caption = false;               ///< the verdicts and notes under the image too
@@ -60,7 +70,8 @@ struct overlay_result {
 
 /// Writes OUT/STEM.svg, STEM.pdf and STEM.png (the PDF and PNG when the renderer runs), and
 /// OUT/report.md and OUT/report.json (format attnprop-plot-report: the inputs, their verdicts,
-/// the files). Refuses (model::content_error naming OUT/report.json) to write into a folder
+/// the files) for report folders of one command (influence, simulate or restrict; folders of
+/// two commands are refused, located in the second kind's report.json). Refuses (model::content_error naming OUT/report.json) to write into a folder
 /// that holds the report of another command, such as one of the inputs.
 overlay_result write_overlay(const std::vector<std::filesystem::path>& dirs,
                              const std::filesystem::path& out, const overlay_options& o);

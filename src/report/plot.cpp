@@ -491,6 +491,19 @@ png_result render_pdf(const std::string& svg, const std::string& pdf) {
     return render_with(svg, pdf, {"--format", "pdf"}, "PDF");
 }
 
+std::string take_figure_text(plot_figure& f, const std::string& stem, bool in_image) {
+    std::string md = "Figure `" + stem + "`";
+    if (!f.title.empty()) md += ": " + f.title;
+    md += ".\n\n";
+    for (const auto& c : f.caption) md += "- " + c + "\n";
+    if (!f.caption.empty()) md += "\n";
+    if (!in_image) {
+        f.title.clear();
+        f.caption.clear();
+    }
+    return md;
+}
+
 std::vector<std::string> write_figure(const std::filesystem::path& dir, const std::string& stem,
                                       const plot_figure& f, std::vector<std::string>& notes) {
     const auto svg = dir / (stem + ".svg"), png = dir / (stem + ".png");

@@ -117,6 +117,12 @@ png_result render_pdf(const std::string& svg, const std::string& pdf);
 std::vector<std::string> write_figure(const std::filesystem::path& dir, const std::string& stem,
                                       const plot_figure& f, std::vector<std::string>& notes);
 
+/// A report's figure carries neither title nor caption by default (a figure for a paper takes
+/// the paper's own): they go into report.md. Clears f's title and caption unless `in_image`
+/// (the commands' --figure-text) and returns them as report.md's Markdown for the figure STEM:
+/// "Figure `STEM`: TITLE." and the caption lines as a list, ending in a blank line.
+std::string take_figure_text(plot_figure& f, const std::string& stem, bool in_image);
+
 /// Width in pixels of `text` (UTF-8) at `font_size`: the sum of the DejaVu Sans advance widths
 /// with a 3% margin (at least what the renderer draws). Used for layout and by the tests that
 /// check no text overlaps or leaves the canvas.

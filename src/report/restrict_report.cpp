@@ -296,7 +296,8 @@ plot_figure restrict_figure(const std::string& model_name, const std::vector<res
 }
 
 void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
-                          const std::vector<restrict_run>& runs, const provenance& made_by) {
+                          const std::vector<restrict_run>& runs, const provenance& made_by,
+                          bool figure_text) {
     fs::create_directories(dir);
     value doc = value::object();
     doc.set("format", str("attnprop-restrict-report"));
@@ -336,9 +337,11 @@ void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
     write_file_atomic(dir / "report.json", json::dump(doc, 2) + "\n");
     write_file_atomic(dir / "restrict.csv", csv.str());
     std::vector<std::string> figures, figure_notes;
+    std::string texts;
     if (!ns.empty()) {
         plot_figure f = restrict_figure(runs.empty() ? m.name : runs.front().model_name, runs);
         f.generator = figure_generator(made_by);
+        texts = take_figure_text(f, "restrict", figure_text);
         figures = write_figure(dir, "restrict", f, figure_notes);
     }
     std::ostringstream md;
@@ -366,6 +369,7 @@ void write_restrict_sweep(const fs::path& dir, const model::model<rational>& m,
     if (!figures.empty())
         md << "\nFigure: `restrict` draws the free fraction with the requested C as a reference line, "
               "and c_obs, against n (log scale).\n";
+    if (!texts.empty()) md << "\n" << texts;
     for (const auto& note : figure_notes) md << "\nNo PNG: " << note << ".\n";
     if (!made_by.empty()) md << "\n" << provenance_to_markdown(made_by);
     write_file_atomic(dir / "report.md", md.str());

@@ -87,10 +87,13 @@ double log2_slope(const std::vector<double>& x, const std::vector<double>& y);
 plot_figure restrict_figure(const std::string& model_name, const std::vector<restrict_run>& runs);
 
 /// Writes report.json, report.md, restrict.csv and restrict.svg for runs over several n (or
-/// one); `made_by` goes into report.json and report.md unless empty.
+/// one); `made_by` goes into report.json and report.md unless empty. The figure's title and
+/// caption go into report.md, and are drawn in the image too with `figure_text`
+/// (--figure-text; take_figure_text).
 void write_restrict_sweep(const std::filesystem::path& dir,
                           const model::model<numeric::rational>& m,
-                          const std::vector<restrict_run>& runs, const provenance& made_by = {});
+                          const std::vector<restrict_run>& runs, const provenance& made_by = {},
+                          bool figure_text = false);
 
 /// Writes report.json (and report.md) of one run into dir.
 void write_restrict_single(const std::filesystem::path& dir,

@@ -426,7 +426,8 @@ json::value simulate_to_json(const simulate_run& r, const provenance& made_by) {
     return doc;
 }
 
-void write_simulate_report(const fs::path& dir, const simulate_run& r, const provenance& made_by) {
+void write_simulate_report(const fs::path& dir, const simulate_run& r, const provenance& made_by,
+                           bool figure_text) {
     fs::create_directories(dir);
     write_file_atomic(dir / "report.json", json::dump(simulate_to_json(r, made_by), 2) + "\n");
 
@@ -516,15 +517,17 @@ void write_simulate_report(const fs::path& dir, const simulate_run& r, const pro
     if (!r.rows.empty()) {
         plot_figure fig = leak_figure(r);
         fig.generator = figure_generator(made_by);
+        std::string texts = take_figure_text(fig, "leak", figure_text);
         auto names = write_figure(dir, "leak", fig, figure_notes);
         if (!r.every_input.empty()) {
             plot_figure bf = beta_figure(r);
             bf.generator = fig.generator;
+            texts += take_figure_text(bf, "beta", figure_text);
             for (auto& name : write_figure(dir, "beta", bf, figure_notes)) names.push_back(name);
         }
         figures_md = "\nFigures: ";
-        for (std::size_t t = 0; t < names.size(); ++t) figures_md += (t ? ", " : "") + names[t];
-        figures_md += "\n";
+        for (std::size_t t = 0; t < names.size(); ++t) figures_md += (t ? ", `" : "`") + names[t] + "`";
+        figures_md += "\n\n" + texts;
         for (const auto& note : figure_notes) figures_md += "\nNo PNG: " + note + ".\n";
     }
 

@@ -93,7 +93,9 @@ json::value simulate_to_json(const simulate_run& r, const provenance& made_by = 
 /// bound against n for every β, log scales) and, with the margins over every input, beta.svg
 /// (the smallest certified β against n: over every input, and over the sampled inputs) into
 /// dir.
+/// The figures' titles and captions go into report.md, and are drawn in the images too with
+/// `figure_text` (--figure-text; take_figure_text).
 void write_simulate_report(const std::filesystem::path& dir, const simulate_run& r,
-                           const provenance& made_by = {});
+                           const provenance& made_by = {}, bool figure_text = false);
 
 } // namespace attnprop::report

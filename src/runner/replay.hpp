@@ -4,6 +4,7 @@
 /// case of its property, checking that the property could have written it, and comparing the
 /// replayed result with the recorded one.
 
+#include "model/json.hpp"
 #include "report/case_record.hpp"
 #include "runner/runner.hpp"
 
@@ -56,5 +57,33 @@ struct replay_comparison {
 
 /// Compares the replayed result with the record.
 replay_comparison compare_with_record(const report::case_record& recorded, const check_result& now);
+
+/// The counterexample folder an argument names: ARG itself when it holds case.json, else the
+/// one folder of ARG/counterexamples that does. Throws precondition_error when there is none,
+/// or several (listing them).
+std::filesystem::path counterexample_dir(const std::string& arg);
+
+/// A counterexample folder replayed.
+struct replay_outcome {
+    std::filesystem::path dir;
+    replay_record rec;
+    const property* prop = nullptr; ///< its property, in the registry replay_folder was given
+    check_result result;            ///< the replayed check
+    long precision = 0;             ///< the precision that decided it (bits)
+    replay_comparison cmp;
+};
+
+/// Replays the counterexample folder `dir` (`attnprop replay`): reads it
+/// (read_counterexample), refuses a folder whose fingerprint says it was edited unless
+/// `allow_edited`, finds its property in `reg`, checks the case against it (check_case), runs
+/// the property's check with the recorded precision and cap (replay_case) and compares with the
+/// record. A folder that cannot be read or run throws report::case_file_error (located in
+/// case.json), a bad model file model::model_file_error.
+replay_outcome replay_folder(const std::filesystem::path& dir, bool allow_edited, const registry& reg);
+
+/// What `attnprop replay --json` prints (docs/reports.md).
+json::value replay_to_json(const replay_outcome& o);
+/// What `attnprop replay` prints.
+std::string replay_to_text(const replay_outcome& o);
 
 } // namespace attnprop::runner

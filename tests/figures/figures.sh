@@ -5,7 +5,9 @@
 #                  influence sweeps with a cross-entropy (cc-parity, PARITY), with a constant
 #                  cross-entropy and a growing n * influence (cc-parity-ln0), without one
 #                  (soft-positional-i), with an undefined row (soft-majority-ln0); a restrict
-#                  sweep (hard-parity-attempt); plot's overlay of the two cc-parity sweeps; and a
+#                  sweep (hard-parity-attempt); plot's overlay of the two cc-parity sweeps, of
+#                  two simulate runs and of two restrict sweeps; a report's figures without
+#                  title (report.md has it) and with --figure-text; and a
 #                  restrict run without the renderer, which
 #                  writes the SVG, no PNG, and says why in report.md.
 #   MODE=geometry  every SVG passes svg_check (no NaN or infinity, every text inside the
@@ -44,6 +46,35 @@ make)
         { echo "overlay: a verdict or '(log scale)' in the image"; exit 1; }
     grep -q '^| .*cc-parity-ln0 | not-applicable |$' "$work/overlay/report.md" ||
         { echo "overlay: report.md lacks the verdicts"; cat "$work/overlay/report.md"; exit 1; }
+    # plot of simulate folders (the smallest certified beta against n) and of restrict folders.
+    run 0 simulate --model hard-first-one-position --beta 100 --n 8,16,32 --out "$work/simulate-a"
+    run 0 simulate --model hard-first --beta 100 --n 8,16,32 --out "$work/simulate-b"
+    run 0 plot "$work/simulate-a" "$work/simulate-b" --out "$work/overlay-simulate"
+    for m in hard-first-one-position hard-first; do
+        grep -q ">$m" "$work/overlay-simulate/beta.svg" || { echo "overlay-simulate: no legend entry $m"; exit 1; }
+    done
+    run 0 restrict --model hard-first --n 8:64:x2 --samples 8 --out "$work/restrict-first"
+    run 0 plot "$work/restrict" "$work/restrict-first" --out "$work/overlay-restrict"
+    for m in hard-parity-attempt hard-first; do
+        grep -q ">$m<" "$work/overlay-restrict/restrict.svg" || { echo "overlay-restrict: no legend entry $m"; exit 1; }
+    done
+    grep -q '^| .*restrict-first | hard-first | 8, 16, 32, 64 |$' "$work/overlay-restrict/report.md" ||
+        { echo "overlay-restrict: report.md lacks the folders"; cat "$work/overlay-restrict/report.md"; exit 1; }
+    # A report's figures carry no title or caption: report.md has them; --figure-text draws them.
+    grep -q 'one-symbol influence against the input length n' "$work/cc-parity/influence.svg" &&
+        { echo "cc-parity/influence.svg: a title in the image"; exit 1; }
+    grep -q 'restrictions keeping' "$work/restrict/restrict.svg" &&
+        { echo "restrict/restrict.svg: a title in the image"; exit 1; }
+    grep -q '^Figure `influence`: cc-parity: one-symbol influence against the input length n\.$' "$work/cc-parity/report.md" ||
+        { echo "cc-parity/report.md lacks the figure's title"; cat "$work/cc-parity/report.md"; exit 1; }
+    grep -q '^Figure `restrict`: hard-parity-attempt: restrictions keeping' "$work/restrict/report.md" ||
+        { echo "restrict/report.md lacks the figure's title"; exit 1; }
+    texts=$work/../figures-with-text
+    rm -rf "$texts"
+    "$bin" restrict --model hard-parity-attempt --n 8,16 --samples 8 --figure-text --out "$texts" >"$work/last.log" 2>&1 ||
+        { echo "restrict --figure-text failed:"; cat "$work/last.log"; exit 1; }
+    grep -q 'restrictions keeping' "$texts/restrict.svg" ||
+        { echo "restrict --figure-text: no title in the image"; exit 1; }
     for f in cc-parity/influence.svg cc-parity/cross_entropy.svg cc-parity-ln0/cross_entropy.svg \
              soft-positional-i/influence.svg soft-majority-ln0/influence.svg restrict/restrict.svg; do
         [ -f "$work/$f" ] || { echo "$f was not written"; exit 1; }

@@ -471,14 +471,17 @@ attnprop_cli_test(format-gelu 0 "\"op\": \"gelu\"" format --model ${_gelu})
 attnprop_cli_test(format-bad 2 "q_cols_mismatch.json:16:41: error: Q has 3 columns" format --model ${CMAKE_CURRENT_SOURCE_DIR}/golden/bad_inputs/q_cols_mismatch.json)
 attnprop_cli_test(format-help 0 "canonical form" format --help)
 
-# plot: influence report folders only; a folder without one, or of another command, is exit 2
-# with the file and the JSON pointer; never into another run's report folder.
-attnprop_cli_test(plot-help 0 "Report folders of attnprop influence" plot --help)
+# plot: report folders of influence, simulate or restrict, all of one command; a folder without
+# one, of another command, or folders of two commands are exit 2 with the file and the JSON
+# pointer; never into another run's report folder.
+attnprop_cli_test(plot-help 0 "Report folders of one command: influence, simulate or restrict" plot --help)
 attnprop_cli_test(plot-no-dir 2 "dirs is required" plot)
-attnprop_cli_test(plot-missing 2 "no-such-folder/report.json: error: an influence report folder holds report.json"
+attnprop_cli_test(plot-missing 2 "no-such-folder/report.json: error: a report folder holds report.json"
                   plot ${CMAKE_CURRENT_BINARY_DIR}/no-such-folder --out ${CMAKE_CURRENT_BINARY_DIR}/plot-missing)
-attnprop_cli_test(plot-other-report 2 "check/report.json: error: plot draws the reports of .attnprop influence.; this is a report of format 'attnprop-check-report' \\(at /format\\)"
+attnprop_cli_test(plot-other-report 2 "check/report.json: error: plot draws the reports of .attnprop influence., .simulate. and .restrict.; this is a report of format 'attnprop-check-report' \\(at /format\\)"
                   plot ${CMAKE_CURRENT_SOURCE_DIR}/golden/plot/check --out ${CMAKE_CURRENT_BINARY_DIR}/plot-other)
+attnprop_cli_test(plot-two-commands 2 "simulate/report.json: error: plot overlays the reports of one command; this is a report of .attnprop simulate., .*bad-row one of .attnprop influence. \\(at /format\\)"
+                  plot ${CMAKE_CURRENT_SOURCE_DIR}/golden/plot/bad-row ${CMAKE_CURRENT_SOURCE_DIR}/golden/plot/simulate --out ${CMAKE_CURRENT_BINARY_DIR}/plot-two)
 attnprop_cli_test(plot-bad-row 2 "bad-row/report.json: error: expected a length n >= 2 \\(at /rows/0/n\\)"
                   plot ${CMAKE_CURRENT_SOURCE_DIR}/golden/plot/bad-row --out ${CMAKE_CURRENT_BINARY_DIR}/plot-bad-row)
 attnprop_cli_test(plot-into-an-input 2 "holds the report of another run; give plot another --out"

@@ -27,7 +27,7 @@ from . import _core
 
 __all__ = ["Error", "UndefinedError", "LimitError", "Interval", "Model", "Evaluation", "Report",
            "InfluenceReport", "load", "models", "scalars", "evaluate", "bound", "influence", "simulate",
-           "restrict", "plot"]
+           "restrict", "plot", "check", "replay", "properties", "CheckReport", "Counterexample"]
 
 
 class Error(ValueError):
@@ -231,6 +231,74 @@ class InfluenceReport(Report):
         return "".join(out)
 
 
+class Counterexample:
+    """A failed property's counterexample in a check report: ``property`` ("suite/name"),
+    ``message``, ``inputs``, ``numbers`` (exact strings), ``precision``, ``reproduce`` (the
+    command that reruns the property), ``folder`` (the counterexample folder, with case.json
+    and model.json); :meth:`replay` reruns it from that folder alone."""
+
+    def __init__(self, prop, entry, folder):
+        self.property = prop
+        self.message = entry["message"]
+        self.inputs = list(entry["inputs"])
+        self.numbers = dict(entry["numbers"])
+        self.precision = entry["precision"]
+        self.reproduce = entry["reproduce"]
+        self.shrink_steps = entry["shrink_steps"]
+        self.folder = folder
+
+    def replay(self, allow_edited=False):
+        """``attnprop replay FOLDER``: the case rerun from its folder (a :class:`Report`)."""
+        return replay(self.folder, allow_edited=allow_edited)
+
+    def __repr__(self):
+        return "<attnprop.Counterexample %s: %s>" % (self.property, self.message)
+
+
+class CheckReport(Report):
+    """The report of property suites (``attnprop check``): the document report.json holds
+    (``properties``, ``summary``, ...), ``verdict`` ("failed", "error", "undefined" or
+    "passed"), ``folder`` (where the report was written) and :attr:`counterexamples`."""
+
+    def __init__(self, document, text, verdict, folder, keep=None):
+        super().__init__(document, text)
+        self._verdict = verdict
+        self.folder = folder
+        self._keep = keep  # a temporary folder that lives as long as the report
+
+    @property
+    def verdict(self):
+        return self._verdict
+
+    @property
+    def counterexamples(self):
+        """The counterexamples of the failed properties, in report order."""
+        out = []
+        for p in self.get("properties", []):
+            cx = p.get("counterexample")
+            if cx:
+                out.append(Counterexample(p["suite"] + "/" + p["name"], cx,
+                                          os.path.join(self.folder, cx["folder"])))
+        return out
+
+    def __repr__(self):
+        model = self.get("model")
+        name = model["name"] if isinstance(model, dict) else "random models"
+        return "<attnprop.CheckReport %s: %s, %d properties>" % (
+            name, self.verdict, len(self.get("properties", [])))
+
+    def _repr_html_(self):
+        head = ["property", "status", "passed", "undecided", "undefined", "counterexample"]
+        out = ["<table><tr>" + "".join("<th>%s</th>" % h for h in head) + "</tr>"]
+        for p in self.get("properties", []):
+            cx = p.get("counterexample")
+            cells = [p["suite"] + "/" + p["name"], p["status"], p["passed"], p["undecided"],
+                     p["undefined"], cx["message"] if cx else ""]
+            out.append("<tr>" + "".join("<td>%s</td>" % html.escape(str(c)) for c in cells) + "</tr>")
+        out.append("</table><p>verdict: %s</p>" % html.escape(str(self.verdict)))
+        return "".join(out)
+
+
 def _lengths(n):
     if n is None:
         return []
@@ -272,25 +340,29 @@ class Model:
 
     def influence(self, n, inputs=4, positions=8, language=None, precision=128,
                   precision_cap=None, scalar="auto", seed=1, threads=0, every_input=True, out=None,
-                  progress=None):
+                  progress=None, figure_text=False):
         """The one-symbol influence across n (``attnprop influence``). ``positions``: a count or
         "all"; ``language``: "parity", "2dyck", ...; ``every_input``: also the bounds over every
         input of each n (as the command; ``--no-every-input``); ``out``: a folder to write the report into
-        (report.json, report.md, influence.csv and the figures); ``progress``: called with each
+        (report.json, report.md, influence.csv and the figures; their titles and captions in
+        report.md, in the images too with ``figure_text``); ``progress``: called with each
         row (a dict) as soon as it is final."""
         pos = 0 if positions == "all" else int(positions)
         cap = precision if precision_cap is None else precision_cap
         cb = None if progress is None else (lambda row: progress(json.loads(row)))
         doc, text = _core.influence(self._core, _lengths(n), inputs, pos, language or "", precision,
-                                    cap, scalar, seed, threads, every_input, str(out) if out else "", cb)
+                                    cap, scalar, seed, threads, every_input, str(out) if out else "",
+                                    figure_text, cb)
         return InfluenceReport(json.loads(doc), text)
 
     def simulate(self, beta, n, patterns=(), cube=False, inputs=None, seed=1, precision=128,
-                 precision_cap=4096, interval=False, every_input=True, out=None, progress=None):
+                 precision_cap=4096, interval=False, every_input=True, out=None, progress=None,
+                 figure_text=False):
         """A hard or average-hard model against its soft counterpart at the inverse temperatures
         ``beta`` (a formula in n, or a list of them) (``attnprop simulate``). ``inputs``: random
         inputs per n (default 4, or 0 with ``patterns`` or ``cube``); ``out``: a folder for the
-        report and its figures (leak, and the smallest certified β against n); ``progress``:
+        report and its figures (leak, and the smallest certified β against n; titles and
+        captions in report.md, in the images too with ``figure_text``); ``progress``:
         called with each n when it is done. The report's ``findings`` counts measured values
         certainly above their certified bound (the command's exit 1)."""
         betas = [beta] if isinstance(beta, str) else [str(b) for b in beta]
@@ -299,18 +371,24 @@ class Model:
             inputs = 4 if not patterns and not cube else 0
         doc, text = _core.simulate(self._core, betas, _lengths(n), patterns, cube, inputs, seed,
                                    precision, precision_cap, interval, every_input,
-                                   str(out) if out else "", progress)
+                                   str(out) if out else "", figure_text, progress)
         return Report(json.loads(doc), text)
 
     def restrict(self, n, free_fraction="1/2", language=None, seed=1, trials=0, samples=32,
-                 fan_out=False, threads=0, out=None):
+                 fan_out=False, threads=0, out=None, figure_text=False):
         """Hahn's restriction of a hard model (``attnprop restrict``) at each length of ``n``:
         the report's ``runs`` hold, per n, what ``restrict --json`` prints (the restriction,
         its certificate, the language's counterexample). ``out``: a folder for the sweep's
-        report and figure."""
+        report and figure (its title and caption in report.md, in the image too with
+        ``figure_text``)."""
         doc, text = _core.restrict(self._core, _lengths(n), str(free_fraction), language or "", seed,
-                                   trials, samples, fan_out, threads, str(out) if out else "")
+                                   trials, samples, fan_out, threads, str(out) if out else "",
+                                   figure_text)
         return Report(json.loads(doc), text)
+
+    def check(self, properties=None, **kw):
+        """``check(self, properties, **kw)``: the properties that make a claim about this model."""
+        return check(self, properties, **kw)
 
     def __repr__(self):
         return "<attnprop.Model %s: %s attention, alphabet %s, d = %d, %d layers>" % (
@@ -352,14 +430,16 @@ def influence(model, n, **kw):
     return load(model).influence(n, **kw)
 
 
-def plot(dirs, out, name="influence", title="", caption=False, width=640):
-    """``attnprop plot``: influence report folders (``influence(..., out=DIR)``) overlaid on
-    shared axes, one colour per folder, written as OUT/NAME.svg, .pdf and .png with report.md
-    (title, verdicts, notes) beside them. Returns the paths written; a PDF or PNG the renderer
+def plot(dirs, out, name=None, title="", caption=False, width=640):
+    """``attnprop plot``: report folders of one command (``influence``, ``simulate`` or
+    ``restrict`` with ``out=DIR``) overlaid on shared axes, one colour per folder, written as
+    OUT/NAME.svg, .pdf and .png with report.md (title, verdicts, notes) beside them; ``name``
+    defaults to "influence", "beta" (simulate: the smallest certified β against n) or
+    "restrict". Returns the paths written; a PDF or PNG the renderer
     (rsvg-convert) could not make is named in ``report.md`` and left out."""
     if isinstance(dirs, (str, os.PathLike)):
         dirs = [dirs]
-    files, _notes = _core.plot([str(d) for d in dirs], str(out), name, title, caption, width)
+    files, _notes = _core.plot([str(d) for d in dirs], str(out), name or "", title, caption, width)
     return [os.path.join(str(out), f) for f in files]
 
 
@@ -371,3 +451,148 @@ def simulate(model, beta, n, **kw):
 def restrict(model, n, **kw):
     """``load(model).restrict(n, **kw)``."""
     return load(model).restrict(n, **kw)
+
+
+def _binary():
+    """The attnprop executable check and replay run in: $ATTNPROP, else the build tree's or the
+    installed one of this module."""
+    env = os.environ.get("ATTNPROP")
+    if env:
+        return env
+    for path in _core.binaries():
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    raise Error("check and replay run the attnprop executable, which is not at %s; set ATTNPROP "
+                "to its path" % " or ".join(_core.binaries()))
+
+
+def _run(args, on_line=None):
+    """(exit code, standard output) of the executable with `args`; `on_line` is called with each
+    line of its standard error as it comes. Ctrl-C (KeyboardInterrupt) is passed on to it, and
+    raised once it has stopped; exit 2 raises Error with its message."""
+    import subprocess
+    import threading
+    proc = subprocess.Popen([_binary()] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    out = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()))
+    reader.start()
+    err = []
+    try:
+        for line in proc.stderr:
+            err.append(line)
+            if on_line is not None:
+                on_line(line.rstrip("\n"))
+        proc.wait()
+    except BaseException:
+        import signal
+        proc.send_signal(signal.SIGINT)
+        proc.wait()
+        raise
+    finally:
+        reader.join()
+    if proc.returncode == 130:
+        raise KeyboardInterrupt
+    if proc.returncode == 2:
+        text = "".join(err).strip()
+        for prefix in ("attnprop: error: ", "attnprop: "):
+            if text.startswith(prefix):
+                text = text[len(prefix):]
+        raise Error(text)
+    return proc.returncode, "".join(out)
+
+
+_PROGRESS = __import__("re").compile(
+    r"^\[(\d+)/(\d+)\] (\S+): (\S+) \((\d+) passed, (\d+) undecided(?:, (\d+) undefined)?(, reused)?")
+
+
+def properties():
+    """The properties ``check`` knows: a dict "suite/name" -> statement, in registration order
+    (``attnprop check --list``)."""
+    _, out = _run(["check", "--list"])
+    names, lines = {}, out.splitlines()
+    for name, statement in zip(lines[0::2], lines[1::2]):
+        names[name.split()[0]] = statement.strip()
+    return names
+
+
+def check(model=None, properties=None, tests=100, max_n=256, seed=1, precision=128,
+          precision_cap=4096, search=16, out=None, force=False, progress=None):
+    """``attnprop check``: property suites with RapidCheck on random models, or with ``model``
+    (a :class:`Model` or what :func:`load` takes) on that model (n, inputs and positions drawn;
+    the properties that make no claim about it are listed under ``not_applicable``).
+
+    ``properties``: a suite name ("soft-influence"), a property ("suite/name") or a list of
+    both; None: every suite but "controls". ``search``: with a model, inputs searched per case
+    for the largest one-symbol change (0: none). ``out``: the report folder (report.json,
+    report.md, counterexamples/), under the command's rules for ``--out`` (``force``:
+    ``--force``); None: a temporary folder that lives as long as the report. ``progress``:
+    called with a dict (property, index, of, status, passed, undecided, undefined, reused) as
+    each property finishes. Returns a :class:`CheckReport`; a failure is a result (``verdict``
+    "failed", with :attr:`CheckReport.counterexamples`), never an exception."""
+    import tempfile
+    if isinstance(properties, str):
+        properties = [properties]
+    keep = None
+    if out is None:
+        keep = tempfile.TemporaryDirectory(prefix="attnprop-check-")
+        folder = os.path.join(keep.name, "report")
+    else:
+        folder = str(out)
+    args = ["check", "--json", "--tests", str(int(tests)), "--max-n", str(int(max_n)),
+            "--seed", str(int(seed)), "--precision", str(int(precision)),
+            "--precision-cap", str(int(precision_cap)), "--out", folder]
+    if force:
+        args.append("--force")
+    if properties is not None:
+        if not properties:
+            raise Error("properties: name at least one suite or property (None: every suite)")
+        for p in properties:
+            args += ["--property" if "/" in p else "--suite", p]
+    if model is not None:
+        m = load(model)
+        source = m.source
+        if not os.path.isfile(source):
+            # A model from a dict: its canonical file, beside the report.
+            if keep is None:
+                keep = tempfile.TemporaryDirectory(prefix="attnprop-check-")
+            source = os.path.join(keep.name, "%s.json" % m.name)
+            with open(source, "w") as f:
+                f.write(m._core.to_json())
+        args += ["--model", source, "--search", str(int(search))]
+
+    def on_line(line):
+        hit = _PROGRESS.match(line)
+        if hit and progress is not None:
+            progress({"property": hit.group(3), "index": int(hit.group(1)), "of": int(hit.group(2)),
+                      "status": hit.group(4), "passed": int(hit.group(5)),
+                      "undecided": int(hit.group(6)), "undefined": int(hit.group(7) or 0),
+                      "reused": bool(hit.group(8))})
+
+    code, doc = _run(args, on_line)
+    verdict = {0: "passed", 1: "failed", 3: "error", 4: "undefined"}.get(code)
+    if verdict is None or not doc.strip().startswith("{"):
+        raise Error("attnprop check ended with exit %d" % code)
+    text = ""
+    try:
+        with open(os.path.join(folder, "report.md")) as f:
+            text = f.read()
+    except OSError:
+        pass
+    return CheckReport(json.loads(doc), text, verdict, folder, keep)
+
+
+def replay(path, allow_edited=False):
+    """``attnprop replay``: reruns a counterexample folder (or a report folder holding exactly
+    one) and compares with its record. Returns a :class:`Report` (what ``replay --json``
+    prints): ``verdict`` now, ``recorded_verdict``, ``reproduced``, ``numbers``, ``replay`` (one
+    line). A folder that cannot be read, or was edited (unless ``allow_edited``), raises
+    :class:`Error`."""
+    args = ["replay", str(path), "--json"] + (["--allow-edited"] if allow_edited else [])
+    code, doc = _run(args)
+    if code not in (0, 1, 4, 5) or not doc.strip().startswith("{"):
+        raise Error("attnprop replay ended with exit %d" % code)
+    d = json.loads(doc)
+    text = "property   %s\nverdict    %s (recorded: %s)\nreplay     %s\n" % (
+        d["property"], d["verdict"], d["recorded_verdict"], d["replay"])
+    return Report(d, text)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # influence_files.sh ATTNPROP OUT_DIR: an influence sweep of soft-majority-ln0 over n = 3, 4, 6
 # (undefined at n = 3) exits 4, and every report file marks the undefined row: no NaN or
-# infinite coordinate in influence.svg, the marker and caption there, the "undefined" column of
+# infinite coordinate in influence.svg, the marker there and the caption in report.md, the "undefined" column of
 # influence.csv, the row field of rows.json. A second run reuses every row (undefined included).
 bin=$1
 out=$2
@@ -15,7 +15,9 @@ if grep -Eiq '(^|[=",[:space:]])[-+]?(nan|inf)([",[:space:]]|$)' "$svg"; then
     grep -Ein '(^|[=",[:space:]])[-+]?(nan|inf)([",[:space:]]|$)' "$svg"
     exit 1
 fi
-grep -q 'undefined at n = 3' "$svg" || { echo "influence.svg lacks the undefined caption"; exit 1; }
+# The caption is in report.md (the figure carries none unless --figure-text).
+grep -q '^- Undefined at n = 3 (marked on the axis; no value is drawn)\.$' "$out/report.md" ||
+    { echo "report.md lacks the figure's undefined caption"; exit 1; }
 grep -q '>undefined</text>' "$svg" || { echo "influence.svg lacks the undefined marker"; exit 1; }
 head -1 "$out/influence.csv" | grep -q ',undefined$' || { echo "influence.csv lacks the undefined column"; exit 1; }
 grep -q '^3,.*"undefined at layer 1, node '"'"'norm'"'"', position 3' "$out/influence.csv" ||

@@ -504,7 +504,19 @@ TEST_CASE("no SVG attnprop writes has a NaN or infinite coordinate; undefined ro
     INFO(svg);
     REQUIRE_FALSE(svg.empty());
     REQUIRE_FALSE(has_non_finite_number(svg));
-    REQUIRE_THAT(svg, Catch::Contains("Undefined at n = 3") && Catch::Contains(">undefined</text>"));
+    // The marker in the image; the caption that names the row in report.md (the figure carries
+    // none unless asked, and then it does: the control).
+    REQUIRE_THAT(svg, Catch::Contains(">undefined</text>"));
+    REQUIRE(svg.find("Undefined at n = 3") == std::string::npos);
+    REQUIRE_THAT(read_text(dir / "report.md"),
+                 Catch::Contains("- Undefined at n = 3 (marked on the axis; no value is drawn)."));
+    {
+        const fs::path with_text = fresh_dir("report-figure-text");
+        report::influence_meta asked = meta;
+        asked.figure_text = true;
+        report::write_influence_report(with_text, r, asked);
+        REQUIRE_THAT(read_text(with_text / "influence.svg"), Catch::Contains("Undefined at n = 3"));
+    }
     // The other files mark the row too, and the resume checkpoint reads it back.
     REQUIRE_THAT(read_text(dir / "influence.csv"),
                  Catch::Contains(",undefined\n") && Catch::Contains("\"undefined at layer 1, node 'norm', position 3"));
