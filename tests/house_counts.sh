@@ -98,6 +98,7 @@ self_test() {
   local tmp status=0 out
   tmp=$(mktemp -d) || exit 2
   trap 'rm -rf "$tmp"' EXIT
+  local doc=architecture.md # the file documented() reads, in the small tree
   mkdir -p "$tmp/src/model" "$tmp/src/attention" "$tmp/src/cli" "$tmp/docs"
   cat > "$tmp/src/model/attention_kind.hpp" <<'EOF'
 enum class attention_kind { hard, soft, average_hard, tidy };
@@ -111,7 +112,7 @@ using map_impl = std::variant<affine_map<S>, new_map>;
 using graph_op = std::variant<input_op, scale_op<S>, new_op>;
 struct new_map {}; struct new_op {};
 EOF
-  cat > "$tmp/docs/architecture.md" <<'EOF'
+  cat > "$tmp/docs/$doc" <<'EOF'
 | attention kind | src/model/attention_kind.hpp, src/attention/soft_impl.hpp | 4 |
 | map kind | src/model/maps.hpp | 1 |
 | graph op | src/model/maps.hpp | 1 |
@@ -129,7 +130,7 @@ EOF
   done
   rm "$tmp/src/cli/extra.cpp" "$tmp/src/soft_influence/box.cpp"
   # A listed file that no longer names the kind.
-  sed -i 's/| graph op | src\/model\/maps.hpp/| graph op | src\/model\/maps.hpp, src\/model\/gone.cpp/' "$tmp/docs/architecture.md"
+  sed -i 's/| graph op | src\/model\/maps.hpp/| graph op | src\/model\/maps.hpp, src\/model\/gone.cpp/' "$tmp/docs/$doc"
   out=$(check "$tmp" 2>&1) && { echo "self-test: a stale row passed"; status=1; }
   grep -q "  src/model/gone.cpp" <<< "$out" || { echo "self-test: the stale file not named:"; echo "$out"; status=1; }
   [[ $status == 0 ]] && echo "self-test: passed"
