@@ -60,20 +60,6 @@ bracket reference_weights(const std::vector<rational>& z) {
     return out;
 }
 
-std::vector<rational> random_scores(std::mt19937_64& rng, std::size_t n) {
-    std::vector<rational> z;
-    for (std::size_t j = 0; j < n; ++j)
-        z.push_back(rational(std::uniform_int_distribution<long>(-12, 12)(rng)) /
-                    std::uniform_int_distribution<long>(1, 6)(rng));
-    return z;
-}
-
-template <class S> std::vector<S> convert(const std::vector<rational>& z, const numeric::context& ctx) {
-    std::vector<S> out;
-    for (const auto& q : z) out.push_back(numeric::from_rational<S>(q, ctx));
-    return out;
-}
-
 /// x lies within tol of the bracket [lo, hi].
 bool near(const rational& x, const rational& lo, const rational& hi, const rational& tol) {
     return x >= lo - tol && x <= hi + tol;
@@ -100,12 +86,12 @@ TEST_CASE("entmax15: rows in every kind agree with the bisection reference",
     for (std::uint64_t seed = 1; seed <= 60; ++seed) {
         INFO("seed " << seed);
         std::mt19937_64 rng(seed);
-        const auto z = random_scores(rng, 1 + seed % 11);
+        const auto z = test::random_scores(rng, 1 + seed % 11, 12, 6);
         const auto ref = reference_weights(z);
-        const auto wm = attention::normalised_weights(attention_kind::entmax15, convert<mpfr_real>(z, ctx), ctx);
-        const auto wb = attention::normalised_weights(attention_kind::entmax15, convert<arb_ball>(z, ctx), ctx);
-        const auto wi = attention::normalised_weights(attention_kind::entmax15, convert<dinterval>(z, ctx), ctx);
-        const auto wd = attention::normalised_weights(attention_kind::entmax15, convert<double>(z, ctx), ctx);
+        const auto wm = attention::normalised_weights(attention_kind::entmax15, test::convert<mpfr_real>(z, ctx), ctx);
+        const auto wb = attention::normalised_weights(attention_kind::entmax15, test::convert<arb_ball>(z, ctx), ctx);
+        const auto wi = attention::normalised_weights(attention_kind::entmax15, test::convert<dinterval>(z, ctx), ctx);
+        const auto wd = attention::normalised_weights(attention_kind::entmax15, test::convert<double>(z, ctx), ctx);
         arb_ball sum = numeric::zero<arb_ball>(ctx);
         for (std::size_t j = 0; j < z.size(); ++j) {
             INFO("j = " << j);
@@ -128,7 +114,7 @@ TEST_CASE("entmax15: one-hot exactly from a lead of 2, not below; ties share; th
     using V = std::vector<rational>;
     const numeric::context ctx{256};
     auto weights = [&](const V& z) {
-        return attention::normalised_weights(attention_kind::entmax15, convert<mpfr_real>(z, ctx), ctx);
+        return attention::normalised_weights(attention_kind::entmax15, test::convert<mpfr_real>(z, ctx), ctx);
     };
     auto exact = [](const mpfr_real& x) { return *numeric::exact_of(x); };
     // Lead exactly 2: tau = u_(2), one-hot (exact in MPFR: the square root is of 1).
@@ -154,7 +140,7 @@ TEST_CASE("entmax15: one-hot exactly from a lead of 2, not below; ties share; th
     // Negative controls: softmax's and sparsemax's weights differ from the reference.
     const V z{rational(1), rational(0), rational(-1, 2)};
     const auto ref = reference_weights(z);
-    const auto soft = attention::normalised_weights(attention_kind::soft, convert<arb_ball>(z, ctx), ctx);
+    const auto soft = attention::normalised_weights(attention_kind::soft, test::convert<arb_ball>(z, ctx), ctx);
     const auto sparse = attention::normalised_weights(attention_kind::sparsemax, z, ctx);
     REQUIRE_FALSE(numeric::contains(soft[0], ref.lo[0]));
     REQUIRE_FALSE((sparse[0] >= ref.lo[0] && sparse[0] <= ref.hi[0]));

@@ -49,6 +49,24 @@ inline std::string random_normaliser_model(std::mt19937_64& rng, const std::stri
       "readout": {"kind": "threshold", "w": [1, 0], "t": 0}})";
 }
 
+/// n random scores p/q, |p| <= range, q in 1 .. max_den (a row's tests of a normaliser).
+inline std::vector<numeric::rational> random_scores(std::mt19937_64& rng, std::size_t n, long range,
+                                                    long max_den) {
+    std::vector<numeric::rational> z;
+    for (std::size_t j = 0; j < n; ++j)
+        z.push_back(numeric::rational(std::uniform_int_distribution<long>(-range, range)(rng)) /
+                    std::uniform_int_distribution<long>(1, max_den)(rng));
+    return z;
+}
+
+/// The scores in the scalar kind S.
+template <class S>
+std::vector<S> convert(const std::vector<numeric::rational>& z, const numeric::context& ctx) {
+    std::vector<S> out;
+    for (const auto& q : z) out.push_back(numeric::from_rational<S>(q, ctx));
+    return out;
+}
+
 inline model::input_sequence random_binary_input(std::mt19937_64& rng, std::size_t n) {
     model::input_sequence x;
     for (std::size_t i = 0; i + 1 < n; ++i) x.push_back(static_cast<int>(rng() % 2));

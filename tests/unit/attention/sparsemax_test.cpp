@@ -47,20 +47,6 @@ std::vector<rational> reference_weights(const std::vector<rational>& z) {
     return {};
 }
 
-std::vector<rational> random_scores(std::mt19937_64& rng, std::size_t n) {
-    std::vector<rational> z;
-    for (std::size_t j = 0; j < n; ++j)
-        z.push_back(rational(std::uniform_int_distribution<long>(-12, 12)(rng)) /
-                    std::uniform_int_distribution<long>(1, 6)(rng));
-    return z;
-}
-
-template <class S> std::vector<S> convert(const std::vector<rational>& z, const numeric::context& ctx) {
-    std::vector<S> out;
-    for (const auto& q : z) out.push_back(numeric::from_rational<S>(q, ctx));
-    return out;
-}
-
 double distance(const mpfr_real& x, const rational& q) {
     return static_cast<double>(abs(*numeric::exact_of(x) - q));
 }
@@ -75,7 +61,7 @@ TEST_CASE("sparsemax: exact rows equal the reference and sum to 1", "[attention]
     for (std::uint64_t seed = 1; seed <= 60; ++seed) {
         INFO("seed " << seed);
         std::mt19937_64 rng(seed);
-        const auto z = random_scores(rng, 1 + seed % 11);
+        const auto z = test::random_scores(rng, 1 + seed % 11, 12, 6);
         const auto w = sparsemax(z);
         REQUIRE(w == reference_weights(z));
         rational sum(0);
@@ -102,7 +88,7 @@ TEST_CASE("sparsemax: exact ties at the threshold, and one-hot from a lead of 1"
     // Negative control: softmax is never one-hot.
     const numeric::context ctx{128};
     const auto soft = attention::normalised_weights(attention_kind::soft,
-                                                    convert<arb_ball>(V{rational(0), rational(1)}, ctx), ctx);
+                                                    test::convert<arb_ball>(V{rational(0), rational(1)}, ctx), ctx);
     REQUIRE_FALSE(numeric::contains(soft[0], rational(0)));
 }
 
@@ -112,12 +98,12 @@ TEST_CASE("sparsemax: MPFR, balls, intervals and double agree with the exact row
     for (std::uint64_t seed = 1; seed <= 40; ++seed) {
         INFO("seed " << seed);
         std::mt19937_64 rng(seed);
-        const auto z = random_scores(rng, 2 + seed % 9);
+        const auto z = test::random_scores(rng, 2 + seed % 9, 12, 6);
         const auto exact = reference_weights(z);
-        const auto wm = attention::normalised_weights(attention_kind::sparsemax, convert<mpfr_real>(z, ctx), ctx);
-        const auto wb = attention::normalised_weights(attention_kind::sparsemax, convert<arb_ball>(z, ctx), ctx);
-        const auto wi = attention::normalised_weights(attention_kind::sparsemax, convert<dinterval>(z, ctx), ctx);
-        const auto wd = attention::normalised_weights(attention_kind::sparsemax, convert<double>(z, ctx), ctx);
+        const auto wm = attention::normalised_weights(attention_kind::sparsemax, test::convert<mpfr_real>(z, ctx), ctx);
+        const auto wb = attention::normalised_weights(attention_kind::sparsemax, test::convert<arb_ball>(z, ctx), ctx);
+        const auto wi = attention::normalised_weights(attention_kind::sparsemax, test::convert<dinterval>(z, ctx), ctx);
+        const auto wd = attention::normalised_weights(attention_kind::sparsemax, test::convert<double>(z, ctx), ctx);
         for (std::size_t j = 0; j < z.size(); ++j) {
             REQUIRE(distance(wm[j], exact[j]) < 1e-30);
             REQUIRE(numeric::contains(wb[j], exact[j]));

@@ -34,20 +34,6 @@ std::vector<rational> reference_weights(const std::vector<rational>& z) {
     return g;
 }
 
-std::vector<rational> random_scores(std::mt19937_64& rng, std::size_t n) {
-    std::vector<rational> z;
-    for (std::size_t j = 0; j < n; ++j)
-        z.push_back(rational(std::uniform_int_distribution<long>(-40, 40)(rng)) /
-                    std::uniform_int_distribution<long>(1, 7)(rng));
-    return z;
-}
-
-template <class S> std::vector<S> convert(const std::vector<rational>& z, const numeric::context& ctx) {
-    std::vector<S> out;
-    for (const auto& q : z) out.push_back(numeric::from_rational<S>(q, ctx));
-    return out;
-}
-
 double distance(const mpfr_real& x, const rational& q) {
     return static_cast<double>(abs(*numeric::exact_of(x) - q));
 }
@@ -59,7 +45,7 @@ TEST_CASE("stablemax: exact rows equal the reference by cases and sum to 1", "[a
     for (std::uint64_t seed = 1; seed <= 40; ++seed) {
         INFO("seed " << seed);
         std::mt19937_64 rng(seed);
-        const auto z = random_scores(rng, 1 + seed % 9);
+        const auto z = test::random_scores(rng, 1 + seed % 9, 40, 7);
         const auto w = attention::normalised_weights(attention_kind::stablemax, z, ctx);
         REQUIRE(w == reference_weights(z));
         rational sum(0);
@@ -77,7 +63,7 @@ TEST_CASE("stablemax: the reference rejects softmax and a one-case s (negative c
     const numeric::context ctx{128};
     const std::vector<rational> z{rational(-2), rational(1, 3), rational(3)};
     const auto exact = reference_weights(z);
-    const auto soft = attention::normalised_weights(attention_kind::soft, convert<arb_ball>(z, ctx), ctx);
+    const auto soft = attention::normalised_weights(attention_kind::soft, test::convert<arb_ball>(z, ctx), ctx);
     bool softmax_outside = false;
     for (std::size_t j = 0; j < z.size(); ++j)
         softmax_outside = softmax_outside || !numeric::contains(soft[j], exact[j]);
@@ -95,12 +81,12 @@ TEST_CASE("stablemax: MPFR, balls, intervals and double agree with the exact row
     for (std::uint64_t seed = 1; seed <= 30; ++seed) {
         INFO("seed " << seed);
         std::mt19937_64 rng(seed);
-        const auto z = random_scores(rng, 2 + seed % 7);
+        const auto z = test::random_scores(rng, 2 + seed % 7, 40, 7);
         const auto exact = reference_weights(z);
-        const auto wm = attention::normalised_weights(attention_kind::stablemax, convert<mpfr_real>(z, ctx), ctx);
-        const auto wb = attention::normalised_weights(attention_kind::stablemax, convert<arb_ball>(z, ctx), ctx);
-        const auto wi = attention::normalised_weights(attention_kind::stablemax, convert<dinterval>(z, ctx), ctx);
-        const auto wd = attention::normalised_weights(attention_kind::stablemax, convert<double>(z, ctx), ctx);
+        const auto wm = attention::normalised_weights(attention_kind::stablemax, test::convert<mpfr_real>(z, ctx), ctx);
+        const auto wb = attention::normalised_weights(attention_kind::stablemax, test::convert<arb_ball>(z, ctx), ctx);
+        const auto wi = attention::normalised_weights(attention_kind::stablemax, test::convert<dinterval>(z, ctx), ctx);
+        const auto wd = attention::normalised_weights(attention_kind::stablemax, test::convert<double>(z, ctx), ctx);
         for (std::size_t j = 0; j < z.size(); ++j) {
             REQUIRE(distance(wm[j], exact[j]) < 1e-30);
             REQUIRE(numeric::contains(wb[j], exact[j]));
