@@ -375,21 +375,42 @@ plot_figure runs_figure(const std::vector<run_input>& in, const std::string& kin
     return f;
 }
 
-overlay_result write_runs_overlay(const std::vector<fs::path>& dirs, const fs::path& out,
-                                  const overlay_options& o, const std::string& kind) {
-    std::vector<run_input> in;
-    for (const auto& d : dirs) in.push_back(read_run_input(d, kind));
+/// Legend entries: the model's name, or with the folder's when two folders hold the same model.
+template <class Input>
+void set_labels(std::vector<Input>& in) {
     for (auto& s : in) {
-        const auto same = std::count_if(in.begin(), in.end(), [&](const run_input& t) { return t.model == s.model; });
+        const auto same = std::count_if(in.begin(), in.end(), [&](const Input& t) { return t.model == s.model; });
         s.label = same > 1 ? s.model + " (" + s.dir.filename().string() + ")" : s.model;
     }
+}
+
+/// The output folder, created (refused when it is a file).
+void make_out_folder(const fs::path& out) {
     std::error_code ec;
     if (fs::exists(out, ec) && !fs::is_directory(out, ec)) bad(out, "", "--out is not a folder");
     fs::create_directories(out, ec);
     if (ec) bad(out, "", "cannot create the folder: " + ec.message());
-    const std::string stem = !o.stem.empty() ? o.stem : kind == "simulate" ? "beta" : "restrict";
+}
+
+/// One input folder of an overlay as the record lists it: its third column (the verdict for
+/// influence folders, the lengths for simulate and restrict folders).
+struct record_row {
+    std::string dir, model, label, column;
+};
+
+/// What report.md and report.json of an overlay say besides the figure.
+struct record_text {
+    std::string title, column_name;
+    std::string kind;        ///< "" for influence overlays (their report.json has no "kind")
+    bool column_in_json;     ///< the third column is the input's "verdict" in report.json
+    std::vector<record_row> rows;
     std::vector<std::string> notes;
-    const plot_figure fig = runs_figure(in, kind, o, notes);
+};
+
+/// Writes the figure (SVG, PNG, PDF where a renderer is found), then report.md and report.json:
+/// one writer for every kind of overlay.
+overlay_result write_record(const fs::path& out, const std::string& stem, const plot_figure& fig,
+                            const record_text& t) {
     overlay_result res;
     res.files = write_figure(out, stem, fig, res.notes);
     const fs::path svg = out / (stem + ".svg"), pdf = out / (stem + ".pdf");
@@ -398,21 +419,16 @@ overlay_result write_runs_overlay(const std::vector<fs::path>& dirs, const fs::p
     if (p.written) {
         res.files.push_back(pdf.filename().string());
     } else {
+        std::error_code ec;
         fs::remove(pdf, ec);
         res.notes.push_back(p.note);
     }
-    std::string title = o.title;
-    if (title.empty()) {
-        for (const auto& s : in) title += (title.empty() ? "" : " and ") + s.label;
-        title = (kind == "simulate" ? "Smallest certified inverse temperature against n: "
-                                    : "Restrictions keeping C·n inputs free, against n: ") + title;
-    }
     std::ostringstream md;
-    md << "# " << title << "\n\n";
-    md << "| folder | model | lengths |\n|---|---|---|\n";
-    for (const auto& s : in) md << "| " << s.dir.string() << " | " << s.model << " | " << n_text(s.n) << " |\n";
+    md << "# " << t.title << "\n\n";
+    md << "| folder | model | " << t.column_name << " |\n|---|---|---|\n";
+    for (const auto& r : t.rows) md << "| " << r.dir << " | " << r.model << " | " << r.column << " |\n";
     md << "\n";
-    for (const auto& n : notes) md << n << "\n\n";
+    for (const auto& n : t.notes) md << n << "\n\n";
     md << "Figures:";
     for (const auto& f : res.files) md << " `" << f << "`";
     md << "\n";
@@ -423,21 +439,44 @@ overlay_result write_runs_overlay(const std::vector<fs::path>& dirs, const fs::p
     value j = value::object();
     j.set("format", json_out::str(plot_format));
     j.set("version", json_out::num(1));
-    j.set("kind", json_out::str(kind));
-    j.set("title", json_out::str(title));
+    if (!t.kind.empty()) j.set("kind", json_out::str(t.kind));
+    j.set("title", json_out::str(t.title));
     value inputs = value::array();
-    for (const auto& s : in) {
+    for (const auto& r : t.rows) {
         value e = value::object();
-        e.set("dir", json_out::str(s.dir.string()));
-        e.set("model", json_out::str(s.model));
-        e.set("label", json_out::str(s.label));
+        e.set("dir", json_out::str(r.dir));
+        e.set("model", json_out::str(r.model));
+        e.set("label", json_out::str(r.label));
+        if (t.column_in_json) e.set("verdict", json_out::str(r.column));
         inputs.push_back(std::move(e));
     }
     j.set("inputs", std::move(inputs));
     j.set("figures", json_out::string_array(res.files));
-    j.set("notes", json_out::string_array(notes));
+    j.set("notes", json_out::string_array(t.notes));
     write_file_atomic(out / "report.json", json::dump(j, 2) + "\n");
     return res;
+}
+
+overlay_result write_runs_overlay(const std::vector<fs::path>& dirs, const fs::path& out,
+                                  const overlay_options& o, const std::string& kind) {
+    std::vector<run_input> in;
+    for (const auto& d : dirs) in.push_back(read_run_input(d, kind));
+    set_labels(in);
+    make_out_folder(out);
+    const std::string stem = !o.stem.empty() ? o.stem : kind == "simulate" ? "beta" : "restrict";
+    record_text t;
+    const plot_figure fig = runs_figure(in, kind, o, t.notes);
+    t.title = o.title;
+    if (t.title.empty()) {
+        for (const auto& s : in) t.title += (t.title.empty() ? "" : " and ") + s.label;
+        t.title = (kind == "simulate" ? "Smallest certified inverse temperature against n: "
+                                      : "Restrictions keeping C·n inputs free, against n: ") + t.title;
+    }
+    t.column_name = "lengths";
+    t.kind = kind;
+    t.column_in_json = false;
+    for (const auto& s : in) t.rows.push_back({s.dir.string(), s.model, s.label, n_text(s.n)});
+    return write_record(out, stem, fig, t);
 }
 
 } // namespace
@@ -470,64 +509,19 @@ overlay_result write_overlay(const std::vector<fs::path>& dirs, const fs::path& 
     if (oi.stem.empty()) oi.stem = "influence";
     std::vector<overlay_input> in;
     for (const auto& d : dirs) in.push_back(read_overlay_input(d));
-    // Legend entries: the model's name, or the folder's when two folders hold the same model.
-    for (auto& s : in) {
-        const auto same = std::count_if(in.begin(), in.end(), [&](const overlay_input& t) { return t.model == s.model; });
-        s.label = same > 1 ? s.model + " (" + s.dir.filename().string() + ")" : s.model;
+    set_labels(in);
+    make_out_folder(out);
+    record_text t;
+    const plot_figure fig = overlay_figure(in, oi, t.notes);
+    t.title = oi.title;
+    if (t.title.empty()) {
+        for (const auto& s : in) t.title += (t.title.empty() ? "" : " and ") + s.label;
+        t.title = "One-symbol influence against n: " + t.title;
     }
-    if (fs::exists(out, ec) && !fs::is_directory(out, ec)) bad(out, "", "--out is not a folder");
-    fs::create_directories(out, ec);
-    if (ec) bad(out, "", "cannot create the folder: " + ec.message());
-    std::vector<std::string> notes;
-    const plot_figure fig = overlay_figure(in, oi, notes);
-    overlay_result res;
-    res.files = write_figure(out, oi.stem, fig, res.notes);
-    const fs::path svg = out / (oi.stem + ".svg"), pdf = out / (oi.stem + ".pdf");
-    const png_result p = render_pdf(svg.string(), pdf.string());
-    std::vector<std::string> png_notes = res.notes;
-    if (p.written) {
-        res.files.push_back(pdf.filename().string());
-    } else {
-        fs::remove(pdf, ec);
-        res.notes.push_back(p.note);
-    }
-
-    std::ostringstream md;
-    std::string title = oi.title;
-    if (title.empty()) {
-        for (const auto& s : in) title += (title.empty() ? "" : " and ") + s.label;
-        title = "One-symbol influence against n: " + title;
-    }
-    md << "# " << title << "\n\n";
-    md << "| folder | model | verdict |\n|---|---|---|\n";
-    for (const auto& s : in) md << "| " << s.dir.string() << " | " << s.model << " | " << s.verdict << " |\n";
-    md << "\n";
-    for (const auto& n : notes) md << n << "\n\n";
-    md << "Figures:";
-    for (const auto& f : res.files) md << " `" << f << "`";
-    md << "\n";
-    for (const auto& n : png_notes) md << "\nNo PNG: " << n << ".\n";
-    if (!p.written) md << "\nNo PDF: " << p.note << ".\n";
-    write_file_atomic(out / "report.md", md.str());
-
-    value j = value::object();
-    j.set("format", json_out::str(plot_format));
-    j.set("version", json_out::num(1));
-    j.set("title", json_out::str(title));
-    value inputs = value::array();
-    for (const auto& s : in) {
-        value e = value::object();
-        e.set("dir", json_out::str(s.dir.string()));
-        e.set("model", json_out::str(s.model));
-        e.set("label", json_out::str(s.label));
-        e.set("verdict", json_out::str(s.verdict));
-        inputs.push_back(std::move(e));
-    }
-    j.set("inputs", std::move(inputs));
-    j.set("figures", json_out::string_array(res.files));
-    j.set("notes", json_out::string_array(notes));
-    write_file_atomic(own, json::dump(j, 2) + "\n");
-    return res;
+    t.column_name = "verdict";
+    t.column_in_json = true;
+    for (const auto& s : in) t.rows.push_back({s.dir.string(), s.model, s.label, s.verdict});
+    return write_record(out, oi.stem, fig, t);
 }
 
 } // namespace attnprop::report
