@@ -17,7 +17,7 @@ Excluded, said here so that nothing is skipped silently: the least-squares slope
 influence against log n (statistics of doubles, labelled as measurements) and the lines naming
 the scalar, the report's folder and the fingerprint.
 
-Usage: digits_reference.py ATTNPROP MODELS_DIR WORK_DIR [--only eval|influence|simulate] [--models a,b]
+Usage: digits_reference.py ATTNPROP MODELS_DIR WORK_DIR [--only eval|influence|simulate|bound|restrict] [--models a,b]
 Exit 0 when every number passes, 1 with every failure listed (command, output, both numbers).
 """
 
@@ -29,7 +29,7 @@ import re
 import subprocess
 import sys
 from fractions import Fraction
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 TOKEN = re.compile(
@@ -336,10 +336,201 @@ def simulate_case(ck, bin_, model, work, extra):
         ck.texts(where + " (simulate.csv)", a.read().replace(",", " , "), b.read().replace(",", " , "))
 
 
+def dec_unit(s):
+    """The unit of the last digit of the decimal s, as a Decimal (exponents of any size)."""
+    m = re.fullmatch(r"[-+]?(\d*)(?:\.(\d*))?(?:[eE]([-+]?\d+))?", s)
+    return Decimal(1).scaleb(int(m.group(3) or 0) - len(m.group(2) or ""))
+
+
+def rounded_bound(side, printed, value):
+    """None when the printed decimal is the given value rounded in the bound's safe direction to
+    the printed digits (side 'upper': value <= x < value + u; 'lower': value - u < x <= value),
+    else the reason. value is a decimal string (a certified bound at more digits, or exact);
+    Decimal, not Fraction: a bound may be 1e+8642061875507."""
+    with localcontext() as c:
+        c.prec, c.Emax, c.Emin = 200, 10 ** 17, -10 ** 17
+        x, u, v = Decimal(printed), dec_unit(printed), Decimal(value)
+        if side == "upper":
+            if x < v:
+                return "an upper bound printed below the bound it rounds"
+            if x - u >= v:
+                return "an upper bound printed more than one unit above the bound it rounds"
+        else:
+            if x > v:
+                return "a lower bound printed above the bound it rounds"
+            if x + u <= v:
+                return "a lower bound printed more than one unit below the bound it rounds"
+    return None
+
+
+def finite(s):
+    return s is not None and s != "" and re.fullmatch(NUM, s) is not None
+
+
+class bound_checker:
+    """`bound`'s numbers: every number is a bound (the header says so), printed rounded in its
+    safe direction; the text's digits against the JSON's (12 digits, rounded the same way), and the
+    JSON's Hahn constants (Arb balls at the working precision) against a run at 512 bits."""
+
+    def __init__(self, ck, where):
+        self.ck, self.where = ck, where
+
+    def bound(self, what, side, printed, value):
+        self.ck.checked += 1
+        if not finite(printed) or not finite(value):
+            if (printed in (None, "inf", "none", "-")) != (value in (None, "inf", "none", "-")):
+                self.ck.failures.append(f"{self.where} {what}: printed {printed!r}, the JSON's {value!r}")
+            return
+        why = rounded_bound(side, printed, value)
+        if why:
+            self.ck.failures.append(f"{self.where} {what}: printed {printed!r}, bound {value!r}: {why}")
+
+    def against_reference(self, what, value, ref):
+        """A bound at the working precision against the same bound at 512 bits: the former is
+        the latter rounded up (never below it, within one unit of its 12 digits)."""
+        self.ck.checked += 1
+        if not finite(value) or not finite(ref):
+            if finite(value) != finite(ref):
+                self.ck.failures.append(f"{self.where} {what}: {value!r}, at 512 bits {ref!r}")
+            return
+        with localcontext() as c:
+            c.prec, c.Emax, c.Emin = 200, 10 ** 17, -10 ** 17
+            v, r, u, uv = Decimal(value), Decimal(ref), dec_unit(ref), dec_unit(value)
+            below, above = v < r - u, v > r + 2 * uv
+        if below:
+            self.ck.failures.append(f"{self.where} {what}: {value!r} is below the 512-bit bound {ref!r}")
+        elif above:
+            self.ck.failures.append(f"{self.where} {what}: {value!r} is more than two units above the "
+                                    f"512-bit bound {ref!r}")
+
+
+LAYER_FIELDS = ["F", "A", "E", "L", "mu", "nu", "c", "alpha", "beta", "Delta", "term"]
+EVERY_INPUT_FIELDS = [("influence", "upper"), ("n_influence", "upper"), ("prob", "upper"),
+                      ("ce_floor_bits", "lower"), ("hahn_bound", "upper")]
+
+
+def bound_case(ck, bin_, model, n):
+    base = [bin_, "bound", "--model", model, "--n", str(n)]
+    rc, text, err = run(base)
+    rc2, cand, err2 = run(base + ["--json"])
+    rc3, ref, err3 = run(base + ["--json", "--precision", "512", "--no-every-n"])
+    if rc or rc2 or rc3:
+        ck.failures.append(f"bound {model}: {(err or err2 or err3).strip()}")
+        return
+    j, r = json.loads(cand), json.loads(ref)
+    bc = bound_checker(ck, f"bound --model {model} --n {n}")
+    # The JSON's Hahn constants against 512 bits.
+    for f in ["K", "K_at_n", "bound_at_n", "F0", "Delta0"]:
+        bc.against_reference(f, j.get(f), r.get(f))
+    for lj, lr in zip(j.get("layers") or [], r.get("layers") or []):
+        for f in LAYER_FIELDS + ["delta"]:
+            bc.against_reference(f"layer {lj['k']} {f}", lj.get(f), lr.get(f))
+    if j.get("probability") and r.get("probability"):
+        for f in ["factor", "K", "bound_at_n"]:
+            bc.against_reference(f"probability {f}", j["probability"].get(f), r["probability"].get(f))
+    # The text's digits against the JSON's.
+    lines = text.splitlines()
+    in_layers = in_every = False
+    layers = {str(l["k"]): l for l in j.get("layers") or []}
+    per_n = {str(e["n"]): e for e in (j.get("every_input") or {}).get("per_n") or []}
+    seen = set()
+    for line in lines:
+        m = re.match(r"initial states: F_0 = (\S+), Delta_0 = (\S+)$", line)
+        if m:
+            bc.bound("F_0", "upper", m.group(1), j.get("F0"))
+            bc.bound("Delta_0", "upper", m.group(2), j.get("Delta0"))
+            seen.add("initial")
+        if line.startswith("per layer"):
+            in_layers = True
+            continue
+        if line.startswith("bounds over every input"):
+            in_every = True
+            continue
+        if not line.strip():
+            in_layers = in_every = False
+            continue
+        cols = line.split()
+        if in_layers and cols[0] in layers:
+            if len(cols) != 1 + len(LAYER_FIELDS):
+                ck.failures.append(f"{bc.where}: a layer row of {len(cols)} columns: {line}")
+                continue
+            for f, x in zip(LAYER_FIELDS, cols[1:]):
+                bc.bound(f"layer {cols[0]} {f}", "upper", x, layers[cols[0]].get(f))
+            seen.add("layer " + cols[0])
+        if in_every and cols[0] in per_n and per_n[cols[0]].get("applies") and len(cols) == 7:
+            e = per_n[cols[0]]
+            for (f, side), x in zip(EVERY_INPUT_FIELDS, cols[2:]):
+                bc.bound(f"every input n = {cols[0]} {f}", side, x, e.get(f))
+            seen.add("every input " + cols[0])
+        m = re.match(r"K = (\S+)\s", line)
+        if m:
+            bc.bound("K", "upper", m.group(1), j.get("K"))
+        m = re.search(r"at n = \d+: K\(n\) = (\S+), delta_L\(n\) = K\(n\)/n = (\S+)$", line)
+        if m:
+            bc.bound("K(n)", "upper", m.group(1), j.get("K_at_n"))
+            bc.bound("K(n)/n", "upper", m.group(2), j.get("bound_at_n"))
+        m = re.search(r"<= K\* = (\S+) for every n", line)
+        if m:
+            bc.bound("K*", "upper", m.group(1), j["every_input"]["every_n"].get("K_star"))
+            seen.add("K*")
+        m = re.search(r"with c\* = (\S+), so", line)
+        if m:
+            bc.bound("c*", "upper", m.group(1), j["every_input"]["every_n"].get("c_star"))
+    if j.get("layers") and "initial" not in seen:
+        ck.failures.append(f"{bc.where}: the text's initial states were not found")
+    for k in layers:
+        if layers[k].get("F") is not None and "layer " + k not in seen:
+            ck.failures.append(f"{bc.where}: the text's row of layer {k} was not found")
+
+
+def restrict_case(ck, bin_, model, work, ns):
+    """`restrict`'s numbers are exact (counts, lengths, fractions): every decimal it prints is the
+    correct rounding of the exact fraction in report.json."""
+    out = os.path.join(work, model + "-restrict")
+    rc, text, err = run([bin_, "restrict", "--model", model, "--n", ns, "--out", out, "--force"])
+    if rc not in (0, 1):
+        ck.failures.append(f"restrict {model}: {err.strip()}")
+        return
+    with open(os.path.join(out, "report.json")) as f:
+        runs = {str(r["n"]): r for r in json.load(f)["runs"]}
+    where = f"restrict --model {model} --n {ns}"
+
+    def exact(printed, value, what):
+        ck.pair(f"{where} {what}", parse_text(printed), num("ball", value, value, str(value)))
+
+    current = None
+    for line in text.splitlines():
+        m = re.match(r"== n = (\d+)", line)
+        if m:
+            current = runs.get(m.group(1))
+        m = re.match(r"free\s+(\d+) of \d+ inputs, fraction (\S+) of n", line)
+        if m and current:
+            exact(m.group(1), Fraction(current["free"]), "free")
+            exact(m.group(2), Fraction(current["free_ratio"]), "fraction of n")
+        cols = line.split()
+        if len(cols) == 5 and cols[0] in runs and cols[4] in ("valid", "invalid", "incomplete"):
+            r = runs[cols[0]]
+            exact(cols[1], Fraction(r["free"]), "free (table)")
+            exact(cols[2], Fraction(r["free_ratio"]), "free/n (table)")
+            exact(cols[3], Fraction(r["c_obs"]), "c_obs (table)")
+    with open(os.path.join(out, "restrict.csv")) as f:
+        for row in csv.DictReader(f):
+            r = runs[row["n"]]
+            exact(row["free_ratio"], Fraction(r["free_ratio"]), f"restrict.csv n = {row['n']} free_ratio")
+            exact(row["free"], Fraction(r["free"]), f"restrict.csv n = {row['n']} free")
+            exact(row["c_obs"], Fraction(r["c_obs"]), f"restrict.csv n = {row['n']} c_obs")
+
+
 SIMULATE_CASES = {
     "hard-contains-one": ["--beta", "3", "--beta", "2*log(n)", "--n", "8,16", "--inputs", "4"],
     "hard-first-one-position": ["--beta", "5", "--beta", "n", "--n", "8,16", "--inputs", "4"],
     "hard-parity-attempt": ["--beta", "4", "--n", "8", "--inputs", "4"],
+}
+
+RESTRICT_CASES = {
+    "hard-parity-attempt": "8,16,24",
+    "hard-first-one-position": "8,16",
+    "hard-contains-one": "9,17",
 }
 
 INFLUENCE_CASES = {
@@ -379,9 +570,22 @@ def self_test():
         if (why is None) != ok:
             problems.append(f"{text!r} against {R.text!r}: {'passed' if why is None else why}, "
                             f"expected {'pass' if ok else 'failure'}")
+    # Bounds rounded in their safe direction (`bound`): an upper bound rounded down, or by more
+    # than one unit, is caught; so is a lower bound rounded up; exponents beyond any float.
+    bound_cases = [("upper", "545997", "545996.533772", True), ("upper", "545996", "545996.533772", False),
+                   ("upper", "545998", "545996.533772", False), ("upper", "3.61e+8642061875507",
+                                                                 "3.60036e+8642061875507", True),
+                   ("upper", "3.6e+8642061875507", "3.60036e+8642061875507", False),
+                   ("lower", "0.9674973", "0.9674973153", True), ("lower", "0.9674974", "0.9674973153", False),
+                   ("lower", "0.9674972", "0.9674973153", False)]
+    for side, printed, value, ok in bound_cases:
+        why = rounded_bound(side, printed, value)
+        if (why is None) != ok:
+            problems.append(f"{side} bound {printed!r} of {value!r}: {'passed' if why is None else why}, "
+                            f"expected {'pass' if ok else 'failure'}")
     for p in problems:
         print("SELF-TEST FAILED " + p)
-    print(f"self-test: {len(cases) + 2} cases, {len(problems)} wrong")
+    print(f"self-test: {len(cases) + len(bound_cases) + 2} cases, {len(problems)} wrong")
     sys.exit(1 if problems else 0)
 
 
@@ -422,6 +626,14 @@ def main():
             if pick and m not in pick:
                 continue
             simulate_case(ck, bin_, m, work, extra)
+    if only in (None, "bound"):
+        for m in models:
+            bound_case(ck, bin_, m, 16)
+    if only in (None, "restrict"):
+        for m, ns in RESTRICT_CASES.items():
+            if pick and m not in pick:
+                continue
+            restrict_case(ck, bin_, m, work, ns)
     for f in ck.failures:
         print("FAILED " + f)
     print(f"{ck.checked} numbers checked, {len(ck.failures)} failures")
