@@ -296,7 +296,7 @@ TEST_CASE("softpick: the witness softpick-any keeps one symbol's influence near 
         REQUIRE(numeric::compare(d, numeric::from_rational<dinterval>(rational(1, 2), ctx)) ==
                 numeric::order::greater);
         if (n >= 16) {
-            // Negative control: read as softmax it moves by e^2 / (e^2 + n - 1) - 1/n, below 1/2.
+            // Negative control: read as softmax it moves by e^2 / (e^2 + n - 1), below 1/2.
             auto soft = mb;
             soft.attention = attention_kind::soft;
             const arb_ball ds = attention::soft_forward(soft, one, ctx).y[0] -
