@@ -69,7 +69,8 @@ check() {
   cd "$root" || return 2
   # Attention kinds after the first three, and their file-format names (the registry's rows).
   local enums e name files=()
-  enums=$(perl -ne 'print "$1\n" if /enum class attention_kind\s*\{([^}]*)\}/' src/model/attention_kind.hpp |
+  # The enum may span lines (one enumerator a line once it outgrows one): the file read whole.
+  enums=$(perl -0777 -ne 'print "$1\n" if /enum class attention_kind\s*\{([^}]*)\}/' src/model/attention_kind.hpp |
             tr ',' '\n' | sed 's/[[:space:]]//g' | sed '/^$/d' | tail -n +4)
   for e in $enums; do
     name=$(grep -oE "\{attention_kind::$e, \"[^\"]+\"" src/model/attention_kind.hpp | sed 's/.*"\(.*\)"/\1/')

@@ -112,8 +112,10 @@ S dot_scale(const model::head<S>& h, std::size_t n, const numeric::context& ctx)
 /// the midpoints and widened by the largest radius (tau is 1-Lipschitz in the sup norm), so the
 /// support is never decided. A maximal-score kind is read by its softmax counterpart (as the
 /// soft pass reads it). Sigmoid: sigma(z_j), each weight of its own score, not normalised (the
-/// soft pass adds the layer's bias b(n) to the scores first). A non-finite score of StableMax,
-/// sparsemax or sigmoid is an undefined_error; softmax or sigmoid over a kind without exp a
+/// soft pass adds the layer's bias b(n) to the scores first). Softpick: relu(e^(z_j) - 1) /
+/// (sum_k |e^(z_k) - 1| + eps), eps = 10^-8, weights summing to at most 1 (all 0 when no score
+/// is positive: defined, not undefined). A non-finite score of a kind other than softmax is an
+/// undefined_error; softmax, sigmoid, 1.5-entmax or softpick over a kind without exp a
 /// precondition_error.
 template <numeric::Scalar S>
 vec<S> normalised_weights(model::attention_kind k, const vec<S>& z, const numeric::context& ctx);

@@ -497,7 +497,8 @@ inline bool softmax_rows(model::attention_kind k) {
     case model::attention_kind::stablemax:
     case model::attention_kind::sparsemax:
     case model::attention_kind::sigmoid:
-    case model::attention_kind::entmax15: return false;
+    case model::attention_kind::entmax15:
+    case model::attention_kind::softpick: return false;
     }
     return true;
 }
@@ -646,6 +647,31 @@ template <numeric::ExpScalar S> vec<S> entmax15(const vec<S>& z, const numeric::
     return w;
 }
 
+/// Softpick's eps (Zuhri, Fuadi and Aji 2025): 10^-8, their reference implementation's default,
+/// held as the exact rational so that no kind but double rounds it.
+inline numeric::rational softpick_eps() { return numeric::rational(1, 100000000); }
+
+/// Softpick, relu(e^(z_j) - 1) / (sum_k |e^(z_k) - 1| + eps), as defined: no shift by the row's
+/// maximum, which would change the function (it is not shift invariant: eps and the 1 do not
+/// scale with e^(-max)). The denominator is at least eps > 0, so every row is defined; a row
+/// without a positive score weighs every key by exactly 0. Enclosures: each t_j = e^(z_j) - 1
+/// enclosed once, relu and |.| of it rigorous; t_j occurs in the numerator and the denominator,
+/// so the quotient encloses the weight without being tight. A double e^(z_j) that overflows
+/// makes the row NaN (inf / inf), which the soft pass reports as undefined.
+template <numeric::ExpScalar S> vec<S> softpick(const vec<S>& z, const numeric::context& ctx) {
+    const S one = numeric::one<S>(ctx);
+    vec<S> w;
+    w.reserve(z.size());
+    S den = numeric::from_rational<S>(softpick_eps(), ctx);
+    for (const S& x : z) {
+        const S t = numeric::exp(x) - one;
+        den += numeric::abs(t);
+        w.push_back(numeric::relu(t, ctx));
+    }
+    for (auto& v : w) v = v / den;
+    return w;
+}
+
 } // namespace detail
 
 template <numeric::Scalar S>
@@ -705,6 +731,13 @@ vec<S> normalised_weights(model::attention_kind k, const vec<S>& z, const numeri
             throw precondition_error("1.5-entmax's threshold needs a square root: the exact scalar "
                                      "does not evaluate it");
         }
+    case model::attention_kind::softpick:
+        if constexpr (numeric::ExpScalar<S>) {
+            require_finite();
+            return detail::softpick(z, ctx);
+        } else {
+            throw precondition_error("softpick needs exp: the exact scalar does not evaluate it");
+        }
     }
     throw precondition_error("normalised_weights: not an attention kind");
 }
@@ -748,10 +781,12 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
     const std::size_t L = m.layers.size();
     // Softmax's rows (soft_rows), or the scores then the kind's normalised_weights.
     const bool by_softmax = softmax_rows(m.attention);
-    // An elementwise kind (sigmoid): weights that need not sum to 1, so a head of constant
-    // scores is not the mean of its values (only a kind whose weights sum to 1 averages).
+    // An elementwise kind (sigmoid) or softpick: weights that need not sum to 1, so a head of
+    // constant scores is not the mean of its values (only a kind whose weights sum to 1
+    // averages; softpick's constant score s weighs every key by relu(e^s - 1) / (n |e^s - 1| +
+    // eps), below 1/n).
     const bool elementwise = model::info(m.attention).weights == model::weighting::elementwise;
-    const bool averages = !elementwise;
+    const bool averages = model::info(m.attention).sums_to_one;
     if constexpr (!numeric::ExpScalar<S>)
         if (by_softmax)
             throw precondition_error(std::string("the soft pass over ") +

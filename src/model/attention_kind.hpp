@@ -23,8 +23,18 @@ namespace attnprop::model {
 /// s(x) = x + 1 for x >= 0 and 1 / (1 - x) for x < 0. Sparsemax: the Euclidean projection of
 /// the scores onto the simplex, max(z_j - tau, 0). Sigmoid: weights sigma(z_j + b(n)), not
 /// normalised, b(n) the layer's bias. 1.5-entmax: (z_j / 2 - tau)_+^2 with the weights summing
-/// to 1 (docs/theory.md, "Attention variants").
-enum class attention_kind { hard, soft, average_hard, stablemax, sparsemax, sigmoid, entmax15 };
+/// to 1. Softpick: relu(e^(z_j) - 1) / (sum_k |e^(z_k) - 1| + eps), weights summing to at most 1
+/// (all 0 on a row without a positive score) (docs/theory.md, "Attention variants").
+enum class attention_kind {
+    hard,
+    soft,
+    average_hard,
+    stablemax,
+    sparsemax,
+    sigmoid,
+    entmax15,
+    softpick,
+};
 
 /// How a head's weights come from a row's scores.
 enum class weighting {
@@ -57,6 +67,10 @@ struct attention_kind_info {
     /// The model file's spelling ("attention": "hard"), also the name messages and reports use.
     std::string_view name;
     weighting weights;
+    /// Every row's weights sum to 1 (a maximal-score kind and the normalisers but softpick): a
+    /// head whose scores are constant is then the mean of its values, the soft pass's shortcut.
+    /// Sigmoid's and softpick's weights need not: every row of theirs is formed from its scores.
+    bool sums_to_one;
     tie_rule ties;
     /// The tie rule in words, for messages ("weighs every maximal position"); empty for
     /// leftmost and none.
@@ -92,31 +106,36 @@ struct attention_kind_info {
 
 /// The registry: one row per kind, in the enum's order (checked below; the unit test of the
 /// registry checks that every enumerator has its row).
-inline constexpr std::array<attention_kind_info, 7> attention_kinds{{
-    {attention_kind::hard, "hard", weighting::maximal_score, tie_rule::leftmost, "",
+inline constexpr std::array<attention_kind_info, 8> attention_kinds{{
+    {attention_kind::hard, "hard", weighting::maximal_score,
+     /*sums_to_one=*/true, tie_rule::leftmost, "",
      /*exact=*/true, "", /*hard_limit=*/true, /*soft_influence=*/false,
      influence_law::hard_theorem,
      "the output depends on at most c positions once a restriction fixes the rest (Theorem 1)",
      /*simulate_source=*/true, /*incremental=*/false},
-    {attention_kind::soft, "soft", weighting::normaliser, tie_rule::none, "",
+    {attention_kind::soft, "soft", weighting::normaliser,
+     /*sums_to_one=*/true, tie_rule::none, "",
      /*exact=*/false, "softmax needs exp", /*hard_limit=*/false, /*soft_influence=*/true,
      influence_law::vanishing,
      "softmax of scores in [-M, M] puts every weight within [e^(-2M) / n, e^(2M) / n]",
      /*simulate_source=*/false, /*incremental=*/true},
-    {attention_kind::average_hard, "average-hard", weighting::maximal_score, tie_rule::average,
+    {attention_kind::average_hard, "average-hard", weighting::maximal_score,
+     /*sums_to_one=*/true, tie_rule::average,
      "weighs every maximal position",
      /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,
      influence_law::hard_theorem,
      "a maximal-score kind: the soft lemma does not apply, and Theorem 1 is about unique-hard "
      "attention only",
      /*simulate_source=*/true, /*incremental=*/false},
-    {attention_kind::stablemax, "stablemax", weighting::normaliser, tie_rule::none, "",
+    {attention_kind::stablemax, "stablemax", weighting::normaliser,
+     /*sums_to_one=*/true, tie_rule::none, "",
      /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,
      influence_law::vanishing,
      "s(x) = x + 1 (x >= 0), 1 / (1 - x) (x < 0) is positive and independent of n: scores in "
      "[-M, M] put every weight within [1 / ((1 + M)^2 n), (1 + M)^2 / n]",
      /*simulate_source=*/false, /*incremental=*/false},
-    {attention_kind::sparsemax, "sparsemax", weighting::normaliser, tie_rule::none, "",
+    {attention_kind::sparsemax, "sparsemax", weighting::normaliser,
+     /*sums_to_one=*/true, tie_rule::none, "",
      /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,
      influence_law::not_vanishing,
      "sparsemax is exactly one-hot once the top score leads the second by 1 or more, so one "
@@ -124,18 +143,31 @@ inline constexpr std::array<attention_kind_info, 7> attention_kinds{{
      /*simulate_source=*/false, /*incremental=*/false},
     // The registry's law is sigmoid's with a bias independent of n (the default b = 0);
     // model::influence_of refines it for a bias recognised as -log(n) + c.
-    {attention_kind::sigmoid, "sigmoid", weighting::elementwise, tie_rule::none, "",
+    {attention_kind::sigmoid, "sigmoid", weighting::elementwise,
+     /*sums_to_one=*/false, tie_rule::none, "",
      /*exact=*/false, "sigmoid needs exp", /*hard_limit=*/false, /*soft_influence=*/false,
      influence_law::not_vanishing,
      "sigmoid weights sigma(s + b) are not normalised: with b independent of n and scores in "
      "[-M, M] each is at least sigma(b - M), so n of them sum to Theta(n) and one symbol can "
      "move the output by Theta(1) at every n",
      /*simulate_source=*/false, /*incremental=*/false},
-    {attention_kind::entmax15, "entmax15", weighting::normaliser, tie_rule::none, "",
+    {attention_kind::entmax15, "entmax15", weighting::normaliser,
+     /*sums_to_one=*/true, tie_rule::none, "",
      /*exact=*/false, "1.5-entmax's threshold needs a square root", /*hard_limit=*/false,
      /*soft_influence=*/false, influence_law::not_vanishing,
      "1.5-entmax, (z / 2 - tau)_+^2, is exactly one-hot once the top score leads the second by 2 "
      "or more, so one symbol can move the output by Theta(1) at every n",
+     /*simulate_source=*/false, /*incremental=*/false},
+    // Softpick normalises by sum_k |e^(z_k) - 1| + eps, not by the sum of its numerators: its
+    // weights sum to 1 - (sum of the negative keys' |e^z - 1| + eps) / denominator, at most 1.
+    {attention_kind::softpick, "softpick", weighting::normaliser,
+     /*sums_to_one=*/false, tie_rule::none, "",
+     /*exact=*/false, "softpick needs exp", /*hard_limit=*/false, /*soft_influence=*/false,
+     influence_law::not_vanishing,
+     "softpick weighs a key of score 0 by exactly 0 and leaves it out of its denominator, so "
+     "one positive score among zeros takes weight (e^s - 1) / (e^s - 1 + eps) at every n and one "
+     "symbol can move the output by Theta(1); with every score at least delta away from 0 the "
+     "weights are O(1/n) again",
      /*simulate_source=*/false, /*incremental=*/false},
 }};
 
@@ -150,8 +182,8 @@ constexpr const attention_kind_info& info(attention_kind k) {
     return attention_kinds[static_cast<std::size_t>(k)];
 }
 
-/// "hard", "soft", "average-hard", "stablemax", "sparsemax", "sigmoid", "entmax15" (the model
-/// file's spelling).
+/// "hard", "soft", "average-hard", "stablemax", "sparsemax", "sigmoid", "entmax15", "softpick"
+/// (the model file's spelling).
 constexpr const char* to_string(attention_kind k) { return info(k).name.data(); }
 
 /// Whether the kind selects keys by the maximal score (hard or average-hard) rather than

@@ -153,6 +153,14 @@ attnprop_cli_test(bound-sparsemax 0 "verdict: no bound for sparsemax attention: 
 attnprop_cli_test(bound-entmax15 0 "verdict: no bound for entmax15 attention: one symbol's influence need not vanish" bound --model entmax15-first --no-every-n)
 attnprop_cli_test(eval-entmax15-exact-refused 2 "cannot evaluate this model \\(attention is entmax15 \\(1\\.5-entmax's threshold needs a square root\\)\\).*at /attention"
                   eval --model entmax15-first --input 1000 --scalar exact)
+# Softpick: no bound of its own, exp refused by exact; a row without a positive score is 0, a
+# defined value (softpick-any on an input without a 1), not undefined.
+attnprop_cli_test(bound-softpick 0 "verdict: no bound for softpick attention: one symbol's influence need not vanish" bound --model softpick-any --no-every-n)
+attnprop_cli_test(eval-softpick-exact-refused 2 "cannot evaluate this model \\(attention is softpick \\(softpick needs exp\\)\\).*at /attention"
+                  eval --model softpick-any --input 1000 --scalar exact)
+attnprop_cli_test(eval-softpick-zero-row 0 "\"y\": \\[\"0\", \"0\\.20*1?\", \"1\"\\]" eval --model softpick-any --input 0000 --scalar double --json)
+attnprop_cli_test(check-softpick-soft-refused 0 "soft-influence/influence-vanishes: needs a soft-attention model; the model is softpick \\(its statement and bounds are derived for softmax; softpick weighs a key of score 0 by exactly 0"
+                  check --model softpick-any --suite soft-influence --out ${CMAKE_CURRENT_BINARY_DIR}/golden-softpick-check --force)
 attnprop_cli_test(eval-sparsemax-exact 0 "\"scalar\": \"exact\"" eval --model sparsemax-first --input 1000 --json)
 attnprop_cli_test(eval-stablemax-exact-y 0 "\"y\": \\[\"90/287\", \"2/5\", \"1\"\\]" eval --model stablemax-first --input 1000 --json)
 attnprop_cli_test(check-sparsemax-soft-refused 0 "soft-influence/influence-vanishes: needs a soft-attention model; the model is sparsemax \\(its statement and bounds are derived for softmax; sparsemax is exactly one-hot"

@@ -1,22 +1,23 @@
 #!/usr/bin/python3
-"""StableMax, sparsemax, sigmoid and 1.5-entmax attention against an independent numpy
-float64 implementation (docs/theory.md, "The models" and §2.6).
+"""StableMax, sparsemax, sigmoid, 1.5-entmax and softpick attention against an independent
+numpy float64 implementation (docs/theory.md, "The models" and §2.6).
 
-For random StableMax, sparsemax, sigmoid and 1.5-entmax models (fixed seeds, one layer causally
-masked or not; sigmoid with random biases, constant or -log(n) + c, and a head of constant
-scores) and the bundled witnesses sparsemax-first, stablemax-first, sigmoid-const,
-sigmoid-logn and entmax15-first, on random inputs:
+For random StableMax, sparsemax, sigmoid, 1.5-entmax and softpick models (fixed seeds, one layer
+causally masked or not; sigmoid with random biases, constant or -log(n) + c; sigmoid and softpick
+with a head of constant scores) and the bundled witnesses sparsemax-first, stablemax-first,
+sigmoid-const, sigmoid-logn, entmax15-first and softpick-any, on random inputs:
 - `attnprop eval --scalar double` agrees with numpy's float64 forward pass to 1e-12 (relative
   to max(1, |y|));
 - StableMax and sparsemax: `attnprop eval --scalar exact` (the exact rational p/q) lies within
   the enclosure of `--scalar ball --precision 256` widened by 1e-30 (the exact and certified
-  values agree); 1.5-entmax (an irrational threshold): `--scalar mpfr --precision 256` lies
-  within that enclosure widened by 1e-30; sigmoid (no exact value: it needs exp): the midpoints
+  values agree); 1.5-entmax (an irrational threshold) and softpick (exp): `--scalar mpfr
+  --precision 256` lies within that enclosure widened by 1e-30; sigmoid (no exact value: it needs exp): the midpoints
   of that enclosure agree with numpy to 1e-12.
 1.5-entmax's numpy threshold is the sorted-cumulative-moments algorithm of Peters, Niculae and
 Martins (2019), not attnprop's support rule. `--self-test` is the negative control: numpy's
 sparsemax replaced by softmax, StableMax's g by x + 1 everywhere, sigmoid's weights normalised
-(softmax), and 1.5-entmax by sparsemax, must each make the double comparison fail.
+(softmax), 1.5-entmax by sparsemax, and softpick shifted by the row's maximum (softmax's
+stabilisation, which softpick does not allow), must each make the double comparison fail.
 
 Usage: normalisers_numpy.py ATTNPROP MODELS_DIR WORK_DIR [--self-test]
 Exit 0 when every comparison passes, 1 with every failure listed (model, seed, input).
@@ -73,7 +74,22 @@ def sigmoid(z):
         return 1.0 / (1.0 + np.exp(-z))
 
 
-WEIGHTS = {"stablemax": stablemax, "sparsemax": sparsemax, "sigmoid": sigmoid, "entmax15": entmax15}
+SOFTPICK_EPS = 1e-8
+
+
+def softpick(z):
+    """relu(e^z - 1) / (sum |e^z - 1| + eps), as defined (no shift by the maximum)."""
+    t = np.exp(z) - 1.0
+    return np.maximum(t, 0.0) / (np.abs(t).sum() + SOFTPICK_EPS)
+
+
+def softpick_shifted(z):
+    """The negative control: softpick after softmax's shift by the row's maximum."""
+    return softpick(z - z.max())
+
+
+WEIGHTS = {"stablemax": stablemax, "sparsemax": sparsemax, "sigmoid": sigmoid, "entmax15": entmax15,
+           "softpick": softpick}
 
 
 def bias_at(layer, n):
@@ -145,6 +161,7 @@ def random_model(rng, kind):
             b = rng.choice([None, 0, "1/2", "-log(n)", "1 - log(n)"])
             if b is not None:
                 layer["sigmoid_bias"] = b
+        if kind in ("sigmoid", "softpick"):
             if k == 0 and rng.random() < 0.5:
                 heads[0]["score"]["Q"] = [[0, 0], [0, 0]]  # constant scores: no mean shortcut
         layers.append(layer)
@@ -167,7 +184,7 @@ def eval_json(attnprop, path, inp, *args):
 def cases(models_dir, work):
     """(label, path, model, inputs) for the random and the bundled models."""
     out = []
-    for kind in ("stablemax", "sparsemax", "sigmoid", "entmax15"):
+    for kind in ("stablemax", "sparsemax", "sigmoid", "entmax15", "softpick"):
         for seed in range(1, 9):
             rng = random.Random(seed)
             model = random_model(rng, kind)
@@ -176,7 +193,8 @@ def cases(models_dir, work):
                 json.dump(model, f)
             inputs = ["".join(rng.choice("01") for _ in range(rng.randint(1, 20))) for _ in range(2)]
             out.append((f"random {kind} model, seed {seed}", path, model, inputs))
-        for name in {"sigmoid": ("sigmoid-const", "sigmoid-logn")}.get(kind, (f"{kind}-first",)):
+        for name in {"sigmoid": ("sigmoid-const", "sigmoid-logn"),
+                     "softpick": ("softpick-any",)}.get(kind, (f"{kind}-first",)):
             path = os.path.join(models_dir, f"{name}.json")
             with open(path) as f:
                 model = json.load(f)
@@ -206,7 +224,7 @@ def run(attnprop, models_dir, work, weights, exact_too=True):
                     if not abs(float(Fraction(a)) - b) <= 1e-12 * max(1.0, abs(b)):
                         failures.append(f"{where}: y[{c}] ball {a} against numpy {b!r}")
                 continue
-            exact = model["attention"] != "entmax15"  # 1.5-entmax: a square root
+            exact = model["attention"] not in ("entmax15", "softpick")  # a square root, exp
             ex = eval_json(attnprop, path, inp, *(["--scalar", "exact"] if exact else
                                                    ["--scalar", "mpfr", "--precision", "256",
                                                     "--digits", "60"]))
@@ -232,7 +250,9 @@ def main():
                              ({**WEIGHTS, "stablemax": lambda z: (z + 1) / (z + 1).sum()},
                               "StableMax's g as x + 1"),
                              ({**WEIGHTS, "sigmoid": softmax}, "sigmoid normalised (softmax)"),
-                             ({**WEIGHTS, "entmax15": sparsemax}, "1.5-entmax as sparsemax")):
+                             ({**WEIGHTS, "entmax15": sparsemax}, "1.5-entmax as sparsemax"),
+                             ({**WEIGHTS, "softpick": softpick_shifted},
+                              "softpick shifted by the row's maximum")):
             f = run(attnprop, models_dir, work, broken, exact_too=False)
             if not f:
                 print(f"self-test: the comparison passes with {name}")

@@ -95,6 +95,10 @@ TEST_CASE("the attention kinds' facts agree with each other", "[model][attention
                 (a.weights == model::weighting::maximal_score));
         if (a.soft_influence) REQUIRE(a.influence == model::influence_law::vanishing);
         REQUIRE_FALSE(a.influence_in_words.empty());
+        // Weights summing to 1 (the mean-of-values shortcut) for a maximal-score kind and
+        // softmax; never for elementwise weights.
+        if (a.weights == model::weighting::maximal_score || a.soft_influence) REQUIRE(a.sums_to_one);
+        if (a.weights == model::weighting::elementwise) REQUIRE_FALSE(a.sums_to_one);
     }
     // The kinds, fact by fact.
     using model::info;
@@ -125,6 +129,13 @@ TEST_CASE("the attention kinds' facts agree with each other", "[model][attention
     REQUIRE(info(attention_kind::sigmoid).needs == "sigmoid needs exp");
     REQUIRE_FALSE(info(attention_kind::sigmoid).soft_influence);
     REQUIRE(info(attention_kind::sigmoid).influence == model::influence_law::not_vanishing);
+    // Softpick: a normaliser whose weights sum to at most 1, needing exp.
+    REQUIRE(info(attention_kind::softpick).weights == model::weighting::normaliser);
+    REQUIRE_FALSE(info(attention_kind::softpick).sums_to_one);
+    REQUIRE_FALSE(info(attention_kind::softpick).exact);
+    REQUIRE(info(attention_kind::softpick).influence == model::influence_law::not_vanishing);
+    for (auto k : {attention_kind::stablemax, attention_kind::sparsemax, attention_kind::entmax15})
+        REQUIRE(info(k).sums_to_one);
 }
 
 TEST_CASE("the model file's attention names round-trip through the registry",
