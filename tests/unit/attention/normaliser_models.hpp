@@ -77,35 +77,40 @@ inline model::input_sequence random_binary_input(std::mt19937_64& rng, std::size
 using rational_weights =
     std::function<std::vector<numeric::rational>(const std::vector<numeric::rational>&)>;
 
-/// y_n^(L) by plain loops in exact rationals: row i attends to the keys j < end (end = i + 1
-/// under a causal mask), its scores scaled as the soft pass scales them, its weights `weights`.
-inline model::vec<numeric::rational> reference_output(const model::model<numeric::rational>& m,
-                                                      const model::input_sequence& x,
-                                                      const rational_weights& weights) {
-    using numeric::rational;
-    const numeric::context ctx{64};
+/// The weights of one row from its scaled scores, given the row's layer and the length n.
+template <class S>
+using layer_row_weights =
+    std::function<std::vector<S>(const std::vector<S>&, const model::layer<S>&, std::size_t)>;
+
+/// y_n^(L) by plain loops in the scalar S (exact rationals, or Arb balls for the kinds with exp):
+/// row i attends to the keys j < end (end = i + 1 under a causal mask), its scores scaled as the
+/// soft pass scales them (no shortcut for constant scores), its weights `weights`.
+template <class S>
+model::vec<S> reference_output_in(const model::model<S>& m, const model::input_sequence& x,
+                                  const layer_row_weights<S>& weights, const numeric::context& ctx) {
     const std::size_t n = x.size();
-    std::vector<model::vec<rational>> y = attention::initial_states(m, x, ctx);
+    const S zero = numeric::from_rational<S>(numeric::rational(0), ctx);
+    std::vector<model::vec<S>> y = attention::initial_states(m, x, ctx);
     for (const auto& lay : m.layers) {
-        std::vector<model::vec<rational>> next(n);
+        std::vector<model::vec<S>> next(n);
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t end = lay.mask == model::mask_kind::causal ? i + 1 : n;
-            std::vector<model::vec<rational>> b;
+            std::vector<model::vec<S>> b;
             for (const auto& hd : lay.heads) {
-                model::vec<rational> q = attention::query(hd, y[i], ctx);
-                const rational f = attention::dot_scale(hd, n, ctx);
-                std::vector<rational> s;
+                model::vec<S> q = attention::query(hd, y[i], ctx);
+                const S f = attention::dot_scale(hd, n, ctx);
+                std::vector<S> s;
                 for (std::size_t j = 0; j < end; ++j) {
-                    const model::vec<rational> kj = attention::key(hd, y[j], ctx);
-                    rational acc(0);
-                    for (std::size_t t = 0; t < q.size(); ++t) acc += q[t] * kj[t];
+                    const model::vec<S> kj = attention::key(hd, y[j], ctx);
+                    S acc = zero;
+                    for (std::size_t t = 0; t < q.size(); ++t) acc = acc + q[t] * kj[t];
                     s.push_back(acc * f);
                 }
-                const std::vector<rational> w = weights(s);
-                model::vec<rational> acc(hd.value.out_dim(), rational(0));
+                const std::vector<S> w = weights(s, lay, n);
+                model::vec<S> acc(hd.value.out_dim(), zero);
                 for (std::size_t j = 0; j < end; ++j) {
-                    const model::vec<rational> vj = attention::value(hd, y[j], ctx);
-                    for (std::size_t c = 0; c < acc.size(); ++c) acc[c] += w[j] * vj[c];
+                    const model::vec<S> vj = attention::value(hd, y[j], ctx);
+                    for (std::size_t c = 0; c < acc.size(); ++c) acc[c] = acc[c] + w[j] * vj[c];
                 }
                 b.push_back(std::move(acc));
             }
@@ -114,6 +119,18 @@ inline model::vec<numeric::rational> reference_output(const model::model<numeric
         y = std::move(next);
     }
     return y.back();
+}
+
+/// reference_output_in over the exact rationals, with weights from the scores alone.
+inline model::vec<numeric::rational> reference_output(const model::model<numeric::rational>& m,
+                                                      const model::input_sequence& x,
+                                                      const rational_weights& weights) {
+    return reference_output_in<numeric::rational>(
+        m, x,
+        [&](const std::vector<numeric::rational>& s, const model::layer<numeric::rational>&, std::size_t) {
+            return weights(s);
+        },
+        numeric::context{64});
 }
 
 /// The soft pass of twelve random models of `kind` (every other one masked) against

@@ -68,40 +68,19 @@ std::string random_sigmoid_model(std::mt19937_64& rng, bool causal, bool constan
       "readout": {"kind": "threshold", "w": [1, 0], "t": 0}})";
 }
 
-/// y_n^(L) by plain loops in Arb balls at 512 bits: every row's scores (no shortcut for constant
-/// scores), plus the layer's bias, weighted by reference_sigma.
+/// y_n^(L) by plain loops in Arb balls at 512 bits (test::reference_output_in): every row's
+/// scores plus the layer's bias b(n), weighted by reference_sigma.
 model::vec<arb_ball> reference_output(const model::model<rational>& mr, const model::input_sequence& x) {
     const numeric::context ctx{512};
-    const auto m = model::to_scalar<arb_ball>(mr, ctx);
-    const std::size_t n = x.size();
-    std::vector<model::vec<arb_ball>> y = attention::initial_states(m, x, ctx);
-    for (const auto& lay : m.layers) {
+    const auto weights = [&](const std::vector<arb_ball>& s, const model::layer<arb_ball>& lay, std::size_t n) {
         const arb_ball b = lay.sigmoid_bias
                                ? lay.sigmoid_bias->eval<arb_ball>(1, static_cast<long>(n), ctx)
                                : ball(rational(0));
-        std::vector<model::vec<arb_ball>> next(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t end = lay.mask == model::mask_kind::causal ? i + 1 : n;
-            std::vector<model::vec<arb_ball>> heads;
-            for (const auto& hd : lay.heads) {
-                const model::vec<arb_ball> q = attention::query(hd, y[i], ctx);
-                const arb_ball f = attention::dot_scale(hd, n, ctx);
-                model::vec<arb_ball> acc(hd.value.out_dim(), ball(rational(0)));
-                for (std::size_t j = 0; j < end; ++j) {
-                    const model::vec<arb_ball> kj = attention::key(hd, y[j], ctx);
-                    arb_ball s = ball(rational(0));
-                    for (std::size_t t = 0; t < q.size(); ++t) s = s + q[t] * kj[t];
-                    const arb_ball w = reference_sigma(s * f + b);
-                    const model::vec<arb_ball> vj = attention::value(hd, y[j], ctx);
-                    for (std::size_t c = 0; c < acc.size(); ++c) acc[c] = acc[c] + w * vj[c];
-                }
-                heads.push_back(std::move(acc));
-            }
-            next[i] = attention::update(lay, y[i], heads, ctx);
-        }
-        y = std::move(next);
-    }
-    return y.back();
+        std::vector<arb_ball> w;
+        for (const auto& v : s) w.push_back(reference_sigma(v + b));
+        return w;
+    };
+    return test::reference_output_in<arb_ball>(model::to_scalar<arb_ball>(mr, ctx), x, weights, ctx);
 }
 
 /// The exact midpoint of a ball of the reference.

@@ -54,42 +54,20 @@ std::vector<arb_ball> reference_weights(const std::vector<rational>& z) {
 
 rational mid(const arb_ball& x) { return *numeric::exact_of(numeric::representative(x)); }
 
-/// y_n^(L) by plain loops in Arb balls at 512 bits: every row's scores (no shortcut for
-/// constant scores), weights (|t| + t) / 2 / (sum |t| + eps) with t = e^s - 1.
+/// y_n^(L) by plain loops in Arb balls at 512 bits (test::reference_output_in): weights
+/// (|t| + t) / 2 / (sum |t| + eps) with t = e^s - 1.
 model::vec<arb_ball> reference_output(const model::model<rational>& mr, const model::input_sequence& x) {
-    const auto m = model::to_scalar<arb_ball>(mr, ref_ctx);
-    const std::size_t n = x.size();
-    std::vector<model::vec<arb_ball>> y = attention::initial_states(m, x, ref_ctx);
-    for (const auto& lay : m.layers) {
-        std::vector<model::vec<arb_ball>> next(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t end = lay.mask == model::mask_kind::causal ? i + 1 : n;
-            std::vector<model::vec<arb_ball>> heads;
-            for (const auto& hd : lay.heads) {
-                const model::vec<arb_ball> q = attention::query(hd, y[i], ref_ctx);
-                const arb_ball f = attention::dot_scale(hd, n, ref_ctx);
-                std::vector<arb_ball> t;
-                arb_ball den = ball(eps);
-                for (std::size_t j = 0; j < end; ++j) {
-                    const model::vec<arb_ball> kj = attention::key(hd, y[j], ref_ctx);
-                    arb_ball s = ball(rational(0));
-                    for (std::size_t c = 0; c < q.size(); ++c) s = s + q[c] * kj[c];
-                    t.push_back(numeric::exp(s * f) - ball(rational(1)));
-                    den = den + numeric::abs(t.back());
-                }
-                model::vec<arb_ball> acc(hd.value.out_dim(), ball(rational(0)));
-                for (std::size_t j = 0; j < end; ++j) {
-                    const arb_ball w = (numeric::abs(t[j]) + t[j]) / ball(rational(2)) / den;
-                    const model::vec<arb_ball> vj = attention::value(hd, y[j], ref_ctx);
-                    for (std::size_t c = 0; c < acc.size(); ++c) acc[c] = acc[c] + w * vj[c];
-                }
-                heads.push_back(std::move(acc));
-            }
-            next[i] = attention::update(lay, y[i], heads, ref_ctx);
+    const auto weights = [](const std::vector<arb_ball>& s, const model::layer<arb_ball>&, std::size_t) {
+        std::vector<arb_ball> t, w;
+        arb_ball den = ball(eps);
+        for (const auto& v : s) {
+            t.push_back(numeric::exp(v) - ball(rational(1)));
+            den = den + numeric::abs(t.back());
         }
-        y = std::move(next);
-    }
-    return y.back();
+        for (const auto& v : t) w.push_back((numeric::abs(v) + v) / ball(rational(2)) / den);
+        return w;
+    };
+    return test::reference_output_in<arb_ball>(model::to_scalar<arb_ball>(mr, ref_ctx), x, weights, ref_ctx);
 }
 
 /// The text of a bundled model.
