@@ -15,7 +15,8 @@ are counts, lengths or bits are compared the same way (they are exact in both).
 
 `check`: a counterexample's numbers against the same folder replayed at 512 bits, the
 distribution lines against report.json's exact counts. Figures (influence, simulate, drawn with
---figure-text): the numbers of every <text> against the reference run's figure.
+--figure-text, and `attnprop plot --caption` of each folder): the numbers of every <text> and
+of the plot's report.md against the reference run's.
 
 Excluded, said here so that nothing is skipped silently: the least-squares slopes of log
 influence against log n (statistics of doubles, labelled as measurements), the lines naming
@@ -347,6 +348,23 @@ def figures_pair(ck, where, cand_dir, ref_dir):
         ck.texts(f"{where} ({f})", a, b)
 
 
+def plot_pair(ck, bin_, where, cand_dir, ref_dir):
+    """`attnprop plot --caption` of the candidate's folder against the plot of the reference's:
+    report.md and every figure's texts."""
+    outs = []
+    for d in (cand_dir, ref_dir):
+        out = d + "-plot"
+        subprocess.run(["rm", "-rf", out])
+        rc, _, err = run([bin_, "plot", d, "--out", out, "--caption"])
+        if rc != 0:
+            ck.failures.append(f"plot {d}: exit {rc}: {err.strip()}")
+            return
+        outs.append(out)
+    with open(os.path.join(outs[0], "report.md")) as a, open(os.path.join(outs[1], "report.md")) as b:
+        ck.texts(f"plot of {where} (report.md)", a.read(), b.read())
+    figures_pair(ck, f"plot of {where}", outs[0], outs[1])
+
+
 def influence_case(ck, bin_, model, work, extra):
     cand_dir, ref_dir = os.path.join(work, model + "-auto"), os.path.join(work, model + "-ref")
     extra = extra + ["--figure-text"]
@@ -355,6 +373,7 @@ def influence_case(ck, bin_, model, work, extra):
     if where is None:
         return
     figures_pair(ck, where, cand_dir, ref_dir)
+    plot_pair(ck, bin_, where, cand_dir, ref_dir)
     with open(os.path.join(cand_dir, "report.json")) as a, open(os.path.join(ref_dir, "report.json")) as b:
         cj, rj = json.load(a), json.load(b)
     for cr, rr in zip(cj["rows"], rj["rows"]):
@@ -390,6 +409,7 @@ def simulate_case(ck, bin_, model, work, extra):
     if where is None:
         return
     figures_pair(ck, where, cand_dir, ref_dir)
+    plot_pair(ck, bin_, where, cand_dir, ref_dir)
     with open(os.path.join(cand_dir, "simulate.csv")) as a, open(os.path.join(ref_dir, "simulate.csv")) as b:
         ck.texts(where + " (simulate.csv)", a.read().replace(",", " , "), b.read().replace(",", " , "))
 
