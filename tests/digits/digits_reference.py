@@ -497,6 +497,14 @@ def bound_case(ck, bin_, model, n):
         return
     j, r = json.loads(cand), json.loads(ref)
     bc = bound_checker(ck, f"bound --model {model} --n {n}")
+
+    def dashes(v, path):
+        # A missing number is null in JSON, never the text's "-".
+        if v == "-":
+            ck.failures.append(f"bound --model {model} --json: {path} is \"-\", not null")
+        for k, x in (v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else []):
+            dashes(x, f"{path}.{k}")
+    dashes(j, "$")
     # The JSON's Hahn constants against 512 bits.
     for f in ["K", "K_at_n", "bound_at_n", "F0", "Delta0"]:
         bc.against_reference(f, j.get(f), r.get(f))
