@@ -353,17 +353,16 @@ std::pair<std::string, std::string> influence(const py_model& pm, const std::vec
     const auto r = compute(
         [&] {
             numeric::require_working_precision(precision);
-            if (!model::info(pm.m->attention).soft_influence)
-                throw model::content_error(pm.m->file, "/attention",
-                                           "influence needs a soft-attention model; " + pm.m->name +
-                                               " is " + model::to_string(pm.m->attention));
+            if (std::string why = analysis::influence_refusal(*pm.m); !why.empty())
+                throw model::content_error(pm.m->file, "/attention", why);
             for (long n : o.ns) model::check_length(*pm.m, n);
             meta.fingerprint = report::influence_fingerprint(model::write_model(*pm.m), o);
             meta.options = o;
             analysis::sweep_result res = analysis::influence_sweep(*pm.m, o);
             // The bounds over every input at each measured n, as the command adds them; a stop
             // during them leaves the rows without them (and the call raises).
-            if (every_input && !res.rows.empty() && !numeric::stop_requested()) {
+            if (every_input && analysis::bounds_for(pm.m->attention).every_input && !res.rows.empty() &&
+                !numeric::stop_requested()) {
                 try {
                     (void)analysis::add_every_input_bounds(*pm.m, res, analysis::all_inputs_options{},
                                                            o.slope_tolerance);

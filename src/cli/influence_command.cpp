@@ -158,10 +158,12 @@ public:
 
         const fs::path path = resolve_model(model_);
         const model::model<numeric::rational> m = model::read_model_file(path.string());
-        if (!model::info(m.attention).soft_influence)
-            throw model::content_error(m.file, "/attention",
-                                       "influence needs a soft-attention model; " + m.name + " is " +
-                                           model::to_string(m.attention));
+        if (std::string why = analysis::influence_refusal(m); !why.empty())
+            throw model::content_error(m.file, "/attention", why);
+        if (search_ > 0 && !model::info(m.attention).soft_influence)
+            throw usage_error(std::string("--search: the worst-case search maximises softmax's "
+                                          "one-symbol change; ") +
+                              m.name + " uses " + model::to_string(m.attention) + " attention");
         for (long n : o.ns) model::check_length(m, n);
 
         std::string bytes;
@@ -219,7 +221,8 @@ public:
         progress.clear();
         // The bounds over every input at each measured n (after the sweep: they need no inputs).
         std::vector<analysis::all_inputs_result> every;
-        if (!no_every_input_ && !r.rows.empty() && !numeric::stop_requested()) {
+        if (!no_every_input_ && analysis::bounds_for(m.attention).every_input && !r.rows.empty() &&
+            !numeric::stop_requested()) {
             progress.show("influence: bounding every input");
             try {
                 every = analysis::add_every_input_bounds(m, r, analysis::all_inputs_options{}, o.slope_tolerance);

@@ -129,7 +129,8 @@ double profile_cost(const model::model<rational>& exact, std::size_t n, double c
 template <numeric::ExpScalar S>
 influence_method chosen_method(const model::model<S>& m, const model::model<rational>& exact,
                                std::size_t n, const influence_options& opt) {
-    const bool posterior = has_posterior_bound<S> && opt.posterior;
+    // The a-posteriori pair bound is derived for softmax only.
+    const bool posterior = has_posterior_bound<S> && opt.posterior && model::info(exact.attention).soft_influence;
     // posterior_cache (the a-posteriori bound from the incremental kernel's states) is derived
     // for unmasked layers; a masked model's bound reads two traces (posterior_bound).
     const bool applies = incremental_applies(exact) && attention::incremental_supports(m) &&
@@ -157,8 +158,8 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                                           const model::input_sequence& x,
                                           const numeric::context& ctx,
                                           const influence_options& opt) {
-    if (!model::info(m.attention).soft_influence)
-        throw precondition_error("influence profiles need a soft-attention model");
+    if (model::selects_maximum(m.attention))
+        throw precondition_error("influence profiles need attention that weighs every key");
     const std::size_t n = x.size();
     if (n < 2) throw precondition_error("influence needs n >= 2 (at least one symbol before eos)");
     std::vector<std::size_t> positions = opt.positions;
@@ -170,7 +171,8 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
                                         " is not before eos (n = " + std::to_string(n) + ")");
     // Changes in the differential model's kind that it cannot resolve are measured again there.
     constexpr bool remeasured = numeric::has_differential<S>;
-    const bool posterior = has_posterior_bound<S> && opt.posterior;
+    // The a-posteriori pair bound is derived for softmax only.
+    const bool posterior = has_posterior_bound<S> && opt.posterior && model::info(exact.attention).soft_influence;
     const bool softmax = m.out.type == model::readout<S>::kind::softmax;
     influence_options whole = opt;
     whole.positions = positions;
@@ -260,7 +262,9 @@ influence_profile<S> influence_profile_of(const model::model<S>& m, const model:
             if constexpr (remeasured) {
                 // An unresolved change (exactly zero, or below the values' radius) is measured
                 // again on the pair itself, where an unchanged output is proved unchanged.
-                if (!resolved(pr.dy) || (pr.dp_max && !resolved(*pr.dp_max))) {
+                // (The differential model is softmax's; another kind keeps its enclosure.)
+                if (model::info(exact.attention).soft_influence &&
+                    (!resolved(pr.dy) || (pr.dp_max && !resolved(*pr.dp_max)))) {
                     if (!differential) differential.emplace(exact, ctx);
                     const auto ch = differential->change(x, i, a);
                     arb_ball sq = numeric::zero<arb_ball>(ctx);

@@ -188,22 +188,26 @@ void decide_sweep(sweep_result& r, double tol) {
     r.influence_vanished = numeric::indeterminate;
     r.growth = certified_growth(r.rows);
     const auto fit_for_trend = r.fit_upper && r.fit_upper->points >= 2 ? r.fit_upper : r.fit;
+    auto rate_text = [&] {
+        return std::string("; rate (a measurement): ") +
+               (!is_certain(r.influence_vanished)  ? std::string("no fit")
+                : certainly(r.influence_vanished) ? std::string("consistent with 1/n (slope <= -1 + tol)")
+                                                  : std::string("not consistent with 1/n (slope > -1 + tol)"));
+    };
     if (ce_above) {
         r.verdict = verdict::failed;
         r.explanation = std::string("the cross-entropy over the ") +
                         (ce_pairs ? "2DYCK forced-bracket pairs" : "enumerated cube") +
                         " is below 1 - log2(1 + eta) at n = " + std::to_string(above_n);
-    } else if (!failed.empty()) {
+    } else if (!r.no_claim.empty() || !failed.empty()) {
         r.verdict = verdict::not_applicable;
         if (fit_for_trend) r.influence_vanished = fit_for_trend->slope <= -1 + tol;
-        // Lemma 5 makes no claim; what is certain is a growth of n * influence, if any, and
-        // the rate is a measurement.
-        r.explanation = "hypotheses fail: " + failed + ", so Lemma 5 makes no claim";
+        // Lemma 5 makes no claim (about the kind, or a hypothesis fails); what is certain is a
+        // growth of n * influence, if any, and the rate is a measurement.
+        r.explanation = !r.no_claim.empty() ? r.no_claim
+                                            : "hypotheses fail: " + failed + ", so Lemma 5 makes no claim";
         if (r.growth) r.explanation += "; " + *r.growth;
-        r.explanation += std::string("; rate (a measurement): ") +
-                         (!is_certain(r.influence_vanished) ? std::string("no fit")
-                          : certainly(r.influence_vanished) ? std::string("consistent with 1/n (slope <= -1 + tol)")
-                                                  : std::string("not consistent with 1/n (slope > -1 + tol)"));
+        r.explanation += rate_text();
     } else if (above && unknown.empty()) {
         r.verdict = verdict::failed;
         r.explanation = "a measured change is above its bound at n = " + std::to_string(above_n);
@@ -226,10 +230,25 @@ void decide_sweep(sweep_result& r, double tol) {
         r.explanation += "; the cross-entropy corollary is undecided at n = " + ce_undecided;
 }
 
+kind_bounds bounds_for(model::attention_kind k) {
+    const auto& a = model::info(k);
+    const bool softmax = a.soft_influence;
+    kind_bounds b;
+    b.a_priori = softmax || (a.weights == model::weighting::normaliser &&
+                             a.influence == model::influence_law::vanishing);
+    b.pair = b.every_input = softmax;
+    return b;
+}
+
+std::string influence_refusal(const model::model<rational>& m) {
+    if (!model::selects_maximum(m.attention)) return {};
+    return "influence needs attention that weighs every key; " + m.name + " is " +
+           model::to_string(m.attention) +
+           " (it selects the maximal score: Theorem 1 speaks of it, attnprop restrict)";
+}
+
 void check_sweep(const model::model<rational>& exact, const sweep_options& opt) {
-    if (!model::info(exact.attention).soft_influence)
-        throw precondition_error("the influence sweep needs a soft-attention model; " + exact.name +
-                                    " is " + model::to_string(exact.attention));
+    if (std::string why = influence_refusal(exact); !why.empty()) throw precondition_error(why);
     for (long n : opt.ns) {
         if (n < 2) throw precondition_error("n must be at least 2, got " + std::to_string(n));
         model::check_length(exact, n);
@@ -250,6 +269,15 @@ sweep_result sweep_from_rows(const model::model<rational>& exact, const sweep_op
     res.model_name = exact.name;
     res.hypotheses = check_hypotheses(exact);
     res.masked = model::all_causal(exact);
+    if (!bounds_for(exact.attention).a_priori) {
+        const auto law = model::influence_of(exact);
+        res.no_claim = std::string("the model uses ") + model::to_string(exact.attention) +
+                       " attention: " + model::influence_in_words(exact) + " (theory.md §2.6), " +
+                       (law == model::influence_law::vanishing
+                            ? "so its influence is O(1/n), with a constant attnprop does not compute: "
+                              "Lemma 5's bounds are softmax's, and none is compared"
+                            : "so Lemma 5 makes no claim and no bound is compared");
+    }
     res.rows = std::move(rows);
     res.not_measured = std::move(not_measured);
     decide_sweep(res, opt.slope_tolerance);

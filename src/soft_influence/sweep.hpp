@@ -142,6 +142,10 @@ struct sweep_result {
     /// Every layer causally masked: each row's a-priori bound is the masked statement of
     /// theory.md §2.5, K (1 + ln n)^(L-1)/n, not Lemma 5's K(n)/n.
     bool masked = false;
+    /// For a kind that none of Lemma 5's bounds holds for (bounds_for: neither softmax nor
+    /// bounded by the a-priori K), why Lemma 5 makes no claim about it, in words (the kind's
+    /// influence law, theory.md §2.6); the verdict is then not-applicable. Empty otherwise.
+    std::string no_claim;
     std::vector<hypothesis_result> hypotheses;
     std::vector<sweep_row> rows;
     std::optional<loglog_fit> fit;          ///< max influence against n, every defined row
@@ -189,6 +193,23 @@ model::input_sequence sweep_input(const model::model<numeric::rational>& m, long
 /// in sweep_result::not_measured.
 sweep_result influence_sweep(const model::model<numeric::rational>& exact,
                              const sweep_options& opt);
+
+/// Which of the soft lemma's bounds hold for an attention kind (docs/theory.md §2.6), so that
+/// a measurement is compared only with a bound of its own kind: softmax has all three; a
+/// positive normaliser whose influence vanishes (StableMax: its weights lie within softmax's
+/// e^(2M) of 1/n) is bounded by the a-priori K; the a-posteriori pair bound and the bounds over
+/// every input are derived for softmax only. Every other kind has none: its influence is
+/// measured, and the verdict says what the kind's law is.
+struct kind_bounds {
+    bool a_priori = false;
+    bool pair = false;
+    bool every_input = false;
+};
+kind_bounds bounds_for(model::attention_kind k);
+
+/// Why the influence sweep cannot measure the model (a kind that selects the maximal score,
+/// where Theorem 1 speaks instead), or empty: every kind that weighs every key is measured.
+std::string influence_refusal(const model::model<numeric::rational>& m);
 
 /// The preconditions influence_sweep checks before its first row (the same exceptions).
 void check_sweep(const model::model<numeric::rational>& exact, const sweep_options& opt);

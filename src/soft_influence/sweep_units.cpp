@@ -120,7 +120,8 @@ row_context basic_context(const model::model<rational>& exact, const sweep_optio
     rc.positions = sweep_positions(static_cast<std::size_t>(n), opt.positions);
     // posterior_cache is derived for unmasked layers; a masked model's pair bound reads two
     // traced passes per pair (O(n^3) per input), which a sweep does not ask for.
-    rc.posterior = n <= opt.posterior_max_n && !model::any_masked(exact);
+    rc.posterior = n <= opt.posterior_max_n && !model::any_masked(exact) &&
+                   bounds_for(exact.attention).pair;
     if (opt.language && binary_alphabets(exact) &&
         (*opt.language == lang::language::parity || *opt.language == lang::language::first))
         rc.label = opt.language;
@@ -303,7 +304,7 @@ row_measurement assemble_in(const model::model<rational>& exact, const sweep_opt
     rc.divisor = numeric::from_int<arb_ball>(std::max(1L, opt.bound_divisor), ctx);
     const bound_report rep = a_priori_bound(exact, n, ctx);
     std::optional<arb_ball> bound_true;
-    if (rep.bound_at_n && finite(*rep.bound_at_n)) {
+    if (rep.bound_at_n && finite(*rep.bound_at_n) && bounds_for(exact.attention).a_priori) {
         bound_true = *rep.bound_at_n;
         rc.bound = *rep.bound_at_n / rc.divisor;
     }

@@ -216,8 +216,17 @@ attnprop_cli_test(influence-bad-range 2 "--n: a range is FROM:TO:xFACTOR"
                   influence --model cc-first --n 8:64)
 attnprop_cli_test(influence-n-too-small 2 "--n: n must be at least 2"
                   influence --model cc-first --n 1,8)
-attnprop_cli_test(influence-hard-model 2 "influence needs a soft-attention model"
+attnprop_cli_test(influence-hard-model 2 "influence needs attention that weighs every key; hard-first is hard"
                   influence --model hard-first --n 8)
+# Every kind that weighs every key is measured; only the bounds of its own kind are compared.
+attnprop_cli_test(influence-sparsemax-grows 0 "verdict: not-applicable \\(the model uses sparsemax attention: .*no bound is compared; n \\* max influence certainly grew"
+                  influence --model sparsemax-first --n 8,32 --inputs 2 --positions 2 --out ${_inf_out}/sparsemax)
+attnprop_cli_test(influence-sigmoid-const-grows 0 "verdict: not-applicable \\(the model uses sigmoid attention: .*certainly grew"
+                  influence --model sigmoid-const --n 8,32 --inputs 2 --positions 2 --out ${_inf_out}/sigmoid)
+attnprop_cli_test(influence-stablemax-a-priori 0 "verdict: passed"
+                  influence --model stablemax-first --n 8,16 --inputs 2 --positions 2 --out ${_inf_out}/stablemax)
+attnprop_cli_test(influence-search-softmax-only 2 "--search: the worst-case search maximises softmax's"
+                  influence --model sparsemax-first --n 8 --search 4 --out ${_inf_out}/sparsemax-search)
 attnprop_cli_test(influence-unknown-language 2 "unknown language 'klingon'"
                   influence --model cc-first --n 8 --language klingon)
 attnprop_cli_test(influence-bad-positions 2 "--positions"

@@ -183,7 +183,7 @@ class Reports(unittest.TestCase):
     def test_influence_refuses_a_hard_model(self):
         with self.assertRaises(attnprop.Error) as cm:
             attnprop.load("hard-first").influence([16])
-        self.assertIn("influence needs a soft-attention model", str(cm.exception))
+        self.assertIn("influence needs attention that weighs every key", str(cm.exception))
 
     def test_influence_writes_its_report_folder(self):
         with support.TempDir() as tmp:

@@ -240,6 +240,68 @@ TEST_CASE("a hard model and a too short n are refused", "[sweep]") {
     REQUIRE_THROWS_AS(analysis::influence_sweep(bundled("cc-first"), small({1})), std::invalid_argument);
 }
 
+TEST_CASE("each attention kind is compared only with the bounds that hold for it", "[sweep]") {
+    using model::attention_kind;
+    const auto softmax = analysis::bounds_for(attention_kind::soft);
+    REQUIRE((softmax.a_priori && softmax.pair && softmax.every_input));
+    // StableMax: within softmax's e^(2M) of 1/n, so the a-priori K bounds it; the pair bound and
+    // the bounds over every input are softmax's derivations.
+    const auto stable = analysis::bounds_for(attention_kind::stablemax);
+    REQUIRE((stable.a_priori && !stable.pair && !stable.every_input));
+    for (auto k : {attention_kind::sparsemax, attention_kind::entmax15, attention_kind::sigmoid,
+                   attention_kind::softpick}) {
+        INFO(model::to_string(k));
+        const auto b = analysis::bounds_for(k);
+        REQUIRE_FALSE((b.a_priori || b.pair || b.every_input));
+    }
+    REQUIRE_FALSE(analysis::influence_refusal(bundled("hard-first")).empty());
+    REQUIRE_FALSE(analysis::influence_refusal(bundled("average-ones-mean")).empty());
+    REQUIRE(analysis::influence_refusal(bundled("sparsemax-first")).empty());
+}
+
+TEST_CASE("a kind whose influence need not vanish is measured and never compared with softmax's "
+          "bounds: sparsemax's n * max influence grows, certified, and the verdict is "
+          "not-applicable",
+          "[sweep]") {
+    // sparsemax-first reads x_1 one-hot: flipping it moves y_n by Theta(1) at every n. Were
+    // softmax's a-priori K(n)/n compared with it, the rows would fail from the n where K/n drops
+    // below that change (the negative control: the same rows on the model read as softmax pass
+    // their bounds, so the bound is there to compare with).
+    auto o = small({8, 32, 128}, 5);
+    o.positions = 2; // the first position and the last before eos
+    INFO("seed " << o.seed);
+    const auto r = analysis::influence_sweep(bundled("sparsemax-first"), o);
+    INFO(r.explanation);
+    REQUIRE(r.verdict == verdict::not_applicable);
+    REQUIRE_THAT(r.explanation, Catch::Contains("the model uses sparsemax attention"));
+    REQUIRE_THAT(r.explanation, Catch::Contains("certainly grew"));
+    for (const auto& row : r.rows) {
+        REQUIRE_FALSE(row.bound);
+        REQUIRE_FALSE(row.posterior_bound);
+        REQUIRE(row.below_bound == verdict::not_applicable);
+        REQUIRE(row.below_posterior == verdict::not_applicable);
+    }
+    auto soft = bundled("sparsemax-first");
+    soft.attention = model::attention_kind::soft;
+    const auto s = analysis::influence_sweep(soft, o);
+    INFO(s.explanation);
+    REQUIRE(s.rows.front().bound);
+    REQUIRE(s.no_claim.empty());
+}
+
+TEST_CASE("StableMax is measured against the a-priori bound, which holds for it", "[sweep]") {
+    const auto o = small({8, 16}, 5);
+    INFO("seed " << o.seed);
+    const auto r = analysis::influence_sweep(bundled("stablemax-first"), o);
+    INFO(r.explanation);
+    REQUIRE(r.no_claim.empty());
+    for (const auto& row : r.rows) {
+        REQUIRE(row.bound);
+        REQUIRE(row.below_bound != verdict::failed);
+        REQUIRE_FALSE(row.posterior_bound);
+    }
+}
+
 TEST_CASE("evenly spread positions include the first and the last", "[sweep]") {
     REQUIRE(analysis::sweep_positions(8, 0).size() == 7);
     REQUIRE(analysis::sweep_positions(8, 20).size() == 7);
