@@ -170,7 +170,7 @@ attnprop_cli_test(eval-linear-elu1-exact-refused 2 "layer 1: linear-normalised a
                   eval --model linear-elu1-first --input 1000 --scalar exact)
 attnprop_cli_test(eval-linear-sum-exact-y 0 "\"y\": \\[\"3\", \"1/6\", \"1\"\\]" eval --model linear-sum-count --input 01101 --scalar exact --json)
 foreach(_s exact double mpfr interval ball)
-  attnprop_cli_test(eval-linear-zero-row-${_s} 4 "undefined at layer 1, node 'linear-normalised', position 4, head 1 \\(linear attention's row sum"
+  attnprop_cli_test(eval-linear-zero-row-${_s} 4 "undefined at layer 1, node 'linear-normalised', head 1, position 4 \\(linear attention's row sum"
                     eval --model ${CMAKE_CURRENT_SOURCE_DIR}/golden/undefined/linear-relu-zero.json --input 000 --scalar ${_s})
 endforeach()
 attnprop_cli_test(check-linear-soft-refused 0 "soft-influence/influence-vanishes: needs a soft-attention model; the model is linear-normalised \\(its statement and bounds are derived for softmax; linear attention with elu1 features"
