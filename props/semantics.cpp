@@ -400,9 +400,18 @@ runner::property soft_interval_encloses(interval_soft_fn ivl) {
         try {
             ri = ivl(model::to_scalar<numeric::dinterval>(c.model, ctx), x, ctx, {});
         } catch (const numeric::undefined_error& e) {
-            if (e.precision_may_resolve())
+            if (e.precision_may_resolve()) {
+                // The interval cannot tell a pole from a tiny denominator. A ball at the
+                // working precision either finds the value (then only the interval was too
+                // wide: undecided) or meets the same pole, and then the case's result is the
+                // ball's undefined, retried at doubled precision by the runner like every
+                // other property's (an exact 0 variance stays undefined at every precision).
+                attention::soft_forward(model::to_scalar<arb_ball>(c.model, ctx), x, ctx);
                 return check_result::undecided("the interval is too wide to decide (" +
-                                               e.message() + "); a ball resolves it");
+                                               e.message() + ") where a ball at " +
+                                               std::to_string(ctx.precision_bits) +
+                                               " bits finds the value");
+            }
             // A definite undefined: the ball must not find a value.
             try {
                 attention::soft_forward(model::to_scalar<arb_ball>(c.model, ctx), x, ctx);

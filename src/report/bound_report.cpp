@@ -279,7 +279,9 @@ json::value every_input_json(const every_input_report& e) {
         row.set("prob", eta ? num(*eta) : value::null_value());
         row.set("ce_floor_bits", eta && std::isfinite(*eta) ? value::string(ce_floor_text(*eta)) : value::null_value());
         row.set("reason", b.reason.empty() ? value::null_value() : value::string(b.reason));
-        row.set("hahn_bound", value::string(e.hahn[&b - e.per_n.data()]));
+        // The text's "-" (no K: a hypothesis fails) is null in JSON, as every missing number is.
+        const std::string& hahn = e.hahn[&b - e.per_n.data()];
+        row.set("hahn_bound", hahn == "-" ? value::null_value() : value::string(hahn));
         per.push_back(std::move(row));
     }
     o.set("per_n", std::move(per));

@@ -13,11 +13,17 @@ plain reference decimal (a midpoint of a 512-bit ball printed to d digits) stand
 [x - u, x + u]. A one-sided reference has no value to compare with and is skipped. Integers that
 are counts, lengths or bits are compared the same way (they are exact in both).
 
-Excluded, said here so that nothing is skipped silently: the least-squares slopes of log
-influence against log n (statistics of doubles, labelled as measurements) and the lines naming
-the scalar, the report's folder and the fingerprint.
+`check`: a counterexample's numbers against the same folder replayed at 512 bits, the
+distribution lines against report.json's exact counts. Figures (influence, simulate, drawn with
+--figure-text, and `attnprop plot --caption` of each folder): the numbers of every <text> and
+of the plot's report.md against the reference run's.
 
-Usage: digits_reference.py ATTNPROP MODELS_DIR WORK_DIR [--only eval|influence|simulate|bound|restrict] [--models a,b]
+Excluded, said here so that nothing is skipped silently: the least-squares slopes of log
+influence against log n (statistics of doubles, labelled as measurements), the lines naming
+the scalar, the report's folder and the fingerprint, and what is not a number in a
+counterexample (inputs compare as integers; formulas in n are skipped).
+
+Usage: digits_reference.py ATTNPROP MODELS_DIR WORK_DIR [--only eval|influence|simulate|bound|restrict|check] [--models a,b]
 Exit 0 when every number passes, 1 with every failure listed (command, output, both numbers).
 """
 
@@ -29,6 +35,7 @@ import re
 import subprocess
 import sys
 from fractions import Fraction
+import decimal
 from decimal import Decimal, localcontext
 
 NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
@@ -37,8 +44,16 @@ TOKEN = re.compile(
     r"(?:\s*(?:\+/-|±)\s*(?P<rad>" + NUM + r"))?")
 
 
+HUGE = 1000  # beyond 10^±HUGE a number stays a Decimal (Hahn's K may be 3.6e+8642061875507)
+# Decimal arithmetic on such numbers: 200 digits (printed numbers have at most ~40), no overflow.
+decimal.getcontext().prec = 200
+decimal.getcontext().Emax = decimal.MAX_EMAX
+decimal.getcontext().Emin = decimal.MIN_EMIN
+
+
 def frac(s):
-    return Fraction(Decimal(s))
+    d = Decimal(s)
+    return Fraction(d) if d.is_zero() or abs(d.adjusted()) <= HUGE else d
 
 
 def unit(s):
@@ -46,7 +61,13 @@ def unit(s):
     m = re.fullmatch(r"[-+]?(\d*)(?:\.(\d*))?(?:[eE]([-+]?\d+))?", s)
     decimals = len(m.group(2) or "")
     exp = int(m.group(3) or 0)
+    if abs(exp - decimals) > HUGE:
+        return Decimal(1).scaleb(exp - decimals)
     return Fraction(10) ** (exp - decimals)
+
+
+def as_decimal(x):
+    return x if isinstance(x, Decimal) else Decimal(x.numerator) / Decimal(x.denominator)
 
 
 class num:
@@ -67,6 +88,8 @@ def parse_token(bnd, mid, rad, text):
     if rad is not None:
         m = frac(mid) if mid else Fraction(0)
         r = frac(rad)
+        if isinstance(m, Decimal) or isinstance(r, Decimal):
+            m, r = as_decimal(m), as_decimal(r)
         return num("ball", m - r, m + r, text)
     if mid is None:
         return None
@@ -100,7 +123,8 @@ def reference_interval(r):
     if r.kind == "ball":
         return (r.a, r.b)
     if r.kind == "plain":
-        return (r.a - r.b, r.a + r.b)
+        a, b = (as_decimal(r.a), as_decimal(r.b)) if Decimal in (type(r.a), type(r.b)) else (r.a, r.b)
+        return (a - b, a + b)
     return None
 
 
@@ -110,6 +134,11 @@ def check(c, r):
     if R is None or c is None:
         return None
     lo, hi = R
+    vals = [lo, hi, c.a] + ([c.b] if c.b is not None else [])
+    if any(isinstance(v, Decimal) for v in vals) and not all(isinstance(v, Decimal) for v in vals):
+        # A number beyond 10^±HUGE: all in Decimal.
+        return check(num(c.kind, as_decimal(c.a), None if c.b is None else as_decimal(c.b), c.text),
+                     num("ball", as_decimal(lo), as_decimal(hi), r.text))
     if c.kind == "ball":
         ok = c.a <= hi and c.b >= lo
         why = "the printed enclosure misses the reference"
@@ -129,6 +158,7 @@ class checker:
     def __init__(self):
         self.failures = []
         self.checked = 0
+        self.not_applicable = []  # "command model": the command refuses the model's kind
 
     def pair(self, where, c, r):
         self.checked += 1
@@ -279,6 +309,9 @@ def command_pair(ck, bin_, command, model, extra, cand_dir, ref_dir, reference):
     the second. Returns the place's name for further checks, or None when a run failed (recorded)."""
     base = [bin_, command, "--model", model] + extra
     rc, cand_text, err = run(base + ["--out", cand_dir, "--force"])
+    if rc == 2 and f"error: {command} needs a" in err:
+        ck.not_applicable.append(f"{command} {model}")
+        return None
     if rc not in (0, 1, 4):
         ck.failures.append(f"{command} {model}: {err.strip()}")
         return None
@@ -293,12 +326,54 @@ def command_pair(ck, bin_, command, model, extra, cand_dir, ref_dir, reference):
     return where
 
 
+def svg_texts(path):
+    """The texts of a figure, one line per <text> element (its tspans joined)."""
+    import xml.etree.ElementTree as ET
+    return "\n".join("".join(e.itertext()) for e in ET.parse(path).iter() if e.tag.endswith("}text") or e.tag == "text")
+
+
+def figures_pair(ck, where, cand_dir, ref_dir):
+    """Every figure's labels (drawn with --figure-text, so the captions are in the image too)
+    against the reference run's same figure."""
+    figs = sorted(f for f in os.listdir(cand_dir) if f.endswith(".svg"))
+    if not figs:
+        ck.failures.append(f"{where}: no figure written")
+    for f in figs:
+        if not os.path.exists(os.path.join(ref_dir, f)):
+            ck.failures.append(f"{where}: the reference run wrote no {f}")
+            continue
+        # One text, not line by line: a caption wraps where its numbers' widths put the breaks.
+        a, b = (MEASURED.sub("", " ".join(svg_texts(os.path.join(d, f)).splitlines()))
+                for d in (cand_dir, ref_dir))
+        ck.texts(f"{where} ({f})", a, b)
+
+
+def plot_pair(ck, bin_, where, cand_dir, ref_dir):
+    """`attnprop plot --caption` of the candidate's folder against the plot of the reference's:
+    report.md and every figure's texts."""
+    outs = []
+    for d in (cand_dir, ref_dir):
+        out = d + "-plot"
+        subprocess.run(["rm", "-rf", out])
+        rc, _, err = run([bin_, "plot", d, "--out", out, "--caption"])
+        if rc != 0:
+            ck.failures.append(f"plot {d}: exit {rc}: {err.strip()}")
+            return
+        outs.append(out)
+    with open(os.path.join(outs[0], "report.md")) as a, open(os.path.join(outs[1], "report.md")) as b:
+        ck.texts(f"plot of {where} (report.md)", a.read(), b.read())
+    figures_pair(ck, f"plot of {where}", outs[0], outs[1])
+
+
 def influence_case(ck, bin_, model, work, extra):
     cand_dir, ref_dir = os.path.join(work, model + "-auto"), os.path.join(work, model + "-ref")
+    extra = extra + ["--figure-text"]
     where = command_pair(ck, bin_, "influence", model, extra, cand_dir, ref_dir,
                          ["--scalar", "ball", "--precision", "512", "--precision-cap", "512"])
     if where is None:
         return
+    figures_pair(ck, where, cand_dir, ref_dir)
+    plot_pair(ck, bin_, where, cand_dir, ref_dir)
     with open(os.path.join(cand_dir, "report.json")) as a, open(os.path.join(ref_dir, "report.json")) as b:
         cj, rj = json.load(a), json.load(b)
     for cr, rr in zip(cj["rows"], rj["rows"]):
@@ -328,10 +403,13 @@ def influence_case(ck, bin_, model, work, extra):
 
 def simulate_case(ck, bin_, model, work, extra):
     cand_dir, ref_dir = os.path.join(work, model + "-sim"), os.path.join(work, model + "-sim-ref")
+    extra = extra + ["--figure-text"]
     where = command_pair(ck, bin_, "simulate", model, extra, cand_dir, ref_dir,
                          ["--precision", "512", "--precision-cap", "512"])
     if where is None:
         return
+    figures_pair(ck, where, cand_dir, ref_dir)
+    plot_pair(ck, bin_, where, cand_dir, ref_dir)
     with open(os.path.join(cand_dir, "simulate.csv")) as a, open(os.path.join(ref_dir, "simulate.csv")) as b:
         ck.texts(where + " (simulate.csv)", a.read().replace(",", " , "), b.read().replace(",", " , "))
 
@@ -419,6 +497,14 @@ def bound_case(ck, bin_, model, n):
         return
     j, r = json.loads(cand), json.loads(ref)
     bc = bound_checker(ck, f"bound --model {model} --n {n}")
+
+    def dashes(v, path):
+        # A missing number is null in JSON, never the text's "-".
+        if v == "-":
+            ck.failures.append(f"bound --model {model} --json: {path} is \"-\", not null")
+        for k, x in (v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else []):
+            dashes(x, f"{path}.{k}")
+    dashes(j, "$")
     # The JSON's Hahn constants against 512 bits.
     for f in ["K", "K_at_n", "bound_at_n", "F0", "Delta0"]:
         bc.against_reference(f, j.get(f), r.get(f))
@@ -488,6 +574,9 @@ def restrict_case(ck, bin_, model, work, ns):
     correct rounding of the exact fraction in report.json."""
     out = os.path.join(work, model + "-restrict")
     rc, text, err = run([bin_, "restrict", "--model", model, "--n", ns, "--out", out, "--force"])
+    if rc == 2 and "error: restrict needs a" in err:
+        ck.not_applicable.append(f"restrict {model}")
+        return
     if rc not in (0, 1):
         ck.failures.append(f"restrict {model}: {err.strip()}")
         return
@@ -542,6 +631,134 @@ INFLUENCE_CASES = {
 }
 
 
+# ---------------------------------------------------------------------------------------------
+# check
+
+# The runs of `check` whose numbers are checked: the controls (every one fails on purpose, so
+# every one writes a counterexample with its numbers) and a given soft model.
+CHECK_RUNS = {
+    "controls": ["--suite", "controls", "--tests", "5", "--seed", "1"],
+    "cc-parity-ln0": ["--model", "cc-parity-ln0", "--tests", "5", "--seed", "1"],
+}
+EXPR = re.compile(r"(?P<p>\d+)/(?P<q>\d+)(?:\^(?P<k>\d+))?")
+
+
+def case_number(key, v):
+    """The numbers of one value of a counterexample's `numbers` (a number, `p/q^k`, or a list
+    `[a, b]`), or None for what is not a number (an input, a formula in n, a name). A plain decimal
+    under a key ending in `_bound` is an upper bound (the field's name says the side)."""
+    v = v.strip()
+    if v.startswith("[") and v.endswith("]"):
+        items = [case_number(key, x) for x in v[1:-1].split(",")] if v[1:-1].strip() else []
+        return items if all(isinstance(x, num) for x in items) else None
+    m = EXPR.fullmatch(v)
+    if m:
+        x = Fraction(int(m["p"]), int(m["q"]) ** int(m["k"] or 1))
+        return num("ball", x, x, v)
+    c = parse_text(v)
+    if c is not None and c.kind == "plain" and key.endswith("_bound"):
+        return num("upper", c.a, text=v)
+    return c
+
+
+def case_numbers_pair(ck, where, cand, ref):
+    """A counterexample's numbers against the same counterexample replayed at 512 bits."""
+    for key, v in cand.items():
+        if key not in ref:
+            ck.failures.append(f"{where}: '{key}' is not in the reference's numbers")
+            continue
+        c, r = case_number(key, v), case_number(key, ref[key])
+        if c is None or r is None:
+            continue
+        if isinstance(c, list) != isinstance(r, list) or (isinstance(c, list) and len(c) != len(r)):
+            ck.failures.append(f"{where} {key}: printed {v!r}, reference {ref[key]!r}: not the same shape")
+            continue
+        for x, y in zip(c, r) if isinstance(c, list) else [(c, r)]:
+            if y.kind == "upper":
+                # A reference bound rounded up to the digits shown: the value is within one unit
+                # below it, which is all a printed upper bound must not go under.
+                a, u = y.a, unit(y.text.strip("≤<= "))
+                if Decimal in (type(a), type(u)):
+                    a, u = as_decimal(a), as_decimal(u)
+                y = num("ball", a - u, a, y.text)
+            ck.pair(f"{where} {key}", x, y)
+
+
+def percent_pair(ck, where, text, prop):
+    """`(median M, P% at n >= Q)` of a property's line against report.json's exact counts."""
+    d = prop.get("n_drawn")
+    if not d or not d["cases"]:
+        return
+    m = re.search(r"\(median (\d+), (" + NUM + r")% at n >= (\d+)\)", text)
+    if not m:
+        ck.failures.append(f"{where}: no '(median M, P% at n >= Q)' for {prop['suite']}/{prop['name']}")
+        return
+    exact = Fraction(100 * d["cases_at_least_quarter"], d["cases"])
+    ck.pair(f"{where} median", parse_text(m[1]), num("ball", Fraction(d["median"]), Fraction(d["median"]), str(d["median"])))
+    ck.pair(f"{where} percent at n >= {m[3]}", parse_text(m[2]), num("ball", exact, exact, str(exact)))
+    ck.pair(f"{where} quarter of --max-n", parse_text(m[3]),
+            num("ball", Fraction(d["quarter_max_n"]), Fraction(d["quarter_max_n"]), str(d["quarter_max_n"])))
+
+
+def check_case(ck, bin_, name, work, extra):
+    cand = os.path.join(work, "check-" + name)
+    rc, text, err = run([bin_, "check"] + extra + ["--out", cand, "--force"])
+    if rc not in (0, 1, 4, 5):
+        ck.failures.append(f"check {name}: exit {rc}: {err.strip()}")
+        return
+    where = f"check {' '.join(extra)}"
+    with open(os.path.join(cand, "report.json")) as f:
+        rep = json.load(f)
+    with open(os.path.join(cand, "report.md")) as f:
+        md = f.read()
+    lines = text.splitlines()
+    for p in rep["properties"]:
+        full = f"{p['suite']}/{p['name']}"
+        # The terminal: the distribution line under the property's row; report.md: its statement.
+        for i, line in enumerate(lines):
+            if line.startswith(full + " ") and i + 1 < len(lines):
+                percent_pair(ck, f"{where} (text, {full})", lines[i + 1], p)
+                break
+        else:
+            ck.failures.append(f"{where} (text): no row for {full}")
+        m = re.search(r"^- \*\*" + re.escape(full) + r"\*\*:.*\n(.*)$", md, re.M)
+        if m:
+            percent_pair(ck, f"{where} (report.md, {full})", m[1], p)
+        cx = p.get("counterexample")
+        if not cx:
+            continue
+        folder = os.path.join(cand, cx["folder"])
+        with open(os.path.join(folder, "case.json")) as f:
+            case = json.load(f)
+        # The reference: the same case replayed at 512 bits.
+        ref_folder = os.path.join(work, "check-ref-" + name, os.path.basename(folder))
+        subprocess.run(["rm", "-rf", ref_folder])
+        os.makedirs(os.path.dirname(ref_folder), exist_ok=True)
+        subprocess.run(["cp", "-r", folder, ref_folder], check=True)
+        case["precision"] = 512
+        case["precision_cap"] = max(512, case.get("precision_cap", 512))
+        with open(os.path.join(ref_folder, "case.json"), "w") as f:
+            json.dump(case, f)
+        rc, out, err = run([bin_, "replay", ref_folder, "--allow-edited", "--json"])
+        if rc not in (0, 1, 5):
+            ck.failures.append(f"{where} {full}: the 512-bit replay failed: {err.strip()}")
+            continue
+        ref = json.loads(out)
+        if ref.get("precision") != 512:
+            ck.failures.append(f"{where} {full}: the replay ran at {ref.get('precision')} bits, not 512")
+            continue
+        refn = ref.get("numbers", {})
+        case_numbers_pair(ck, f"{where} ({cx['folder']}/case.json)", case["numbers"], refn)
+        case_numbers_pair(ck, f"{where} (report.json, {full})", cx["numbers"], refn)
+        # report.md's counterexample section: "- key = `value`" lines.
+        sec = re.search(r"^### " + re.escape(full) + r"\b.*?(?=^### |\Z)", md, re.M | re.S)
+        shown = dict(re.findall(r"^- ([a-z_0-9]+) = `([^`]*)`$", sec[0], re.M)) if sec else {}
+        if not shown and cx["numbers"]:
+            ck.failures.append(f"{where} (report.md): no numbers under {full}'s counterexample")
+        case_numbers_pair(ck, f"{where} (report.md, {full})",
+                          {k: v for k, v in shown.items() if k in cx["numbers"]}, refn)
+
+
 def self_test():
     """The negative control: the checker fails on wrong digits, including the line attnprop
     printed before every printed digit was certified (influence --model cc-parity-ln0 --n 4096
@@ -565,6 +782,15 @@ def self_test():
     cases = [("0.9188", True), ("0.9187", False), ("0.918779558653", True), ("0.918779558654", False),
              ("0.91878 +/- 1e-5", True), ("0.91890 +/- 1e-5", False), ("≤ 0.91878", True),
              ("≤ 0.91877", False), ("≥ 0.91877", True), (">= 0.91879", False), ("1/2", False)]
+    K = parse_text("3.60036e+8642061875507 +/- 1e+8642061875502")
+    huge = [("≤ 3.61e+8642061875507", K, True), ("≤ 3.5e+8642061875507", K, False),
+            ("3.6004e+8642061875507", K, True), ("3.601e+8642061875507", K, False),
+            ("1.5e+1001", parse_text("1.5e+1001"), True), ("0.5", parse_text("1.5e+1001"), False)]
+    for text, ref_, ok in huge:
+        why = check(parse_text(text), ref_)
+        if (why is None) != ok:
+            problems.append(f"{text!r} against {ref_.text!r}: {'passed' if why is None else why}, "
+                            f"expected {'pass' if ok else 'failure'}")
     for text, ok in cases:
         why = check(parse_text(text), R)
         if (why is None) != ok:
@@ -583,9 +809,39 @@ def self_test():
         if (why is None) != ok:
             problems.append(f"{side} bound {printed!r} of {value!r}: {'passed' if why is None else why}, "
                             f"expected {'pass' if ok else 'failure'}")
+    # `check`'s counterexample numbers and distribution lines: an enclosure with a wrong digit, an
+    # upper bound (a `_bound` field) below the value, a wrong `p/q^k` and a wrong percentage.
+    ref_numbers = {"influence": "0.27453430407975862521 +/- 3.18e-21", "layer_1_delta_bound": "0.3333333334",
+                   "bound_squared": "1/2^4", "y": "[0, 0.5]"}
+    bad_numbers = {"influence": "0.27453430407985862521 +/- 3.18e-21", "layer_1_delta_bound": "0.3333333332",
+                   "bound_squared": "1/2^3", "y": "[0, 0.7]"}
+    same, bad = checker(), checker()
+    case_numbers_pair(same, "check numbers", ref_numbers, ref_numbers)
+    case_numbers_pair(bad, "check numbers", bad_numbers, ref_numbers)
+    prop = {"suite": "s", "name": "p", "n_drawn": {"cases": 5, "median": 36, "quarter_max_n": 64,
+                                                   "cases_at_least_quarter": 1}}
+    percent_pair(same, "check distribution", "  lengths: n<=4: 1 (median 36, 20.0% at n >= 64)", prop)
+    percent_pair(bad, "check distribution", "  lengths: n<=4: 1 (median 36, 20.1% at n >= 64)", prop)
+    # A figure's caption, wrapped at another place in each run: a wrong digit in it is caught.
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        svg = ('<svg xmlns="http://www.w3.org/2000/svg"><text>0.5</text><text>CE = {} bits at</text>'
+               '<text>every n; eta {}</text></svg>')
+        for d, ce, eta in (("ref", "0.0598110247386 +/- 4.54e-14", "0.918779558653 +/- 2.51e-13"),
+                           ("good", "0.0598110247", "0.91877955865"), ("bad", "0.0598110248", "0.91883")):
+            os.makedirs(os.path.join(tmp, d))
+            with open(os.path.join(tmp, d, "f.svg"), "w") as f:
+                f.write(svg.format(ce, eta))
+        figures_pair(same, "figure", os.path.join(tmp, "good"), os.path.join(tmp, "ref"))
+        figures_pair(bad, "figure", os.path.join(tmp, "bad"), os.path.join(tmp, "ref"))
+    if same.failures:
+        problems.append(f"check's certified numbers failed: {same.failures}")
+    if len(bad.failures) != 7:
+        problems.append(f"check's and the figure's wrong numbers gave {len(bad.failures)} failures, "
+                        f"not 7: {bad.failures}")
     for p in problems:
         print("SELF-TEST FAILED " + p)
-    print(f"self-test: {len(cases) + len(bound_cases) + 2} cases, {len(problems)} wrong")
+    print(f"self-test: {len(cases) + len(bound_cases) + len(huge) + 6} cases, {len(problems)} wrong")
     sys.exit(1 if problems else 0)
 
 
@@ -616,24 +872,30 @@ def main():
             eval_case(ck, bin_, m, inp, False)
             # A longer input: the interval's radius grows with n.
             eval_case(ck, bin_, m, (inp * 16)[:63], True)
+    # influence, simulate and restrict on every bundled model the command takes (the others are
+    # refused by kind, listed at the end); the cases above with their own options, the rest with
+    # small ones.
     if only in (None, "influence"):
-        for m, extra in INFLUENCE_CASES.items():
-            if pick and m not in pick:
-                continue
-            influence_case(ck, bin_, m, work, extra)
+        for m in models:
+            influence_case(ck, bin_, m, work, INFLUENCE_CASES.get(
+                m, ["--n", "8,16", "--inputs", "2", "--positions", "2"]))
     if only in (None, "simulate"):
-        for m, extra in SIMULATE_CASES.items():
-            if pick and m not in pick:
-                continue
-            simulate_case(ck, bin_, m, work, extra)
+        for m in models:
+            simulate_case(ck, bin_, m, work, SIMULATE_CASES.get(
+                m, ["--beta", "4", "--beta", "log(n)", "--n", "8,16", "--inputs", "2"]))
     if only in (None, "bound"):
         for m in models:
             bound_case(ck, bin_, m, 16)
     if only in (None, "restrict"):
-        for m, ns in RESTRICT_CASES.items():
-            if pick and m not in pick:
+        for m in models:
+            restrict_case(ck, bin_, m, work, RESTRICT_CASES.get(m, "8,16"))
+    if only in (None, "check"):
+        for name, extra in CHECK_RUNS.items():
+            if pick and name != "controls" and name not in pick:
                 continue
-            restrict_case(ck, bin_, m, work, ns)
+            check_case(ck, bin_, name, work, extra)
+    if ck.not_applicable:
+        print(f"not applicable (the command refuses the model's kind): {', '.join(ck.not_applicable)}")
     for f in ck.failures:
         print("FAILED " + f)
     print(f"{ck.checked} numbers checked, {len(ck.failures)} failures")

@@ -681,3 +681,28 @@ TEST_CASE("soft-kinds-agree: MPFR's exponent range is MPFR's limit, not a counte
     REQUIRE_FALSE(one.precision_helps());
     REQUIRE_THAT(one.message, Catch::StartsWith("MPFR underflowed"));
 }
+
+TEST_CASE("soft-interval-encloses: where the interval and a ball both meet a layer norm's pole, "
+          "the case is undefined, not undecided",
+          "[props][semantics]") {
+    // cc-parity-ln0 on the empty input (n = 1): layer 2's layer norm (eps = 0) sees a vector whose
+    // variance no enclosure separates from 0. The interval declines; a ball meets the same pole,
+    // so the case's result is the ball's undefined (retried by the runner like every property's).
+    const runner::property* p = all_properties().find("semantics/soft-interval-encloses");
+    REQUIRE(p != nullptr);
+    runner::test_case c;
+    c.model = bundled("cc-parity-ln0");
+    c.inputs = {""};
+    c.params["n"] = 1;
+    try {
+        const runner::check_result r = p->check(c, numeric::context{128});
+        FAIL("expected the ball's undefined, got " << r.message);
+    } catch (const numeric::undefined_error& e) {
+        REQUIRE(e.precision_may_resolve());
+        REQUIRE_THAT(e.message(), Catch::Contains("layer norm with eps = 0"));
+    }
+    // On a longer input both find the value, and the case holds.
+    c.inputs = {"0110"};
+    c.params["n"] = 5;
+    REQUIRE(p->check(c, numeric::context{128}).status() == runner::verdict::passed);
+}
