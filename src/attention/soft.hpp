@@ -114,7 +114,9 @@ S dot_scale(const model::head<S>& h, std::size_t n, const numeric::context& ctx)
 /// soft pass reads it). Sigmoid: sigma(z_j), each weight of its own score, not normalised (the
 /// soft pass adds the layer's bias b(n) to the scores first). Softpick: relu(e^(z_j) - 1) /
 /// (sum_k |e^(z_k) - 1| + eps), eps = 10^-8, weights summing to at most 1 (all 0 when no score
-/// is positive: defined, not undefined). A non-finite score of a kind other than softmax is an
+/// is positive: defined, not undefined). Linear and linear-sum: z holds the kernel values
+/// phi(q) . phi(k_j) (detail::kernel_row), divided by their sum (a sum not certainly positive
+/// is an undefined_error) or not. A non-finite score of a kind other than softmax is an
 /// undefined_error; softmax, sigmoid, 1.5-entmax or softpick over a kind without exp a
 /// precondition_error.
 template <numeric::Scalar S>

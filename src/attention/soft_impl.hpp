@@ -1,6 +1,8 @@
 #pragma once
 // Template bodies of soft.hpp.
 
+#include "attention/linear_features.hpp"
+
 #include <algorithm>
 #include <memory>
 
@@ -498,7 +500,9 @@ inline bool softmax_rows(model::attention_kind k) {
     case model::attention_kind::sparsemax:
     case model::attention_kind::sigmoid:
     case model::attention_kind::entmax15:
-    case model::attention_kind::softpick: return false;
+    case model::attention_kind::softpick:
+    case model::attention_kind::linear:
+    case model::attention_kind::linear_sum: return false;
     }
     return true;
 }
@@ -738,6 +742,10 @@ vec<S> normalised_weights(model::attention_kind k, const vec<S>& z, const numeri
         } else {
             throw precondition_error("softpick needs exp: the exact scalar does not evaluate it");
         }
+    // Linear attention: z holds the kernel values phi(q) . phi(k_j) (the soft pass forms them
+    // from the features, linear_features.hpp), not scores.
+    case model::attention_kind::linear: require_finite(); return detail::linear_weights(z, true, ctx);
+    case model::attention_kind::linear_sum: require_finite(); return detail::linear_weights(z, false, ctx);
     }
     throw precondition_error("normalised_weights: not an attention kind");
 }
@@ -787,6 +795,8 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
     // eps), below 1/n).
     const bool elementwise = model::info(m.attention).weights == model::weighting::elementwise;
     const bool averages = model::info(m.attention).sums_to_one;
+    // Linear attention: every row's weights from phi(q_i) and phi(k_j), unscaled.
+    const bool features = model::info(m.attention).feature_map;
     if constexpr (!numeric::ExpScalar<S>)
         if (by_softmax)
             throw precondition_error(std::string("the soft pass over ") +
@@ -809,6 +819,7 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
         std::vector<std::vector<vec<S>>> prefix(H); // masked constant scores: sums of values j <= i
         std::vector<std::unique_ptr<typename detail::softmax_rows_of<S>::type>> rows(H);
         std::vector<std::optional<S>> qscale(H); // dot: scale·β(n); map: β(n) when set
+        std::vector<std::vector<vec<S>>> key_features(H); // linear attention: phi(k_j)
         std::vector<vec<S>> next(n);
         // Sigmoid's bias b(n), added to every score of the layer (absent: 0); set below.
         std::optional<S> bias;
@@ -828,7 +839,12 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                 at_head = h + 1;
                 at_pos = 0;
                 at_node = "score";
-                if (hd.score.type == score_kind::dot)
+                if (features && hd.score.type != score_kind::dot)
+                    throw precondition_error(std::string(model::to_string(m.attention)) +
+                                             " attention needs a dot-product score");
+                if (features) {
+                    // No scale, no β(n): the reader refuses both for linear attention.
+                } else if (hd.score.type == score_kind::dot)
                     qscale[h] = dot_scale(hd, n, ctx);
                 else
                     qscale[h] = model::beta_at<S>(hd.score, static_cast<long>(n), ctx);
@@ -858,6 +874,9 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                     for (std::size_t j = 0; j < n; ++j) {
                         at_pos = j + 1;
                         keys[h].push_back(key(hd, y[j], ctx));
+                        if (features)
+                            key_features[h].push_back(
+                                detail::features_of(keys[h].back(), lay.feature_map, ctx));
                     }
                     if constexpr (numeric::ExpScalar<S>)
                         if (by_softmax)
@@ -896,7 +915,11 @@ soft_output<S> soft_forward(const model::model<S>& m, const input_sequence& x,
                             // normaliser other than softmax: the row's scores, then its weights.
                             std::vector<S> s;
                             s.reserve(end);
-                            if (hd.score.type == score_kind::dot) {
+                            if (features) {
+                                s = detail::kernel_row(
+                                    detail::features_of(query(hd, y[i], ctx), lay.feature_map, ctx),
+                                    key_features[h], end, ctx);
+                            } else if (hd.score.type == score_kind::dot) {
                                 vec<S> q = query(hd, y[i], ctx);
                                 for (auto& c : q) c = c * *qscale[h];
                                 for (std::size_t j = 0; j < end; ++j)

@@ -35,7 +35,9 @@ std::uint64_t forward_work(const model::model<numeric::rational>& m, std::size_t
     long double work = 0;
     for (const auto& lay : m.layers)
         for (const auto& h : lay.heads) {
-            if (constant_scores(h)) {
+            // A head of constant scores is a mean (n terms) only under a kind whose weights sum
+            // to 1; the soft pass forms every row of the others (sigmoid, softpick, linear).
+            if (constant_scores(h) && model::info(m.attention).sums_to_one) {
                 work += nn;
             } else if (h.score.type == model::score_spec<rational>::kind::dot) {
                 work += nn * nn * static_cast<long double>(std::max<std::size_t>(1, h.score.Q.out_dim()));

@@ -24,7 +24,10 @@ namespace attnprop::model {
 /// the scores onto the simplex, max(z_j - tau, 0). Sigmoid: weights sigma(z_j + b(n)), not
 /// normalised, b(n) the layer's bias. 1.5-entmax: (z_j / 2 - tau)_+^2 with the weights summing
 /// to 1. Softpick: relu(e^(z_j) - 1) / (sum_k |e^(z_k) - 1| + eps), weights summing to at most 1
-/// (all 0 on a row without a positive score) (docs/theory.md, "Attention variants").
+/// (all 0 on a row without a positive score). Linear ("linear-normalised"): weights
+/// phi(q_i) . phi(k_j) / sum_k phi(q_i) . phi(k_k), phi the layer's feature map (elu + 1 or relu)
+/// applied to the query and key vectors, not to the score; linear-sum: phi(q_i) . phi(k_j), not
+/// normalised (docs/theory.md, "Attention variants").
 enum class attention_kind {
     hard,
     soft,
@@ -34,12 +37,16 @@ enum class attention_kind {
     sigmoid,
     entmax15,
     softpick,
+    linear,
+    linear_sum,
 };
 
 /// How a head's weights come from a row's scores.
 enum class weighting {
     maximal_score, ///< weight only on keys attaining the maximal score (attention::hard_forward)
-    normaliser,    ///< every key weighted by a normaliser of the scores (attention::soft_forward)
+    /// every key weighted by a normaliser of the scores (attention::soft_forward), or, for a
+    /// kind with `feature_map`, by the features of its query and key vectors
+    normaliser,
     /// every key weighted by a function of its own score alone (attention::soft_forward): the
     /// weights need not sum to 1, so no shortcut that averages the values applies
     elementwise,
@@ -102,23 +109,28 @@ struct attention_kind_info {
     /// the kind; otherwise an influence profile recomputes every changed input (the generic
     /// path).
     bool incremental;
+    /// Linear attention (Katharopoulos et al. 2020): the weights are phi(q_i) . phi(k_j) of the
+    /// layer's feature map ("feature_map": elu1 or relu) on the unscaled query and key vectors,
+    /// not a function of the score q_i . k_j; the score scale and beta do not apply, a head must
+    /// score by a dot product, and only these kinds accept "feature_map".
+    bool feature_map;
 };
 
 /// The registry: one row per kind, in the enum's order (checked below; the unit test of the
 /// registry checks that every enumerator has its row).
-inline constexpr std::array<attention_kind_info, 8> attention_kinds{{
+inline constexpr std::array<attention_kind_info, 10> attention_kinds{{
     {attention_kind::hard, "hard", weighting::maximal_score,
      /*sums_to_one=*/true, tie_rule::leftmost, "",
      /*exact=*/true, "", /*hard_limit=*/true, /*soft_influence=*/false,
      influence_law::hard_theorem,
      "the output depends on at most c positions once a restriction fixes the rest (Theorem 1)",
-     /*simulate_source=*/true, /*incremental=*/false},
+     /*simulate_source=*/true, /*incremental=*/false, /*feature_map=*/false},
     {attention_kind::soft, "soft", weighting::normaliser,
      /*sums_to_one=*/true, tie_rule::none, "",
      /*exact=*/false, "softmax needs exp", /*hard_limit=*/false, /*soft_influence=*/true,
      influence_law::vanishing,
      "softmax of scores in [-M, M] puts every weight within [e^(-2M) / n, e^(2M) / n]",
-     /*simulate_source=*/false, /*incremental=*/true},
+     /*simulate_source=*/false, /*incremental=*/true, /*feature_map=*/false},
     {attention_kind::average_hard, "average-hard", weighting::maximal_score,
      /*sums_to_one=*/true, tie_rule::average,
      "weighs every maximal position",
@@ -126,21 +138,21 @@ inline constexpr std::array<attention_kind_info, 8> attention_kinds{{
      influence_law::hard_theorem,
      "a maximal-score kind: the soft lemma does not apply, and Theorem 1 is about unique-hard "
      "attention only",
-     /*simulate_source=*/true, /*incremental=*/false},
+     /*simulate_source=*/true, /*incremental=*/false, /*feature_map=*/false},
     {attention_kind::stablemax, "stablemax", weighting::normaliser,
      /*sums_to_one=*/true, tie_rule::none, "",
      /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,
      influence_law::vanishing,
      "s(x) = x + 1 (x >= 0), 1 / (1 - x) (x < 0) is positive and independent of n: scores in "
      "[-M, M] put every weight within [1 / ((1 + M)^2 n), (1 + M)^2 / n]",
-     /*simulate_source=*/false, /*incremental=*/false},
+     /*simulate_source=*/false, /*incremental=*/false, /*feature_map=*/false},
     {attention_kind::sparsemax, "sparsemax", weighting::normaliser,
      /*sums_to_one=*/true, tie_rule::none, "",
      /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,
      influence_law::not_vanishing,
      "sparsemax is exactly one-hot once the top score leads the second by 1 or more, so one "
      "symbol can move the output by Theta(1) at every n",
-     /*simulate_source=*/false, /*incremental=*/false},
+     /*simulate_source=*/false, /*incremental=*/false, /*feature_map=*/false},
     // The registry's law is sigmoid's with a bias independent of n (the default b = 0);
     // model::influence_of refines it for a bias recognised as -log(n) + c.
     {attention_kind::sigmoid, "sigmoid", weighting::elementwise,
@@ -150,14 +162,14 @@ inline constexpr std::array<attention_kind_info, 8> attention_kinds{{
      "sigmoid weights sigma(s + b) are not normalised: with b independent of n and scores in "
      "[-M, M] each is at least sigma(b - M), so n of them sum to Theta(n) and one symbol can "
      "move the output by Theta(1) at every n",
-     /*simulate_source=*/false, /*incremental=*/false},
+     /*simulate_source=*/false, /*incremental=*/false, /*feature_map=*/false},
     {attention_kind::entmax15, "entmax15", weighting::normaliser,
      /*sums_to_one=*/true, tie_rule::none, "",
      /*exact=*/false, "1.5-entmax's threshold needs a square root", /*hard_limit=*/false,
      /*soft_influence=*/false, influence_law::not_vanishing,
      "1.5-entmax, (z / 2 - tau)_+^2, is exactly one-hot once the top score leads the second by 2 "
      "or more, so one symbol can move the output by Theta(1) at every n",
-     /*simulate_source=*/false, /*incremental=*/false},
+     /*simulate_source=*/false, /*incremental=*/false, /*feature_map=*/false},
     // Softpick normalises by sum_k |e^(z_k) - 1| + eps, not by the sum of its numerators: its
     // weights sum to 1 - (sum of the negative keys' |e^z - 1| + eps) / denominator, at most 1.
     {attention_kind::softpick, "softpick", weighting::normaliser,
@@ -168,7 +180,27 @@ inline constexpr std::array<attention_kind_info, 8> attention_kinds{{
      "one positive score among zeros takes weight (e^s - 1) / (e^s - 1 + eps) at every n and one "
      "symbol can move the output by Theta(1); with every score at least delta away from 0 the "
      "weights are O(1/n) again",
-     /*simulate_source=*/false, /*incremental=*/false},
+     /*simulate_source=*/false, /*incremental=*/false, /*feature_map=*/false},
+    // Linear attention's weights come from features of q and k, so a head whose scores are
+    // constant (Q = 0 or K = 0) is no mean of its values (phi(0) = 1 under elu1, and the keys'
+    // features still differ): sums_to_one is false, which turns the soft pass's shortcut off.
+    // The registry's law is elu1's; model::influence_of refines it per model (relu features:
+    // no law asserted).
+    {attention_kind::linear, "linear-normalised", weighting::normaliser,
+     /*sums_to_one=*/false, tie_rule::none, "",
+     /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,
+     influence_law::vanishing,
+     "linear attention with elu1 features: inputs bounded by B put every feature within "
+     "[e^(-B), B + 1], so every weight is within [c_min / (c_max n), c_max / (c_min n)] with "
+     "c_min = d_k e^(-2B), c_max = d_k (B + 1)^2",
+     /*simulate_source=*/false, /*incremental=*/false, /*feature_map=*/true},
+    {attention_kind::linear_sum, "linear-sum", weighting::normaliser,
+     /*sums_to_one=*/false, tie_rule::none, "",
+     /*exact=*/true, "", /*hard_limit=*/false, /*soft_influence=*/false,
+     influence_law::not_vanishing,
+     "unnormalised linear attention sums n terms phi(q) . phi(k_j): with elu1 features each is "
+     "at least d_k e^(-2B), so one symbol's own term moves the output by Theta(1) at every n",
+     /*simulate_source=*/false, /*incremental=*/false, /*feature_map=*/true},
 }};
 
 static_assert([] {
@@ -182,8 +214,8 @@ constexpr const attention_kind_info& info(attention_kind k) {
     return attention_kinds[static_cast<std::size_t>(k)];
 }
 
-/// "hard", "soft", "average-hard", "stablemax", "sparsemax", "sigmoid", "entmax15", "softpick"
-/// (the model file's spelling).
+/// "hard", "soft", "average-hard", "stablemax", "sparsemax", "sigmoid", "entmax15", "softpick",
+/// "linear-normalised", "linear-sum" (the model file's spelling).
 constexpr const char* to_string(attention_kind k) { return info(k).name.data(); }
 
 /// Whether the kind selects keys by the maximal score (hard or average-hard) rather than

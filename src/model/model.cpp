@@ -64,8 +64,22 @@ std::optional<rational> minus_log_n_offset(const expr& bias) {
     }
 }
 
+namespace {
+
+/// Whether every layer of a linear-attention model has elu1 features.
+bool all_elu1(const model<rational>& m) {
+    return std::all_of(m.layers.begin(), m.layers.end(),
+                       [](const layer<rational>& l) { return l.feature_map == feature_map_kind::elu1; });
+}
+
+} // namespace
+
 std::optional<influence_law> influence_of(const model<rational>& m) {
     const attention_kind_info& a = info(m.attention);
+    // Linear attention: the registry's law is elu1's (positive features bounded on bounded
+    // inputs); normalised relu features may vanish or concentrate on one key: no law asserted.
+    if (a.feature_map && a.influence == influence_law::vanishing && !all_elu1(m))
+        return std::nullopt;
     if (a.weights != weighting::elementwise) return a.influence;
     // Sigmoid: every bias constant is the registry's law (not vanishing); every bias
     // -log(n) + c makes every weight Theta(1/n) (theory.md §2.6); a mixture, or a bias of
@@ -84,6 +98,10 @@ std::optional<influence_law> influence_of(const model<rational>& m) {
 
 std::string influence_in_words(const model<rational>& m) {
     const attention_kind_info& a = info(m.attention);
+    if (a.feature_map && !influence_of(m))
+        return std::string(a.name) + " attention with relu features: a row's sum phi(q) . "
+               "sum_j phi(k_j) may be 0 (undefined) or come from one key alone, so no law is "
+               "asserted";
     if (a.weights != weighting::elementwise) return std::string(a.influence_in_words);
     const auto law = influence_of(m);
     if (!law)
@@ -260,8 +278,16 @@ std::vector<std::pair<std::string, std::string>> blockers_at(const model<rationa
     // An exact normaliser (StableMax, sparsemax) weighs every key by its scaled score, so an
     // irrational scale or β(n) needs real arithmetic; a maximal-score kind ignores both (a
     // positive factor keeps the maximal set).
+    // Linear attention (feature_map): relu features are exact, elu1's e^x needs exp; neither
+    // reads the score scale or beta.
+    if (const attention_kind_info& a = info(m.attention); a.feature_map)
+        for (std::size_t k = 0; k < m.layers.size(); ++k)
+            if (m.layers[k].feature_map == feature_map_kind::elu1)
+                out.emplace_back("layer " + std::to_string(k + 1) + ": " + std::string(a.name) +
+                                     " attention's feature map elu1 needs exp (e^x for x <= 0)",
+                                 "/layers/" + std::to_string(k) + "/feature_map");
     if (const attention_kind_info& a = info(m.attention);
-        a.exact && a.weights == weighting::normaliser)
+        a.exact && a.weights == weighting::normaliser && !a.feature_map)
         for (std::size_t k = 0; k < m.layers.size(); ++k)
             for (std::size_t h = 0; h < m.layers[k].heads.size(); ++h) {
                 const score_spec<rational>& sc = m.layers[k].heads[h].score;

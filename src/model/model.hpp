@@ -141,6 +141,21 @@ inline std::size_t key_end(mask_kind k, std::size_t i, std::size_t n) {
     return n;
 }
 
+/// Linear attention's feature map phi of a layer (docs/model-format.md, "feature_map"), applied
+/// to every coordinate of the query and key vectors: elu1, elu(x) + 1 (x + 1 for x > 0, e^x
+/// otherwise, positive; needs exp), or relu, max(x, 0) (exact over the rationals; a row may
+/// weigh every key by 0).
+enum class feature_map_kind { elu1, relu };
+
+/// The model file's spelling of a feature map ("elu1", "relu").
+constexpr const char* to_string(feature_map_kind k) {
+    switch (k) {
+    case feature_map_kind::elu1: return "elu1";
+    case feature_map_kind::relu: return "relu";
+    }
+    return "elu1";
+}
+
 /// One layer: heads, then y_i^(k) = F_k(y_i^(k-1), b_1, ..., b_H), F_k's input being the
 /// concatenation (y, b_1, ..., b_H). Its heads attend to the keys its mask gives each row.
 template <class S> struct layer {
@@ -151,6 +166,9 @@ template <class S> struct layer {
     /// layer's weights are sigma(s_ij + b(n)). Absent = 0; only a sigmoid model has it (the
     /// reader refuses it elsewhere).
     std::optional<expr> sigmoid_bias;
+    /// Linear attention's feature map ("feature_map", default elu1); only a kind with the
+    /// registry's feature_map reads it (the reader refuses the field elsewhere).
+    feature_map_kind feature_map = feature_map_kind::elu1;
 };
 
 /// Readout of y_n^(L): a hard recognizer (threshold or map: accept iff value > 0) or a soft

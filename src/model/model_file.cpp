@@ -98,10 +98,32 @@ model<rational> reader::read(const value& root) {
             if (auto b = member(layers.at(k), "sigmoid_bias"))
                 fail(*b, "sigmoid_bias belongs to sigmoid attention; the model's attention is " +
                              in_quotes(std::string(kind.name)));
+        check_feature_map(layers.at(k), m.layers.back(), info(m.attention));
     }
 
     read_readout(required(top, "readout"), m);
     return m;
+}
+
+void reader::check_feature_map(const node& n, const layer<rational>& l,
+                               const attention_kind_info& kind) const {
+    if (!kind.feature_map) {
+        if (auto f = member(n, "feature_map"))
+            fail(*f, "feature_map belongs to linear attention ('linear-normalised' or 'linear-sum'); the "
+                     "model's attention is " + in_quotes(std::string(kind.name)));
+        return;
+    }
+    node heads = required(n, "heads");
+    for (std::size_t h = 0; h < l.heads.size(); ++h) {
+        node score = required(heads.at(h), "score");
+        if (l.heads[h].score.type != score_spec<rational>::kind::dot)
+            fail(score, std::string(kind.name) + " attention weighs phi(q) . phi(k) of the query "
+                        "and key vectors: a head must score by \"kind\": \"dot\"");
+        for (const char* key : {"scale", "length_scale", "beta"})
+            if (auto f = member(score, key))
+                fail(*f, std::string(kind.name) + " attention's weights phi(q) . phi(k) are not "
+                         "scaled (Katharopoulos et al. 2020): \"" + key + "\" does not apply");
+    }
 }
 
 void reader::read_alphabet(const node& top, model<rational>& m) const {
@@ -375,10 +397,20 @@ head<rational> reader::read_head(const node& n, std::size_t d) const {
 
 layer<rational> reader::read_layer(const node& n, std::size_t d) const {
     expect(n, json::kind::object);
-    check_keys(n, {"heads", "update", "mask", "sigmoid_bias"});
+    check_keys(n, {"heads", "update", "mask", "sigmoid_bias", "feature_map"});
     layer<rational> l;
     // Only a sigmoid model may have it: the caller refuses it elsewhere, knowing the kind.
     if (auto b = member(n, "sigmoid_bias")) l.sigmoid_bias = read_beta(*b, "sigmoid_bias");
+    // Only a linear-attention model may have it: likewise.
+    if (auto f = member(n, "feature_map")) {
+        const std::string s = string_value(*f);
+        if (s == "elu1")
+            l.feature_map = feature_map_kind::elu1;
+        else if (s == "relu")
+            l.feature_map = feature_map_kind::relu;
+        else
+            fail(*f, "unknown feature_map " + in_quotes(s) + " (expected one of: elu1, relu)");
+    }
     if (auto mk = member(n, "mask")) {
         const std::string s = string_value(*mk);
         if (s == "causal")

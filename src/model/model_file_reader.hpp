@@ -351,6 +351,12 @@ private:
     void read_input(const node& n, model<rational>& m) const;
     layer<rational> read_layer(const node& n, std::size_t d) const;
     head<rational> read_head(const node& n, std::size_t d) const;
+    /// A layer read under `kind`: "feature_map" only where the kind has the registry's
+    /// feature_map; under such a kind every head scores by a dot product (the features are of
+    /// q and k) without "scale", "length_scale" or "beta" (Katharopoulos et al.'s phi(q) . phi(k)
+    /// is not scaled: attnprop refuses a factor it would ignore).
+    void check_feature_map(const node& n, const layer<rational>& l,
+                           const attention_kind_info& kind) const;
     void read_readout(const node& n, model<rational>& m) const;
 
     std::string file_;

@@ -335,6 +335,7 @@ json::value model_to_json(const model<rational>& m) {
             else
                 lo.set("sigmoid_bias", str(l.sigmoid_bias->text()));
         }
+        if (info(m.attention).feature_map) lo.set("feature_map", str(to_string(l.feature_map)));
         json::value heads = json::value::array();
         for (const auto& h : l.heads) heads.push_back(head_json(h));
         lo.set("heads", std::move(heads));

@@ -70,6 +70,7 @@ model<S> to_scalar(const model<rational>& m, const numeric::context& ctx) {
         layer<S> nl;
         nl.mask = l.mask;
         nl.sigmoid_bias = l.sigmoid_bias;
+        nl.feature_map = l.feature_map;
         for (const auto& h : l.heads) {
             head<S> nh;
             nh.score.type = static_cast<typename score_spec<S>::kind>(h.score.type);

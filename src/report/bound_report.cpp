@@ -42,6 +42,19 @@ std::string bound_verdict(const bound_report& r) {
     // A kind whose influence need not vanish has no bound of its own, whatever its softmax
     // reading gives (theory.md 2.6).
     const auto& kind = model::info(r.attention);
+    // Linear attention: its law depends on its feature maps (elu1 or relu), and no K is
+    // computed for it (its weights are features of q and k, not of the scores).
+    if (kind.feature_map && kind.influence == model::influence_law::vanishing) {
+        const std::string reading =
+            r.K ? "; its softmax reading has K = " + text_number(*r.K) : std::string();
+        if (!r.influence)
+            return std::string("no bound for ") + kind.name.data() +
+                   " attention: with relu features a row may weigh one key alone, so no law is "
+                   "asserted (theory.md 2.6)" + reading;
+        return std::string("no explicit bound for ") + kind.name.data() +
+               " attention: with elu1 features one symbol's influence is O(1/n) (theory.md "
+               "2.6), but attnprop computes no constant for it" + reading;
+    }
     // An elementwise kind (sigmoid): its law depends on its biases, and no K is computed for it
     // either way (its weights need not sum to 1).
     if (kind.weights == model::weighting::elementwise) {

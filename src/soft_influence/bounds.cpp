@@ -383,6 +383,12 @@ arb_ball masked_rate(const arb_ball& K, std::size_t layers, long n, const numeri
     return up(r / ball(n, ctx));
 }
 
+bool a_priori_bounds_kind(model::attention_kind k) {
+    const auto& a = model::info(k);
+    return a.soft_influence || (a.weights == model::weighting::normaliser && !a.feature_map &&
+                                a.influence == model::influence_law::vanishing);
+}
+
 bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx) {
     if (n < 1) throw precondition_error("a_priori_bound: n must be at least 1");
     const long prec = ctx.precision_bits;
@@ -421,17 +427,22 @@ bound_report a_priori_bound(const rmodel& m, long n, const numeric::context& ctx
     // bounds it; a kind whose influence need not vanish has no K, only its softmax reading.
     // An elementwise kind (sigmoid) has no K of its own even where its influence vanishes: its
     // head outputs are not convex combinations of the values, which softmax's K assumes.
+    // Linear attention likewise: its weights are not a function of the scores, which the K
+    // (from the scores' range) assumes.
     if (const auto& a = model::info(m.attention);
-        !a.soft_influence && a.weights == model::weighting::elementwise) {
+        !a.soft_influence && (a.weights == model::weighting::elementwise || a.feature_map)) {
         const std::string kind = std::string("the model uses ") + a.name.data() + " attention: ";
+        const char* why = a.feature_map
+                              ? "its weights are features of q and k, not of the scores the K "
+                                "below is computed from"
+                              : "its weights need not sum to 1, which the K below assumes";
         if (!rep.influence)
             rep.notes.push_back(kind + rep.influence_in_words + " (theory.md §2.6)");
         else if (*rep.influence == model::influence_law::vanishing)
             rep.notes.push_back(kind + rep.influence_in_words +
                                 ", so one symbol's influence is O(1/n) (theory.md §2.6); "
-                                "attnprop computes no constant for it (its weights need not sum "
-                                "to 1, which the K below assumes); the bounds below concern its "
-                                "softmax reading with the same parameters");
+                                "attnprop computes no constant for it (" + why + "); the bounds "
+                                "below concern its softmax reading with the same parameters");
         else
             rep.notes.push_back(kind + "no bound exists for it: " + rep.influence_in_words +
                                 " (theory.md §2.6); the bounds below concern its softmax "

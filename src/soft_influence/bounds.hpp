@@ -101,6 +101,13 @@ struct initial_bound {
 initial_bound initial_state_bound(const model::model<numeric::rational>& m,
                                   const numeric::context& ctx);
 
+/// Whether the a-priori K bounds the kind's own influence (theory.md §2.6), as the bound's
+/// note says: softmax, and a positive normaliser of the scores whose influence vanishes
+/// (StableMax: its weights lie within softmax's e^(2M) of 1/n). Not an elementwise kind (its
+/// head outputs are not convex combinations) nor linear attention (its weights are not a
+/// function of the scores the K is computed from).
+bool a_priori_bounds_kind(model::attention_kind k);
+
 /// The a-priori bound at length n >= 1 (K is always K(1)). K, K_at_n and bound_at_n are
 /// std::nullopt when a hypothesis fails or is undecided, or a quantity has no finite bound
 /// (see notes); the per-layer rows are still filled as far as they can be (+inf elsewhere).

@@ -3,6 +3,7 @@
 #include "attention/work.hpp"
 #include "lang/languages.hpp"
 #include "numeric/interrupt.hpp"
+#include "soft_influence/bounds.hpp"
 #include "soft_influence/sweep_internal.hpp"
 #include "soft_influence/sweep_units.hpp"
 #include "util/precondition.hpp"
@@ -234,8 +235,7 @@ kind_bounds bounds_for(model::attention_kind k) {
     const auto& a = model::info(k);
     const bool softmax = a.soft_influence;
     kind_bounds b;
-    b.a_priori = softmax || (a.weights == model::weighting::normaliser &&
-                             a.influence == model::influence_law::vanishing);
+    b.a_priori = a_priori_bounds_kind(k);
     b.pair = b.every_input = softmax;
     return b;
 }

@@ -195,10 +195,9 @@ sweep_result influence_sweep(const model::model<numeric::rational>& exact,
                              const sweep_options& opt);
 
 /// Which of the soft lemma's bounds hold for an attention kind (docs/theory.md §2.6), so that
-/// a measurement is compared only with a bound of its own kind: softmax has all three; a
-/// positive normaliser whose influence vanishes (StableMax: its weights lie within softmax's
-/// e^(2M) of 1/n) is bounded by the a-priori K; the a-posteriori pair bound and the bounds over
-/// every input are derived for softmax only. Every other kind has none: its influence is
+/// a measurement is compared only with a bound of its own kind: softmax has all three; the
+/// a-priori K also bounds the kinds of a_priori_bounds_kind (StableMax); the a-posteriori pair
+/// bound and the bounds over every input are derived for softmax only. Every other kind has none: its influence is
 /// measured, and the verdict says what the kind's law is.
 struct kind_bounds {
     bool a_priori = false;

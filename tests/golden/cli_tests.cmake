@@ -161,6 +161,20 @@ attnprop_cli_test(eval-softpick-exact-refused 2 "cannot evaluate this model \\(a
 attnprop_cli_test(eval-softpick-zero-row 0 "\"y\": \\[\"0\", \"0\\.20*1?\", \"1\"\\]" eval --model softpick-any --input 0000 --scalar double --json)
 attnprop_cli_test(check-softpick-soft-refused 0 "soft-influence/influence-vanishes: needs a soft-attention model; the model is softpick \\(its statement and bounds are derived for softmax; softpick weighs a key of score 0 by exactly 0"
                   check --model softpick-any --suite soft-influence --out ${CMAKE_CURRENT_BINARY_DIR}/golden-softpick-check --force)
+# Linear attention: the law follows the feature map (elu1 O(1/n), no constant; linear-sum none);
+# relu features exact, elu1 refused by exact at its layer; a normalised row of relu features
+# summing to 0 is undefined (exit 4), in every scalar kind; the soft lemma's properties refused.
+attnprop_cli_test(bound-linear-elu1 0 "verdict: no explicit bound for linear-normalised attention: with elu1 features one symbol's influence is O\\(1/n\\)" bound --model linear-elu1-first --no-every-n)
+attnprop_cli_test(bound-linear-sum 0 "verdict: no bound for linear-sum attention: one symbol's influence need not vanish" bound --model linear-sum-count --no-every-n)
+attnprop_cli_test(eval-linear-elu1-exact-refused 2 "layer 1: linear-normalised attention's feature map elu1 needs exp.*at /layers/0/feature_map"
+                  eval --model linear-elu1-first --input 1000 --scalar exact)
+attnprop_cli_test(eval-linear-sum-exact-y 0 "\"y\": \\[\"3\", \"1/6\", \"1\"\\]" eval --model linear-sum-count --input 01101 --scalar exact --json)
+foreach(_s exact double mpfr interval ball)
+  attnprop_cli_test(eval-linear-zero-row-${_s} 4 "undefined at layer 1, node 'linear-normalised', head 1, position 4 \\(linear attention's row sum"
+                    eval --model ${CMAKE_CURRENT_SOURCE_DIR}/golden/undefined/linear-relu-zero.json --input 000 --scalar ${_s})
+endforeach()
+attnprop_cli_test(check-linear-soft-refused 0 "soft-influence/influence-vanishes: needs a soft-attention model; the model is linear-normalised \\(its statement and bounds are derived for softmax; linear attention with elu1 features"
+                  check --model linear-elu1-first --suite soft-influence --out ${CMAKE_CURRENT_BINARY_DIR}/golden-linear-check --force)
 attnprop_cli_test(eval-sparsemax-exact 0 "\"scalar\": \"exact\"" eval --model sparsemax-first --input 1000 --json)
 attnprop_cli_test(eval-stablemax-exact-y 0 "\"y\": \\[\"90/287\", \"2/5\", \"1\"\\]" eval --model stablemax-first --input 1000 --json)
 attnprop_cli_test(check-sparsemax-soft-refused 0 "soft-influence/influence-vanishes: needs a soft-attention model; the model is sparsemax \\(its statement and bounds are derived for softmax; sparsemax is exactly one-hot"

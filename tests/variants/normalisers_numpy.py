@@ -1,23 +1,27 @@
 #!/usr/bin/python3
-"""StableMax, sparsemax, sigmoid, 1.5-entmax and softpick attention against an independent
-numpy float64 implementation (docs/theory.md, "The models" and §2.6).
+"""StableMax, sparsemax, sigmoid, 1.5-entmax, softpick and linear attention against an
+independent numpy float64 implementation (docs/theory.md, "The models" and §2.6).
 
-For random StableMax, sparsemax, sigmoid, 1.5-entmax and softpick models (fixed seeds, one layer
-causally masked or not; sigmoid with random biases, constant or -log(n) + c; sigmoid and softpick
-with a head of constant scores) and the bundled witnesses sparsemax-first, stablemax-first,
-sigmoid-const, sigmoid-logn, entmax15-first and softpick-any, on random inputs:
+For random StableMax, sparsemax, sigmoid, 1.5-entmax, softpick, linear-normalised and linear-sum
+models (fixed seeds, one layer causally masked or not; sigmoid with random biases, constant or
+-log(n) + c; sigmoid, softpick and linear with a head of constant scores; linear-normalised with
+elu1 features, linear-sum with elu1 or relu) and the bundled witnesses sparsemax-first,
+stablemax-first, sigmoid-const, sigmoid-logn, entmax15-first, softpick-any, linear-sum-count and
+linear-elu1-first, on random inputs:
 - `attnprop eval --scalar double` agrees with numpy's float64 forward pass to 1e-12 (relative
   to max(1, |y|));
 - StableMax and sparsemax: `attnprop eval --scalar exact` (the exact rational p/q) lies within
   the enclosure of `--scalar ball --precision 256` widened by 1e-30 (the exact and certified
-  values agree); 1.5-entmax (an irrational threshold) and softpick (exp): `--scalar mpfr
+  values agree), and so do linear models whose layers all have relu features; 1.5-entmax (an
+  irrational threshold), softpick and elu1 features (exp): `--scalar mpfr
   --precision 256` lies within that enclosure widened by 1e-30; sigmoid (no exact value: it needs exp): the midpoints
   of that enclosure agree with numpy to 1e-12.
 1.5-entmax's numpy threshold is the sorted-cumulative-moments algorithm of Peters, Niculae and
 Martins (2019), not attnprop's support rule. `--self-test` is the negative control: numpy's
 sparsemax replaced by softmax, StableMax's g by x + 1 everywhere, sigmoid's weights normalised
 (softmax), 1.5-entmax by sparsemax, and softpick shifted by the row's maximum (softmax's
-stabilisation, which softpick does not allow), must each make the double comparison fail.
+stabilisation, which softpick does not allow), and linear attention's features taken of the
+score q . k instead of the query and key vectors, must each make the double comparison fail.
 
 Usage: normalisers_numpy.py ATTNPROP MODELS_DIR WORK_DIR [--self-test]
 Exit 0 when every comparison passes, 1 with every failure listed (model, seed, input).
@@ -88,8 +92,31 @@ def softpick_shifted(z):
     return softpick(z - z.max())
 
 
+FEATURES = {"elu1": lambda x: np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0))),
+            "relu": lambda x: np.maximum(x, 0.0)}
+
+
+def linear_normalised(q, k, phi):
+    """phi(q) . phi(k_j) / sum_r phi(q) . phi(k_r), phi on the vectors' coordinates (unscaled)."""
+    kern = phi(k) @ phi(q)
+    assert kern.sum() > 0, "a normalised linear row of sum 0"
+    return kern / kern.sum()
+
+
+def linear_sum(q, k, phi):
+    return phi(k) @ phi(q)
+
+
+def linear_of_score(q, k, phi):
+    """The negative control: the feature map applied to the score q . k."""
+    kern = phi(k @ q)
+    return kern / kern.sum()
+
+
+LINEAR = ("linear-normalised", "linear-sum")
+
 WEIGHTS = {"stablemax": stablemax, "sparsemax": sparsemax, "sigmoid": sigmoid, "entmax15": entmax15,
-           "softpick": softpick}
+           "softpick": softpick, "linear-normalised": linear_normalised, "linear-sum": linear_sum}
 
 
 def bias_at(layer, n):
@@ -134,6 +161,9 @@ def forward(model, symbols, weights):
             b = np.zeros((n, V.shape[0]))
             for i in range(n):
                 end = i + 1 if causal else n
+                if model["attention"] in LINEAR:  # no scale: phi(q) . phi(k) of the vectors
+                    b[i] = weights(q[i], k[:end], FEATURES[layer.get("feature_map", "elu1")]) @ v[:end]
+                    continue
                 s = scale * (k[:end] @ q[i]) + bias
                 b[i] = weights(s) @ v[:end]
             outs.append(b)
@@ -155,13 +185,18 @@ def random_model(rng, kind):
         heads = [{"score": {"kind": "dot", "Q": m(2, 2), "K": m(2, 2), "scale": "1/2"},
                   "value": {"kind": "linear", "V": m(2, 2)}} for _ in range(2)]
         layer = {"heads": heads, "update": {"kind": "affine", "W": m(2, 6)}}
+        if kind in LINEAR:
+            for h in heads:
+                del h["score"]["scale"]  # linear attention is not scaled
+            # relu rows of linear-normalised may sum to 0 (undefined): elu1 there.
+            layer["feature_map"] = "elu1" if kind == "linear-normalised" else rng.choice(["elu1", "relu"])
         if k == 0 and rng.random() < 0.5:
             layer["mask"] = "causal"
         if kind == "sigmoid":
             b = rng.choice([None, 0, "1/2", "-log(n)", "1 - log(n)"])
             if b is not None:
                 layer["sigmoid_bias"] = b
-        if kind in ("sigmoid", "softpick"):
+        if kind in ("sigmoid", "softpick") + LINEAR:
             if k == 0 and rng.random() < 0.5:
                 heads[0]["score"]["Q"] = [[0, 0], [0, 0]]  # constant scores: no mean shortcut
         layers.append(layer)
@@ -184,7 +219,7 @@ def eval_json(attnprop, path, inp, *args):
 def cases(models_dir, work):
     """(label, path, model, inputs) for the random and the bundled models."""
     out = []
-    for kind in ("stablemax", "sparsemax", "sigmoid", "entmax15", "softpick"):
+    for kind in ("stablemax", "sparsemax", "sigmoid", "entmax15", "softpick") + LINEAR:
         for seed in range(1, 9):
             rng = random.Random(seed)
             model = random_model(rng, kind)
@@ -194,7 +229,8 @@ def cases(models_dir, work):
             inputs = ["".join(rng.choice("01") for _ in range(rng.randint(1, 20))) for _ in range(2)]
             out.append((f"random {kind} model, seed {seed}", path, model, inputs))
         for name in {"sigmoid": ("sigmoid-const", "sigmoid-logn"),
-                     "softpick": ("softpick-any",)}.get(kind, (f"{kind}-first",)):
+                     "softpick": ("softpick-any",), "linear-normalised": ("linear-elu1-first",),
+                     "linear-sum": ("linear-sum-count",)}.get(kind, (f"{kind}-first",)):
             path = os.path.join(models_dir, f"{name}.json")
             with open(path) as f:
                 model = json.load(f)
@@ -225,6 +261,8 @@ def run(attnprop, models_dir, work, weights, exact_too=True):
                         failures.append(f"{where}: y[{c}] ball {a} against numpy {b!r}")
                 continue
             exact = model["attention"] not in ("entmax15", "softpick")  # a square root, exp
+            if model["attention"] in LINEAR:  # elu1 needs exp
+                exact = all(l.get("feature_map", "elu1") == "relu" for l in model["layers"])
             ex = eval_json(attnprop, path, inp, *(["--scalar", "exact"] if exact else
                                                    ["--scalar", "mpfr", "--precision", "256",
                                                     "--digits", "60"]))
@@ -252,7 +290,10 @@ def main():
                              ({**WEIGHTS, "sigmoid": softmax}, "sigmoid normalised (softmax)"),
                              ({**WEIGHTS, "entmax15": sparsemax}, "1.5-entmax as sparsemax"),
                              ({**WEIGHTS, "softpick": softpick_shifted},
-                              "softpick shifted by the row's maximum")):
+                              "softpick shifted by the row's maximum"),
+                             ({**WEIGHTS, "linear-normalised": linear_of_score,
+                               "linear-sum": linear_of_score},
+                              "linear attention's features of the score q . k")):
             f = run(attnprop, models_dir, work, broken, exact_too=False)
             if not f:
                 print(f"self-test: the comparison passes with {name}")

@@ -99,6 +99,15 @@ TEST_CASE("the attention kinds' facts agree with each other", "[model][attention
         // softmax; never for elementwise weights.
         if (a.weights == model::weighting::maximal_score || a.soft_influence) REQUIRE(a.sums_to_one);
         if (a.weights == model::weighting::elementwise) REQUIRE_FALSE(a.sums_to_one);
+        // Linear attention's weights are features of q and k: a normaliser (or not normalised)
+        // with no mean-of-values shortcut (a head of constant scores is not uniform), outside
+        // the soft lemma as stated.
+        if (a.feature_map) {
+            REQUIRE(a.weights == model::weighting::normaliser);
+            REQUIRE_FALSE(a.sums_to_one);
+            REQUIRE_FALSE(a.soft_influence);
+            REQUIRE_FALSE(a.incremental);
+        }
     }
     // The kinds, fact by fact.
     using model::info;
@@ -136,6 +145,15 @@ TEST_CASE("the attention kinds' facts agree with each other", "[model][attention
     REQUIRE(info(attention_kind::softpick).influence == model::influence_law::not_vanishing);
     for (auto k : {attention_kind::stablemax, attention_kind::sparsemax, attention_kind::entmax15})
         REQUIRE(info(k).sums_to_one);
+    // Linear attention: exact (relu features; elu1 is refused per layer by exact_blockers),
+    // normalised elu1's law vanishing, linear-sum's not.
+    REQUIRE(info(attention_kind::linear).feature_map);
+    REQUIRE(info(attention_kind::linear).exact);
+    REQUIRE(info(attention_kind::linear).influence == model::influence_law::vanishing);
+    REQUIRE(info(attention_kind::linear_sum).feature_map);
+    REQUIRE(info(attention_kind::linear_sum).influence == model::influence_law::not_vanishing);
+    for (auto k : {attention_kind::soft, attention_kind::sigmoid, attention_kind::softpick})
+        REQUIRE_FALSE(info(k).feature_map);
 }
 
 TEST_CASE("the model file's attention names round-trip through the registry",

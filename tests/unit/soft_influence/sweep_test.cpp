@@ -249,7 +249,7 @@ TEST_CASE("each attention kind is compared only with the bounds that hold for it
     const auto stable = analysis::bounds_for(attention_kind::stablemax);
     REQUIRE((stable.a_priori && !stable.pair && !stable.every_input));
     for (auto k : {attention_kind::sparsemax, attention_kind::entmax15, attention_kind::sigmoid,
-                   attention_kind::softpick}) {
+                   attention_kind::softpick, attention_kind::linear, attention_kind::linear_sum}) {
         INFO(model::to_string(k));
         const auto b = analysis::bounds_for(k);
         REQUIRE_FALSE((b.a_priori || b.pair || b.every_input));
