@@ -397,7 +397,9 @@ std::string influence_to_text(const analysis::sweep_result& r, const influence_m
         os << "slope: none (fewer than two positive measurements)\n";
     }
     if (!r.fit_left_out.empty()) os << "  " << left_out_note(r) << "\n";
-    os << "hypotheses of Lemma 5:\n";
+    // For a kind Lemma 5 says nothing of, the hypotheses are those of its softmax reading.
+    os << "hypotheses of Lemma 5" << (r.no_claim.empty() ? "" : " (of the model read with softmax attention)")
+       << ":\n";
     for (const auto& h : r.hypotheses)
         os << "  " << std::left << std::setw(24) << h.name << std::setw(9)
            << (certainly(h.holds) ? "yes" : certainly(!h.holds) ? "no" : "unknown") << h.reason << "\n";
@@ -857,7 +859,7 @@ void write_influence_report(const fs::path& dir, const analysis::sweep_result& r
                    << " | " << attnprop::to_string(c->check)
                    << " (" << (c->certified ? "certified floor" : ce_kind(*c)) << ")" << " |\n";
     }
-    md << "\nHypotheses:\n\n";
+    md << "\nHypotheses" << (r.no_claim.empty() ? "" : " (of the model read with softmax attention)") << ":\n\n";
     for (const auto& h : r.hypotheses)
         md << "- " << h.name << ": " << (certainly(h.holds) ? "yes" : certainly(!h.holds) ? "no" : "unknown")
            << " — " << h.reason << "\n";
