@@ -67,13 +67,14 @@ std::vector<S> linear_weights(const std::vector<S>& s, bool normalised, const nu
     if (!normalised) return s;
     S den = numeric::zero<S>(ctx);
     for (const S& x : s) den += x;
-    if (numeric::sign(den, ctx) != numeric::order::greater)
+    if (const auto sg = numeric::sign(den, ctx); sg != numeric::order::greater)
+        // Only an enclosure that merely contains 0 may be resolved by more precision; an exact
+        // 0 (a ball or interval of radius 0) is the pole itself.
         throw numeric::undefined_error(
             "linear attention's row sum phi(q) . sum_j phi(k_j) is " +
-                std::string(numeric::sign(den, ctx) == numeric::order::unknown
-                                ? "not certainly positive"
-                                : "0"),
-            {}, numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure);
+                std::string(sg == numeric::order::unknown ? "not certainly positive" : "0"),
+            {}, numeric::scalar_traits<S>::kind == numeric::scalar_kind::enclosure &&
+                    sg == numeric::order::unknown);
     std::vector<S> w;
     w.reserve(s.size());
     for (const S& x : s) w.push_back(x / den);

@@ -367,6 +367,34 @@ TEST_CASE("linear: a normalised row of relu features that sum to 0 is undefined 
     REQUIRE_THROWS_AS(attention::soft_forward(model::to_scalar<double>(m, ctx), zero, ctx), numeric::undefined_error);
     // With a 1 the row is defined: the ones share the weight, y = 1 exactly.
     REQUIRE(attention::soft_forward(m, model::input_sequence{0, 1, 0, 2}, ctx).y[0] == rational(1));
+    // The sum is an exact 0 in the enclosure kinds too: the pole itself, which no precision
+    // resolves (so the runner does not retry it), unlike a sum that merely contains 0.
+    auto may_resolve = [&](auto&& kind_model) {
+        try {
+            attention::soft_forward(kind_model, zero, ctx);
+        } catch (const numeric::undefined_error& e) {
+            return e.precision_may_resolve();
+        }
+        FAIL("the zero row was not undefined");
+        return true;
+    };
+    REQUIRE_FALSE(may_resolve(model::to_scalar<arb_ball>(m, ctx)));
+    REQUIRE_FALSE(may_resolve(model::to_scalar<dinterval>(m, ctx)));
+    const numeric::context c53{53};
+    // 1/3 is inexact at 53 bits, so 1/3 - 1/3 of two separately rounded balls is an enclosure of
+    // 0 with a positive radius.
+    const arb_ball third = numeric::from_rational<arb_ball>(rational(1, 3), c53);
+    std::vector<arb_ball> around_zero{third - numeric::from_rational<arb_ball>(rational(1, 3), c53),
+                                      numeric::zero<arb_ball>(c53)};
+    bool retried = false;
+    try {
+        (void)attention::detail::linear_weights(around_zero, true, c53);
+    } catch (const numeric::undefined_error& e) {
+        retried = e.precision_may_resolve();
+    }
+    INFO("a sum that is an enclosure of 0 of positive radius");
+    REQUIRE(numeric::sign(around_zero[0], c53) == numeric::order::unknown);
+    REQUIRE(retried);
 }
 
 TEST_CASE("linear: the witness linear-sum-count moves y_n by exactly 1 at every n, exact",
