@@ -315,20 +315,7 @@ TEST_CASE("linear: the soft pass of random elu1 models agrees with a reference p
             REQUIRE_THROWS_AS(attention::soft_forward(m, x, ctx), precondition_error);
             const auto ref = reference_output<arb_ball>(model::to_scalar<arb_ball>(m, ref_ctx), x, kind == "linear-normalised",
                                                         ref_feature, ref_ctx);
-            const auto ym = attention::soft_forward(model::to_scalar<mpfr_real>(m, ctx), x, ctx).y;
-            const auto yb = attention::soft_forward(model::to_scalar<arb_ball>(m, ctx), x, ctx).y;
-            const auto yi = attention::soft_forward(model::to_scalar<dinterval>(m, ctx), x, ctx).y;
-            const auto yd = attention::soft_forward(model::to_scalar<double>(m, ctx), x, ctx).y;
-            for (std::size_t c = 0; c < ref.size(); ++c) {
-                INFO("coordinate " << c);
-                REQUIRE(numeric::radius_as_double(ref[c]) < 1e-60);
-                const rational r = mid(ref[c]);
-                REQUIRE(static_cast<double>(abs(*numeric::exact_of(ym[c]) - r)) < 1e-30);
-                REQUIRE(numeric::contains(yb[c] - ref[c], rational(0)));
-                REQUIRE(numeric::contains(yi[c], r));
-                REQUIRE(std::fabs(yd[c] - numeric::approx_double(r)) <
-                        1e-12 * std::max(1.0, std::fabs(numeric::approx_double(r))));
-            }
+            test::require_passes_match(m, x, ref, 1e-60, ctx);
         }
     }
 }

@@ -133,6 +133,29 @@ inline model::vec<numeric::rational> reference_output(const model::model<numeric
         numeric::context{64});
 }
 
+/// The soft pass of m on x in MPFR, Arb balls, certified intervals and double at ctx against
+/// `ref`, the same pass in balls at a high precision (each radius below max_radius): MPFR
+/// within 1e-30 of the reference's midpoint, the ball overlapping it, the interval containing
+/// the midpoint, double within 1e-12 (relative above 1). For kinds the exact scalar refuses.
+inline void require_passes_match(const model::model<numeric::rational>& m, const model::input_sequence& x,
+                                 const model::vec<numeric::arb_ball>& ref, double max_radius,
+                                 const numeric::context& ctx) {
+    const auto ym = attention::soft_forward(model::to_scalar<numeric::mpfr_real>(m, ctx), x, ctx).y;
+    const auto yb = attention::soft_forward(model::to_scalar<numeric::arb_ball>(m, ctx), x, ctx).y;
+    const auto yi = attention::soft_forward(model::to_scalar<numeric::dinterval>(m, ctx), x, ctx).y;
+    const auto yd = attention::soft_forward(model::to_scalar<double>(m, ctx), x, ctx).y;
+    for (std::size_t c = 0; c < ref.size(); ++c) {
+        INFO("coordinate " << c);
+        REQUIRE(numeric::radius_as_double(ref[c]) < max_radius);
+        const numeric::rational mid = *numeric::exact_of(numeric::representative(ref[c]));
+        REQUIRE(static_cast<double>(abs(*numeric::exact_of(ym[c]) - mid)) < 1e-30);
+        REQUIRE(numeric::contains(yb[c] - ref[c], numeric::rational(0))); // they overlap
+        REQUIRE(numeric::contains(yi[c], mid));
+        REQUIRE(std::fabs(yd[c] - numeric::approx_double(mid)) <
+                1e-12 * std::max(1.0, std::fabs(numeric::approx_double(mid))));
+    }
+}
+
 /// The soft pass of twelve random models of `kind` (every other one masked) against
 /// reference_output with the kind's reference weights, in every scalar kind: exact rationals
 /// equal, MPFR at 256 bits within 1e-30, balls and certified intervals containing the exact
